@@ -1,0 +1,32 @@
+# Two commands do all set-up on a fresh machine: `make test` and (once training lands) `make train`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-dev
+
+.PHONY: test test-slow lint bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	touch $(STAMP)
+
+## test: set up .venv and run the default (fast) test suite
+test: $(STAMP)
+	$(BIN)/python -m pytest -m "not slow"
+
+## test-slow: the long runs (full fuzz and differential counts)
+test-slow: $(STAMP)
+	$(BIN)/python -m pytest -m slow
+
+## lint: ruff over the whole project
+lint: $(STAMP)
+	$(BIN)/ruff check .
+
+## bench: print the engine figures
+bench: $(STAMP)
+	$(BIN)/python benchmarks/engine.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

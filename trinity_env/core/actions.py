@@ -1,0 +1,58 @@
+"""The action ids shared by every engine and environment: ``Discrete(256)``.
+
+``a < 16`` picks own deck card ``a`` during the draft; ``a = 16 + 15*i + t`` places own
+deck card ``i`` on tile ``t`` (16 + 16*15 = 256 ids in all). Actions name deck slots, not
+hand slots, so an id means the same card for the whole game and a policy can learn what
+each of its cards does.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from trinity_env.core.board import TILES
+from trinity_env.core.errors import IllegalMoveError
+
+DECK_SIZE = 16
+NUM_ACTIONS = 256
+PLACE_OFFSET = DECK_SIZE
+LAST_PLACE_ACTION = PLACE_OFFSET + DECK_SIZE * TILES - 1
+
+
+class DecodedAction(NamedTuple):
+    """``kind`` is ``"pick"`` or ``"place"``; ``tile`` is ``None`` for a pick."""
+
+    kind: str
+    deck_index: int
+    tile: int | None
+
+
+def pick_action(deck_index: int) -> int:
+    if not 0 <= deck_index < DECK_SIZE:
+        raise IllegalMoveError(f"deck index {deck_index} is outside 0-{DECK_SIZE - 1}")
+    return deck_index
+
+
+def place_action(deck_index: int, tile: int) -> int:
+    if not 0 <= deck_index < DECK_SIZE:
+        raise IllegalMoveError(f"deck index {deck_index} is outside 0-{DECK_SIZE - 1}")
+    if not 0 <= tile < TILES:
+        raise IllegalMoveError(f"tile {tile} is outside 0-{TILES - 1}")
+    return PLACE_OFFSET + TILES * deck_index + tile
+
+
+def decode_action(action: int) -> DecodedAction:
+    """Split an action id into its parts; raise ``IllegalMoveError`` for ids outside the layout."""
+    if isinstance(action, bool) or not isinstance(action, int):
+        try:
+            action = int(action.__index__())  # numpy integers
+        except AttributeError:
+            raise IllegalMoveError(f"an action is an integer 0-{NUM_ACTIONS - 1}, got {action!r}") from None
+    if 0 <= action < PLACE_OFFSET:
+        return DecodedAction("pick", action, None)
+    if PLACE_OFFSET <= action <= LAST_PLACE_ACTION:
+        deck_index, tile = divmod(action - PLACE_OFFSET, TILES)
+        return DecodedAction("place", deck_index, tile)
+    raise IllegalMoveError(
+        f"action {action} is outside the layout: 0-15 pick, 16-{LAST_PLACE_ACTION} place"
+    )

@@ -1,0 +1,150 @@
+"""Decks: validation, the shipped deck files, random decks and random legal hands.
+
+A deck is 16 cards. It is valid only if a legal hand (8 cards, at most ``max_a_cards``
+A cards) can be drawn from it; that is the one property the draft relies on, because
+with it every sequence of legal picks can always be completed (see ``docs/rules.md``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+from collections.abc import Sequence
+from pathlib import Path
+
+import yaml
+
+from trinity_env.core.cards import A, Card, parse_cards
+from trinity_env.core.errors import DeckError
+
+DECK_SIZE = 16
+HAND_SIZE = 8
+DEFAULT_MAX_A_CARDS = 3
+
+Deck = tuple[Card, ...]
+
+
+def config_root() -> Path:
+    """The ``configs/`` folder: inside an installed wheel, or at the top of a checkout."""
+    packaged = Path(__file__).resolve().parent.parent / "configs"
+    if packaged.is_dir():
+        return packaged
+    return Path(__file__).resolve().parent.parent.parent / "configs"
+
+
+def check_max_a_cards(max_a_cards: object) -> int:
+    if isinstance(max_a_cards, bool) or not isinstance(max_a_cards, int) or not 0 <= max_a_cards <= HAND_SIZE:
+        raise DeckError(f"max_a_cards must be an integer 0-{HAND_SIZE}, got {max_a_cards!r}")
+    return max_a_cards
+
+
+def has_legal_hand(deck: Sequence[Card], max_a_cards: int) -> bool:
+    a_cards = sum(card.is_a_card for card in deck)
+    return len(deck) - a_cards + min(a_cards, max_a_cards) >= HAND_SIZE
+
+
+def validate_deck(cards: Sequence[str | Card], max_a_cards: int = DEFAULT_MAX_A_CARDS) -> Deck:
+    """Parse and check a deck; raise ``DeckError`` saying which rule it breaks."""
+    check_max_a_cards(max_a_cards)
+    try:
+        deck = parse_cards(cards)
+    except (TypeError, ValueError) as err:
+        raise DeckError(f"bad deck: {err}") from None
+    if len(deck) != DECK_SIZE:
+        raise DeckError(f"a deck has exactly {DECK_SIZE} cards, this one has {len(deck)}")
+    if not has_legal_hand(deck, max_a_cards):
+        a_cards = sum(card.is_a_card for card in deck)
+        raise DeckError(
+            f"no legal hand can be drawn: the deck has {DECK_SIZE - a_cards} cards without an A "
+            f"and at most {max_a_cards} A cards may be held, fewer than the {HAND_SIZE} a hand needs"
+        )
+    return deck
+
+
+def dominated_pairs(deck: Sequence[Card]) -> list[tuple[Card, Card]]:
+    """Pairs ``(strong, weak)`` of different deck slots where ``strong`` is at least as strong on all sides."""
+    return [
+        (a, b)
+        for (i, a), (j, b) in itertools.permutations(enumerate(deck), 2)
+        if a.dominates(b)
+    ]
+
+
+def load_deck(name_or_path: str | Path, max_a_cards: int = DEFAULT_MAX_A_CARDS) -> Deck:
+    """Load a deck by name (a file in ``configs/decks/``) or from a YAML path.
+
+    The file holds ``cards:``, a list of 16 card strings (``name`` and ``description`` are
+    optional). Errors name the file and the field.
+    """
+    text = str(name_or_path)
+    path = Path(text)
+    if not (text.endswith((".yaml", ".yml")) or path.is_file()):
+        path = config_root() / "decks" / f"{text}.yaml"
+        if not path.is_file():
+            known = sorted(p.stem for p in (config_root() / "decks").glob("*.yaml"))
+            raise DeckError(f"no deck named {text!r}; known decks: {', '.join(known) or 'none'}")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as err:
+        raise DeckError(f"cannot read deck file {path}: {err.strerror}") from None
+    except yaml.YAMLError as err:
+        raise DeckError(f"deck file {path} is not valid YAML: {err}") from None
+    if not isinstance(data, dict) or "cards" not in data:
+        raise DeckError(f"deck file {path}: expected a mapping with a 'cards' list")
+    unknown = set(data) - {"name", "description", "cards"}
+    if unknown:
+        raise DeckError(f"deck file {path}: unknown field(s) {', '.join(sorted(unknown))}")
+    if not isinstance(data["cards"], list):
+        raise DeckError(f"deck file {path}: field 'cards' must be a list of card strings")
+    try:
+        return validate_deck(data["cards"], max_a_cards)
+    except DeckError as err:
+        raise DeckError(f"deck file {path}, field 'cards': {err}") from None
+
+
+def standard_deck() -> Deck:
+    """The deck both players use by default (``configs/decks/standard.yaml``)."""
+    return load_deck("standard")
+
+
+def _as_rng(seed: int | random.Random | None) -> random.Random:
+    return seed if isinstance(seed, random.Random) else random.Random(seed)
+
+
+def random_deck(
+    seed: int | random.Random | None = None, *, a_cards: int = 5, side_sum: int = 20
+) -> Deck:
+    """A seeded random deck of 16 different cards, ``a_cards`` of them A cards.
+
+    Every card has the same side sum (A counting 10), which makes the deck meet the
+    standard deck's rule for free: with equal sums no card can be at least as strong as a
+    different one on all four sides.
+    """
+    if not 0 <= a_cards <= DECK_SIZE:
+        raise DeckError(f"a_cards must be 0-{DECK_SIZE}, got {a_cards}")
+    rng = _as_rng(seed)
+    values = range(1, A + 1)
+    pool = [c for c in itertools.product(values, repeat=4) if sum(c) == side_sum]
+    with_a = [c for c in pool if A in c]
+    without_a = [c for c in pool if A not in c]
+    if len(with_a) < a_cards or len(without_a) < DECK_SIZE - a_cards:
+        raise DeckError(f"side_sum {side_sum} has too few different cards for this deck")
+    chosen = rng.sample(with_a, a_cards) + rng.sample(without_a, DECK_SIZE - a_cards)
+    rng.shuffle(chosen)
+    return tuple(Card.from_sides(*c) for c in chosen)
+
+
+def random_hand(
+    deck: Sequence[Card], max_a_cards: int, seed: int | random.Random | None = None
+) -> tuple[int, ...]:
+    """Deck indices of a hand drawn uniformly from all legal hands of ``deck``, sorted."""
+    rng = _as_rng(seed)
+    a_slots = [i for i, card in enumerate(deck) if card.is_a_card]
+    plain_slots = [i for i, card in enumerate(deck) if not card.is_a_card]
+    counts = range(0, min(max_a_cards, len(a_slots), HAND_SIZE) + 1)
+    weights = [math.comb(len(a_slots), k) * math.comb(len(plain_slots), HAND_SIZE - k) for k in counts]
+    if not any(weights):
+        raise DeckError("no legal hand can be drawn from this deck")
+    k = rng.choices(list(counts), weights=weights)[0]
+    return tuple(sorted(rng.sample(a_slots, k) + rng.sample(plain_slots, HAND_SIZE - k)))

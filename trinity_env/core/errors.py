@@ -1,0 +1,28 @@
+"""Named errors of the rules core.
+
+Every error a caller can trigger with bad input subclasses ``ValueError`` so that code
+written against the plain contract (``except ValueError``) catches all of them, while
+callers who care can tell a bad card from an illegal move.
+"""
+
+from __future__ import annotations
+
+
+class TrinityError(ValueError):
+    """Base class of every input error raised by ``trinity_env``."""
+
+
+class CardError(TrinityError):
+    """A card string is not valid ``"TRBL"`` notation."""
+
+
+class DeckError(TrinityError):
+    """A deck breaks the deck rules (size, no legal hand, bad file)."""
+
+
+class IllegalMoveError(TrinityError):
+    """A pick or placement the rules do not allow in this state."""
+
+
+class PositionError(TrinityError):
+    """A position or replay document does not follow the documented format."""

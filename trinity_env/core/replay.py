@@ -1,0 +1,212 @@
+"""The replay format: one JSON document that reproduces a whole game.
+
+A replay holds the rules config, the decks, each player's picks in order and every
+placement, so it can rebuild each state of the game, the draft included (which the
+position format of RULES §6 cannot express). A replay of a puzzle starts from a position
+instead of decks and picks. The result is stored too, and checked when the replay is
+loaded and played back, so a replay that no longer reproduces its game is refused.
+
+Cards are written by notation: a pick of a card that appears twice in a deck takes the
+first unpicked copy on playback.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from trinity_env.core.cards import Card
+from trinity_env.core.decks import DEFAULT_MAX_A_CARDS, Deck
+from trinity_env.core.errors import PositionError, TrinityError
+from trinity_env.core.state import DRAFT, IN_HAND, PLAY, GameState
+
+FORMAT = "trinity-towers-replay"
+VERSION = 1
+
+
+@dataclass(frozen=True)
+class Replay:
+    """A recorded game. Build one with ``from_states`` or ``from_dict``; ``states()`` plays it back."""
+
+    rules: dict[str, Any]
+    moves: tuple[tuple[int, Card, int], ...]
+    decks: tuple[Deck, Deck] | None = None
+    picks: tuple[tuple[Card, ...], tuple[Card, ...]] | None = None
+    start: dict[str, Any] | None = None
+    result: dict[str, Any] | None = field(default=None, compare=False)
+
+    @classmethod
+    def from_states(cls, states: Sequence[GameState], *, open_hands: bool = True) -> Replay:
+        """Record the game whose successive states are ``states`` (first one: the start)."""
+        if not states:
+            raise TrinityError("a replay needs at least the starting state")
+        first = states[0]
+        picks: list[list[Card]] = [[], []]
+        moves = []
+        for state in states[1:]:
+            step = state.last
+            if step is None:
+                raise TrinityError("every state after the first must come from a transition (state.last is None)")
+            if step.tile is None:
+                picks[step.player].append(step.card)
+            else:
+                moves.append((step.player, step.card, step.tile))
+        rules: dict[str, Any] = {"max_a_cards": first.max_a_cards, "first_player": first.first_player, "open_hands": open_hands}
+        dealt = first.phase == PLAY and all(len(d) == 16 and IN_HAND in st and 0 in st for d, st in zip(first.decks, first.status))
+        if first.phase == DRAFT:
+            rules["draft"] = "pick"
+            return cls(rules, tuple(moves), first.decks, (tuple(picks[0]), tuple(picks[1])), None, _result(states[-1]))
+        if dealt:
+            rules["draft"] = "dealt"
+            return cls(rules, tuple(moves), first.decks, first.hands, None, _result(states[-1]))
+        rules["draft"] = "position"
+        return cls(rules, tuple(moves), None, None, first.to_dict(), _result(states[-1]))
+
+    # ------------------------------------------------------------------ playback
+
+    def initial_state(self) -> GameState:
+        if self.start is not None:
+            return GameState.from_dict(self.start)
+        assert self.decks is not None and self.picks is not None
+        if self.rules["draft"] == "pick":
+            return GameState.new_game(
+                self.decks, max_a_cards=self.rules["max_a_cards"], first_player=self.rules["first_player"]
+            )
+        hands = [_indices_of(deck, hand, player) for player, (deck, hand) in enumerate(zip(self.decks, self.picks))]
+        return GameState.new_game(
+            self.decks, max_a_cards=self.rules["max_a_cards"], first_player=self.rules["first_player"], hands=hands
+        )
+
+    def states(self) -> list[GameState]:
+        """Every state of the game in order; ``PositionError`` if the record is not a legal game."""
+        state = self.initial_state()
+        states = [state]
+        if self.rules.get("draft") == "pick":
+            assert self.picks is not None
+            queues = [list(self.picks[0]), list(self.picks[1])]
+            while state.phase == DRAFT:
+                player = state.to_move
+                if not queues[player]:
+                    raise PositionError(f"replay: player {player} runs out of picks before the draft ends")
+                card = queues[player].pop(0)
+                state = _checked(lambda s=state, c=card: s.pick(c), f"pick of {card} by player {player}")
+                states.append(state)
+            if queues[0] or queues[1]:
+                raise PositionError("replay: more picks than the draft takes")
+        for number, (player, card, tile) in enumerate(self.moves):
+            if state.to_move != player or state.is_over:
+                who = "the game is over" if state.is_over else f"player {state.to_move} is to move"
+                raise PositionError(f"replay move {number} is by player {player}, but {who}")
+            state = _checked(lambda s=state, c=card, t=tile: s.play(c, t), f"move {number} ({card} on tile {tile})")
+            states.append(state)
+        if self.result is not None and _result(state) != self.result:
+            raise PositionError(f"replay claims result {self.result}, but playing it back gives {_result(state)}")
+        return states
+
+    def final_state(self) -> GameState:
+        return self.states()[-1]
+
+    # ------------------------------------------------------------------ JSON
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"format": FORMAT, "version": VERSION, "rules": dict(self.rules)}
+        if self.start is not None:
+            data["start"] = self.start
+        else:
+            assert self.decks is not None and self.picks is not None
+            data["decks"] = [[c.notation for c in deck] for deck in self.decks]
+            data["picks"] = [[c.notation for c in hand] for hand in self.picks]
+        data["moves"] = [{"player": p, "card": c.notation, "tile": t} for p, c, t in self.moves]
+        if self.result is not None:
+            data["result"] = self.result
+        return data
+
+    def to_json(self, indent: int | None = None) -> str:
+        return json.dumps(self.to_dict(), indent=indent)
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(self.to_json(indent=1) + "\n", encoding="utf-8")
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Replay:
+        if not isinstance(data, Mapping):
+            raise PositionError("a replay is a JSON object")
+        if data.get("format") != FORMAT:
+            raise PositionError(f"not a replay: 'format' must be {FORMAT!r}, got {data.get('format')!r}")
+        if data.get("version") != VERSION:
+            raise PositionError(f"unsupported replay version {data.get('version')!r} (this library reads {VERSION})")
+        rules = data.get("rules")
+        if not isinstance(rules, Mapping):
+            raise PositionError("replay field 'rules' must be an object")
+        rules = {"max_a_cards": DEFAULT_MAX_A_CARDS, "first_player": 0, "open_hands": True} | dict(rules)
+        if rules.get("draft") not in ("pick", "dealt", "position"):
+            raise PositionError(f"replay rules.draft must be 'pick', 'dealt' or 'position', got {rules.get('draft')!r}")
+        try:
+            moves = tuple((m["player"], Card(m["card"]), m["tile"]) for m in data.get("moves", []))
+        except (KeyError, TypeError) as err:
+            raise PositionError(f"replay moves are objects with player, card and tile: {err!r}") from None
+        except TrinityError as err:
+            raise PositionError(f"replay moves: {err}") from None
+        result = data.get("result")
+        if rules["draft"] == "position":
+            if not isinstance(data.get("start"), Mapping):
+                raise PositionError("a replay with rules.draft 'position' needs a 'start' position")
+            GameState.from_dict(data["start"])
+            return cls(rules, moves, start=dict(data["start"]), result=result)
+        try:
+            decks = tuple(tuple(Card(c) for c in deck) for deck in data["decks"])
+            picks = tuple(tuple(Card(c) for c in hand) for hand in data["picks"])
+        except KeyError as err:
+            raise PositionError(f"replay is missing the {err.args[0]!r} field") from None
+        except (TypeError, TrinityError) as err:
+            raise PositionError(f"replay decks/picks: {err}") from None
+        if len(decks) != 2 or len(picks) != 2:
+            raise PositionError("replay 'decks' and 'picks' hold one list per player")
+        return cls(rules, moves, (decks[0], decks[1]), (picks[0], picks[1]), None, result)
+
+    @classmethod
+    def from_json(cls, text: str) -> Replay:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as err:
+            raise PositionError(f"replay is not valid JSON: {err}") from None
+        return cls.from_dict(data)
+
+    @classmethod
+    def load(cls, path: str | Path) -> Replay:
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except OSError as err:
+            raise PositionError(f"cannot read replay {path}: {err.strerror}") from None
+        try:
+            return cls.from_json(text)
+        except PositionError as err:
+            raise PositionError(f"{path}: {err}") from None
+
+
+def _result(state: GameState) -> dict[str, Any] | None:
+    if state.outcome is None:
+        return None
+    return {"winner": state.outcome.winner, "scores": list(state.outcome.scores), "termination": state.outcome.termination}
+
+
+def _indices_of(deck: Deck, hand: Sequence[Card], player: int) -> list[int]:
+    free = list(range(len(deck)))
+    indices = []
+    for card in hand:
+        slot = next((i for i in free if deck[i] == card), None)
+        if slot is None:
+            raise PositionError(f"replay: player {player}'s hand card {card} is not in its deck")
+        free.remove(slot)
+        indices.append(slot)
+    return indices
+
+
+def _checked(step, what: str) -> GameState:
+    try:
+        return step()
+    except TrinityError as err:
+        raise PositionError(f"replay {what} is illegal: {err}") from None

@@ -1,0 +1,551 @@
+"""``GameState``: the immutable state of one game, from the first draft pick to the end.
+
+Every transition returns a new state and leaves the old one untouched, so search code can
+keep states in trees and tables without copying. Cards are addressed by deck slot: each
+player owns a deck (16 cards in a real game; for a position loaded from JSON, the hand
+as listed), and each slot is unpicked, in hand, or played. Ownership of cards on the board
+lives in ``owners``; a captured card stays where it is and only its owner changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from operator import index as as_index
+from typing import Any
+
+from trinity_env.core.actions import DECK_SIZE, NUM_ACTIONS, PLACE_OFFSET, decode_action
+from trinity_env.core.board import EMPTY, LANE_TILES, LANES, NEIGHBOURS, POSITIONS, TILES
+from trinity_env.core.cards import A, Card
+from trinity_env.core.decks import (
+    DEFAULT_MAX_A_CARDS,
+    HAND_SIZE,
+    Deck,
+    check_max_a_cards,
+    standard_deck,
+    validate_deck,
+)
+from trinity_env.core.errors import CardError, IllegalMoveError, PositionError, TrinityError
+
+UNPICKED, IN_HAND, PLAYED = 0, 1, 2
+"""Status of a deck slot."""
+
+DRAFT, PLAY, OVER = "draft", "play", "over"
+LANE_CONTROL, FULL_BOARD, NO_MOVES = "lane_control", "full_board", "no_moves"
+
+
+def beats(side: int, facing: int) -> bool:
+    """The capture rule: a higher side wins, and ``A`` against ``A`` wins too."""
+    return side > facing or side == facing == A
+
+
+@dataclass(frozen=True, slots=True)
+class Transition:
+    """What one action did, for renderers, logs and replays.
+
+    ``captured`` holds the tiles flipped directly by the placed card, ``domino`` the tiles
+    flipped by those captured cards (one level). Both are empty for a pick.
+    """
+
+    player: int
+    action: int
+    deck_index: int
+    card: Card
+    tile: int | None = None
+    captured: tuple[int, ...] = ()
+    domino: tuple[int, ...] = ()
+
+    @property
+    def flipped(self) -> tuple[int, ...]:
+        return self.captured + self.domino
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """How a game ended. ``winner`` is ``None`` for a draw (only positions loaded from JSON
+    can draw); ``lane`` is the fully controlled lane on a lane-control win."""
+
+    termination: str
+    winner: int | None
+    scores: tuple[int, int]
+    lane: int | None = None
+
+
+def lane_scores(owners: Sequence[int]) -> tuple[int, int]:
+    """Lane-majority scores: a lane's majority owner scores its card count, ties score nothing."""
+    totals = [0, 0]
+    for tiles in LANE_TILES:
+        zero = sum(1 for t in tiles if owners[t] == 0)
+        one = sum(1 for t in tiles if owners[t] == 1)
+        if zero > one:
+            totals[0] += zero
+        elif one > zero:
+            totals[1] += one
+    return totals[0], totals[1]
+
+
+def _scored(termination: str, owners: Sequence[int], lane: int | None = None, winner: int | None = None) -> Outcome:
+    scores = lane_scores(owners)
+    if termination != LANE_CONTROL:
+        winner = 0 if scores[0] > scores[1] else 1 if scores[1] > scores[0] else None
+    return Outcome(termination, winner, scores, lane)
+
+
+def _controlled_lanes(owners: Sequence[int], player: int) -> list[int]:
+    return [lane for lane, tiles in enumerate(LANE_TILES) if all(owners[t] == player for t in tiles)]
+
+
+@dataclass(frozen=True, slots=True)
+class GameState:
+    """One game's full state. Build it with ``new_game`` or ``from_dict``, never by hand."""
+
+    phase: str
+    to_move: int
+    decks: tuple[Deck, Deck]
+    status: tuple[tuple[int, ...], tuple[int, ...]]
+    cards: tuple[Card | None, ...]
+    owners: tuple[int, ...]
+    max_a_cards: int = DEFAULT_MAX_A_CARDS
+    first_player: int = 0
+    outcome: Outcome | None = None
+    last: Transition | None = field(default=None, compare=False)
+
+    # ------------------------------------------------------------------ construction
+
+    @classmethod
+    def new_game(
+        cls,
+        decks: Sequence[Sequence[str | Card]] | None = None,
+        *,
+        max_a_cards: int = DEFAULT_MAX_A_CARDS,
+        first_player: int = 0,
+        hands: Sequence[Sequence[int]] | None = None,
+    ) -> GameState:
+        """A new game: the draft, or straight to play when ``hands`` (deck indices) are given.
+
+        ``decks`` defaults to two copies of the standard deck. ``first_player`` is who
+        places first once play starts (the draft always starts with player 0).
+        """
+        check_max_a_cards(max_a_cards)
+        if first_player not in (0, 1) or isinstance(first_player, bool):
+            raise TrinityError(f"first_player must be 0 or 1, got {first_player!r}")
+        if decks is None:
+            standard = standard_deck()
+            checked = (standard, standard)
+        else:
+            if isinstance(decks, str) or len(decks) != 2:
+                raise TrinityError("decks must be a pair: one deck per player")
+            checked = tuple(validate_deck(deck, max_a_cards) for deck in decks)
+        empty_board = (None,) * TILES, (EMPTY,) * TILES
+        if hands is None:
+            status = tuple((UNPICKED,) * len(deck) for deck in checked)
+            return cls(DRAFT, 0, checked, status, *empty_board, max_a_cards, first_player)
+        if isinstance(hands, str) or len(hands) != 2:
+            raise TrinityError("hands must be a pair: one list of deck indices per player")
+        status = tuple(
+            _hand_status(player, deck, hand, max_a_cards) for player, (deck, hand) in enumerate(zip(checked, hands))
+        )
+        return cls(PLAY, first_player, checked, status, *empty_board, max_a_cards, first_player)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> GameState:
+        """Load a position in the JSON format of RULES §6; ``PositionError`` says what is wrong.
+
+        Loaded positions need not come from a real game. Each player's deck becomes its
+        hand as listed, so action ids address the hand in that order. A ``"play"``
+        position whose board already ends the game, or whose mover has no card, is settled
+        by the rules (the mover passes; the game ends when neither player can place).
+        """
+        return _position_from_dict(cls, data)
+
+    # ------------------------------------------------------------------ queries
+
+    @property
+    def is_over(self) -> bool:
+        return self.phase == OVER
+
+    @property
+    def winner(self) -> int | None:
+        return self.outcome.winner if self.outcome else None
+
+    @property
+    def scores(self) -> tuple[int, int] | None:
+        return self.outcome.scores if self.outcome else None
+
+    def hand_indices(self, player: int) -> tuple[int, ...]:
+        return tuple(i for i, s in enumerate(self.status[player]) if s == IN_HAND)
+
+    def hand(self, player: int) -> tuple[Card, ...]:
+        deck = self.decks[player]
+        return tuple(deck[i] for i, s in enumerate(self.status[player]) if s == IN_HAND)
+
+    @property
+    def hands(self) -> tuple[tuple[Card, ...], tuple[Card, ...]]:
+        return self.hand(0), self.hand(1)
+
+    def a_cards_held(self, player: int) -> int:
+        """A cards picked by ``player`` so far (in hand or played): the A limit counts these."""
+        deck = self.decks[player]
+        return sum(1 for i, s in enumerate(self.status[player]) if s != UNPICKED and deck[i].is_a_card)
+
+    def empty_tiles(self) -> tuple[int, ...]:
+        return tuple(t for t in range(TILES) if self.owners[t] == EMPTY)
+
+    def lane_counts(self) -> tuple[tuple[int, int], ...]:
+        """``(player 0 cards, player 1 cards)`` for each lane."""
+        return tuple(
+            (sum(self.owners[t] == 0 for t in tiles), sum(self.owners[t] == 1 for t in tiles)) for tiles in LANE_TILES
+        )
+
+    def legal_actions(self) -> tuple[int, ...]:
+        """Legal action ids of the player to move, ascending."""
+        if self.phase == PLAY:
+            empty = [t for t in range(TILES) if self.owners[t] == EMPTY]
+            return tuple(
+                PLACE_OFFSET + TILES * i + t for i, s in enumerate(self.status[self.to_move]) if s == IN_HAND for t in empty
+            )
+        if self.phase == DRAFT:
+            player = self.to_move
+            a_allowed = self.a_cards_held(player) < self.max_a_cards
+            deck = self.decks[player]
+            return tuple(
+                i for i, s in enumerate(self.status[player]) if s == UNPICKED and (a_allowed or not deck[i].is_a_card)
+            )
+        return ()
+
+    def action_mask(self) -> list[int]:
+        """256 entries, 1 where the action id is legal for the player to move."""
+        mask = [0] * NUM_ACTIONS
+        for action in self.legal_actions():
+            mask[action] = 1
+        return mask
+
+    def legal_moves(self) -> list[tuple[str, int]]:
+        """Distinct ``(card, tile)`` placements of the player to move, in action order."""
+        seen: dict[tuple[str, int], None] = {}
+        deck = self.decks[self.to_move]
+        for action in self.legal_actions() if self.phase == PLAY else ():
+            i, t = divmod(action - PLACE_OFFSET, TILES)
+            seen.setdefault((deck[i].notation, t), None)
+        return list(seen)
+
+    # ------------------------------------------------------------------ transitions
+
+    def apply(self, action: int) -> GameState:
+        """The state after the player to move takes action id ``action`` (pick or place)."""
+        kind, deck_index, tile = decode_action(action)
+        if self.phase == OVER:
+            raise IllegalMoveError(f"action {action}: the game is over")
+        if self.phase == DRAFT and kind != "pick":
+            raise IllegalMoveError(f"action {action} places a card, but the draft is on: pick with ids 0-15")
+        if self.phase == PLAY and kind != "place":
+            raise IllegalMoveError(f"action {action} picks a card, but the draft is over: place with ids 16-255")
+        player = self.to_move
+        deck = self.decks[player]
+        if deck_index >= len(deck):
+            raise IllegalMoveError(f"action {action}: player {player}'s deck has no card {deck_index}")
+        slot = self.status[player][deck_index]
+        if kind == "pick":
+            if slot != UNPICKED:
+                raise IllegalMoveError(f"action {action}: deck card {deck_index} ({deck[deck_index]}) is already picked")
+            return self._pick(deck_index)
+        if slot != IN_HAND:
+            where = "already played" if slot == PLAYED else "not in the hand"
+            raise IllegalMoveError(f"action {action}: deck card {deck_index} ({deck[deck_index]}) is {where}")
+        if self.owners[tile] != EMPTY:
+            raise IllegalMoveError(f"action {action}: tile {tile} is occupied by {self.cards[tile]}")
+        return self._place(deck_index, tile)
+
+    def pick(self, card: str | Card | int) -> GameState:
+        """Draft a card by deck index or by card string (the first unpicked copy)."""
+        if self.phase != DRAFT:
+            raise IllegalMoveError(f"cannot pick: the game is in the {self.phase} phase")
+        player = self.to_move
+        deck = self.decks[player]
+        if isinstance(card, int) and not isinstance(card, bool):
+            if not 0 <= card < len(deck):
+                raise IllegalMoveError(f"deck index {card} is outside 0-{len(deck) - 1}")
+            return self.apply(card)
+        wanted = Card(card)
+        for i, s in enumerate(self.status[player]):
+            if s == UNPICKED and deck[i] == wanted:
+                return self.apply(i)
+        raise IllegalMoveError(f"card {wanted} is not among player {player}'s unpicked deck cards")
+
+    def play(self, card: str | Card, tile: int) -> GameState:
+        """The state after the player to move puts ``card`` from hand on ``tile``."""
+        if self.phase == OVER:
+            raise IllegalMoveError("the game is over: no more cards can be played")
+        if self.phase == DRAFT:
+            raise IllegalMoveError("the draft is not finished: pick cards before playing them")
+        try:
+            wanted = Card(card)
+        except CardError as err:
+            raise CardError(f"cannot play: {err}") from None
+        tile = _check_tile(tile)
+        if self.owners[tile] != EMPTY:
+            raise IllegalMoveError(f"tile {tile} is occupied by {self.cards[tile]}; choose an empty tile")
+        player = self.to_move
+        deck = self.decks[player]
+        for i, s in enumerate(self.status[player]):
+            if s == IN_HAND and deck[i] == wanted:
+                return self._place(i, tile)
+        hand = " ".join(str(c) for c in self.hand(player)) or "empty"
+        raise IllegalMoveError(f"card {wanted} is not in player {player}'s hand (hand: {hand})")
+
+    def _pick(self, deck_index: int) -> GameState:
+        player = self.to_move
+        card = self.decks[player][deck_index]
+        if card.is_a_card and self.a_cards_held(player) >= self.max_a_cards:
+            raise IllegalMoveError(
+                f"cannot pick {card}: player {player} already holds {self.max_a_cards} A cards (max_a_cards)"
+            )
+        status = list(self.status)
+        slots = list(status[player])
+        slots[deck_index] = IN_HAND
+        status[player] = tuple(slots)
+        done = all(sum(1 for s in st if s == IN_HAND) >= HAND_SIZE for st in status)
+        phase, to_move = (PLAY, self.first_player) if done else (DRAFT, 1 - player)
+        transition = Transition(player, deck_index, deck_index, card)
+        return GameState(
+            phase, to_move, self.decks, tuple(status), self.cards, self.owners,
+            self.max_a_cards, self.first_player, None, transition,
+        )
+
+    def _place(self, deck_index: int, tile: int) -> GameState:
+        player = self.to_move
+        opponent = 1 - player
+        card = self.decks[player][deck_index]
+        cards = list(self.cards)
+        owners = list(self.owners)
+        cards[tile] = card
+        owners[tile] = player
+        captured = [n for n, mine, theirs in NEIGHBOURS[tile] if owners[n] == opponent and beats(card[mine], cards[n][theirs])]
+        for n in captured:
+            owners[n] = player
+        domino: list[int] = []
+        for c in captured:
+            flipped = cards[c]
+            for n, mine, theirs in NEIGHBOURS[c]:
+                if owners[n] == opponent and n not in domino and beats(flipped[mine], cards[n][theirs]):
+                    domino.append(n)
+        for n in domino:
+            owners[n] = player
+        status = list(self.status)
+        slots = list(status[player])
+        slots[deck_index] = PLAYED
+        status[player] = tuple(slots)
+        phase, to_move, outcome = _after_placement(owners, status, player)
+        transition = Transition(
+            player, PLACE_OFFSET + TILES * deck_index + tile, deck_index, card, tile, tuple(captured), tuple(sorted(domino))
+        )
+        return GameState(
+            phase, to_move, self.decks, tuple(status), tuple(cards), tuple(owners),
+            self.max_a_cards, self.first_player, outcome, transition,
+        )
+
+    # ------------------------------------------------------------------ formats
+
+    def to_dict(self) -> dict[str, Any]:
+        """The RULES §6 position; ``winner`` and ``scores`` are added once the game is over."""
+        if self.phase == DRAFT:
+            raise PositionError(
+                "a draft-phase state has no position format (hands are not complete); "
+                "save it with trinity_env.core.Replay"
+            )
+        board = [
+            [
+                None if self.owners[t] == EMPTY else {"card": self.cards[t].notation, "owner": self.owners[t]}
+                for t in tiles
+            ]
+            for tiles in LANE_TILES
+        ]
+        data: dict[str, Any] = {
+            "phase": self.phase,
+            "to_move": self.to_move,
+            "board": board,
+            "hands": [[c.notation for c in self.hand(p)] for p in (0, 1)],
+            "max_a_cards": self.max_a_cards,
+        }
+        if self.outcome is not None:
+            data["winner"] = self.outcome.winner
+            data["scores"] = list(self.outcome.scores)
+        return data
+
+    def __str__(self) -> str:
+        from trinity_env.core.render import render_text
+
+        return render_text(self)
+
+    def __repr__(self) -> str:
+        if self.phase == DRAFT:
+            picked = [sum(1 for s in st if s == IN_HAND) for st in self.status]
+            return f"<GameState draft: player {self.to_move} to pick, picked {picked[0]}/8 and {picked[1]}/8>"
+        return f"GameState.from_dict({self.to_dict()!r})"
+
+
+def _check_tile(tile: object) -> int:
+    if isinstance(tile, bool):
+        raise IllegalMoveError(f"tile must be an integer 0-{TILES - 1}, got {tile!r}")
+    try:
+        value = as_index(tile)
+    except TypeError:
+        raise IllegalMoveError(f"tile must be an integer 0-{TILES - 1}, got {tile!r}") from None
+    if not 0 <= value < TILES:
+        raise IllegalMoveError(f"tile {value} is off the board: tiles are 0-{TILES - 1}")
+    return value
+
+
+def _hand_status(player: int, deck: Deck, hand: Sequence[int], max_a_cards: int) -> tuple[int, ...]:
+    try:
+        indices = [as_index(i) for i in hand]
+    except TypeError:
+        raise TrinityError(f"player {player}'s hand must be a list of deck indices, got {hand!r}") from None
+    if len(indices) != HAND_SIZE or len(set(indices)) != HAND_SIZE:
+        raise TrinityError(f"player {player}'s hand must be {HAND_SIZE} different deck indices, got {indices}")
+    if not all(0 <= i < len(deck) for i in indices):
+        raise TrinityError(f"player {player}'s hand has a deck index outside 0-{len(deck) - 1}: {indices}")
+    a_cards = sum(deck[i].is_a_card for i in indices)
+    if a_cards > max_a_cards:
+        raise TrinityError(f"player {player}'s hand holds {a_cards} A cards, more than max_a_cards={max_a_cards}")
+    return tuple(IN_HAND if i in indices else UNPICKED for i in range(len(deck)))
+
+
+def _after_placement(owners: list[int], status: list[tuple[int, ...]], mover: int) -> tuple[str, int, Outcome | None]:
+    """Phase, next mover and outcome once ``mover``'s placement and captures are done."""
+    opponent = 1 - mover
+    lanes = _controlled_lanes(owners, mover)
+    if lanes:
+        return OVER, opponent, _scored(LANE_CONTROL, owners, lanes[0], mover)
+    if EMPTY not in owners:
+        return OVER, opponent, _scored(FULL_BOARD, owners)
+    if IN_HAND in status[opponent]:
+        return PLAY, opponent, None
+    if IN_HAND in status[mover]:
+        return PLAY, mover, None  # the opponent has no card left and passes
+    return OVER, opponent, _scored(NO_MOVES, owners)
+
+
+# ---------------------------------------------------------------------- position loading
+
+_POSITION_KEYS = {"phase", "to_move", "board", "hands", "max_a_cards", "winner", "scores"}
+
+
+def _position_from_dict(cls: type[GameState], data: Mapping[str, Any]) -> GameState:
+    if not isinstance(data, Mapping):
+        raise PositionError(f"a position is a JSON object (dict), got {type(data).__name__}")
+    unknown = set(data) - _POSITION_KEYS
+    if unknown:
+        raise PositionError(f"unknown position field(s): {', '.join(sorted(map(str, unknown)))}")
+    for key in ("phase", "board", "hands"):
+        if key not in data:
+            raise PositionError(f"position is missing the {key!r} field")
+    phase = data["phase"]
+    if phase not in (PLAY, OVER):
+        raise PositionError(f"unknown phase {phase!r}: a position's phase is 'play' or 'over'")
+    if "to_move" not in data and phase == PLAY:
+        raise PositionError("position is missing the 'to_move' field")
+    to_move = data.get("to_move", 0)
+    if to_move not in (0, 1) or isinstance(to_move, bool):
+        raise PositionError(f"to_move must be 0 or 1, got {to_move!r}")
+    max_a_cards = data.get("max_a_cards", DEFAULT_MAX_A_CARDS)
+    try:
+        check_max_a_cards(max_a_cards)
+    except TrinityError as err:
+        raise PositionError(str(err)) from None
+    cards, owners = _board_from_json(data["board"])
+    decks = _hands_from_json(data["hands"])
+    status = tuple((IN_HAND,) * len(deck) for deck in decks)
+
+    if phase == OVER:
+        outcome = _outcome_from_json(data, owners)
+        return cls(OVER, to_move, decks, status, cards, owners, max_a_cards, to_move, outcome)
+    if "winner" in data or "scores" in data:
+        raise PositionError("'winner' and 'scores' belong to finished positions (phase 'over'), not to phase 'play'")
+    zero_lanes, one_lanes = _controlled_lanes(owners, 0), _controlled_lanes(owners, 1)
+    if zero_lanes and one_lanes:
+        raise PositionError(
+            f"both players fully control a lane (player 0: lane {zero_lanes[0]}, player 1: lane {one_lanes[0]}); "
+            "no game reaches this"
+        )
+    if zero_lanes or one_lanes:
+        controller = 0 if zero_lanes else 1
+        lane = (zero_lanes or one_lanes)[0]
+        outcome = _scored(LANE_CONTROL, owners, lane, controller)
+        return cls(OVER, to_move, decks, status, cards, owners, max_a_cards, to_move, outcome)
+    # Settle as if the other player had just placed: a full board ends the game, and a
+    # `to_move` with no card passes.
+    phase_now, mover, outcome = _after_placement(list(owners), list(status), 1 - to_move)
+    return cls(phase_now, mover, decks, status, cards, owners, max_a_cards, mover, outcome)
+
+
+def _board_from_json(board: object) -> tuple[tuple[Card | None, ...], tuple[int, ...]]:
+    if not isinstance(board, list) or len(board) != LANES:
+        raise PositionError(f"board must be a list of {LANES} lanes, got {_describe(board)}")
+    cards: list[Card | None] = []
+    owners: list[int] = []
+    for lane, row in enumerate(board):
+        if not isinstance(row, list) or len(row) != POSITIONS:
+            raise PositionError(f"board lane {lane} must be a list of {POSITIONS} tiles, got {_describe(row)}")
+        for pos, cell in enumerate(row):
+            where = f"board lane {lane} position {pos}"
+            if cell is None:
+                cards.append(None)
+                owners.append(EMPTY)
+                continue
+            if not isinstance(cell, Mapping) or set(cell) != {"card", "owner"}:
+                raise PositionError(f"{where}: a tile is null or {{\"card\": ..., \"owner\": 0 or 1}}, got {cell!r}")
+            try:
+                card = Card(cell["card"])
+            except CardError as err:
+                raise PositionError(f"{where}: {err}") from None
+            owner = cell["owner"]
+            if owner not in (0, 1) or isinstance(owner, bool):
+                raise PositionError(f"{where}: bad owner {owner!r}: owners are 0 or 1")
+            cards.append(card)
+            owners.append(owner)
+    return tuple(cards), tuple(owners)
+
+
+def _hands_from_json(hands: object) -> tuple[Deck, Deck]:
+    if not isinstance(hands, list) or len(hands) != 2:
+        raise PositionError(f"hands must be a list of 2 lists of cards, got {_describe(hands)}")
+    decks = []
+    for player, hand in enumerate(hands):
+        if not isinstance(hand, list):
+            raise PositionError(f"hands[{player}] must be a list of cards, got {_describe(hand)}")
+        if len(hand) > DECK_SIZE:
+            raise PositionError(f"hands[{player}] has {len(hand)} cards; a hand comes from a {DECK_SIZE}-card deck")
+        deck = []
+        for i, notation in enumerate(hand):
+            try:
+                deck.append(Card(notation))
+            except CardError as err:
+                raise PositionError(f"hands[{player}][{i}]: {err}") from None
+        decks.append(tuple(deck))
+    return decks[0], decks[1]
+
+
+def _outcome_from_json(data: Mapping[str, Any], owners: tuple[int, ...]) -> Outcome:
+    zero_lanes, one_lanes = _controlled_lanes(owners, 0), _controlled_lanes(owners, 1)
+    if zero_lanes or one_lanes:
+        computed = _scored(LANE_CONTROL, owners, (zero_lanes or one_lanes)[0], 0 if zero_lanes else 1)
+    else:
+        computed = _scored(FULL_BOARD if EMPTY not in owners else NO_MOVES, owners)
+    winner = data.get("winner", computed.winner)
+    if winner not in (0, 1, None) or isinstance(winner, bool):
+        raise PositionError(f"winner must be 0, 1 or null, got {winner!r}")
+    scores = data.get("scores", list(computed.scores))
+    if (
+        not isinstance(scores, list | tuple)
+        or len(scores) != 2
+        or not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in scores)
+    ):
+        raise PositionError(f"scores must be a list of 2 non-negative integers, got {scores!r}")
+    return Outcome(computed.termination, winner, (scores[0], scores[1]), computed.lane)
+
+
+def _describe(value: object) -> str:
+    if isinstance(value, list):
+        return f"a list of {len(value)}"
+    return repr(value) if isinstance(value, str | int | float | type(None)) else type(value).__name__
