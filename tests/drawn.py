@@ -26,7 +26,13 @@ def position(board: str, hands=((), ()), to_move: int = 0, **extra: Any) -> dict
     rows = [
         [None if tok == "." else {"card": tok[1:], "owner": _OWNER[tok[0]]} for tok in row] for row in _lines(board)
     ]
-    return {"phase": "play", "to_move": to_move, "board": rows, "hands": [list(h) for h in hands], "max_a_cards": 3} | extra
+    return {
+        "phase": "play",
+        "to_move": to_move,
+        "board": rows,
+        "hands": [list(h) for h in hands],
+        "max_a_cards": 3,
+    } | extra
 
 
 def state(board: str, hands=((), ()), to_move: int = 0, **extra: Any) -> GameState:

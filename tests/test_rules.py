@@ -9,8 +9,8 @@ from __future__ import annotations
 import random
 
 import pytest
-
 from drawn import draw, position, same_board, state
+
 from trinity_env.core import (
     NEIGHBOURS,
     Card,

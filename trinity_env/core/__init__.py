@@ -32,7 +32,6 @@ from trinity_env.core.replay import Replay
 from trinity_env.core.state import GameState, Outcome, Transition, beats, lane_scores
 
 __all__ = [
-    "A",
     "DECK_SIZE",
     "DEFAULT_MAX_A_CARDS",
     "HAND_SIZE",
@@ -43,6 +42,7 @@ __all__ = [
     "PLACE_OFFSET",
     "POSITIONS",
     "TILES",
+    "A",
     "Card",
     "CardError",
     "DeckError",

@@ -53,6 +53,4 @@ def decode_action(action: int) -> DecodedAction:
     if PLACE_OFFSET <= action <= LAST_PLACE_ACTION:
         deck_index, tile = divmod(action - PLACE_OFFSET, TILES)
         return DecodedAction("place", deck_index, tile)
-    raise IllegalMoveError(
-        f"action {action} is outside the layout: 0-15 pick, 16-{LAST_PLACE_ACTION} place"
-    )
+    raise IllegalMoveError(f"action {action} is outside the layout: 0-15 pick, 16-{LAST_PLACE_ACTION} place")

@@ -40,9 +40,7 @@ def _neighbours(tile: int) -> tuple[tuple[int, int, int], ...]:
     return tuple(found)
 
 
-NEIGHBOURS: tuple[tuple[tuple[int, int, int], ...], ...] = tuple(
-    _neighbours(t) for t in range(TILES)
-)
+NEIGHBOURS: tuple[tuple[tuple[int, int, int], ...], ...] = tuple(_neighbours(t) for t in range(TILES))
 """``NEIGHBOURS[t]``: ``(n, side of t facing n, side of n facing t)`` for each neighbour n."""
 
 LANE_TILES: tuple[tuple[int, ...], ...] = tuple(

@@ -32,10 +32,7 @@ class Card(tuple):
         if isinstance(notation, Card):
             return notation
         if not isinstance(notation, str):
-            raise CardError(
-                f"a card is a 4-character string like '7A24', got {notation!r} "
-                f"({type(notation).__name__})"
-            )
+            raise CardError(f"a card is a 4-character string like '7A24', got {notation!r} ({type(notation).__name__})")
         cached = cls._cache.get(notation)
         if cached is not None:
             return cached
@@ -48,9 +45,7 @@ class Card(tuple):
         for ch in notation:
             value = _CHAR_TO_VALUE.get(ch)
             if value is None:
-                raise CardError(
-                    f"bad card {notation!r}: side value {ch!r} is not one of 1-9 or A"
-                )
+                raise CardError(f"bad card {notation!r}: side value {ch!r} is not one of 1-9 or A")
             values.append(value)
         card = tuple.__new__(cls, values)
         if len(cls._cache) < 100_000:

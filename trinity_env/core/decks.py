@@ -7,6 +7,7 @@ with it every sequence of legal picks can always be completed (see ``docs/rules.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import random
@@ -64,11 +65,7 @@ def validate_deck(cards: Sequence[str | Card], max_a_cards: int = DEFAULT_MAX_A_
 
 def dominated_pairs(deck: Sequence[Card]) -> list[tuple[Card, Card]]:
     """Pairs ``(strong, weak)`` of different deck slots where ``strong`` is at least as strong on all sides."""
-    return [
-        (a, b)
-        for (i, a), (j, b) in itertools.permutations(enumerate(deck), 2)
-        if a.dominates(b)
-    ]
+    return [(a, b) for (i, a), (j, b) in itertools.permutations(enumerate(deck), 2) if a.dominates(b)]
 
 
 def load_deck(name_or_path: str | Path, max_a_cards: int = DEFAULT_MAX_A_CARDS) -> Deck:
@@ -112,9 +109,7 @@ def _as_rng(seed: int | random.Random | None) -> random.Random:
     return seed if isinstance(seed, random.Random) else random.Random(seed)
 
 
-def random_deck(
-    seed: int | random.Random | None = None, *, a_cards: int = 5, side_sum: int = 20
-) -> Deck:
+def random_deck(seed: int | random.Random | None = None, *, a_cards: int = 5, side_sum: int = 20) -> Deck:
     """A seeded random deck of 16 different cards, ``a_cards`` of them A cards.
 
     Every card has the same side sum (A counting 10), which makes the deck meet the
@@ -124,10 +119,7 @@ def random_deck(
     if not 0 <= a_cards <= DECK_SIZE:
         raise DeckError(f"a_cards must be 0-{DECK_SIZE}, got {a_cards}")
     rng = _as_rng(seed)
-    values = range(1, A + 1)
-    pool = [c for c in itertools.product(values, repeat=4) if sum(c) == side_sum]
-    with_a = [c for c in pool if A in c]
-    without_a = [c for c in pool if A not in c]
+    with_a, without_a = _cards_with_side_sum(side_sum)
     if len(with_a) < a_cards or len(without_a) < DECK_SIZE - a_cards:
         raise DeckError(f"side_sum {side_sum} has too few different cards for this deck")
     chosen = rng.sample(with_a, a_cards) + rng.sample(without_a, DECK_SIZE - a_cards)
@@ -135,9 +127,13 @@ def random_deck(
     return tuple(Card.from_sides(*c) for c in chosen)
 
 
-def random_hand(
-    deck: Sequence[Card], max_a_cards: int, seed: int | random.Random | None = None
-) -> tuple[int, ...]:
+@functools.cache
+def _cards_with_side_sum(side_sum: int) -> tuple[list[tuple[int, ...]], list[tuple[int, ...]]]:
+    pool = [c for c in itertools.product(range(1, A + 1), repeat=4) if sum(c) == side_sum]
+    return [c for c in pool if A in c], [c for c in pool if A not in c]
+
+
+def random_hand(deck: Sequence[Card], max_a_cards: int, seed: int | random.Random | None = None) -> tuple[int, ...]:
     """Deck indices of a hand drawn uniformly from all legal hands of ``deck``, sorted."""
     rng = _as_rng(seed)
     a_slots = [i for i, card in enumerate(deck) if card.is_a_card]

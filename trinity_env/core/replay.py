@@ -54,8 +54,14 @@ class Replay:
                 picks[step.player].append(step.card)
             else:
                 moves.append((step.player, step.card, step.tile))
-        rules: dict[str, Any] = {"max_a_cards": first.max_a_cards, "first_player": first.first_player, "open_hands": open_hands}
-        dealt = first.phase == PLAY and all(len(d) == 16 and IN_HAND in st and 0 in st for d, st in zip(first.decks, first.status))
+        rules: dict[str, Any] = {
+            "max_a_cards": first.max_a_cards,
+            "first_player": first.first_player,
+            "open_hands": open_hands,
+        }
+        dealt = first.phase == PLAY and all(
+            len(d) == 16 and IN_HAND in st and 0 in st for d, st in zip(first.decks, first.status)
+        )
         if first.phase == DRAFT:
             rules["draft"] = "pick"
             return cls(rules, tuple(moves), first.decks, (tuple(picks[0]), tuple(picks[1])), None, _result(states[-1]))
@@ -190,7 +196,11 @@ class Replay:
 def _result(state: GameState) -> dict[str, Any] | None:
     if state.outcome is None:
         return None
-    return {"winner": state.outcome.winner, "scores": list(state.outcome.scores), "termination": state.outcome.termination}
+    return {
+        "winner": state.outcome.winner,
+        "scores": list(state.outcome.scores),
+        "termination": state.outcome.termination,
+    }
 
 
 def _indices_of(deck: Deck, hand: Sequence[Card], player: int) -> list[int]:

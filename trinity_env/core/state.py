@@ -202,7 +202,10 @@ class GameState:
         if self.phase == PLAY:
             empty = [t for t in range(TILES) if self.owners[t] == EMPTY]
             return tuple(
-                PLACE_OFFSET + TILES * i + t for i, s in enumerate(self.status[self.to_move]) if s == IN_HAND for t in empty
+                PLACE_OFFSET + TILES * i + t
+                for i, s in enumerate(self.status[self.to_move])
+                if s == IN_HAND
+                for t in empty
             )
         if self.phase == DRAFT:
             player = self.to_move
@@ -247,7 +250,9 @@ class GameState:
         slot = self.status[player][deck_index]
         if kind == "pick":
             if slot != UNPICKED:
-                raise IllegalMoveError(f"action {action}: deck card {deck_index} ({deck[deck_index]}) is already picked")
+                raise IllegalMoveError(
+                    f"action {action}: deck card {deck_index} ({deck[deck_index]}) is already picked"
+                )
             return self._pick(deck_index)
         if slot != IN_HAND:
             where = "already played" if slot == PLAYED else "not in the hand"
@@ -308,8 +313,16 @@ class GameState:
         phase, to_move = (PLAY, self.first_player) if done else (DRAFT, 1 - player)
         transition = Transition(player, deck_index, deck_index, card)
         return GameState(
-            phase, to_move, self.decks, tuple(status), self.cards, self.owners,
-            self.max_a_cards, self.first_player, None, transition,
+            phase,
+            to_move,
+            self.decks,
+            tuple(status),
+            self.cards,
+            self.owners,
+            self.max_a_cards,
+            self.first_player,
+            None,
+            transition,
         )
 
     def _place(self, deck_index: int, tile: int) -> GameState:
@@ -320,7 +333,9 @@ class GameState:
         owners = list(self.owners)
         cards[tile] = card
         owners[tile] = player
-        captured = [n for n, mine, theirs in NEIGHBOURS[tile] if owners[n] == opponent and beats(card[mine], cards[n][theirs])]
+        captured = [
+            n for n, mine, theirs in NEIGHBOURS[tile] if owners[n] == opponent and beats(card[mine], cards[n][theirs])
+        ]
         for n in captured:
             owners[n] = player
         domino: list[int] = []
@@ -337,11 +352,25 @@ class GameState:
         status[player] = tuple(slots)
         phase, to_move, outcome = _after_placement(owners, status, player)
         transition = Transition(
-            player, PLACE_OFFSET + TILES * deck_index + tile, deck_index, card, tile, tuple(captured), tuple(sorted(domino))
+            player,
+            PLACE_OFFSET + TILES * deck_index + tile,
+            deck_index,
+            card,
+            tile,
+            tuple(captured),
+            tuple(sorted(domino)),
         )
         return GameState(
-            phase, to_move, self.decks, tuple(status), tuple(cards), tuple(owners),
-            self.max_a_cards, self.first_player, outcome, transition,
+            phase,
+            to_move,
+            self.decks,
+            tuple(status),
+            tuple(cards),
+            tuple(owners),
+            self.max_a_cards,
+            self.first_player,
+            outcome,
+            transition,
         )
 
     # ------------------------------------------------------------------ formats
@@ -494,7 +523,7 @@ def _board_from_json(board: object) -> tuple[tuple[Card | None, ...], tuple[int,
                 owners.append(EMPTY)
                 continue
             if not isinstance(cell, Mapping) or set(cell) != {"card", "owner"}:
-                raise PositionError(f"{where}: a tile is null or {{\"card\": ..., \"owner\": 0 or 1}}, got {cell!r}")
+                raise PositionError(f'{where}: a tile is null or {{"card": ..., "owner": 0 or 1}}, got {cell!r}')
             try:
                 card = Card(cell["card"])
             except CardError as err:

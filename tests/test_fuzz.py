@@ -1,0 +1,42 @@
+"""Fuzz: many random games, every one must finish cleanly with a consistent record."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from games import random_game
+
+from trinity_env.core import GameState, Replay
+
+
+def _fuzz(n_games: int, seed: int) -> dict[str, int]:
+    rng = random.Random(seed)
+    endings: dict[str, int] = {}
+    for _ in range(n_games):
+        states = random_game(rng)
+        end = states[-1]
+        assert end.is_over and 1 <= sum(1 for s in states if s.last and s.last.tile is not None) <= 15
+        assert GameState.from_dict(end.to_dict()).to_dict() == end.to_dict()
+        endings[end.outcome.termination] = endings.get(end.outcome.termination, 0) + 1
+    return endings
+
+
+def test_ten_thousand_random_games_run_without_a_crash():
+    endings = _fuzz(10_000, seed=2026)
+    assert sum(endings.values()) == 10_000
+    # both ways of ending a real game happen, and only those
+    assert set(endings) == {"lane_control", "full_board"}
+
+
+def test_replays_of_random_games_reproduce_them():
+    rng = random.Random(7)
+    for _ in range(300):
+        states = random_game(rng)
+        replay = Replay.from_json(Replay.from_states(states).to_json())
+        assert replay.states() == states
+
+
+@pytest.mark.slow
+def test_hundred_thousand_random_games_run_without_a_crash():
+    assert sum(_fuzz(100_000, seed=11).values()) == 100_000
