@@ -100,8 +100,9 @@ def load_deck(name_or_path: str | Path, max_a_cards: int = DEFAULT_MAX_A_CARDS) 
         raise DeckError(f"deck file {path}, field 'cards': {err}") from None
 
 
+@functools.cache
 def standard_deck() -> Deck:
-    """The deck both players use by default (``configs/decks/standard.yaml``)."""
+    """The deck both players use by default (``configs/decks/standard.yaml``), read once."""
     return load_deck("standard")
 
 

@@ -9,7 +9,7 @@ lives in ``owners``; a captured card stays where it is and only its owner change
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import index as as_index
 from typing import Any
@@ -200,13 +200,9 @@ class GameState:
     def legal_actions(self) -> tuple[int, ...]:
         """Legal action ids of the player to move, ascending."""
         if self.phase == PLAY:
-            empty = [t for t in range(TILES) if self.owners[t] == EMPTY]
-            return tuple(
-                PLACE_OFFSET + TILES * i + t
-                for i, s in enumerate(self.status[self.to_move])
-                if s == IN_HAND
-                for t in empty
-            )
+            empty = [t for t, owner in enumerate(self.owners) if owner == EMPTY]
+            bases = [PLACE_OFFSET + TILES * i for i, s in enumerate(self.status[self.to_move]) if s == IN_HAND]
+            return tuple([base + t for base in bases for t in empty])
         if self.phase == DRAFT:
             player = self.to_move
             a_allowed = self.a_cards_held(player) < self.max_a_cards
@@ -350,7 +346,8 @@ class GameState:
         slots = list(status[player])
         slots[deck_index] = PLAYED
         status[player] = tuple(slots)
-        phase, to_move, outcome = _after_placement(owners, status, player)
+        lanes = {tile // POSITIONS, *(t // POSITIONS for t in captured), *(t // POSITIONS for t in domino)}
+        phase, to_move, outcome = _after_placement(owners, status, player, lanes)
         transition = Transition(
             player,
             PLACE_OFFSET + TILES * deck_index + tile,
@@ -440,12 +437,17 @@ def _hand_status(player: int, deck: Deck, hand: Sequence[int], max_a_cards: int)
     return tuple(IN_HAND if i in indices else UNPICKED for i in range(len(deck)))
 
 
-def _after_placement(owners: list[int], status: list[tuple[int, ...]], mover: int) -> tuple[str, int, Outcome | None]:
-    """Phase, next mover and outcome once ``mover``'s placement and captures are done."""
+def _after_placement(
+    owners: list[int], status: list[tuple[int, ...]], mover: int, changed_lanes: Iterable[int] = range(LANES)
+) -> tuple[str, int, Outcome | None]:
+    """Phase, next mover and outcome once ``mover``'s placement and captures are done.
+
+    Only lanes where a tile changed owner can have become complete, so only those are checked.
+    """
     opponent = 1 - mover
-    lanes = _controlled_lanes(owners, mover)
-    if lanes:
-        return OVER, opponent, _scored(LANE_CONTROL, owners, lanes[0], mover)
+    for lane in sorted(changed_lanes):
+        if all(owners[t] == mover for t in LANE_TILES[lane]):
+            return OVER, opponent, _scored(LANE_CONTROL, owners, lane, mover)
     if EMPTY not in owners:
         return OVER, opponent, _scored(FULL_BOARD, owners)
     if IN_HAND in status[opponent]:
