@@ -38,9 +38,7 @@ def play_phase(n_games: int, rng: random.Random) -> tuple[float, int]:
     """Seconds taken and placements made by ``n_games`` random play phases from dealt hands."""
     deck = standard_deck()
     starts = [
-        GameState.new_game(
-            hands=[random_hand(deck, 3, rng), random_hand(deck, 3, rng)], first_player=rng.randint(0, 1)
-        )
+        GameState.new_game(hands=[random_hand(deck, 3, rng), random_hand(deck, 3, rng)], first_player=rng.randint(0, 1))
         for _ in range(n_games)
     ]
     placements = 0

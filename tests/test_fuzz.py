@@ -5,9 +5,10 @@ from __future__ import annotations
 import random
 
 import pytest
-from games import random_game
 
 from trinity_env.core import GameState, Replay
+
+from games import random_game
 
 
 def _fuzz(n_games: int, seed: int) -> dict[str, int]:

@@ -6,9 +6,10 @@ import copy
 import json
 
 import pytest
-from drawn import position
 
 from trinity_env.core import GameState, IllegalMoveError, PositionError
+
+from drawn import position
 
 EXAMPLE = {
     "phase": "play",

@@ -5,11 +5,12 @@ from __future__ import annotations
 import itertools
 from collections import Counter
 
-from games import random_game
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from trinity_env.core import LANE_TILES, NUM_ACTIONS, GameState, IllegalMoveError
+
+from games import random_game
 
 games = st.randoms(use_true_random=False).map(random_game)
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from drawn import state
-
 from trinity_env.core import render_text
+
+from drawn import state
 
 
 def test_the_text_board_shows_sides_owners_towers_and_the_last_move():

@@ -6,9 +6,10 @@ import json
 import random
 
 import pytest
-from drawn import position
 
 from trinity_env.core import GameState, PositionError, Replay
+
+from drawn import position
 
 
 def _play(state: GameState, seed: int) -> list[GameState]:

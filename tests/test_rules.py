@@ -9,7 +9,6 @@ from __future__ import annotations
 import random
 
 import pytest
-from drawn import draw, position, same_board, state
 
 from trinity_env.core import (
     NEIGHBOURS,
@@ -25,6 +24,8 @@ from trinity_env.core import (
     tile_index,
     validate_deck,
 )
+
+from drawn import draw, position, same_board, state
 
 # --------------------------------------------------------------------------- §1 Components
 

@@ -28,6 +28,7 @@ from trinity_env.core.decks import (
 )
 from trinity_env.core.errors import CardError, DeckError, IllegalMoveError, PositionError, TrinityError
 from trinity_env.core.render import render_text
+from trinity_env.core.replay import FORMAT as REPLAY_FORMAT
 from trinity_env.core.replay import Replay
 from trinity_env.core.state import GameState, Outcome, Transition, beats, lane_scores
 
@@ -41,6 +42,7 @@ __all__ = [
     "NUM_ACTIONS",
     "PLACE_OFFSET",
     "POSITIONS",
+    "REPLAY_FORMAT",
     "TILES",
     "A",
     "Card",

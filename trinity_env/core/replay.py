@@ -24,6 +24,7 @@ from trinity_env.core.errors import PositionError, TrinityError
 from trinity_env.core.state import DRAFT, IN_HAND, PLAY, GameState
 
 FORMAT = "trinity-towers-replay"
+"""The ``format`` field of every replay document."""
 VERSION = 1
 
 
