@@ -511,12 +511,12 @@ def _position_from_dict(cls: type[GameState], data: Mapping[str, Any]) -> GameSt
 
 
 def _board_from_json(board: object) -> tuple[tuple[Card | None, ...], tuple[int, ...]]:
-    if not isinstance(board, list) or len(board) != LANES:
+    if not isinstance(board, list | tuple) or len(board) != LANES:
         raise PositionError(f"board must be a list of {LANES} lanes, got {_describe(board)}")
     cards: list[Card | None] = []
     owners: list[int] = []
     for lane, row in enumerate(board):
-        if not isinstance(row, list) or len(row) != POSITIONS:
+        if not isinstance(row, list | tuple) or len(row) != POSITIONS:
             raise PositionError(f"board lane {lane} must be a list of {POSITIONS} tiles, got {_describe(row)}")
         for pos, cell in enumerate(row):
             where = f"board lane {lane} position {pos}"
@@ -539,11 +539,11 @@ def _board_from_json(board: object) -> tuple[tuple[Card | None, ...], tuple[int,
 
 
 def _hands_from_json(hands: object) -> tuple[Deck, Deck]:
-    if not isinstance(hands, list) or len(hands) != 2:
+    if not isinstance(hands, list | tuple) or len(hands) != 2:
         raise PositionError(f"hands must be a list of 2 lists of cards, got {_describe(hands)}")
     decks = []
     for player, hand in enumerate(hands):
-        if not isinstance(hand, list):
+        if not isinstance(hand, list | tuple):
             raise PositionError(f"hands[{player}] must be a list of cards, got {_describe(hand)}")
         if len(hand) > DECK_SIZE:
             raise PositionError(f"hands[{player}] has {len(hand)} cards; a hand comes from a {DECK_SIZE}-card deck")
