@@ -2,14 +2,14 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed-dev
+STAMP := $(VENV)/.installed
 
 .PHONY: test test-slow lint bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	$(BIN)/python -m pip install --quiet -e ".[dev,train]"
 	touch $(STAMP)
 
 ## test: set up .venv and run the default (fast) test suite
@@ -27,6 +27,7 @@ lint: $(STAMP)
 ## bench: print the engine figures
 bench: $(STAMP)
 	$(BIN)/python benchmarks/engine.py
+	$(BIN)/python benchmarks/env.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

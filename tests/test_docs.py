@@ -29,3 +29,23 @@ def test_python_snippets_run(page):
     assert blocks, f"{page} has no python snippet"
     for block in blocks:
         exec(compile(block, page, "exec"), {})
+
+
+def test_the_observation_page_matches_the_encoding():
+    from trinity_env.envs import observation as obs
+
+    page = (ROOT / "docs" / "observation.md").read_text(encoding="utf-8")
+    assert f"**{obs.OBSERVATION_SIZE}** entries" in page
+    assert f"| {obs.BOARD_OFFSET} + {obs.TILE_FEATURES}t " in page
+    assert f"| {obs.OWN_DECK_OFFSET} + {obs.OWN_CARD_FEATURES}i " in page
+    assert f"| {obs.THEIR_DECK_OFFSET} + {obs.THEIR_CARD_FEATURES}i " in page
+    for index, name in enumerate(obs.SCALAR_NAMES):
+        assert f"| {index} | `{name}` |" in page
+
+
+def test_the_env_docstring_is_its_documentation_page():
+    from trinity_env.envs import aec
+
+    doc = aec.__doc__
+    for heading in ("### Observation Space", "### Action Space", "### Rewards", "### Arguments", "### Version History"):
+        assert heading in doc

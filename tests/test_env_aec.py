@@ -1,0 +1,281 @@
+"""The PettingZoo AEC env: PettingZoo's own tests, agreement with the core, config, information."""
+
+from __future__ import annotations
+
+import random
+import warnings
+
+import numpy as np
+import pettingzoo
+import pytest
+from pettingzoo.test import api_test, render_test, seed_test
+
+import trinity_env
+from trinity_env.core import GameState, IllegalMoveError, lane_scores, standard_deck
+from trinity_env.core.state import IN_HAND, UNPICKED
+from trinity_env.envs import ConfigError, make_config, raw_env
+from trinity_env.envs.observation import OBSERVATION_SIZE, encode_observation
+
+
+@pytest.fixture(autouse=True)
+def _quiet():
+    with warnings.catch_warnings():
+        # PettingZoo's api_test warns that dict observations are unusual; the classic games do the same
+        warnings.simplefilter("ignore", UserWarning)
+        yield
+
+
+def test_pettingzoo_api_test_passes():
+    api_test(trinity_env.env(), num_cycles=1000)
+    api_test(trinity_env.env(draft="random", open_hands=False, reward="margin"), num_cycles=300)
+
+
+def test_pettingzoo_seed_test_passes():
+    seed_test(trinity_env.env, num_cycles=200)
+    seed_test(lambda **kw: trinity_env.env(deck="random", **kw), num_cycles=200)
+
+
+def test_pettingzoo_render_test_passes(capsys):
+    render_test(trinity_env.env)
+    assert "player 0 (w)" in capsys.readouterr().out  # the human mode printed boards
+
+
+def test_metadata_and_agents_follow_the_classic_games():
+    env = trinity_env.env()
+    assert env.metadata["name"] == "trinity_towers_v0"
+    assert env.metadata["render_modes"] == ["human", "ansi", "rgb_array"]
+    assert env.metadata["is_parallelizable"] is False and env.metadata["render_fps"] > 0
+    assert env.possible_agents == ["player_0", "player_1"]
+    assert env.action_space("player_0").n == 256
+    assert env.observation_space("player_1")["observation"].shape == (OBSERVATION_SIZE,)
+    assert isinstance(env, pettingzoo.utils.wrappers.OrderEnforcingWrapper)
+    assert isinstance(env.env, pettingzoo.utils.wrappers.AssertOutOfBoundsWrapper)
+    assert isinstance(env.env.env, pettingzoo.utils.wrappers.TerminateIllegalWrapper)
+    with pytest.raises(AttributeError, match="before reset"):
+        env.agent_selection  # noqa: B018
+
+
+def test_the_env_is_registered_with_pettingzoo():
+    env = pettingzoo.make("aec", "trinity_env/TrinityTowers-v0", draft="random", first_player=1)
+    env.reset(seed=3)
+    assert env.agent_selection == "player_1"
+    assert env.unwrapped.state.phase == "play"
+
+
+def _play_against_core(env_kwargs: dict, seed: int) -> int:
+    """One random game in the env, mirrored move by move in the core; returns the steps taken."""
+    env = trinity_env.env(**env_kwargs)
+    env.reset(seed=seed)
+    core = env.unwrapped.state
+    rng = random.Random(seed)
+    steps = 0
+    for agent in env.agent_iter():
+        observation, reward, terminated, truncated, info = env.last()
+        seat = int(agent[-1])
+        if terminated:
+            assert core.is_over
+            expected = 0 if core.winner is None else (1 if core.winner == seat else -1)
+            assert reward == expected
+            env.step(None)
+            continue
+        assert seat == core.to_move
+        legal = core.legal_actions()
+        assert np.flatnonzero(observation["action_mask"]).tolist() == list(legal)
+        other = env.unwrapped.observe(f"player_{1 - seat}")["action_mask"]
+        assert not other.any(), "the agent not to move has an all-zero mask"
+        action = rng.choice(legal)
+        env.step(action)
+        core = core.apply(action)
+        assert env.unwrapped.state == core
+        steps += 1
+    return steps
+
+
+def test_the_env_agrees_with_the_core_move_by_move_on_thousands_of_games():
+    configs = [
+        {},
+        {"draft": "random", "first_player": 1},
+        {"open_hands": False, "deck": "random"},
+        {"max_a_cards": 2, "decks": ["standard", "random"]},
+    ]
+    steps = sum(_play_against_core(configs[g % len(configs)], seed=g) for g in range(2000))
+    assert steps > 2000 * 20
+
+
+def test_the_loser_receives_minus_one_and_the_winner_plus_one():
+    env = trinity_env.env(draft="random")
+    env.reset(seed=5)
+    rng = random.Random(5)
+    final = {}
+    for agent in env.agent_iter():
+        observation, reward, terminated, truncated, info = env.last()
+        if terminated:
+            final[agent] = (reward, info)
+            env.step(None)
+        else:
+            env.step(int(rng.choice(np.flatnonzero(observation["action_mask"]))))
+    winner = final["player_0"][1]["winner"]
+    assert sorted(r for r, _ in final.values()) == [-1, 1]
+    assert final[f"player_{winner}"][0] == 1
+
+
+def test_margin_reward_adds_up_to_the_result_plus_the_final_margin():
+    for seed in range(20):
+        env = raw_env(reward="margin", draft="random")
+        env.reset(seed=seed)
+        totals = {"player_0": 0.0, "player_1": 0.0}
+        rng = random.Random(seed)
+        while not env.state.is_over:
+            env.step(rng.choice(env.state.legal_actions()))
+            for agent in totals:
+                totals[agent] += env.rewards[agent]
+        zero, one = lane_scores(env.state.owners)
+        sign = 1 if env.state.winner == 0 else -1
+        assert totals["player_0"] == pytest.approx(sign + (zero - one) / 15)
+        assert totals["player_1"] == pytest.approx(-totals["player_0"])
+
+
+def test_an_illegal_move_ends_the_game_with_minus_one_for_the_mover():
+    env = trinity_env.env()
+    env.reset(seed=0)
+    observation, *_ = env.last()
+    illegal = int(np.flatnonzero(observation["action_mask"] == 0)[0])
+    env.step(illegal)
+    assert all(env.terminations.values())
+    assert env.rewards == {"player_0": -1, "player_1": 0}
+
+
+def test_raw_env_refuses_an_illegal_move_with_a_message():
+    env = raw_env(draft="random", first_player=0)
+    env.reset(seed=0)
+    with pytest.raises(IllegalMoveError, match="player_0: action 3 picks a card"):
+        env.step(3)
+
+
+def test_reset_seeds_everything_random():
+    def start(seed):
+        env = raw_env(deck="random", draft="random")
+        env.reset(seed=seed)
+        return env.state
+
+    assert start(1) == start(1)
+    assert len({(start(s).decks, start(s).first_player) for s in range(10)}) == 10
+    assert len({start(s).first_player for s in range(20)}) == 2
+
+
+def test_config_keywords_and_yaml_files(tmp_path):
+    assert make_config("hidden_hands").open_hands is False
+    assert make_config("standard") == make_config()
+    path = tmp_path / "mine.yaml"
+    path.write_text("draft: fixed\nfirst_player: 1\nhands: [[0, 5, 6, 7, 8, 9, 10, 11], [5, 6, 7, 8, 9, 10, 11, 12]]\n")
+    env = raw_env(config=path)
+    env.reset(seed=0)
+    assert env.state.phase == "play" and env.state.to_move == 1
+    assert env.state.hand(0)[0] == standard_deck()[0]
+    assert raw_env(config=path, first_player=0).config.first_player == 0  # keywords override the file
+    cards = [str(c) for c in standard_deck()]
+    fixed = raw_env(draft="fixed", hands=[cards[5:13], cards[8:]], first_player=0)
+    fixed.reset()
+    assert [str(c) for c in fixed.state.hand(1)] == cards[8:]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"draft": "auction"}, "draft"),
+        ({"first_player": 2}, "first_player"),
+        ({"open_hands": "yes"}, "open_hands"),
+        ({"max_a_cards": 9}, "max_a_cards"),
+        ({"reward": "score"}, "reward"),
+        ({"deck": "nope"}, "deck: no deck named 'nope'"),
+        ({"deck": ["1111"] * 15}, "deck: a deck has exactly 16 cards"),
+        ({"deck": ["1111"] * 15 + ["X"]}, "X"),
+        ({"decks": ["standard"]}, "decks"),
+        ({"deck": "standard", "decks": ["standard", "standard"]}, "either deck"),
+        ({"draft": "fixed"}, "needs hands"),
+        ({"draft": "fixed", "hands": [["A235"] * 8, ["5555"] * 8]}, "hands[0]"),
+        ({"hands": [[0] * 8, [0] * 8]}, "only used with draft 'fixed'"),
+        ({"colour": "red"}, "unknown config field(s): colour"),
+        ({"render_mode": "window"}, "render_mode"),
+    ],
+)
+def test_bad_config_values_are_named(kwargs, message):
+    with pytest.raises(ConfigError) as err:
+        raw_env(**kwargs)
+    assert message in str(err.value)
+    assert isinstance(err.value, ValueError)
+
+
+def test_bad_config_files_are_named(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("draft: [\n")
+    with pytest.raises(ConfigError, match="not valid YAML"):
+        raw_env(config=bad)
+    bad.write_text("- a list\n")
+    with pytest.raises(ConfigError, match="mapping"):
+        raw_env(config=bad)
+    with pytest.raises(ConfigError, match="cannot read"):
+        raw_env(config=tmp_path / "missing.yaml")
+
+
+# --------------------------------------------------------------------------- information (RULES §2, §5)
+
+
+def _draft_game(picks_of_player_1: list[int]) -> GameState:
+    state = GameState.new_game()
+    for mine, theirs in zip([5, 6, 7], picks_of_player_1):
+        state = state.apply(mine).apply(theirs)
+    return state
+
+
+def test_draft_picks_are_secret():
+    one = _draft_game([0, 1, 2])
+    other = _draft_game([9, 12, 15])
+    for open_hands in (True, False):
+        assert (encode_observation(one, 0, open_hands) == encode_observation(other, 0, open_hands)).all()
+    # ... while player 1 does see its own picks
+    assert (encode_observation(one, 1, True) != encode_observation(other, 1, True)).any()
+
+
+def _swap_hidden(state: GameState, player: int, rng: random.Random) -> GameState:
+    """The same state with ``player``'s unplayed deck cards dealt differently between hand and deck."""
+    status = list(state.status[player])
+    unplayed = [i for i, s in enumerate(status) if s in (IN_HAND, UNPICKED)]
+    in_hand = sum(1 for i in unplayed if status[i] == IN_HAND)
+    chosen = set(rng.sample(unplayed, in_hand))
+    new = tuple(IN_HAND if i in chosen else UNPICKED if i in unplayed else s for i, s in enumerate(status))
+    both = list(state.status)
+    both[player] = new
+    return GameState(
+        state.phase, state.to_move, state.decks, tuple(both), state.cards, state.owners,
+        state.max_a_cards, state.first_player, state.outcome,
+    )  # fmt: skip
+
+
+def test_hidden_hands_observations_do_not_depend_on_the_opponents_hidden_cards():
+    rng = random.Random(0)
+    checked = 0
+    for seed in range(200):
+        env = raw_env(open_hands=False, draft="random")
+        env.reset(seed=seed)
+        while not env.state.is_over:
+            state = env.state
+            for seat in (0, 1):
+                swapped = _swap_hidden(state, 1 - seat, rng)
+                if swapped.status != state.status:
+                    checked += 1
+                assert (encode_observation(state, seat, False) == encode_observation(swapped, seat, False)).all()
+            env.step(rng.choice(state.legal_actions()))
+    assert checked > 1000
+    # with open hands the same swap is visible
+    state = env.state
+    swapped = _swap_hidden(state, 0, random.Random(1))
+    if swapped.status != state.status:
+        assert (encode_observation(state, 1, True) != encode_observation(swapped, 1, True)).any()
+
+
+def test_the_state_is_the_core_state_and_gives_the_position_format():
+    env = raw_env(draft="random", first_player=0)
+    env.reset(seed=0)
+    assert isinstance(env.state, GameState)
+    assert GameState.from_dict(env.state.to_dict()).to_dict() == env.state.to_dict()

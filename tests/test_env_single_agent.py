@@ -1,0 +1,130 @@
+"""The single-agent gymnasium env: checkers, the opponent inside step(), rewards, MaskablePPO."""
+
+from __future__ import annotations
+
+import gymnasium
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import trinity_env
+from trinity_env.agents import Agent
+from trinity_env.core import IllegalMoveError
+from trinity_env.envs.single_agent import TrinityTowersEnv
+
+
+def test_gymnasium_check_env_passes():
+    check_env(gymnasium.make("trinity_env/TrinityTowers-v0").unwrapped)
+    check_env(TrinityTowersEnv(open_hands=False, draft="random", render_mode="rgb_array"))
+
+
+def test_sb3_check_env_passes():
+    from stable_baselines3.common.env_checker import check_env as sb3_check_env
+
+    sb3_check_env(TrinityTowersEnv(), warn=True)
+
+
+def test_gymnasium_make_passes_config_through():
+    env = gymnasium.make("trinity_env/TrinityTowers-v0", draft="random", seat=1)
+    _, info = env.reset(seed=0)
+    assert info["seat"] == 1 and env.unwrapped.state.phase == "play"
+
+
+class Recorder(Agent):
+    """Plays the first legal action and records what it was shown."""
+
+    def __init__(self):
+        self.seen = []
+
+    def act(self, observation, state=None):
+        self.seen.append((observation, state))
+        return int(np.flatnonzero(observation["action_mask"])[0])
+
+
+def _play(env: TrinityTowersEnv, seed: int) -> tuple[float, dict, int]:
+    observation, info = env.reset(seed=seed)
+    total, steps, done = 0.0, 0, False
+    rng = np.random.default_rng(seed)
+    while not done:
+        assert env.state.to_move == env.seat, "the learner is only asked to act on its own turn"
+        assert (env.action_masks() == (info["action_mask"] == 1)).all()
+        action = int(rng.choice(np.flatnonzero(env.action_masks())))
+        observation, reward, done, truncated, info = env.step(action)
+        assert not truncated
+        total += reward
+        steps += 1
+    return total, info, steps
+
+
+def test_the_opponent_moves_inside_step_and_the_learner_gets_its_own_result():
+    opponent = Recorder()
+    env = TrinityTowersEnv(opponent=opponent)
+    seats, results = set(), set()
+    for seed in range(60):
+        total, info, steps = _play(env, seed)
+        seats.add(info["seat"])
+        won = info["winner"] == info["seat"]
+        assert total == (1.0 if won else -1.0)
+        results.add(won)
+        assert steps <= 8 + 8  # its own picks and placements only
+    assert seats == {0, 1} and results == {True, False}
+    assert opponent.seen, "the opponent was asked to act"
+    # the opponent never sees the state during the draft (secret picks)
+    assert all(state is None for obs, state in opponent.seen if obs["observation"][0] == 1)
+    assert any(state is not None for _, state in opponent.seen)
+
+
+def test_a_plain_function_can_be_the_opponent():
+    env = TrinityTowersEnv(opponent=lambda obs: int(np.flatnonzero(obs["action_mask"])[-1]), draft="random")
+    total, info, _ = _play(env, 3)
+    assert total in (-1.0, 1.0)
+
+
+def test_illegal_actions_end_the_episode_or_raise():
+    env = TrinityTowersEnv(draft="random", seat=0, first_player=0)
+    env.reset(seed=0)
+    _, reward, done, _, info = env.step(0)  # a pick during play
+    assert (reward, done, info["illegal_action"]) == (-1.0, True, True)
+    with pytest.raises(IllegalMoveError, match="reset"):
+        env.step(16)
+    strict = TrinityTowersEnv(draft="random", seat=0, first_player=0, illegal_action="raise")
+    strict.reset(seed=0)
+    with pytest.raises(IllegalMoveError, match="picks a card"):
+        strict.step(0)
+
+
+def test_same_seed_same_episode():
+    def episode(seed):
+        env = TrinityTowersEnv(deck="random")
+        observation, info = env.reset(seed=seed)
+        return observation.tobytes(), info["seat"], env.state.decks
+
+    assert episode(4) == episode(4)
+    assert episode(4) != episode(5)
+
+
+def test_renders():
+    env = TrinityTowersEnv(render_mode="ansi", draft="random")
+    env.reset(seed=0)
+    assert "to move" in env.render()
+    env = TrinityTowersEnv(render_mode="rgb_array", draft="random")
+    env.reset(seed=0)
+    frame = env.render()
+    assert frame.dtype == np.uint8 and frame.ndim == 3 and frame.shape[2] == 3
+
+
+def test_maskable_ppo_trains_and_evaluates():
+    """The README's MaskablePPO example end to end, with a tiny budget."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "examples" / "maskable_ppo.py"
+    spec = importlib.util.spec_from_file_location("maskable_ppo", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    win_rate = module.main(["--steps", "1024", "--eval-games", "20"])
+    assert 0.0 <= win_rate <= 1.0
+
+
+def test_package_exports():
+    assert trinity_env.ENV_ID == "trinity_env/TrinityTowers-v0"

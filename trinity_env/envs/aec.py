@@ -1,0 +1,261 @@
+"""
+# Trinity Towers
+
+| Creation            | `trinity_env.env()` or `pettingzoo.make("aec", "trinity_env/TrinityTowers-v0")` |
+|---------------------|----------------------------------------------------------------------------------|
+| Actions             | Discrete                                                                         |
+| Parallel API        | No                                                                               |
+| Manual Control      | `trinity play` (later)                                                           |
+| Agents              | `agents = ['player_0', 'player_1']`                                              |
+| Agents              | 2                                                                                |
+| Action Shape        | (1)                                                                              |
+| Action Values       | [0, 255]                                                                         |
+| Observation Shape   | (339,)                                                                           |
+| Observation Values  | [0, 10]                                                                          |
+
+Trinity Towers is a two-player card-placement game on 3 lanes of 5 tiles. Each player
+drafts 8 cards from a 16-card deck (at most 3 with an `A` side), then the players take
+turns placing cards. A placed card captures each orthogonal opponent neighbour whose
+facing side it beats (higher value, or `A` against `A`); captured cards flip and get one
+domino check of their own. Owning a whole lane wins at once; otherwise the full board is
+scored lane by lane. The full rules, with pictures, are in `docs/rules.md`.
+
+### Observation Space
+
+The observation is a dictionary with an `'observation'` element, the usual RL
+observation described below, and an `'action_mask'` holding the legal moves.
+
+The main observation is a flat int8 vector of 339 entries, from the observing agent's
+point of view ("mine" and "theirs", never "player 0" and "player 1"), so that one policy
+can play both seats:
+
+| entries  | what                                                                         |
+|----------|------------------------------------------------------------------------------|
+| 0-8      | phase (draft, play, over), my turn, I place first, max_a_cards, my A cards, my hand size, their hand size |
+| 9-98     | 15 tiles x (mine, theirs, top, right, bottom, left)                          |
+| 99-210   | my 16 deck cards x (top, right, bottom, left, unpicked, in hand, played)     |
+| 211-338  | their 16 deck cards x (top, right, bottom, left, played, in hand, not picked, unknown) |
+
+Side values are 1-9, and 10 for `A`. Draft picks are secret: during the draft every
+unplayed card of the opponent is "unknown". With `open_hands=False` the opponent's
+unplayed cards stay "unknown" during play too. `docs/observation.md` documents every entry.
+
+#### Legal Actions Mask
+
+The legal moves of the agent to move are in the `action_mask` element: a binary int8
+vector of 256 entries. It is all zeros for the agent not to move. Taking an illegal move
+ends the game with a reward of -1 for the illegally moving agent and 0 for the other (the
+`TerminateIllegalWrapper` of `env()`; `raw_env` raises `IllegalMoveError` instead).
+
+### Action Space
+
+`Discrete(256)`, the layout of `trinity_env.core.actions`: during the draft `a < 16` picks
+own deck card `a`; during play `a = 16 + 15*i + t` places own deck card `i` on tile `t`
+(`t = 5*lane + position`).
+
+### Rewards
+
+With `reward="win_loss"` (default):
+
+| Winner | Loser |
+| :----: | :---: |
+| +1     | -1    |
+
+A draw (only reachable from loaded positions) gives 0 to both. With `reward="margin"`,
+each placement also gives each agent the change in its lane-score margin (its lane-majority
+score minus the opponent's, on the board as it stands) divided by 15, so the shaping
+terms of a game add up to the final margin / 15, on top of the +1/-1.
+
+### Arguments
+
+``` python
+trinity_env.env(render_mode=None, config=None, draft="pick", first_player="random",
+                open_hands=True, max_a_cards=3, deck="standard", decks=None, hands=None,
+                reward="win_loss")
+```
+
+`config`: a YAML file (or a name in `configs/rules/`) holding these keywords; keywords
+given here override it. `draft`: `"pick"` (the agents draft), `"random"` (a random legal
+hand each, no draft steps) or `"fixed"` (with `hands=`: 8 cards or deck indices per player).
+`first_player`: `"random"`, `0` or `1`. `deck`: a deck name from `configs/decks/`, a YAML
+path, a list of 16 cards, or `"random"` (a seeded random deck each game); both players get
+a copy. `decks`: one such deck per player. `reset(seed=...)` seeds everything random.
+
+### Version History
+
+* v0: Initial release (trinity-towers 0.1.0)
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import EzPickle
+from pettingzoo import AECEnv
+
+from trinity_env.core import NUM_ACTIONS, GameState, IllegalMoveError, lane_scores, random_hand, render_text
+from trinity_env.envs.config import ConfigError, EnvConfig, make_config
+from trinity_env.envs.observation import OBSERVATION_HIGH, OBSERVATION_SIZE, action_mask, encode_observation
+from trinity_env.envs.wrappers import AssertOutOfBoundsWrapper, OrderEnforcingWrapper, TerminateIllegalWrapper
+
+AGENTS = ("player_0", "player_1")
+RENDER_MODES = ("human", "ansi", "rgb_array")
+
+
+def env(render_mode: str | None = None, **kwargs: Any) -> AECEnv:
+    """The Trinity Towers AEC env with PettingZoo's standard classic-game wrappers.
+
+    The wrappers are subclasses of PettingZoo's own that only make attribute access direct
+    (see ``trinity_env.envs.wrappers``).
+    """
+    wrapped = raw_env(render_mode=render_mode, **kwargs)
+    wrapped = TerminateIllegalWrapper(wrapped, illegal_reward=-1)
+    wrapped = AssertOutOfBoundsWrapper(wrapped)
+    return OrderEnforcingWrapper(wrapped)
+
+
+class raw_env(AECEnv, EzPickle):
+    """Trinity Towers as a PettingZoo AEC environment; ``env()`` adds the standard wrappers."""
+
+    metadata = {
+        "render_modes": list(RENDER_MODES),
+        "name": "trinity_towers_v0",
+        "is_parallelizable": False,
+        "render_fps": 2,
+    }
+
+    def __init__(self, render_mode: str | None = None, config: Any = None, **keywords: Any):
+        EzPickle.__init__(self, render_mode, config, **keywords)
+        super().__init__()
+        if render_mode is not None and render_mode not in RENDER_MODES:
+            raise ConfigError(f"render_mode must be None or one of {', '.join(RENDER_MODES)}, got {render_mode!r}")
+        self.render_mode = render_mode
+        self.config: EnvConfig = make_config(config, **keywords)
+        self.possible_agents = list(AGENTS)
+        self.agents = list(AGENTS)
+        self.action_spaces = {agent: spaces.Discrete(NUM_ACTIONS) for agent in AGENTS}
+        self.observation_spaces = {
+            agent: spaces.Dict(
+                {
+                    "observation": spaces.Box(0, OBSERVATION_HIGH, (OBSERVATION_SIZE,), np.int8),
+                    "action_mask": spaces.Box(0, 1, (NUM_ACTIONS,), np.int8),
+                }
+            )
+            for agent in AGENTS
+        }
+        self._rng = np.random.default_rng()
+        self._game: GameState | None = None
+        self.rewards = dict.fromkeys(AGENTS, 0.0)
+        self._cumulative_rewards = dict.fromkeys(AGENTS, 0.0)
+        self.terminations = dict.fromkeys(AGENTS, False)
+        self.truncations = dict.fromkeys(AGENTS, False)
+        self.infos: dict[str, dict[str, Any]] = {agent: {} for agent in AGENTS}
+        self.agent_selection = AGENTS[0]
+
+    # ------------------------------------------------------------------ spaces and state
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.action_spaces[agent]
+
+    @property
+    def state(self) -> GameState:  # type: ignore[override]
+        """The current core ``GameState`` (its ``to_dict()`` is the position format once play starts)."""
+        if self._game is None:
+            raise RuntimeError("call reset() before reading the state")
+        return self._game
+
+    # ------------------------------------------------------------------ the AEC API
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        if seed is not None:
+            self._rng = np.random.default_rng(seed)
+        self._game = self._new_game(random.Random(int(self._rng.integers(2**63))))
+        self.agents = list(AGENTS)
+        self.rewards = dict.fromkeys(AGENTS, 0.0)
+        self._cumulative_rewards = dict.fromkeys(AGENTS, 0.0)
+        self.terminations = dict.fromkeys(AGENTS, False)
+        self.truncations = dict.fromkeys(AGENTS, False)
+        self.infos = {agent: {} for agent in AGENTS}
+        self.agent_selection = AGENTS[self._game.to_move]
+
+    def _new_game(self, rng: random.Random) -> GameState:
+        config = self.config
+        decks = config.deal_decks(rng)
+        first = rng.randint(0, 1) if config.first_player == "random" else int(config.first_player)
+        if config.draft == "pick":
+            hands = None
+        elif config.draft == "random":
+            hands = [random_hand(deck, config.max_a_cards, rng) for deck in decks]
+        else:
+            hands = config.hands
+        return GameState.new_game(decks, max_a_cards=config.max_a_cards, first_player=first, hands=hands)
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        seat = AGENTS.index(agent)
+        game = self.state
+        return {
+            "observation": encode_observation(game, seat, self.config.open_hands),
+            "action_mask": action_mask(game, seat),
+        }
+
+    def step(self, action: int | None) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        before = self.state
+        if action is None:
+            raise IllegalMoveError(f"{agent} must act: None is only for agents whose game is over")
+        try:
+            after = before.apply(int(action))
+        except IllegalMoveError as err:
+            raise IllegalMoveError(f"{agent}: {err}") from None
+        self._game = after
+        self._cumulative_rewards[agent] = 0.0
+        self._clear_rewards()
+        if self.config.reward == "margin" and after.last.tile is not None:
+            change = _margin(after) - _margin(before)
+            self.rewards[AGENTS[0]] += change / 15
+            self.rewards[AGENTS[1]] -= change / 15
+        if after.is_over:
+            outcome = after.outcome
+            if outcome.winner is not None:
+                self.rewards[AGENTS[outcome.winner]] += 1.0
+                self.rewards[AGENTS[1 - outcome.winner]] -= 1.0
+            self.terminations = dict.fromkeys(self.agents, True)
+            summary = {"winner": outcome.winner, "scores": outcome.scores, "termination": outcome.termination}
+            self.infos = {a: dict(summary) for a in self.agents}
+        self.agent_selection = AGENTS[after.to_move]
+        self._accumulate_rewards()
+        if self.render_mode == "human":
+            self.render()
+
+    def render(self) -> str | np.ndarray | None:
+        if self.render_mode is None:
+            gymnasium.logger.warn("You are calling render method without specifying any render mode.")
+            return None
+        if self.render_mode == "rgb_array":
+            from trinity_env.envs.image import render_rgb
+
+            return render_rgb(self.state)
+        text = render_text(self.state)
+        if self.render_mode == "ansi":
+            return text
+        print(text)
+        return None
+
+    def close(self) -> None:
+        pass
+
+
+def _margin(state: GameState) -> int:
+    """Player 0's lane-majority score minus player 1's, on the board as it stands."""
+    zero, one = lane_scores(state.owners)
+    return zero - one

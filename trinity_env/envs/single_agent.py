@@ -1,0 +1,127 @@
+"""A single-agent gymnasium env for SB3 and other single-agent libraries.
+
+The learner takes a random seat each episode and the opponent (any agent: random, a
+baseline, a frozen policy) moves inside ``step()``, so the learner's trajectory holds only
+its own decisions and it receives its own result: +1 for a win and -1 for a loss. (A
+design with one policy stepping both seats in one trajectory mixes the players' returns
+and never delivers the loser's -1.) ``action_masks()`` serves sb3-contrib's MaskablePPO.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+
+from trinity_env.agents.base import Agent, as_agent, visible_state
+from trinity_env.core import NUM_ACTIONS, GameState, IllegalMoveError
+from trinity_env.envs.aec import AGENTS, raw_env
+from trinity_env.envs.config import ConfigError
+from trinity_env.envs.observation import OBSERVATION_HIGH, OBSERVATION_SIZE, action_mask, encode_observation
+
+ILLEGAL_ACTIONS = ("terminate", "raise")
+
+
+class TrinityTowersEnv(gymnasium.Env):
+    """Trinity Towers against an opponent inside the env.
+
+    ``opponent``: an ``Agent``, a function ``observation dict -> action``, or ``"random"``.
+    ``seat``: ``"random"`` (each episode, from the seeded RNG), ``0`` or ``1``.
+    ``illegal_action``: ``"terminate"`` (the episode ends with reward -1, as PettingZoo's
+    ``TerminateIllegalWrapper`` does) or ``"raise"`` (``IllegalMoveError``).
+    Other keywords are the AEC env's config (``draft``, ``open_hands``, ``deck``, ...).
+    """
+
+    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 2}
+
+    def __init__(
+        self,
+        opponent: Agent | Any = "random",
+        render_mode: str | None = None,
+        seat: int | str = "random",
+        illegal_action: str = "terminate",
+        **config: Any,
+    ):
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ConfigError(f"render_mode must be None, 'ansi' or 'rgb_array', got {render_mode!r}")
+        if seat not in (0, 1, "random") or isinstance(seat, bool):
+            raise ConfigError(f"seat must be 'random', 0 or 1, got {seat!r}")
+        if illegal_action not in ILLEGAL_ACTIONS:
+            raise ConfigError(f"illegal_action must be 'terminate' or 'raise', got {illegal_action!r}")
+        self.game = raw_env(**config)
+        self.opponent = as_agent(opponent)
+        self.render_mode = render_mode
+        self.seat_choice = seat
+        self.illegal_action = illegal_action
+        self.observation_space = spaces.Box(0, OBSERVATION_HIGH, (OBSERVATION_SIZE,), np.int8)
+        self.action_space = spaces.Discrete(NUM_ACTIONS)
+        self.seat = 0
+        self._episode_over = True
+
+    @property
+    def state(self) -> GameState:
+        """The current core ``GameState``."""
+        return self.game.state
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        super().reset(seed=seed)
+        self.game.reset(seed=int(self.np_random.integers(2**63)))
+        self.seat = int(self.np_random.integers(2)) if self.seat_choice == "random" else int(self.seat_choice)
+        self.opponent.reset(seed=int(self.np_random.integers(2**63)))
+        self._opponent_moves()
+        self._episode_over = self.state.is_over
+        return self._observation(), self._info()
+
+    def step(self, action: int):
+        if self._episode_over:
+            raise IllegalMoveError("the episode is over (or reset() was never called): call reset()")
+        mask = action_mask(self.state, self.seat)
+        action = int(action)
+        if not (0 <= action < NUM_ACTIONS and mask[action]):
+            if self.illegal_action == "raise":
+                self.state.apply(action)  # raises IllegalMoveError saying why
+            self._episode_over = True
+            info = self._info() | {"illegal_action": True}
+            return self._observation(), -1.0, True, False, info
+        learner = AGENTS[self.seat]
+        self.game.step(action)
+        reward = self.game.rewards[learner]
+        reward += self._opponent_moves()
+        self._episode_over = self.state.is_over
+        return self._observation(), float(reward), self._episode_over, False, self._info()
+
+    def _opponent_moves(self) -> float:
+        """Let the opponent play until it is the learner's turn; the learner's rewards meanwhile."""
+        learner, reward = AGENTS[self.seat], 0.0
+        other = 1 - self.seat
+        while not self.state.is_over and self.state.to_move == other:
+            observation = self.game.observe(AGENTS[other])
+            self.game.step(self.opponent.act(observation, visible_state(self.state, self.game.config.open_hands)))
+            reward += self.game.rewards[learner]
+        return reward
+
+    def action_masks(self) -> np.ndarray:
+        """The learner's legal actions as booleans (sb3-contrib's MaskablePPO calls this)."""
+        return action_mask(self.state, self.seat).astype(bool)
+
+    def _observation(self) -> np.ndarray:
+        return encode_observation(self.state, self.seat, self.game.config.open_hands)
+
+    def _info(self) -> dict[str, Any]:
+        info: dict[str, Any] = {"seat": self.seat, "action_mask": action_mask(self.state, self.seat)}
+        if self.state.is_over:
+            outcome = self.state.outcome
+            info |= {"winner": outcome.winner, "scores": outcome.scores, "termination": outcome.termination}
+        return info
+
+    def render(self):
+        if self.render_mode is None:
+            gymnasium.logger.warn("You are calling render method without specifying any render mode.")
+            return None
+        if self.render_mode == "rgb_array":
+            from trinity_env.envs.image import render_rgb
+
+            return render_rgb(self.state)
+        return str(self.state)
