@@ -280,7 +280,7 @@ def test_3_multi_capture_flips_every_beaten_neighbour_together():
         hands=(["5535"], []),
     ).play("5535", 7)
     # left side 5 > 4, top 5 > 4, bottom 3 < 4 (kept), right 5 > 4
-    assert s.last.captured == (2, 8, 6)
+    assert s.last.captured == (2, 6, 8)
     assert same_board(
         s,
         """

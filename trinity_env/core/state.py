@@ -44,7 +44,8 @@ class Transition:
     """What one action did, for renderers, logs and replays.
 
     ``captured`` holds the tiles flipped directly by the placed card, ``domino`` the tiles
-    flipped by those captured cards (one level). Both are empty for a pick.
+    flipped by those captured cards (one level), each in ascending tile order. Both are
+    empty for a pick.
     """
 
     player: int
@@ -354,7 +355,7 @@ class GameState:
             deck_index,
             card,
             tile,
-            tuple(captured),
+            tuple(sorted(captured)),
             tuple(sorted(domino)),
         )
         return GameState(

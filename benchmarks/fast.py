@@ -1,0 +1,143 @@
+"""Random-legal-play placements per second: the core against the numba engine.
+
+In one run: (a) the pure-Python core, (b) the fast engine one game at a time (one kernel
+call per game), (c) the fast engine batched at B = 64, 1024, 4096, on one thread and on
+two. Every figure is the play phase from dealt hands (the standard deck), counted in
+placements; ratios are to (a), measured in the same run. Also: how long a fresh process
+takes to import the engine and make its first call with numba's cache warm.
+
+Usage: python benchmarks/fast.py [--quick] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numba
+import numpy as np
+from engine import play_phase  # benchmarks/engine.py: the core's play-phase loop
+
+from trinity_env.fast import kernels
+from trinity_env.fast.games import FastGames
+
+SIZES = (64, 1024, 4096)
+
+
+def starts(size: int, seed: int) -> tuple[np.ndarray, ...]:
+    """``size`` new games with dealt hands, as batch arrays plus their random streams."""
+    games = FastGames(size, seed=seed, draft="random")
+    return (*(a.copy() for a in games.batch), games.rng.copy())
+
+
+def batched(size: int, threads: int, min_placements: int, seed: int) -> float:
+    """Placements per second of whole random playouts of ``size`` games at once."""
+    kernel = kernels.random_playouts if threads == 1 else kernels.random_playouts_parallel
+    numba.set_num_threads(threads)
+    kernel(*starts(8, seed))  # compile or load from cache outside the timing
+    placements, seconds, round_ = 0, 0.0, 0
+    while placements < min_placements:
+        arrays = starts(size, seed + round_)
+        start = time.perf_counter()
+        placements += kernel(*arrays)
+        seconds += time.perf_counter() - start
+        round_ += 1
+    return placements / seconds
+
+
+def one_at_a_time(n_games: int, seed: int) -> float:
+    """Placements per second when each game is its own kernel call (as a search would use it)."""
+    arrays = starts(n_games, seed)
+    rows = [tuple(a[b : b + 1].copy() for a in arrays) for b in range(n_games)]
+    kernels.random_playouts(*starts(1, seed))
+    placements = 0
+    start = time.perf_counter()
+    for row in rows:
+        placements += kernels.random_playouts(*row)
+    return placements / (time.perf_counter() - start)
+
+
+_FIRST_CALL = (
+    "import time; t = time.perf_counter()\n"
+    "from trinity_env.fast.games import FastGames\n"
+    "from trinity_env.fast import kernels\n"
+    "g = FastGames(8, seed=0, draft='random'); kernels.random_playouts(*g.batch, g.rng)\n"
+    "print(time.perf_counter() - t)"
+)
+
+
+def first_call_seconds(cache_dir: str | None = None) -> float:
+    """Seconds for a new interpreter to import the engine and run its first batch.
+
+    With ``cache_dir`` (an empty folder) numba compiles everything: the cold cost.
+    Without it, the project's cache is warmed by a first run, then the second is timed.
+    """
+    env = dict(os.environ)
+    if cache_dir is not None:
+        env["NUMBA_CACHE_DIR"] = cache_dir
+    else:
+        subprocess.run([sys.executable, "-c", _FIRST_CALL], check=True, capture_output=True)
+    out = subprocess.run([sys.executable, "-c", _FIRST_CALL], check=True, capture_output=True, text=True, env=env)
+    return float(out.stdout.strip())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="smaller budgets: the whole run well under a minute")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    runs = 3
+    core_games = 1000 if args.quick else 3000
+    budget = 300_000 if args.quick else 2_000_000
+
+    core = statistics.median(_core_rate(core_games, args.seed + r) for r in range(runs))
+    single = one_at_a_time(2000 if args.quick else 10_000, args.seed)
+    figures = {}
+    for threads in (1, 2):
+        for size in SIZES:
+            figures[(size, threads)] = statistics.median(
+                batched(size, threads, budget, args.seed + 10 * r) for r in range(runs)
+            )
+    result = {
+        "core_placements_per_s": core,
+        "fast_one_game_at_a_time_placements_per_s": single,
+        "batched_placements_per_s": figures[(4096, 1)],
+        "batched": {f"B={size},threads={threads}": rate for (size, threads), rate in figures.items()},
+        "ratio_batched_to_core": figures[(4096, 1)] / core,
+        "warm_import_and_first_call_s": first_call_seconds(),
+        "cpu_threads_available": numba.config.NUMBA_NUM_THREADS,
+    }
+    with tempfile.TemporaryDirectory() as cache_dir:
+        result["cold_import_and_first_call_s"] = first_call_seconds(cache_dir)
+    if args.json:
+        print(json.dumps(result))
+        return
+    print(f"random legal play, placements/s (median of {runs} runs; ratios to the core, same run)")
+    print(f"  (a) core, pure Python              : {core:>14,.0f}")
+    print(f"  (b) fast engine, one game per call : {single:>14,.0f}   x{single / core:,.0f}")
+    for threads in (1, 2):
+        for size in SIZES:
+            rate = figures[(size, threads)]
+            label = f"B={size:<5} {threads} thread{'s' if threads > 1 else ' '}"
+            print(f"  (c) fast engine, {label} : {rate:>14,.0f}   x{rate / core:,.0f}")
+    print(f"  import + first call, warm cache      : {result['warm_import_and_first_call_s']:.2f} s")
+    print(f"  import + first call, cold (compiles) : {result['cold_import_and_first_call_s']:.2f} s")
+    target = "meets" if figures[(4096, 1)] >= 5e6 and figures[(4096, 1)] >= 50 * core else "MISSES"
+    print(f"  target (>= 5M/s and >= 50x core at B=4096, one thread): {target}")
+
+
+def _core_rate(n_games: int, seed: int) -> float:
+    seconds, placements = play_phase(n_games, random.Random(seed))
+    return placements / seconds
+
+
+if __name__ == "__main__":
+    main()

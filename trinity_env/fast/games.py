@@ -1,0 +1,221 @@
+"""``FastGames``: B games of Trinity Towers stepped in lockstep by the numba kernels.
+
+The player to move in each game acts; finished games are scored and restarted in the
+same step (auto-reset), so a training loop never waits on a slow game. Everything random
+(first movers, dealt hands, random decks) comes from ``seed``: the same seed gives the
+same games, whatever else the process does.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import NamedTuple
+
+import numpy as np
+
+from trinity_env.core import GameState, IllegalMoveError
+from trinity_env.envs.config import EnvConfig, make_config
+from trinity_env.envs.observation import OBSERVATION_SIZE
+from trinity_env.fast import kernels
+from trinity_env.fast.convert import read_state, write_state
+from trinity_env.fast.layout import OVER, PHASE, SCORE0, TO_MOVE, WINNER, Batch
+
+_DEAL = {"pick": 0, "random": 1, "fixed": 2}
+
+
+class StepResult(NamedTuple):
+    """What one lockstep step did. ``rewards[b, p]`` is player p's reward in game b;
+    ``terminated[b]`` marks games that ended (and were restarted); ``winner[b]`` is the
+    winner of a game that ended (-1 for a draw or a game still running), ``scores[b]``
+    its lane scores; ``final_observations`` (when asked for) the ended games' last
+    observations, taken before the restart."""
+
+    rewards: np.ndarray
+    terminated: np.ndarray
+    winner: np.ndarray
+    scores: np.ndarray
+    final_observations: np.ndarray | None = None
+
+
+def _deck_array(deck) -> np.ndarray:
+    return np.asarray(deck, dtype=np.int8).reshape(16, 4)
+
+
+class FastGames:
+    """B games in lockstep; keywords are the environment config (``draft``, ``deck``, ...)."""
+
+    def __init__(self, num_games: int, *, seed: int | None = None, config=None, **keywords):
+        if num_games < 1:
+            raise ValueError(f"num_games must be at least 1, got {num_games}")
+        self.config: EnvConfig = make_config(config, **keywords)
+        self.num_games = num_games
+        self.batch = Batch.empty(num_games)
+        self._fixed = np.zeros((2, 16), np.int8)
+        if self.config.hands is not None:
+            for p, hand in enumerate(self.config.hands):
+                self._fixed[p, list(hand)] = 1
+        self._static_decks = None
+        if all(not isinstance(d, str) for d in self.config.decks):
+            self._static_decks = np.stack([_deck_array(d) for d in self.config.decks])
+        self._buffer_actions = np.zeros(num_games, np.int64)
+        self._illegal = np.zeros(num_games, np.int8)
+        self.reset(seed)
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def reset(self, seed: int | None = None) -> None:
+        """Start all games anew; ``seed`` reseeds every random stream."""
+        self._np_rng = np.random.default_rng(seed)
+        self.rng = self._np_rng.integers(1, 2**63, self.num_games, dtype=np.uint64)
+        self._py_rng = random.Random(int(self._np_rng.integers(2**63)))
+        self._restart(np.arange(self.num_games))
+
+    def _restart(self, games: np.ndarray) -> None:
+        if games.size == 0:
+            return
+        if self._static_decks is not None:
+            decks = np.broadcast_to(self._static_decks, (games.size, 2, 16, 4))
+        else:
+            decks = np.stack(
+                [
+                    np.stack([_deck_array(d) for d in self.config.deal_decks(self._py_rng)])
+                    for _ in range(games.size)
+                ]
+            )
+        first = -1 if self.config.first_player == "random" else int(self.config.first_player)
+        kernels.reset_games(
+            *self.batch,
+            games.astype(np.int64),
+            np.ascontiguousarray(decks),
+            first,
+            self.config.max_a_cards,
+            _DEAL[self.config.draft],
+            self._fixed,
+            self.rng,
+        )
+
+    # ------------------------------------------------------------------ views
+
+    @property
+    def to_move(self) -> np.ndarray:
+        """The seat to move in each game (int8 [B])."""
+        return self.batch.info[:, TO_MOVE].copy()
+
+    def masks(self) -> np.ndarray:
+        """Legal-action masks of the player to move, int8 [B, 256]."""
+        out = np.zeros((self.num_games, 256), np.int8)
+        kernels.masks_batch(
+            self.batch.decks, self.batch.status, self.batch.owner, self.batch.info, out
+        )
+        return out
+
+    def observations(self, seats: np.ndarray | None = None) -> np.ndarray:
+        """Observations, int8 [B, 339], of ``seats`` (default: the player to move), as the AEC env encodes them."""
+        seats = (
+            self.batch.info[:, TO_MOVE].astype(np.int64)
+            if seats is None
+            else np.asarray(seats, np.int64)
+        )
+        out = np.zeros((self.num_games, OBSERVATION_SIZE), np.int8)
+        kernels.observe_batch(
+            self.batch.decks, self.batch.status, self.batch.sides, self.batch.owner, self.batch.info,
+            seats, self.config.open_hands, out,
+        )  # fmt: skip
+        return out
+
+    def state(self, game: int) -> GameState:
+        """Game ``game`` as a core ``GameState``."""
+        return read_state(self.batch, game)
+
+    def set_state(self, game: int, state: GameState) -> None:
+        """Put a core ``GameState`` into row ``game`` (puzzles, tests, search from a position)."""
+        write_state(self.batch, game, state)
+
+    # ------------------------------------------------------------------ stepping
+
+    def step(
+        self,
+        actions: np.ndarray,
+        games: np.ndarray | None = None,
+        final_seats: np.ndarray | None = None,
+    ) -> StepResult:
+        """The player to move in each game (or only in ``games``) takes ``actions``; finished games restart.
+
+        ``final_seats``: also return, for games that end, the final observation of that seat.
+        Raises ``IllegalMoveError`` naming the games whose action is illegal; then nothing moves.
+        """
+        actions = np.asarray(actions, np.int64)
+        if games is None:
+            if actions.shape != (self.num_games,):
+                raise ValueError(
+                    f"actions must have shape ({self.num_games},), got {actions.shape}"
+                )
+            full = actions
+        else:
+            games = np.asarray(games, np.int64)
+            full = self._buffer_actions
+            full[:] = -1
+            full[games] = actions
+        active = full >= 0
+        kernels.check_batch(
+            self.batch.decks,
+            self.batch.status,
+            self.batch.owner,
+            self.batch.info,
+            full,
+            self._illegal,
+        )
+        bad = np.flatnonzero(active & (self._illegal == 1))
+        if bad.size:
+            listed = ", ".join(f"game {b}: action {full[b]}" for b in bad[:5])
+            raise IllegalMoveError(
+                f"illegal action in {bad.size} game(s) ({listed}); no game moved"
+            )
+        before = self._margins() if self.config.reward == "margin" else None
+        kernels.step_batch(*self.batch, full, self._illegal)
+        return self._settle(before, active, final_seats)
+
+    def _margins(self) -> np.ndarray:
+        counts = np.stack(
+            [(self.batch.owner.reshape(-1, 3, 5) == p).sum(-1) for p in (0, 1)]
+        )  # [2, B, 3]
+        scores = np.where(counts[0] > counts[1], counts[0], 0).sum(-1) - np.where(
+            counts[1] > counts[0], counts[1], 0
+        ).sum(-1)
+        return scores.astype(np.float32)
+
+    def _settle(
+        self, margins_before: np.ndarray | None, active: np.ndarray, final_seats: np.ndarray | None
+    ) -> StepResult:
+        info = self.batch.info
+        done = info[:, PHASE] == OVER
+        rewards = np.zeros((self.num_games, 2), np.float32)
+        if margins_before is not None:
+            change = (self._margins() - margins_before) / 15
+            change[~active] = 0
+            rewards[:, 0] += change
+            rewards[:, 1] -= change
+        winner = np.where(done, info[:, WINNER], -1).astype(np.int8)
+        rewards[winner == 0, 0] += 1
+        rewards[winner == 0, 1] -= 1
+        rewards[winner == 1, 1] += 1
+        rewards[winner == 1, 0] -= 1
+        scores = np.where(done[:, None], info[:, SCORE0 : SCORE0 + 2], 0).astype(np.int8)
+        final = None if final_seats is None else self.observations(final_seats)
+        self._restart(np.flatnonzero(done))
+        return StepResult(rewards, done, winner, scores, final)
+
+    def random_actions(self, games: np.ndarray) -> np.ndarray:
+        """A uniformly random legal action in each of ``games``, from the games' own seeded streams."""
+        games = np.asarray(games, np.int64)
+        out = np.zeros(games.size, np.int64)
+        kernels.random_actions(
+            self.batch.decks,
+            self.batch.status,
+            self.batch.owner,
+            self.batch.info,
+            games,
+            self.rng,
+            out,
+        )
+        return out

@@ -1,0 +1,525 @@
+"""The rules of RULES.md as numba kernels over a ``Batch`` (see ``layout.py``).
+
+One game is a row of each array; kernels take the arrays and a game index, so the same
+code steps one game, a batch in lockstep, or runs whole random playouts for search and
+benchmarks without leaving compiled code. The pure-Python core is the reference: the
+differential tests replay core games here and compare every state.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from trinity_env.fast.layout import (
+    A_HELD0,
+    ABSENT,
+    CAPTURED,
+    DECK_SIZE0,
+    DOMINO,
+    DRAFT,
+    FIRST_PLAYER,
+    FULL_BOARD,
+    HAND0,
+    IN_HAND,
+    LANE,
+    LANE_CONTROL,
+    MAX_A,
+    NEIGHBOUR,
+    NO_MOVES,
+    OVER,
+    PHASE,
+    PLACED,
+    PLAY,
+    PLAYED,
+    SCORE0,
+    TERMINATION,
+    TO_MOVE,
+    UNPICKED,
+    WINNER,
+)
+
+A = 10
+HAND_SIZE = 8
+PLACE_OFFSET = 16
+TILES = 15
+
+
+@njit(cache=True, inline="always")
+def beats(side, facing):
+    return side > facing or (side == facing and side == A)
+
+
+@njit(cache=True, inline="always")
+def is_a_card(decks, b, p, i):
+    return decks[b, p, i, 0] == A or decks[b, p, i, 1] == A or decks[b, p, i, 2] == A or decks[b, p, i, 3] == A
+
+
+@njit(cache=True)
+def is_legal(decks, status, owner, info, b, action):
+    """Whether ``action`` is legal for the player to move in game ``b``."""
+    phase = info[b, PHASE]
+    p = np.int64(info[b, TO_MOVE])
+    if action < 0 or action >= 256 or phase == OVER:
+        return False
+    if action < PLACE_OFFSET:
+        if phase != DRAFT or status[b, p, action] != UNPICKED:
+            return False
+        return info[b, A_HELD0 + p] < info[b, MAX_A] or not is_a_card(decks, b, p, action)
+    if phase != PLAY:
+        return False
+    i = (action - PLACE_OFFSET) // TILES
+    t = (action - PLACE_OFFSET) % TILES
+    return status[b, p, i] == IN_HAND and owner[b, t] == -1
+
+
+@njit(cache=True)
+def legal_mask(decks, status, owner, info, b, out):
+    """Write game ``b``'s legal-action mask (256 entries, 0/1) into ``out``; return the count."""
+    out[:] = 0
+    phase = info[b, PHASE]
+    p = np.int64(info[b, TO_MOVE])
+    count = 0
+    if phase == DRAFT:
+        a_allowed = info[b, A_HELD0 + p] < info[b, MAX_A]
+        for i in range(16):
+            if status[b, p, i] == UNPICKED and (a_allowed or not is_a_card(decks, b, p, i)):
+                out[i] = 1
+                count += 1
+    elif phase == PLAY:
+        for i in range(16):
+            if status[b, p, i] == IN_HAND:
+                base = PLACE_OFFSET + TILES * i
+                for t in range(TILES):
+                    if owner[b, t] == -1:
+                        out[base + t] = 1
+                        count += 1
+    return count
+
+
+@njit(cache=True)
+def legal_actions(decks, status, owner, info, b, out):
+    """Write game ``b``'s legal action ids, ascending, into ``out``; return how many."""
+    phase = info[b, PHASE]
+    p = np.int64(info[b, TO_MOVE])
+    count = 0
+    if phase == DRAFT:
+        a_allowed = info[b, A_HELD0 + p] < info[b, MAX_A]
+        for i in range(16):
+            if status[b, p, i] == UNPICKED and (a_allowed or not is_a_card(decks, b, p, i)):
+                out[count] = i
+                count += 1
+    elif phase == PLAY:
+        for i in range(16):
+            if status[b, p, i] == IN_HAND:
+                base = PLACE_OFFSET + TILES * i
+                for t in range(TILES):
+                    if owner[b, t] == -1:
+                        out[count] = base + t
+                        count += 1
+    return count
+
+
+@njit(cache=True)
+def score(owner, info, b):
+    """Lane-majority scores of game ``b``'s board into ``info``; returns the higher-scoring player or -1."""
+    s0 = 0
+    s1 = 0
+    for lane in range(3):
+        c0 = 0
+        c1 = 0
+        for pos in range(5):
+            o = owner[b, 5 * lane + pos]
+            if o == 0:
+                c0 += 1
+            elif o == 1:
+                c1 += 1
+        if c0 > c1:
+            s0 += c0
+        elif c1 > c0:
+            s1 += c1
+    info[b, SCORE0] = s0
+    info[b, SCORE0 + 1] = s1
+    if s0 > s1:
+        return 0
+    if s1 > s0:
+        return 1
+    return -1
+
+
+@njit(cache=True)
+def apply_action(decks, status, sides, owner, marks, info, b, action):
+    """Apply a legal ``action`` of the player to move in game ``b`` (no legality check)."""
+    p = np.int64(info[b, TO_MOVE])
+    o = 1 - p
+    for n in range(TILES):
+        marks[b, n] = 0
+    if action < PLACE_OFFSET:
+        status[b, p, action] = IN_HAND
+        info[b, HAND0 + p] += 1
+        if is_a_card(decks, b, p, action):
+            info[b, A_HELD0 + p] += 1
+        if info[b, HAND0] >= HAND_SIZE and info[b, HAND0 + 1] >= HAND_SIZE:
+            info[b, PHASE] = PLAY
+            info[b, TO_MOVE] = info[b, FIRST_PLAYER]
+        else:
+            info[b, TO_MOVE] = o
+        return
+    i = (action - PLACE_OFFSET) // TILES
+    t = (action - PLACE_OFFSET) % TILES
+    for k in range(4):
+        sides[b, t, k] = decks[b, p, i, k]
+    owner[b, t] = p
+    marks[b, t] = PLACED
+    status[b, p, i] = PLAYED
+    info[b, HAND0 + p] -= 1
+    # direct captures, all together: marked first, flipped after
+    for k in range(4):
+        n = NEIGHBOUR[t, k, 0]
+        if n >= 0 and owner[b, n] == o and beats(sides[b, t, NEIGHBOUR[t, k, 1]], sides[b, n, NEIGHBOUR[t, k, 2]]):
+            marks[b, n] = CAPTURED
+    for k in range(4):
+        c = NEIGHBOUR[t, k, 0]
+        if c >= 0 and marks[b, c] == CAPTURED:
+            owner[b, c] = p
+    # the domino: each captured card against the opponent's cards it touches, one level
+    for k in range(4):
+        c = NEIGHBOUR[t, k, 0]
+        if c < 0 or marks[b, c] != CAPTURED:
+            continue
+        for j in range(4):
+            n = NEIGHBOUR[c, j, 0]
+            if n >= 0 and owner[b, n] == o and beats(sides[b, c, NEIGHBOUR[c, j, 1]], sides[b, n, NEIGHBOUR[c, j, 2]]):
+                marks[b, n] = DOMINO
+    for k in range(4):
+        c = NEIGHBOUR[t, k, 0]
+        if c < 0 or marks[b, c] != CAPTURED:
+            continue
+        for j in range(4):
+            n = NEIGHBOUR[c, j, 0]
+            if n >= 0 and marks[b, n] == DOMINO:
+                owner[b, n] = p
+    full = True
+    for n in range(TILES):
+        if owner[b, n] == -1:
+            full = False
+            break
+    # the end of the game
+    for lane in range(3):
+        mine = True
+        for pos in range(5):
+            if owner[b, 5 * lane + pos] != p:
+                mine = False
+                break
+        if mine:
+            score(owner, info, b)
+            info[b, PHASE] = OVER
+            info[b, TERMINATION] = LANE_CONTROL
+            info[b, LANE] = lane
+            info[b, WINNER] = p
+            info[b, TO_MOVE] = o
+            return
+    if full:
+        info[b, WINNER] = score(owner, info, b)
+        info[b, PHASE] = OVER
+        info[b, TERMINATION] = FULL_BOARD
+        info[b, TO_MOVE] = o
+    elif info[b, HAND0 + o] > 0:
+        info[b, TO_MOVE] = o
+    elif info[b, HAND0 + p] > 0:
+        info[b, TO_MOVE] = p  # the opponent has no card and passes
+    else:
+        info[b, WINNER] = score(owner, info, b)
+        info[b, PHASE] = OVER
+        info[b, TERMINATION] = NO_MOVES
+        info[b, TO_MOVE] = o
+
+
+@njit(cache=True)
+def check_batch(decks, status, owner, info, actions, illegal):
+    """``illegal[b] = 1`` where ``actions[b]`` is not legal in game ``b`` (negative actions: skipped)."""
+    for b in range(info.shape[0]):
+        illegal[b] = actions[b] >= 0 and not is_legal(decks, status, owner, info, b, actions[b])
+
+
+@njit(cache=True)
+def step_batch(decks, status, sides, owner, marks, info, actions, illegal):
+    """Apply ``actions[b]`` in every game not over (negative: skip); ``illegal[b]`` marks refused actions."""
+    for b in range(info.shape[0]):
+        illegal[b] = 0
+        if info[b, PHASE] == OVER or actions[b] < 0:
+            continue
+        if is_legal(decks, status, owner, info, b, actions[b]):
+            apply_action(decks, status, sides, owner, marks, info, b, actions[b])
+        else:
+            illegal[b] = 1
+
+
+_SHIFT_A = np.uint64(12)
+_SHIFT_B = np.uint64(25)
+_SHIFT_C = np.uint64(27)
+_SHIFT_32 = np.uint64(32)
+_MULTIPLIER = np.uint64(0x2545F4914F6CDD1D)
+
+
+@njit(cache=True, inline="always")
+def random_below(rng, b, n):
+    """A random integer in ``[0, n)`` from game ``b``'s own xorshift64* stream ``rng[b]``.
+
+    One stream per game keeps batched and threaded playouts reproducible whatever the
+    thread count, and is several times cheaper than numba's shared Mersenne Twister. The
+    top 32 bits are scaled to ``[0, n)`` by a multiply and a shift instead of a division
+    (bias below n / 2**32).
+    """
+    x = rng[b]
+    x ^= x >> _SHIFT_A
+    x ^= x << _SHIFT_B
+    x ^= x >> _SHIFT_C
+    rng[b] = x
+    return np.int64((((x * _MULTIPLIER) >> _SHIFT_32) * np.uint64(n)) >> _SHIFT_32)
+
+
+@njit(cache=True)
+def random_action(decks, status, owner, info, b, rng, buffer):
+    """A uniformly random legal action of game ``b``.
+
+    In play the legal actions are every card in hand times every empty tile, so a uniform
+    card and a uniform tile give a uniform action without listing them all.
+    """
+    if info[b, PHASE] == DRAFT:
+        return buffer[random_below(rng, b, legal_actions(decks, status, owner, info, b, buffer))]
+    p = np.int64(info[b, TO_MOVE])
+    # branch-free lists: empty tiles in buffer[0:empty], hand slots in buffer[16:16 + held]
+    empty = 0
+    for t in range(TILES):
+        buffer[empty] = t
+        empty += np.int64(owner[b, t] == -1)
+    held = 0
+    for i in range(16):
+        buffer[16 + held] = i
+        held += np.int64(status[b, p, i] == IN_HAND)
+    card = buffer[16 + random_below(rng, b, held)]
+    tile = buffer[random_below(rng, b, empty)]
+    return PLACE_OFFSET + TILES * card + tile
+
+
+@njit(cache=True)
+def _random_playout(decks, status, sides, owner, marks, info, b, rng, buffer):
+    placements = 0
+    while info[b, PHASE] != OVER:
+        action = random_action(decks, status, owner, info, b, rng, buffer)
+        if action >= PLACE_OFFSET:
+            placements += 1
+        apply_action(decks, status, sides, owner, marks, info, b, action)
+    return placements
+
+
+@njit(cache=True)
+def random_playouts(decks, status, sides, owner, marks, info, rng):
+    """Play every game of the batch to the end with uniformly random legal actions; total placements."""
+    buffer = np.empty(256, np.int64)
+    total = 0
+    for b in range(info.shape[0]):
+        total += _random_playout(decks, status, sides, owner, marks, info, b, rng, buffer)
+    return total
+
+
+@njit(cache=True, parallel=True)
+def random_playouts_parallel(decks, status, sides, owner, marks, info, rng):
+    """``random_playouts`` spread over numba's threads (``numba.set_num_threads``)."""
+    n = info.shape[0]
+    counts = np.zeros(n, np.int64)
+    for b in prange(n):
+        buffer = np.empty(256, np.int64)
+        counts[b] = _random_playout(decks, status, sides, owner, marks, info, b, rng, buffer)
+    return counts.sum()
+
+
+@njit(cache=True)
+def random_step_batch(decks, status, sides, owner, marks, info, rng):
+    """Every game not over takes one uniformly random legal action (lockstep random play)."""
+    buffer = np.empty(256, np.int64)
+    placements = 0
+    for b in range(info.shape[0]):
+        if info[b, PHASE] == OVER:
+            continue
+        action = random_action(decks, status, owner, info, b, rng, buffer)
+        if action >= PLACE_OFFSET:
+            placements += 1
+        apply_action(decks, status, sides, owner, marks, info, b, action)
+    return placements
+
+
+@njit(cache=True)
+def masks_batch(decks, status, owner, info, out):
+    """Legal-action masks of the player to move in every game (all zeros once over)."""
+    for b in range(info.shape[0]):
+        legal_mask(decks, status, owner, info, b, out[b])
+
+
+# observation layout (must match trinity_env.envs.observation, bit for bit)
+_BOARD = 9
+_OWN = 99
+_THEIRS = 211
+
+
+@njit(cache=True)
+def observe(decks, status, sides, owner, info, b, seat, open_hands, out):
+    """Write game ``b``'s observation for ``seat`` into ``out`` (339 int8), as the AEC env encodes it."""
+    out[:] = 0
+    other = 1 - seat
+    phase = info[b, PHASE]
+    out[0] = phase == DRAFT
+    out[1] = phase == PLAY
+    out[2] = phase == OVER
+    out[3] = phase != OVER and info[b, TO_MOVE] == seat
+    out[4] = info[b, FIRST_PLAYER] == seat
+    out[5] = info[b, MAX_A]
+    out[6] = info[b, A_HELD0 + seat]
+    out[7] = info[b, HAND0 + seat]
+    out[8] = info[b, HAND0 + other]
+    for t in range(TILES):
+        o = owner[b, t]
+        if o == -1:
+            continue
+        base = _BOARD + 6 * t
+        if o == seat:
+            out[base] = 1
+        else:
+            out[base + 1] = 1
+        for k in range(4):
+            out[base + 2 + k] = sides[b, t, k]
+    for i in range(16):
+        s = status[b, seat, i]
+        if s == ABSENT:
+            continue
+        base = _OWN + 7 * i
+        for k in range(4):
+            out[base + k] = decks[b, seat, i, k]
+        out[base + 4 + s] = 1
+    visible = open_hands and phase != DRAFT
+    for i in range(16):
+        s = status[b, other, i]
+        if s == ABSENT:
+            continue
+        base = _THEIRS + 8 * i
+        for k in range(4):
+            out[base + k] = decks[b, other, i, k]
+        if s == PLAYED:
+            out[base + 4] = 1
+        elif not visible:
+            out[base + 7] = 1
+        elif s == IN_HAND:
+            out[base + 5] = 1
+        else:
+            out[base + 6] = 1
+
+
+@njit(cache=True)
+def observe_batch(decks, status, sides, owner, info, seats, open_hands, out):
+    """Observations of ``seats[b]`` in every game b."""
+    for b in range(info.shape[0]):
+        observe(decks, status, sides, owner, info, b, seats[b], open_hands, out[b])
+
+
+@njit(cache=True)
+def _choose(n, k):
+    result = 1
+    for j in range(k):
+        result = result * (n - j) // (j + 1)
+    return result
+
+
+@njit(cache=True)
+def deal_random_hand(decks, status, info, b, p, rng):
+    """Give player ``p`` of game ``b`` a hand drawn uniformly from all legal hands of its deck."""
+    a_slots = np.empty(16, np.int64)
+    plain_slots = np.empty(16, np.int64)
+    n_a = 0
+    n_plain = 0
+    for i in range(16):
+        if status[b, p, i] == ABSENT:
+            continue
+        if is_a_card(decks, b, p, i):
+            a_slots[n_a] = i
+            n_a += 1
+        else:
+            plain_slots[n_plain] = i
+            n_plain += 1
+    # how many A cards: weighted by the number of legal hands with that many
+    top = min(info[b, MAX_A], n_a, HAND_SIZE)
+    total = 0
+    for k in range(top + 1):
+        total += _choose(n_a, k) * _choose(n_plain, HAND_SIZE - k)
+    r = random_below(rng, b, total)
+    k = 0
+    while True:
+        weight = _choose(n_a, k) * _choose(n_plain, HAND_SIZE - k)
+        if r < weight:
+            break
+        r -= weight
+        k += 1
+    # k A cards and 8 - k plain ones, each set uniform (partial Fisher-Yates)
+    for j in range(k):
+        swap = j + random_below(rng, b, n_a - j)
+        a_slots[j], a_slots[swap] = a_slots[swap], a_slots[j]
+        status[b, p, a_slots[j]] = IN_HAND
+    for j in range(HAND_SIZE - k):
+        swap = j + random_below(rng, b, n_plain - j)
+        plain_slots[j], plain_slots[swap] = plain_slots[swap], plain_slots[j]
+        status[b, p, plain_slots[j]] = IN_HAND
+    info[b, HAND0 + p] = HAND_SIZE
+    info[b, A_HELD0 + p] = k
+
+
+@njit(cache=True)
+def reset_games(decks, status, sides, owner, marks, info, games, new_decks, first_player, max_a, deal, fixed, rng):
+    """Start new games in rows ``games``: decks ``new_decks[j]``, ``first_player`` (-1: random),
+    and ``deal``: 0 the draft, 1 random legal hands, 2 the hands marked in ``fixed[p, i]``."""
+    for j in range(games.shape[0]):
+        b = games[j]
+        for p in range(2):
+            for i in range(16):
+                empty = True
+                for k in range(4):
+                    decks[b, p, i, k] = new_decks[j, p, i, k]
+                    if new_decks[j, p, i, k] != 0:
+                        empty = False
+                status[b, p, i] = ABSENT if empty else UNPICKED
+        for t in range(TILES):
+            owner[b, t] = -1
+            marks[b, t] = 0
+            for k in range(4):
+                sides[b, t, k] = 0
+        for c in range(info.shape[1]):
+            info[b, c] = 0
+        info[b, MAX_A] = max_a
+        info[b, WINNER] = -1
+        info[b, LANE] = -1
+        info[b, DECK_SIZE0] = 16
+        info[b, DECK_SIZE0 + 1] = 16
+        info[b, FIRST_PLAYER] = random_below(rng, b, 2) if first_player < 0 else first_player
+        if deal == 0:
+            info[b, PHASE] = DRAFT
+            info[b, TO_MOVE] = 0
+            continue
+        for p in range(2):
+            if deal == 1:
+                deal_random_hand(decks, status, info, b, p, rng)
+            else:
+                for i in range(16):
+                    if fixed[p, i]:
+                        status[b, p, i] = IN_HAND
+                        info[b, HAND0 + p] += 1
+                        if is_a_card(decks, b, p, i):
+                            info[b, A_HELD0 + p] += 1
+        info[b, PHASE] = PLAY
+        info[b, TO_MOVE] = info[b, FIRST_PLAYER]
+
+
+@njit(cache=True)
+def random_actions(decks, status, owner, info, games, rng, out):
+    """A uniformly random legal action for each game in ``games`` (a random opponent, in batch)."""
+    buffer = np.empty(256, np.int64)
+    for j in range(games.shape[0]):
+        out[j] = random_action(decks, status, owner, info, games[j], rng, buffer)
