@@ -77,10 +77,7 @@ class FastGames:
             decks = np.broadcast_to(self._static_decks, (games.size, 2, 16, 4))
         else:
             decks = np.stack(
-                [
-                    np.stack([_deck_array(d) for d in self.config.deal_decks(self._py_rng)])
-                    for _ in range(games.size)
-                ]
+                [np.stack([_deck_array(d) for d in self.config.deal_decks(self._py_rng)]) for _ in range(games.size)]
             )
         first = -1 if self.config.first_player == "random" else int(self.config.first_player)
         kernels.reset_games(
@@ -104,18 +101,12 @@ class FastGames:
     def masks(self) -> np.ndarray:
         """Legal-action masks of the player to move, int8 [B, 256]."""
         out = np.zeros((self.num_games, 256), np.int8)
-        kernels.masks_batch(
-            self.batch.decks, self.batch.status, self.batch.owner, self.batch.info, out
-        )
+        kernels.masks_batch(self.batch.decks, self.batch.status, self.batch.owner, self.batch.info, out)
         return out
 
     def observations(self, seats: np.ndarray | None = None) -> np.ndarray:
         """Observations, int8 [B, 339], of ``seats`` (default: the player to move), as the AEC env encodes them."""
-        seats = (
-            self.batch.info[:, TO_MOVE].astype(np.int64)
-            if seats is None
-            else np.asarray(seats, np.int64)
-        )
+        seats = self.batch.info[:, TO_MOVE].astype(np.int64) if seats is None else np.asarray(seats, np.int64)
         out = np.zeros((self.num_games, OBSERVATION_SIZE), np.int8)
         kernels.observe_batch(
             self.batch.decks, self.batch.status, self.batch.sides, self.batch.owner, self.batch.info,
@@ -147,9 +138,7 @@ class FastGames:
         actions = np.asarray(actions, np.int64)
         if games is None:
             if actions.shape != (self.num_games,):
-                raise ValueError(
-                    f"actions must have shape ({self.num_games},), got {actions.shape}"
-                )
+                raise ValueError(f"actions must have shape ({self.num_games},), got {actions.shape}")
             full = actions
         else:
             games = np.asarray(games, np.int64)
@@ -168,17 +157,13 @@ class FastGames:
         bad = np.flatnonzero(active & (self._illegal == 1))
         if bad.size:
             listed = ", ".join(f"game {b}: action {full[b]}" for b in bad[:5])
-            raise IllegalMoveError(
-                f"illegal action in {bad.size} game(s) ({listed}); no game moved"
-            )
+            raise IllegalMoveError(f"illegal action in {bad.size} game(s) ({listed}); no game moved")
         before = self._margins() if self.config.reward == "margin" else None
         kernels.step_batch(*self.batch, full, self._illegal)
         return self._settle(before, active, final_seats)
 
     def _margins(self) -> np.ndarray:
-        counts = np.stack(
-            [(self.batch.owner.reshape(-1, 3, 5) == p).sum(-1) for p in (0, 1)]
-        )  # [2, B, 3]
+        counts = np.stack([(self.batch.owner.reshape(-1, 3, 5) == p).sum(-1) for p in (0, 1)])  # [2, B, 3]
         scores = np.where(counts[0] > counts[1], counts[0], 0).sum(-1) - np.where(
             counts[1] > counts[0], counts[1], 0
         ).sum(-1)

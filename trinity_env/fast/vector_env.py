@@ -41,16 +41,12 @@ class TrinityTowersVectorEnv(VectorEnv):
         if seat not in (0, 1, "random") or isinstance(seat, bool):
             raise ConfigError(f"seat must be 'random', 0 or 1, got {seat!r}")
         if not (opponent == "random" or callable(opponent) or isinstance(opponent, Agent)):
-            raise ConfigError(
-                f"opponent must be 'random', a batch policy or an Agent, got {opponent!r}"
-            )
+            raise ConfigError(f"opponent must be 'random', a batch policy or an Agent, got {opponent!r}")
         self.num_envs = num_envs
         self.games = FastGames(num_envs, **config)
         self.opponent = opponent
         self.seat_choice = seat
-        self.single_observation_space = spaces.Box(
-            0, OBSERVATION_HIGH, (OBSERVATION_SIZE,), np.int8
-        )
+        self.single_observation_space = spaces.Box(0, OBSERVATION_HIGH, (OBSERVATION_SIZE,), np.int8)
         self.single_action_space = spaces.Discrete(NUM_ACTIONS)
         self.observation_space = batch_space(self.single_observation_space, num_envs)
         self.action_space = batch_space(self.single_action_space, num_envs)
@@ -129,10 +125,7 @@ class TrinityTowersVectorEnv(VectorEnv):
         masks = self.games.masks()[games]
         if isinstance(self.opponent, Agent):
             return np.array(
-                [
-                    self.opponent.act({"observation": o, "action_mask": m})
-                    for o, m in zip(observations, masks)
-                ],
+                [self.opponent.act({"observation": o, "action_mask": m}) for o, m in zip(observations, masks)],
                 np.int64,
             )
         return np.asarray(self.opponent(observations, masks), np.int64)
