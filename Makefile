@@ -28,6 +28,7 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/engine.py
 	$(BIN)/python benchmarks/env.py
+	$(BIN)/python benchmarks/fast.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
