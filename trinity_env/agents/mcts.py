@@ -1,0 +1,120 @@
+"""``mcts``: UCT with random rollouts on the fast engine, honest about hidden information.
+
+It builds its position from its own observation only. Where something is hidden (the
+opponent's secret draft picks, or its hand with ``open_hands=False``) it searches several
+determinisations ("worlds"): each deals the unknown cards at random among the hands
+consistent with what it has seen, gets an equal share of the simulations, and the root
+visit counts are summed over worlds. With everything visible it searches one tree and
+keeps it between moves: after its move and the opponent's reply it re-roots at the
+grandchild that the game actually reached.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from trinity_env.agents.base import Agent, Observation
+from trinity_env.agents.view import decode, determinise
+from trinity_env.core import GameState, TrinityError
+from trinity_env.fast import kernels
+from trinity_env.fast.layout import IN_HAND, PLAYED, Batch
+from trinity_env.search.mcts import Tree, child_with_action, search
+
+BRANCHING = 64  # children expected per expansion, to size the tree
+
+
+class MCTSAgent(Agent):
+    """UCT search: ``simulations`` per move, exploration constant ``c``, ``worlds`` determinisations."""
+
+    def __init__(self, simulations: int = 400, c: float = 1.4, worlds: int = 8, seed: int | None = None, reuse: bool = True):
+        if simulations < 1 or worlds < 1 or c < 0:
+            raise TrinityError(f"mcts needs simulations >= 1, worlds >= 1 and c >= 0; got {simulations}, {worlds}, {c}")
+        self.simulations = simulations
+        self.c = c
+        self.worlds = worlds
+        self.reuse = reuse
+        self.name = f"mcts:{simulations}"
+        self._tree = Tree(min(simulations * BRANCHING + 512, 4_000_000))
+        self.reset(seed)
+
+    def reset(self, seed: int | None = None) -> None:
+        self._rng = np.random.default_rng(seed)
+        self._tree.clear(1)
+        self._root = 0
+        self._after_move: Batch | None = None  # our position right after our last move
+        self._after_node = -1
+
+    def _kernel_rng(self) -> np.ndarray:
+        return self._rng.integers(1, 2**63, 2, dtype=np.uint64)
+
+    def act(self, observation: Observation, state: GameState | None = None) -> int:
+        view = decode(observation["observation"])
+        legal = np.flatnonzero(observation["action_mask"])
+        if legal.size == 0:
+            raise TrinityError("mcts was asked to act with no legal action (is it its turn?)")
+        if legal.size == 1:
+            self._after_move = None
+            return int(legal[0])
+        if view.complete:
+            return self._search_one_tree(view.batch)
+        self._after_move = None
+        visits = np.zeros(256, np.int64)
+        per_world = max(1, self.simulations // self.worlds)
+        for _ in range(self.worlds):
+            world = determinise(view, self._rng)
+            tree = Tree(min(per_world * BRANCHING + 512, 4_000_000))
+            tree.clear(1)
+            rows = _two_rows(world)
+            search(*rows, 0, per_world, self.c, self._kernel_rng(), *tree.arrays())
+            _add_root_visits(tree, 0, visits)
+        return int(legal[np.argmax(visits[legal])])
+
+    def _search_one_tree(self, position: Batch) -> int:
+        rows = _two_rows(position)
+        root = self._reroot(rows) if self.reuse else -1
+        if root < 0 or self._tree.size[0] + self.simulations * BRANCHING > self._tree.capacity:
+            self._tree.clear(1)
+            root = 0
+        self._root = root
+        search(*rows, root, self.simulations, self.c, self._kernel_rng(), *self._tree.arrays())
+        visits = np.zeros(256, np.int64)
+        _add_root_visits(self._tree, root, visits)
+        action = int(np.argmax(visits))
+        # remember where our move leads, to re-root after the opponent's reply
+        after = Batch(*(a.copy() for a in rows))
+        kernels.apply_action(*after, 0, action)
+        self._after_move = after
+        self._after_node = child_with_action(self._tree.first_child, self._tree.children, self._tree.action, root, action)
+        return action
+
+    def _reroot(self, rows: Batch) -> int:
+        """The node of the reused tree matching ``rows``' position, or -1."""
+        if self._after_move is None or self._after_node < 0:
+            return -1
+        before = self._after_move
+        placed = np.flatnonzero((before.owner[0] == -1) & (rows.owner[0] != -1))
+        played = np.flatnonzero((before.status[0, 1] == IN_HAND) & (rows.status[0, 1] == PLAYED))
+        if placed.size != 1 or played.size != 1:
+            return -1
+        reply = 16 + 15 * int(played[0]) + int(placed[0])
+        probe = Batch(*(a[:1].copy() for a in before))
+        if not kernels.is_legal(probe.decks, probe.status, probe.owner, probe.info, 0, reply):
+            return -1
+        kernels.apply_action(*probe, 0, reply)
+        same = all(np.array_equal(getattr(probe, f)[0], getattr(rows, f)[0]) for f in ("status", "sides", "owner"))
+        if not same:
+            return -1
+        return int(child_with_action(self._tree.first_child, self._tree.children, self._tree.action, self._after_node, reply))
+
+
+def _two_rows(position: Batch) -> Batch:
+    rows = Batch.empty(2)
+    for target, source in zip(rows, position):
+        target[:] = source[0]
+    return rows
+
+
+def _add_root_visits(tree: Tree, root: int, visits: np.ndarray) -> None:
+    first, count = tree.first_child[root], tree.children[root]
+    for k in range(first, first + count):
+        visits[tree.action[k]] += tree.visits[k]

@@ -1,0 +1,58 @@
+"""Agents by name: ``make("mcts:400")``, ``make("greedy")``, ``make("random:seed=3")``.
+
+A spec is ``name`` or ``name:arg,key=value,...``: the first bare argument is the agent's
+main number (simulations for ``mcts``), the rest are keywords. The same strings name
+agents in Python, on the command line, in configs and in the arena.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from trinity_env.agents.base import Agent, RandomAgent
+from trinity_env.agents.baselines import GreedyAgent, LookaheadAgent
+from trinity_env.agents.mcts import MCTSAgent
+from trinity_env.core import TrinityError
+
+
+class AgentSpecError(TrinityError):
+    """An agent spec string that names no agent or gives it bad arguments."""
+
+
+def _mcts(simulations: str = "400", c: str = "1.4", worlds: str = "8", seed: str | None = None) -> Agent:
+    return MCTSAgent(int(simulations), float(c), int(worlds), None if seed is None else int(seed))
+
+
+def _random(seed: str | None = None) -> Agent:
+    return RandomAgent(None if seed is None else int(seed))
+
+
+AGENTS: dict[str, Callable[..., Agent]] = {
+    "random": _random,
+    "greedy": lambda: GreedyAgent(),
+    "lookahead": lambda: LookaheadAgent(),
+    "mcts": _mcts,
+}
+
+
+def make(spec: str) -> Agent:
+    """The agent a spec string names; ``AgentSpecError`` says what is wrong with a bad one."""
+    if not isinstance(spec, str) or not spec.strip():
+        raise AgentSpecError(f"an agent spec is a string like 'greedy' or 'mcts:400', got {spec!r}")
+    name, _, rest = spec.strip().partition(":")
+    factory = AGENTS.get(name)
+    if factory is None:
+        raise AgentSpecError(f"no agent named {name!r} (in {spec!r}); known: {', '.join(sorted(AGENTS))}")
+    args, kwargs = [], {}
+    for part in filter(None, (p.strip() for p in rest.split(","))):
+        key, eq, value = part.partition("=")
+        if eq:
+            kwargs[key.strip()] = value.strip()
+        else:
+            args.append(part)
+    try:
+        agent = factory(*args, **kwargs)
+    except (TypeError, ValueError) as err:
+        raise AgentSpecError(f"bad arguments in agent spec {spec!r}: {err}") from None
+    agent.name = spec.strip()
+    return agent

@@ -1,0 +1,105 @@
+"""Kernels of the baseline agents: greedy placement and two-ply lookahead, on batch rows.
+
+Row 0 holds the position (the mover to act), rows 1 and 2 are scratch for a move and a
+reply; every row must already hold the same decks.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from trinity_env.fast import kernels
+from trinity_env.fast.layout import CAPTURED, DOMINO, OVER, PHASE, TO_MOVE, WINNER
+
+WIN = 1_000_000
+
+
+@njit(cache=True)
+def _copy(status, sides, owner, info, src, dst):
+    status[dst] = status[src]
+    sides[dst] = sides[src]
+    owner[dst] = owner[src]
+    info[dst] = info[src]
+
+
+@njit(cache=True)
+def _margin(owner, b, player):
+    """``player``'s lane-majority score minus the opponent's, on row ``b``'s board."""
+    total = 0
+    for lane in range(3):
+        mine = 0
+        theirs = 0
+        for pos in range(5):
+            o = owner[b, 5 * lane + pos]
+            if o == player:
+                mine += 1
+            elif o == 1 - player:
+                theirs += 1
+        if mine > theirs:
+            total += mine
+        elif theirs > mine:
+            total -= theirs
+    return total
+
+
+@njit(cache=True)
+def _evaluate(owner, info, b, player):
+    """A static value of row ``b`` for ``player``: the result if over, else card count and lane margin."""
+    if info[b, PHASE] == OVER:
+        w = info[b, WINNER]
+        return 0 if w == -1 else (WIN if w == player else -WIN)
+    cards = 0
+    for t in range(15):
+        if owner[b, t] == player:
+            cards += 1
+        elif owner[b, t] == 1 - player:
+            cards -= 1
+    return 16 * cards + _margin(owner, b, player)
+
+
+@njit(cache=True)
+def greedy_keys(decks, status, sides, owner, marks, info, actions, n, keys):
+    """Greedy's ranking of ``actions[:n]`` from row 0, written to ``keys[:n, :]`` (compare lexicographically).
+
+    Columns: cards flipped now (captured + domino), the move wins the game, the lane
+    margin after the move, the weakness of the card spent (minus its side sum), and minus
+    the action id (so the lowest id wins the last tie).
+    """
+    mover = info[0, TO_MOVE]
+    for j in range(n):
+        a = actions[j]
+        _copy(status, sides, owner, info, 0, 1)
+        kernels.apply_action(decks, status, sides, owner, marks, info, 1, a)
+        flips = 0
+        for t in range(15):
+            if marks[1, t] == CAPTURED or marks[1, t] == DOMINO:
+                flips += 1
+        i = (a - 16) // 15
+        keys[j, 0] = flips
+        keys[j, 1] = info[1, PHASE] == OVER and info[1, WINNER] == mover
+        keys[j, 2] = _margin(owner, 1, mover)
+        keys[j, 3] = -(decks[0, mover, i, 0] + decks[0, mover, i, 1] + decks[0, mover, i, 2] + decks[0, mover, i, 3])
+        keys[j, 4] = -a
+
+
+@njit(cache=True)
+def lookahead_values(decks, status, sides, owner, marks, info, actions, n, values):
+    """For each of ``actions[:n]`` from row 0: its value against the opponent's best reply."""
+    mover = info[0, TO_MOVE]
+    replies = np.empty(256, np.int64)
+    for j in range(n):
+        _copy(status, sides, owner, info, 0, 1)
+        kernels.apply_action(decks, status, sides, owner, marks, info, 1, actions[j])
+        if info[1, PHASE] == OVER or info[1, TO_MOVE] == mover:
+            values[j] = _evaluate(owner, info, 1, mover)
+            continue
+        count = kernels.legal_actions(decks, status, owner, info, 1, replies)
+        worst = WIN + 1
+        for r in range(count):
+            _copy(status, sides, owner, info, 1, 2)
+            kernels.apply_action(decks, status, sides, owner, marks, info, 2, replies[r])
+            v = _evaluate(owner, info, 2, mover)
+            if v < worst:
+                worst = v
+        values[j] = worst

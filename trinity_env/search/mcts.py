@@ -1,0 +1,129 @@
+"""UCT Monte Carlo tree search with random rollouts, compiled with numba.
+
+The tree lives in flat arrays (one entry per node) so a search never allocates per
+simulation. Row 0 of the batch holds the root position; row 1 is the simulation's working
+copy. Each simulation walks down by UCB1, expands a leaf (all its children at once),
+plays the rest of the game at random and credits every node on the path with a win, a
+draw (half) or a loss for the player who made that node's move.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from trinity_env.fast import kernels
+from trinity_env.fast.layout import OVER, PHASE, TO_MOVE, WINNER
+
+
+class Tree:
+    """Node arrays with room for ``capacity`` nodes."""
+
+    def __init__(self, capacity: int):
+        self.capacity = capacity
+        self.action = np.zeros(capacity, np.int16)
+        self.player = np.zeros(capacity, np.int8)  # who made the move into the node
+        self.first_child = np.full(capacity, -1, np.int32)
+        self.children = np.zeros(capacity, np.int16)
+        self.visits = np.zeros(capacity, np.int32)
+        self.wins = np.zeros(capacity, np.float32)
+        self.size = np.zeros(1, np.int64)
+
+    def arrays(self):
+        return self.action, self.player, self.first_child, self.children, self.visits, self.wins, self.size
+
+    def clear(self, root_player: int) -> None:
+        self.size[0] = 1
+        self.first_child[0] = -1
+        self.children[0] = 0
+        self.visits[0] = 0
+        self.wins[0] = 0
+        self.player[0] = root_player
+
+
+@njit(cache=True)
+def _copy(status, sides, owner, info, src, dst):
+    status[dst] = status[src]
+    sides[dst] = sides[src]
+    owner[dst] = owner[src]
+    info[dst] = info[src]
+
+
+@njit(cache=True)
+def _expand(decks, status, owner, info, node, action, player, first_child, children, visits, wins, size, buffer):
+    """Give ``node`` (at row 1's position) one child per legal action; False when the tree is full."""
+    n = kernels.legal_actions(decks, status, owner, info, 1, buffer)
+    start = size[0]
+    if start + n > action.shape[0]:
+        return False
+    mover = info[1, TO_MOVE]
+    for j in range(n):
+        c = start + j
+        action[c] = buffer[j]
+        player[c] = mover
+        first_child[c] = -1
+        children[c] = 0
+        visits[c] = 0
+        wins[c] = 0.0
+    first_child[node] = start
+    children[node] = n
+    size[0] = start + n
+    return True
+
+
+@njit(cache=True)
+def search(decks, status, sides, owner, marks, info, root, simulations, c, rng, action, player, first_child,
+           children, visits, wins, size):  # fmt: skip
+    """Run ``simulations`` simulations from ``root`` (its position in row 0)."""
+    buffer = np.empty(256, np.int64)
+    path = np.empty(64, np.int64)
+    for _ in range(simulations):
+        _copy(status, sides, owner, info, 0, 1)
+        node = root
+        depth = 0
+        path[0] = node
+        # selection
+        while children[node] > 0 and info[1, PHASE] != OVER:
+            parent_log = np.log(visits[node] + 1.0)
+            best = -1.0
+            chosen = first_child[node]
+            for k in range(first_child[node], first_child[node] + children[node]):
+                if visits[k] == 0:
+                    chosen = k
+                    break
+                score = wins[k] / visits[k] + c * np.sqrt(parent_log / visits[k])
+                if score > best:
+                    best = score
+                    chosen = k
+            node = chosen
+            kernels.apply_action(decks, status, sides, owner, marks, info, 1, action[node])
+            depth += 1
+            path[depth] = node
+        # expansion: a leaf seen before gets its children, and the walk goes one step further
+        if info[1, PHASE] != OVER and (visits[node] > 0 or node == root) and children[node] == 0:
+            if _expand(decks, status, owner, info, node, action, player, first_child, children, visits, wins, size, buffer):
+                node = first_child[node] + np.int64(kernels.random_below(rng, 1, children[node]))
+                kernels.apply_action(decks, status, sides, owner, marks, info, 1, action[node])
+                depth += 1
+                path[depth] = node
+        # rollout
+        while info[1, PHASE] != OVER:
+            a = kernels.random_action(decks, status, owner, info, 1, rng, buffer)
+            kernels.apply_action(decks, status, sides, owner, marks, info, 1, a)
+        winner = info[1, WINNER]
+        for k in range(depth + 1):
+            n = path[k]
+            visits[n] += 1
+            if winner == -1:
+                wins[n] += 0.5
+            elif winner == player[n]:
+                wins[n] += 1.0
+
+
+@njit(cache=True)
+def child_with_action(first_child, children, action, node, wanted):
+    """The child of ``node`` reached by ``wanted``, or -1."""
+    for k in range(first_child[node], first_child[node] + children[node]):
+        if action[k] == wanted:
+            return k
+    return -1
