@@ -72,5 +72,3 @@ class LookaheadAgent(Agent):
         greedy_keys(*batch, legal, legal.size, keys)
         order = np.lexsort(np.vstack([keys.T[::-1], values[None, :]]))
         return int(legal[order[-1]])
-
-

@@ -26,7 +26,9 @@ BRANCHING = 64  # children expected per expansion, to size the tree
 class MCTSAgent(Agent):
     """UCT search: ``simulations`` per move, exploration constant ``c``, ``worlds`` determinisations."""
 
-    def __init__(self, simulations: int = 400, c: float = 1.4, worlds: int = 8, seed: int | None = None, reuse: bool = True):
+    def __init__(
+        self, simulations: int = 400, c: float = 1.4, worlds: int = 8, seed: int | None = None, reuse: bool = True
+    ):
         if simulations < 1 or worlds < 1 or c < 0:
             raise TrinityError(f"mcts needs simulations >= 1, worlds >= 1 and c >= 0; got {simulations}, {worlds}, {c}")
         self.simulations = simulations
@@ -84,7 +86,9 @@ class MCTSAgent(Agent):
         after = Batch(*(a.copy() for a in rows))
         kernels.apply_action(*after, 0, action)
         self._after_move = after
-        self._after_node = child_with_action(self._tree.first_child, self._tree.children, self._tree.action, root, action)
+        self._after_node = child_with_action(
+            self._tree.first_child, self._tree.children, self._tree.action, root, action
+        )
         return action
 
     def _reroot(self, rows: Batch) -> int:
@@ -104,7 +108,9 @@ class MCTSAgent(Agent):
         same = all(np.array_equal(getattr(probe, f)[0], getattr(rows, f)[0]) for f in ("status", "sides", "owner"))
         if not same:
             return -1
-        return int(child_with_action(self._tree.first_child, self._tree.children, self._tree.action, self._after_node, reply))
+        return int(
+            child_with_action(self._tree.first_child, self._tree.children, self._tree.action, self._after_node, reply)
+        )
 
 
 def _two_rows(position: Batch) -> Batch:

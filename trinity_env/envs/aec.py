@@ -97,7 +97,7 @@ from gymnasium import spaces
 from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 
-from trinity_env.core import NUM_ACTIONS, GameState, IllegalMoveError, lane_scores, random_hand, render_text
+from trinity_env.core import NUM_ACTIONS, GameState, IllegalMoveError, lane_scores, render_text
 from trinity_env.envs.config import ConfigError, EnvConfig, make_config
 from trinity_env.envs.observation import OBSERVATION_HIGH, OBSERVATION_SIZE, action_mask, encode_observation
 from trinity_env.envs.wrappers import AssertOutOfBoundsWrapper, OrderEnforcingWrapper, TerminateIllegalWrapper
@@ -176,7 +176,7 @@ class raw_env(AECEnv, EzPickle):
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         if seed is not None:
             self._rng = np.random.default_rng(seed)
-        self._game = self._new_game(random.Random(int(self._rng.integers(2**63))))
+        self._game = self.config.new_game(random.Random(int(self._rng.integers(2**63))))
         self.agents = list(AGENTS)
         self.rewards = dict.fromkeys(AGENTS, 0.0)
         self._cumulative_rewards = dict.fromkeys(AGENTS, 0.0)
@@ -184,18 +184,6 @@ class raw_env(AECEnv, EzPickle):
         self.truncations = dict.fromkeys(AGENTS, False)
         self.infos = {agent: {} for agent in AGENTS}
         self.agent_selection = AGENTS[self._game.to_move]
-
-    def _new_game(self, rng: random.Random) -> GameState:
-        config = self.config
-        decks = config.deal_decks(rng)
-        first = rng.randint(0, 1) if config.first_player == "random" else int(config.first_player)
-        if config.draft == "pick":
-            hands = None
-        elif config.draft == "random":
-            hands = [random_hand(deck, config.max_a_cards, rng) for deck in decks]
-        else:
-            hands = config.hands
-        return GameState.new_game(decks, max_a_cards=config.max_a_cards, first_player=first, hands=hands)
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         seat = AGENTS.index(agent)

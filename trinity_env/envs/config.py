@@ -19,9 +19,11 @@ from trinity_env.core import (
     DEFAULT_MAX_A_CARDS,
     Card,
     DeckError,
+    GameState,
     TrinityError,
     load_deck,
     random_deck,
+    random_hand,
     validate_deck,
 )
 from trinity_env.core.decks import Deck, check_max_a_cards, config_root
@@ -71,6 +73,18 @@ class EnvConfig:
         elif second == RANDOM_DECK:
             second = random_deck(rng)
         return first, second
+
+    def new_game(self, rng: random.Random) -> GameState:
+        """A new game under this config; everything random (decks, first mover, dealt hands) from ``rng``."""
+        decks = self.deal_decks(rng)
+        first = rng.randint(0, 1) if self.first_player == "random" else int(self.first_player)
+        if self.draft == "pick":
+            hands = None
+        elif self.draft == "random":
+            hands = [random_hand(deck, self.max_a_cards, rng) for deck in decks]
+        else:
+            hands = self.hands
+        return GameState.new_game(decks, max_a_cards=self.max_a_cards, first_player=first, hands=hands)
 
     def to_dict(self) -> dict[str, Any]:
         """The keywords that rebuild this config (decks written as card lists)."""

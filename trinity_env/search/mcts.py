@@ -100,12 +100,14 @@ def search(decks, status, sides, owner, marks, info, root, simulations, c, rng, 
             depth += 1
             path[depth] = node
         # expansion: a leaf seen before gets its children, and the walk goes one step further
-        if info[1, PHASE] != OVER and (visits[node] > 0 or node == root) and children[node] == 0:
-            if _expand(decks, status, owner, info, node, action, player, first_child, children, visits, wins, size, buffer):
-                node = first_child[node] + np.int64(kernels.random_below(rng, 1, children[node]))
-                kernels.apply_action(decks, status, sides, owner, marks, info, 1, action[node])
-                depth += 1
-                path[depth] = node
+        expandable = info[1, PHASE] != OVER and (visits[node] > 0 or node == root) and children[node] == 0
+        if expandable and _expand(
+            decks, status, owner, info, node, action, player, first_child, children, visits, wins, size, buffer
+        ):
+            node = first_child[node] + np.int64(kernels.random_below(rng, 1, children[node]))
+            kernels.apply_action(decks, status, sides, owner, marks, info, 1, action[node])
+            depth += 1
+            path[depth] = node
         # rollout
         while info[1, PHASE] != OVER:
             a = kernels.random_action(decks, status, owner, info, 1, rng, buffer)

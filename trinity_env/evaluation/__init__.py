@@ -1,0 +1,1 @@
+"""Measuring agents: games between them, the round-robin arena, ratings, the endgame suite."""

@@ -1,0 +1,220 @@
+"""The arena: a round robin between agents named by spec, seats swapped, in parallel.
+
+Each pair plays ``games`` games; in game ``k`` the first-named agent takes seat ``k % 2``,
+and game ``k`` of a pair has its own seed, so results do not depend on how games are
+spread over worker processes. Agents are rebuilt from their spec strings inside each
+worker (nothing is pickled but strings and numbers).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import multiprocessing
+import os
+from dataclasses import dataclass
+from itertools import combinations
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from tqdm import tqdm
+
+from trinity_env.agents.registry import make
+from trinity_env.envs.config import make_config
+from trinity_env.evaluation.match import play_game
+from trinity_env.evaluation.ratings import bootstrap_elo, fit_elo, wilson_interval
+
+CHUNK = 10  # games per task
+
+
+def _play_chunk(task: tuple) -> tuple[int, int, float, int]:
+    i, j, spec_i, spec_j, first_game, count, seed, config = task
+    agent_i, agent_j = make(spec_i), make(spec_j)
+    env_config = make_config(config)
+    points = 0.0
+    for k in range(first_game, first_game + count):
+        game_seed = seed * 1_000_003 + i * 10_007 + j * 101 + k
+        seats = (agent_i, agent_j) if k % 2 == 0 else (agent_j, agent_i)
+        winner = play_game(seats, env_config, game_seed).winner
+        if winner is None:
+            points += 0.5
+        elif (winner == 0) == (k % 2 == 0):
+            points += 1.0
+    return i, j, points, count
+
+
+@dataclass
+class ArenaResult:
+    """``score[i, j]``: points of agent i against agent j (a win 1, a draw 0.5); ``games[i, j]`` played."""
+
+    agents: list[str]
+    score: np.ndarray
+    games: np.ndarray
+    ratings: np.ndarray
+    rating_low: np.ndarray
+    rating_high: np.ndarray
+
+    @property
+    def win_rate(self) -> np.ndarray:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            rate = self.score / self.games
+        np.fill_diagonal(rate, np.nan)
+        return rate
+
+    def interval(self, i: int, j: int) -> tuple[float, float]:
+        return wilson_interval(self.score[i, j], int(self.games[i, j]))
+
+    def order(self) -> list[int]:
+        """Agents from the highest rating down."""
+        return list(np.argsort(-self.ratings))
+
+    # ------------------------------------------------------------------ reports
+
+    def table(self) -> str:
+        """Win rates (row against column) with 95% intervals, and ratings, best first."""
+        order = self.order()
+        width = max(10, *(len(self.agents[i]) for i in order))
+        header = f"{'':<{width}} | " + " | ".join(f"{self.agents[j]:^17}" for j in order) + " | Elo (95% CI)"
+        lines = [header, "-" * len(header)]
+        for i in order:
+            cells = []
+            for j in order:
+                if i == j:
+                    cells.append(f"{'-':^17}")
+                else:
+                    low, high = self.interval(i, j)
+                    cells.append(f"{self.win_rate[i, j]:5.0%} [{low:3.0%}-{high:3.0%}]".center(17))
+            elo = f"{self.ratings[i]:+6.0f} [{self.rating_low[i]:+.0f}, {self.rating_high[i]:+.0f}]"
+            lines.append(f"{self.agents[i]:<{width}} | " + " | ".join(cells) + f" | {elo}")
+        return "\n".join(lines)
+
+    def markdown(self) -> str:
+        order = self.order()
+        lines = [
+            "| agent | " + " | ".join(f"vs {self.agents[j]}" for j in order) + " | Elo (95% CI) |",
+            "|---|" + "---|" * (len(order) + 1),
+        ]
+        for i in order:
+            cells = []
+            for j in order:
+                if i == j:
+                    cells.append("-")
+                else:
+                    low, high = self.interval(i, j)
+                    cells.append(f"{self.win_rate[i, j]:.1%} [{low:.1%}, {high:.1%}]")
+            elo = f"{self.ratings[i]:+.0f} [{self.rating_low[i]:+.0f}, {self.rating_high[i]:+.0f}]"
+            lines.append(f"| {self.agents[i]} | " + " | ".join(cells) + f" | {elo} |")
+        return "\n".join(lines)
+
+    def to_json(self) -> dict[str, Any]:
+        rate = self.win_rate
+        return {
+            "agents": self.agents,
+            "win_rate": [[None if np.isnan(x) else float(x) for x in row] for row in rate],
+            "games": self.games.astype(int).tolist(),
+            "elo": [float(r) for r in self.ratings],
+            "elo_95": [[float(lo), float(hi)] for lo, hi in zip(self.rating_low, self.rating_high)],
+        }
+
+    def write(self, out_dir: str | Path) -> list[Path]:
+        """CSV, markdown, JSON and a heatmap PNG in ``out_dir``; the paths written."""
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        paths = [out / "arena.csv", out / "arena.md", out / "arena.json", out / "arena_heatmap.png"]
+        with paths[0].open("w", newline="", encoding="utf-8") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(["agent", "opponent", "games", "score", "win_rate", "ci_low", "ci_high"])
+            for i, j in ((i, j) for i in range(len(self.agents)) for j in range(len(self.agents)) if i != j):
+                low, high = self.interval(i, j)
+                writer.writerow(
+                    [
+                        self.agents[i],
+                        self.agents[j],
+                        int(self.games[i, j]),
+                        self.score[i, j],
+                        self.win_rate[i, j],
+                        low,
+                        high,
+                    ]
+                )
+        paths[1].write_text(self.markdown() + "\n", encoding="utf-8")
+        paths[2].write_text(json.dumps(self.to_json(), indent=1) + "\n", encoding="utf-8")
+        self.heatmap(paths[3])
+        return paths
+
+    def heatmap(self, path: str | Path) -> None:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        order = self.order()
+        names = [self.agents[i] for i in order]
+        rate = self.win_rate[np.ix_(order, order)]
+        fig, ax = plt.subplots(figsize=(1.3 * len(names) + 2.5, 1.1 * len(names) + 1.5))
+        image = ax.imshow(rate, cmap="RdBu", vmin=0, vmax=1)
+        ax.set_xticks(range(len(names)), names, rotation=30, ha="right")
+        ax.set_yticks(range(len(names)), names)
+        for r in range(len(names)):
+            for c in range(len(names)):
+                if r != c:
+                    ax.text(c, r, f"{rate[r, c]:.0%}", ha="center", va="center", color="black")
+        ax.set_xlabel("opponent")
+        ax.set_ylabel("agent")
+        ax.set_title("Win rate of row agent against column agent (seats swapped)")
+        fig.colorbar(image, ax=ax, fraction=0.046)
+        fig.tight_layout()
+        fig.savefig(path, dpi=120)
+        plt.close(fig)
+
+
+def round_robin(
+    specs: list[str],
+    games: int,
+    *,
+    seed: int = 0,
+    config: dict[str, Any] | None = None,
+    workers: int | None = None,
+    progress: bool = True,
+) -> ArenaResult:
+    """Every pair of ``specs`` plays ``games`` games (seats swapped); ratings fitted to all of them."""
+    if len(specs) < 2:
+        raise ValueError("the arena needs at least two agents")
+    if games < 1:
+        raise ValueError(f"games must be at least 1, got {games}")
+    for spec in specs:
+        make(spec)  # fail fast, in this process, on a bad spec
+    env_config = make_config(config or {}).to_dict()
+    tasks = [
+        (i, j, specs[i], specs[j], start, min(CHUNK, games - start), seed, env_config)
+        for i, j in combinations(range(len(specs)), 2)
+        for start in range(0, games, CHUNK)
+    ]
+    n = len(specs)
+    score = np.zeros((n, n))
+    played = np.zeros((n, n))
+    workers = workers or os.cpu_count() or 1
+    bar = tqdm(total=sum(t[5] for t in tasks), disable=not progress,
+               desc="arena", unit="game")  # fmt: skip
+    if workers == 1:
+        results = map(_play_chunk, tasks)
+        pool = None
+    else:
+        pool = multiprocessing.get_context("spawn").Pool(workers)
+        results = pool.imap_unordered(_play_chunk, tasks)
+    try:
+        for i, j, points, count in results:
+            score[i, j] += points
+            score[j, i] += count - points
+            played[i, j] += count
+            played[j, i] += count
+            bar.update(count)
+    finally:
+        bar.close()
+        if pool is not None:
+            pool.close()
+            pool.join()
+    ratings = fit_elo(score, played)
+    low, high = bootstrap_elo(score, played, np.random.default_rng(seed))
+    return ArenaResult(list(specs), score, played, ratings, low, high)

@@ -1,0 +1,121 @@
+"""A person against an agent in the terminal: the board drawn, legal moves listed, bad input explained."""
+
+from __future__ import annotations
+
+import random
+import sys
+from collections.abc import Callable
+from typing import TextIO
+
+from trinity_env.agents.base import visible_state
+from trinity_env.agents.registry import make
+from trinity_env.core import Card, GameState, TrinityError
+from trinity_env.envs.config import make_config
+from trinity_env.envs.observation import action_mask, encode_observation
+
+HELP = (
+    "Draft: type a card (7A24) or its deck number. Play: type a card and a tile (7A24 3). "
+    "Tiles are 0-14, 5*lane + position. 'moves' lists legal moves, 'quit' stops."
+)
+
+
+def parse_move(text: str, state: GameState) -> int:
+    """The action id a person's line means in ``state``; ``TrinityError`` says what is wrong."""
+    player = state.to_move
+    deck = state.decks[player]
+    words = text.replace("@", " ").replace(",", " ").split()
+    if state.phase == "draft":
+        if len(words) != 1:
+            raise TrinityError("pick one card: type it (7A24) or its deck number (0-15)")
+        word = words[0]
+        if word.isdigit():
+            index = int(word)
+            if not 0 <= index < len(deck):
+                raise TrinityError(f"deck numbers are 0-{len(deck) - 1}")
+        else:
+            card = Card(word)
+            index = next((i for i, s in enumerate(state.status[player]) if s == 0 and deck[i] == card), -1)
+            if index < 0:
+                raise TrinityError(f"{card} is not among your unpicked cards")
+        if index not in state.legal_actions():
+            raise TrinityError(f"you cannot pick {deck[index]} now (already picked, or over the A limit)")
+        return index
+    if len(words) != 2:
+        raise TrinityError("type a card and a tile, like: 7A24 3")
+    card, tile_text = Card(words[0]), words[1]
+    if not tile_text.lstrip("-").isdigit():
+        raise TrinityError(f"the tile must be a number 0-14, got {tile_text!r}")
+    return state.play(card, int(tile_text)).last.action
+
+
+def play_in_terminal(
+    opponent: str,
+    *,
+    seat: str | int = "random",
+    seed: int | None = None,
+    config: str | None = None,
+    read: Callable[[str], str] = input,
+    out: TextIO = sys.stdout,
+) -> GameState:
+    """Play one game against ``opponent`` (an agent spec); returns the final state."""
+    env_config = make_config(config) if config else make_config()
+    rng = random.Random(seed)
+    agent = make(opponent)
+    agent.reset(rng.randrange(2**31))
+    me = rng.randint(0, 1) if seat == "random" else int(seat)
+    state = env_config.new_game(rng)
+    print(f"You are player {me} ({'w' if me == 0 else 'b'}), against {agent.name}. {HELP}", file=out)
+    while not state.is_over:
+        if state.to_move != me:
+            observation = {
+                "observation": encode_observation(state, 1 - me, env_config.open_hands),
+                "action_mask": action_mask(state, 1 - me),
+            }
+            state = state.apply(agent.act(observation, visible_state(state, env_config.open_hands)))
+            if state.last.tile is not None:
+                print(f"{agent.name} plays {state.last.card} on tile {state.last.tile}", file=out)
+            else:
+                print(f"{agent.name} picks a card (picks are secret)", file=out)
+            continue
+        _show(state, me, env_config.open_hands, out)
+        try:
+            line = read("your move> ").strip()
+        except EOFError:
+            print("\nno more input: stopping", file=out)
+            return state
+        if line in ("quit", "exit"):
+            return state
+        if line in ("moves", "help", "?"):
+            print(_legal_moves(state), file=out)
+            continue
+        try:
+            state = state.apply(parse_move(line, state))
+        except TrinityError as err:
+            print(f"not a legal move: {err}", file=out)
+    print(state, file=out)
+    result = "draw" if state.winner is None else ("you win" if state.winner == me else f"{agent.name} wins")
+    print(f"{result} (lane scores {state.scores[0]}-{state.scores[1]})", file=out)
+    return state
+
+
+def _show(state: GameState, me: int, open_hands: bool, out: TextIO) -> None:
+    if state.phase == "draft":
+        deck = state.decks[me]
+        cards = [f"{i}:{c}{'*' if state.status[me][i] else ''}" for i, c in enumerate(deck)]
+        print(f"your deck (* picked): {' '.join(cards)}", file=out)
+        return
+    text = str(state)
+    if not open_hands:
+        hidden = f"player {1 - me} ({'w' if me == 1 else 'b'}) hand:"
+        text = "\n".join(f"{hidden} (hidden)" if line.startswith(hidden) else line for line in text.splitlines())
+    print(text, file=out)
+
+
+def _legal_moves(state: GameState) -> str:
+    if state.phase == "draft":
+        deck = state.decks[state.to_move]
+        return "you may pick: " + " ".join(f"{a}:{deck[a]}" for a in state.legal_actions())
+    moves: dict[str, list[int]] = {}
+    for card, tile in state.legal_moves():
+        moves.setdefault(card, []).append(tile)
+    return "\n".join(f"{card}: tiles {' '.join(map(str, tiles))}" for card, tiles in moves.items())
