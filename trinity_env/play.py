@@ -28,7 +28,7 @@ def parse_move(text: str, state: GameState) -> int:
         if len(words) != 1:
             raise TrinityError("pick one card: type it (7A24) or its deck number (0-15)")
         word = words[0]
-        if word.isdigit():
+        if word.isdigit() and len(word) <= 2:  # a deck number; four digits are a card like 5555
             index = int(word)
             if not 0 <= index < len(deck):
                 raise TrinityError(f"deck numbers are 0-{len(deck) - 1}")

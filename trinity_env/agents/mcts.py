@@ -36,7 +36,7 @@ class MCTSAgent(Agent):
         self.worlds = worlds
         self.reuse = reuse
         self.name = f"mcts:{simulations}"
-        self._tree = Tree(min(simulations * BRANCHING + 512, 4_000_000))
+        self._tree = Tree(min(3 * simulations * BRANCHING + 512, 6_000_000))  # room to keep the tree for a few moves
         self.reset(seed)
 
     def reset(self, seed: int | None = None) -> None:
