@@ -101,13 +101,13 @@ def test_mcts_reuses_its_tree_in_open_hand_play():
     state = config.new_game(random.Random(1))
     agent = MCTSAgent(simulations=300, seed=0)
     roots = []
-    for _ in range(3):
+    while not state.is_over and len(roots) < 4:
         state = state.apply(agent.act(_observation(state, 0, True), state))
         roots.append(agent._root)
-        state = state.apply(state.legal_actions()[0])
-    state.apply(agent.act(_observation(state, 0, True), state))
-    roots.append(agent._root)
-    assert roots[0] == 0 and all(r > 0 for r in roots[1:])
+        if not state.is_over:
+            state = state.apply(state.legal_actions()[0])
+    assert len(roots) >= 2
+    assert roots[0] == 0 and all(r > 0 for r in roots[1:]), roots
 
 
 def test_specs_name_agents_and_bad_specs_say_why():

@@ -23,7 +23,7 @@ def test_the_rules_page_shows_what_the_renderer_draws(name):
         assert str(state) in page, f"docs/rules.md does not show the current drawing of the {name} example"
 
 
-@pytest.mark.parametrize("page", ["README.md", "docs/rules.md"])
+@pytest.mark.parametrize("page", ["README.md", "docs/rules.md", "docs/agents.md"])
 def test_python_snippets_run(page):
     blocks = _python_blocks(ROOT / page)
     assert blocks, f"{page} has no python snippet"

@@ -7,6 +7,10 @@ consistent with what it has seen, gets an equal share of the simulations, and th
 visit counts are summed over worlds. With everything visible it searches one tree and
 keeps it between moves: after its move and the opponent's reply it re-roots at the
 grandchild that the game actually reached.
+
+Drafting, random rollouts say little about a single card (its effect on a random game is
+buried in noise), so by default it drafts by the baselines' strongest-card rule;
+``draft="search"`` drafts by search instead, with the determinisations above.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from trinity_env.agents.base import Agent, Observation
+from trinity_env.agents.baselines import strongest_pick
 from trinity_env.agents.view import decode, determinise
 from trinity_env.core import GameState, TrinityError
 from trinity_env.fast import kernels
@@ -27,10 +32,23 @@ class MCTSAgent(Agent):
     """UCT search: ``simulations`` per move, exploration constant ``c``, ``worlds`` determinisations."""
 
     def __init__(
-        self, simulations: int = 400, c: float = 1.4, worlds: int = 8, seed: int | None = None, reuse: bool = True
+        self,
+        simulations: int = 400,
+        c: float = 0.7,
+        worlds: int = 8,
+        seed: int | None = None,
+        reuse: bool = True,
+        draft: str = "strongest",
+        greed: float = 0.5,
     ):
         if simulations < 1 or worlds < 1 or c < 0:
             raise TrinityError(f"mcts needs simulations >= 1, worlds >= 1 and c >= 0; got {simulations}, {worlds}, {c}")
+        if draft not in ("strongest", "search"):
+            raise TrinityError(f"mcts draft must be 'strongest' or 'search', got {draft!r}")
+        self.draft = draft
+        if not 0 <= greed <= 1:
+            raise TrinityError(f"mcts greed must be between 0 and 1, got {greed}")
+        self.greed = greed
         self.simulations = simulations
         self.c = c
         self.worlds = worlds
@@ -57,6 +75,8 @@ class MCTSAgent(Agent):
         if legal.size == 1:
             self._after_move = None
             return int(legal[0])
+        if self.draft == "strongest" and observation["observation"][0]:
+            return strongest_pick(observation)
         if view.complete:
             return self._search_one_tree(view.batch)
         self._after_move = None
@@ -67,7 +87,7 @@ class MCTSAgent(Agent):
             tree = Tree(min(per_world * BRANCHING + 512, 4_000_000))
             tree.clear(1)
             rows = _two_rows(world)
-            search(*rows, 0, per_world, self.c, self._kernel_rng(), *tree.arrays())
+            search(*rows, 0, per_world, self.c, self.greed, self._kernel_rng(), *tree.arrays())
             _add_root_visits(tree, 0, visits)
         return int(legal[np.argmax(visits[legal])])
 
@@ -78,7 +98,7 @@ class MCTSAgent(Agent):
             self._tree.clear(1)
             root = 0
         self._root = root
-        search(*rows, root, self.simulations, self.c, self._kernel_rng(), *self._tree.arrays())
+        search(*rows, root, self.simulations, self.c, self.greed, self._kernel_rng(), *self._tree.arrays())
         visits = np.zeros(256, np.int64)
         _add_root_visits(self._tree, root, visits)
         action = int(np.argmax(visits))

@@ -19,8 +19,17 @@ class AgentSpecError(TrinityError):
     """An agent spec string that names no agent or gives it bad arguments."""
 
 
-def _mcts(simulations: str = "400", c: str = "1.4", worlds: str = "8", seed: str | None = None) -> Agent:
-    return MCTSAgent(int(simulations), float(c), int(worlds), None if seed is None else int(seed))
+def _mcts(
+    simulations: str = "400",
+    c: str = "0.7",
+    worlds: str = "8",
+    seed: str | None = None,
+    draft: str = "strongest",
+    greed: str = "0.5",
+) -> Agent:
+    return MCTSAgent(
+        int(simulations), float(c), int(worlds), None if seed is None else int(seed), draft=draft, greed=float(greed)
+    )
 
 
 def _random(seed: str | None = None) -> Agent:

@@ -13,7 +13,7 @@ import numpy as np
 from numba import njit
 
 from trinity_env.fast import kernels
-from trinity_env.fast.layout import OVER, PHASE, TO_MOVE, WINNER
+from trinity_env.fast.layout import DRAFT, IN_HAND, NEIGHBOUR, OVER, PHASE, TO_MOVE, WINNER
 
 
 class Tree:
@@ -72,9 +72,47 @@ def _expand(decks, status, owner, info, node, action, player, first_child, child
 
 
 @njit(cache=True)
-def search(decks, status, sides, owner, marks, info, root, simulations, c, rng, action, player, first_child,
+def rollout_action(decks, status, sides, owner, info, b, rng, buffer, greed):
+    """A rollout move: with probability ``greed`` one of the placements that capture the most
+    cards right now (uniformly among them), otherwise a uniformly random legal action.
+
+    Purely random rollouts miss that a card left next to a stronger one will be taken;
+    a little greed makes the rollouts' results track the tactics of real play.
+    """
+    if info[b, PHASE] == DRAFT or kernels.random_below(rng, b, 1000) >= greed * 1000:
+        return kernels.random_action(decks, status, owner, info, b, rng, buffer)
+    p = info[b, TO_MOVE]
+    o = 1 - p
+    best = -1
+    count = 0
+    for i in range(16):
+        if status[b, p, i] != IN_HAND:
+            continue
+        for t in range(15):
+            if owner[b, t] != -1:
+                continue
+            captures = 0
+            for k in range(4):
+                n = NEIGHBOUR[t, k, 0]
+                if (
+                    n >= 0
+                    and owner[b, n] == o
+                    and kernels.beats(decks[b, p, i, NEIGHBOUR[t, k, 1]], sides[b, n, NEIGHBOUR[t, k, 2]])
+                ):
+                    captures += 1
+            if captures > best:
+                best = captures
+                count = 0
+            if captures == best:
+                buffer[count] = 16 + 15 * i + t
+                count += 1
+    return buffer[kernels.random_below(rng, b, count)]
+
+
+@njit(cache=True)
+def search(decks, status, sides, owner, marks, info, root, simulations, c, greed, rng, action, player, first_child,
            children, visits, wins, size):  # fmt: skip
-    """Run ``simulations`` simulations from ``root`` (its position in row 0)."""
+    """Run ``simulations`` simulations from ``root`` (its position in row 0); ``greed``: see ``rollout_action``."""
     buffer = np.empty(256, np.int64)
     path = np.empty(64, np.int64)
     for _ in range(simulations):
@@ -110,7 +148,7 @@ def search(decks, status, sides, owner, marks, info, root, simulations, c, rng, 
             path[depth] = node
         # rollout
         while info[1, PHASE] != OVER:
-            a = kernels.random_action(decks, status, owner, info, 1, rng, buffer)
+            a = rollout_action(decks, status, sides, owner, info, 1, rng, buffer, greed)
             kernels.apply_action(decks, status, sides, owner, marks, info, 1, a)
         winner = info[1, WINNER]
         for k in range(depth + 1):

@@ -1,0 +1,125 @@
+"""The endgame suite: solved positions that score how often an agent finds a winning move.
+
+Positions come from games between baseline agents (open hands, standard deck), taken
+when 6 to 10 tiles are empty, and are solved exactly. An agent is scored on the positions
+that are won for the player to move and where not every move wins: the share in which
+its move is one of the winning moves.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from tqdm import tqdm
+
+from trinity_env.agents.base import Agent
+from trinity_env.agents.registry import make
+from trinity_env.core import GameState, PositionError
+from trinity_env.envs.config import make_config
+from trinity_env.envs.observation import action_mask, encode_observation
+from trinity_env.search.solver import Solver
+
+
+@dataclass(frozen=True)
+class Endgame:
+    position: GameState
+    value: int
+    best_moves: frozenset[tuple[str, int]]
+
+    @property
+    def empty(self) -> int:
+        return len(self.position.empty_tiles())
+
+    def to_json(self) -> dict:
+        return {
+            "position": self.position.to_dict(),
+            "empty_tiles": self.empty,
+            "value": self.value,
+            "winner": None
+            if self.value == 0
+            else (self.position.to_move if self.value == 1 else 1 - self.position.to_move),
+            "best_moves": [{"card": c, "tile": t} for c, t in sorted(self.best_moves)],
+        }
+
+
+def build_suite(count: int, seed: int = 0, empty: tuple[int, int] = (6, 10), progress: bool = True) -> list[Endgame]:
+    """``count`` solved positions, won for the mover and not won by every move, reproducible from ``seed``."""
+    rng = random.Random(seed)
+    config = make_config(draft="random")
+    pairings = [("greedy", "random"), ("lookahead", "greedy"), ("greedy", "greedy"), ("lookahead", "random")]
+    solver = Solver()
+    suite: list[Endgame] = []
+    bar = tqdm(total=count, disable=not progress, desc="endgames", unit="position")
+    while len(suite) < count:
+        names = rng.choice(pairings)
+        agents = (make(names[0]), make(names[1]))
+        target = rng.randint(*empty)
+        state = config.new_game(rng)
+        for seat, agent in enumerate(agents):
+            agent.reset(rng.randrange(2**31) + seat)
+        while not state.is_over and len(state.empty_tiles()) > target:
+            seat = state.to_move
+            observation = {
+                "observation": encode_observation(state, seat, True),
+                "action_mask": action_mask(state, seat),
+            }
+            state = state.apply(agents[seat].act(observation, state))
+        if state.is_over or len(state.empty_tiles()) != target:
+            continue
+        position = GameState.from_dict(state.to_dict())
+        solution = solver.solve(position)
+        if solution.value != 1 or len(solution.best_moves) == len(position.legal_moves()):
+            continue
+        suite.append(Endgame(position, solution.value, frozenset(solution.best_moves)))
+        bar.update(1)
+    bar.close()
+    return suite
+
+
+def save_suite(suite: Iterable[Endgame], path: str | Path) -> None:
+    lines = [json.dumps(endgame.to_json()) for endgame in suite]
+    Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def load_suite(path: str | Path) -> list[Endgame]:
+    """Read a suite written by ``save_suite``; a malformed line is reported with its number."""
+    suite = []
+    for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+            suite.append(
+                Endgame(
+                    GameState.from_dict(data["position"]),
+                    int(data["value"]),
+                    frozenset((m["card"], int(m["tile"])) for m in data["best_moves"]),
+                )
+            )
+        except (ValueError, KeyError, TypeError) as err:
+            raise PositionError(f"{path}, line {number}: not an endgame record ({err})") from None
+    return suite
+
+
+def score_agent(agent: Agent, suite: Iterable[Endgame]) -> float:
+    """Share of the suite's won positions in which ``agent`` picks a winning move."""
+    hits = total = 0
+    for endgame in suite:
+        if endgame.value != 1:
+            continue
+        state = endgame.position
+        seat = state.to_move
+        agent.reset(total)
+        observation = {"observation": encode_observation(state, seat, True), "action_mask": action_mask(state, seat)}
+        action = agent.act(observation, state)
+        step = state.apply(action).last
+        hits += (step.card.notation, step.tile) in endgame.best_moves
+        total += 1
+    return hits / total if total else float("nan")
+
+
+DEFAULT_SUITE = Path(__file__).resolve().parent / "data" / "endgames.jsonl"
