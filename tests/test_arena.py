@@ -106,3 +106,12 @@ def test_parse_move_reads_cards_tiles_and_deck_numbers():
                          ("A235 1", "not in player 0's hand")]:  # fmt: skip
         with pytest.raises(TrinityError, match=message):
             parse_move(bad, play)
+
+
+def test_a_result_round_trips_through_json(tmp_path):
+    from trinity_env.evaluation.arena import ArenaResult
+
+    result = round_robin(["random", "greedy"], 4, seed=0, workers=1, progress=False)
+    again = ArenaResult.from_json(json.loads(json.dumps(result.to_json())))
+    assert again.markdown() == result.markdown()
+    again.heatmap(tmp_path / "h.png")

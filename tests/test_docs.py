@@ -49,3 +49,19 @@ def test_the_env_docstring_is_its_documentation_page():
     doc = aec.__doc__
     for heading in ("### Observation Space", "### Action Space", "### Rewards", "### Arguments", "### Version History"):
         assert heading in doc
+
+
+def test_the_arena_page_shows_the_arena_output():
+    page = (ROOT / "docs" / "arena.md").read_text(encoding="utf-8")
+    generated = (ROOT / "docs" / "arena" / "arena.md").read_text(encoding="utf-8").strip()
+    assert generated in page
+    import json
+
+    summary = json.loads((ROOT / "docs" / "arena" / "arena_summary.json").read_text(encoding="utf-8"))
+    assert summary["agents"] == ["random", "greedy", "lookahead", "mcts:400"]
+    assert all(g == 200 for i, row in enumerate(summary["games"]) for j, g in enumerate(row) if i != j)
+    # stronger agents rank above weaker ones: each beats every agent rated below it
+    order = sorted(range(4), key=lambda i: -summary["elo"][i])
+    for a, i in enumerate(order):
+        for j in order[a + 1 :]:
+            assert summary["win_rate"][i][j] > 0.5

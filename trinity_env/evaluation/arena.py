@@ -143,6 +143,14 @@ class ArenaResult:
         self.heatmap(paths[3])
         return paths
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ArenaResult:
+        """Rebuild a result from ``to_json()`` output (to re-draw its reports)."""
+        games = np.array(data["games"], float)
+        rate = np.array([[0.0 if x is None else x for x in row] for row in data["win_rate"]])
+        low, high = np.array(data["elo_95"]).T
+        return cls(list(data["agents"]), rate * games, games, np.array(data["elo"]), low, high)
+
     def heatmap(self, path: str | Path) -> None:
         import matplotlib
 
@@ -159,7 +167,8 @@ class ArenaResult:
         for r in range(len(names)):
             for c in range(len(names)):
                 if r != c:
-                    ax.text(c, r, f"{rate[r, c]:.0%}", ha="center", va="center", color="black")
+                    ink = "white" if abs(rate[r, c] - 0.5) > 0.3 else "black"
+                    ax.text(c, r, f"{rate[r, c]:.0%}", ha="center", va="center", color=ink)
         ax.set_xlabel("opponent")
         ax.set_ylabel("agent")
         ax.set_title("Win rate of row agent against column agent (seats swapped)")
