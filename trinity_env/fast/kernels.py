@@ -243,6 +243,15 @@ def check_batch(decks, status, owner, info, actions, illegal):
 
 
 @njit(cache=True)
+def copy_row(status, sides, owner, info, src, dst):
+    """Copy game ``src`` into row ``dst``: all a move can change (search rows share their decks)."""
+    status[dst] = status[src]
+    sides[dst] = sides[src]
+    owner[dst] = owner[src]
+    info[dst] = info[src]
+
+
+@njit(cache=True)
 def step_batch(decks, status, sides, owner, marks, info, actions, illegal):
     """Apply ``actions[b]`` in every game not over (negative: skip); ``illegal[b]`` marks refused actions."""
     for b in range(info.shape[0]):

@@ -16,14 +16,6 @@ WIN = 1_000_000
 
 
 @njit(cache=True)
-def _copy(status, sides, owner, info, src, dst):
-    status[dst] = status[src]
-    sides[dst] = sides[src]
-    owner[dst] = owner[src]
-    info[dst] = info[src]
-
-
-@njit(cache=True)
 def _margin(owner, b, player):
     """``player``'s lane-majority score minus the opponent's, on row ``b``'s board."""
     total = 0
@@ -69,7 +61,7 @@ def greedy_keys(decks, status, sides, owner, marks, info, actions, n, keys):
     mover = info[0, TO_MOVE]
     for j in range(n):
         a = actions[j]
-        _copy(status, sides, owner, info, 0, 1)
+        kernels.copy_row(status, sides, owner, info, 0, 1)
         kernels.apply_action(decks, status, sides, owner, marks, info, 1, a)
         flips = 0
         for t in range(15):
@@ -89,7 +81,7 @@ def lookahead_values(decks, status, sides, owner, marks, info, actions, n, value
     mover = info[0, TO_MOVE]
     replies = np.empty(256, np.int64)
     for j in range(n):
-        _copy(status, sides, owner, info, 0, 1)
+        kernels.copy_row(status, sides, owner, info, 0, 1)
         kernels.apply_action(decks, status, sides, owner, marks, info, 1, actions[j])
         if info[1, PHASE] == OVER or info[1, TO_MOVE] == mover:
             values[j] = _evaluate(owner, info, 1, mover)
@@ -97,7 +89,7 @@ def lookahead_values(decks, status, sides, owner, marks, info, actions, n, value
         count = kernels.legal_actions(decks, status, owner, info, 1, replies)
         worst = WIN + 1
         for r in range(count):
-            _copy(status, sides, owner, info, 1, 2)
+            kernels.copy_row(status, sides, owner, info, 1, 2)
             kernels.apply_action(decks, status, sides, owner, marks, info, 2, replies[r])
             v = _evaluate(owner, info, 2, mover)
             if v < worst:

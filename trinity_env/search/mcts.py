@@ -42,14 +42,6 @@ class Tree:
 
 
 @njit(cache=True)
-def _copy(status, sides, owner, info, src, dst):
-    status[dst] = status[src]
-    sides[dst] = sides[src]
-    owner[dst] = owner[src]
-    info[dst] = info[src]
-
-
-@njit(cache=True)
 def _expand(decks, status, owner, info, node, action, player, first_child, children, visits, wins, size, buffer):
     """Give ``node`` (at row 1's position) one child per legal action; False when the tree is full."""
     n = kernels.legal_actions(decks, status, owner, info, 1, buffer)
@@ -116,7 +108,7 @@ def search(decks, status, sides, owner, marks, info, root, simulations, c, greed
     buffer = np.empty(256, np.int64)
     path = np.empty(64, np.int64)
     for _ in range(simulations):
-        _copy(status, sides, owner, info, 0, 1)
+        kernels.copy_row(status, sides, owner, info, 0, 1)
         node = root
         depth = 0
         path[0] = node

@@ -55,15 +55,6 @@ def _key(status, sides, owner, info, b):
 
 
 @njit(cache=True)
-def _copy_row(status, sides, owner, info, src, dst):
-    """Copy what a move can change (decks never change, and every row already holds them)."""
-    status[dst] = status[src]
-    sides[dst] = sides[src]
-    owner[dst] = owner[src]
-    info[dst] = info[src]
-
-
-@njit(cache=True)
 def _last_placement(decks, status, sides, owner, marks, info, d):
     """Value of row ``d`` when one empty tile is left: every move ends the game."""
     mover = info[d, TO_MOVE]
@@ -73,7 +64,7 @@ def _last_placement(decks, status, sides, owner, marks, info, d):
             continue
         for t in range(15):
             if owner[d, t] == -1:
-                _copy_row(status, sides, owner, info, d, d + 1)
+                kernels.copy_row(status, sides, owner, info, d, d + 1)
                 kernels.apply_action(decks, status, sides, owner, marks, info, d + 1, 16 + 15 * i + t)
                 w = info[d + 1, WINNER]
                 v = 0 if w == -1 else (1 if w == mover else -1)
@@ -204,7 +195,7 @@ def negamax(decks, status, sides, owner, marks, info, d, alpha, beta, table, mov
                 j += 1
                 continue
         j += 1
-        _copy_row(status, sides, owner, info, d, d + 1)
+        kernels.copy_row(status, sides, owner, info, d, d + 1)
         kernels.apply_action(decks, status, sides, owner, marks, info, d + 1, action)
         if info[d + 1, PHASE] == OVER:
             w = info[d + 1, WINNER]
