@@ -1,10 +1,10 @@
-# Two commands do all set-up on a fresh machine: `make test` and (once training lands) `make train`.
+# Two commands do all set-up on a fresh machine: `make test` and `make train`.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test test-slow lint bench clean
+.PHONY: test test-slow lint bench train clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -15,6 +15,10 @@ $(STAMP): pyproject.toml
 ## test: set up .venv and run the default (fast) test suite
 test: $(STAMP)
 	$(BIN)/python -m pytest -m "not slow"
+
+## train: a short self-play run (configs/train/quick.yaml), evaluated, with a report in runs/quick
+train: $(STAMP)
+	$(BIN)/python -m training.fast_ppo --config quick --run runs/quick
 
 ## test-slow: the long runs (full fuzz and differential counts)
 test-slow: $(STAMP)

@@ -1,13 +1,15 @@
 """Agents by name: ``make("mcts:400")``, ``make("greedy")``, ``make("random:seed=3")``.
 
 A spec is ``name`` or ``name:arg,key=value,...``: the first bare argument is the agent's
-main number (simulations for ``mcts``), the rest are keywords. The same strings name
+main number (simulations for ``mcts``), the rest are keywords; a path to a ``.pt``
+checkpoint or to a training run folder names a trained policy. The same strings name
 agents in Python, on the command line, in configs and in the arena.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 from trinity_env.agents.base import Agent, RandomAgent
 from trinity_env.agents.baselines import GreedyAgent, LookaheadAgent
@@ -44,10 +46,26 @@ AGENTS: dict[str, Callable[..., Agent]] = {
 }
 
 
+def _checkpoint(spec: str) -> Agent:
+    """A trained policy: a ``.pt`` checkpoint, or a run folder (its ``best.pt``, else ``latest.pt``)."""
+    path = Path(spec)
+    if path.is_dir():
+        path = next((path / n for n in ("best.pt", "latest.pt") if (path / n).is_file()), path / "best.pt")
+    try:
+        from trinity_env.agents.policy import NetworkAgent
+    except ImportError:
+        raise AgentSpecError(f"{spec!r} is a checkpoint: install the train extra (torch) to play it") from None
+    agent = NetworkAgent.from_checkpoint(path)
+    agent.name = spec
+    return agent
+
+
 def make(spec: str) -> Agent:
     """The agent a spec string names; ``AgentSpecError`` says what is wrong with a bad one."""
     if not isinstance(spec, str) or not spec.strip():
         raise AgentSpecError(f"an agent spec is a string like 'greedy' or 'mcts:400', got {spec!r}")
+    if spec.strip().endswith(".pt") or Path(spec.strip()).is_dir():
+        return _checkpoint(spec.strip())
     name, _, rest = spec.strip().partition(":")
     factory = AGENTS.get(name)
     if factory is None:

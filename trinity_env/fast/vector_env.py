@@ -27,7 +27,10 @@ BatchPolicy = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
 class TrinityTowersVectorEnv(VectorEnv):
     """``num_envs`` games against ``opponent``: ``"random"``, a batch policy
-    ``(observations [n, 339], masks [n, 256]) -> actions [n]``, or an ``Agent`` (called game by game)."""
+    ``(observations [n, 339], masks [n, 256]) -> actions [n]``, an ``Agent`` (called game by
+    game), or an opponent pool: an object with ``act(observations, masks, games)`` and
+    ``new_episodes(games)``, told which games it plays and when they restart (so it can
+    draw a new opponent for each episode)."""
 
     metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
 
@@ -40,7 +43,8 @@ class TrinityTowersVectorEnv(VectorEnv):
     ):
         if seat not in (0, 1, "random") or isinstance(seat, bool):
             raise ConfigError(f"seat must be 'random', 0 or 1, got {seat!r}")
-        if not (opponent == "random" or callable(opponent) or isinstance(opponent, Agent)):
+        is_pool = hasattr(opponent, "new_episodes") and hasattr(opponent, "act")
+        if not (opponent == "random" or callable(opponent) or isinstance(opponent, Agent) or is_pool):
             raise ConfigError(f"opponent must be 'random', a batch policy or an Agent, got {opponent!r}")
         self.num_envs = num_envs
         self.games = FastGames(num_envs, **config)
@@ -63,10 +67,13 @@ class TrinityTowersVectorEnv(VectorEnv):
         return self.games.observations(self.seats), {"action_mask": self.action_masks()}
 
     def _choose_seats(self, games: np.ndarray) -> None:
+        """New episodes in ``games``: the learner's seat, and the pool's opponent."""
         if self.seat_choice == "random":
             self.seats[games] = self._rng.integers(0, 2, games.size)
         else:
             self.seats[games] = int(self.seat_choice)
+        if hasattr(self.opponent, "new_episodes") and games.size:
+            self.opponent.new_episodes(games)
 
     def action_masks(self) -> np.ndarray:
         """The learner's legal actions in each game, booleans [n, 256]."""
@@ -128,4 +135,6 @@ class TrinityTowersVectorEnv(VectorEnv):
                 [self.opponent.act({"observation": o, "action_mask": m}) for o, m in zip(observations, masks)],
                 np.int64,
             )
+        if hasattr(self.opponent, "new_episodes"):
+            return np.asarray(self.opponent.act(observations, masks, games), np.int64)
         return np.asarray(self.opponent(observations, masks), np.int64)

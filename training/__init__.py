@@ -1,0 +1,1 @@
+"""Self-play training of Trinity Towers agents (needs the ``train`` extra: torch, SB3)."""

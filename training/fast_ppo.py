@@ -1,0 +1,245 @@
+"""PPO with action masking on the batched fast engine, against an opponent pool.
+
+Read it top to bottom: the opponent pool, evaluation, checkpoints, then ``train``.
+``num_games`` games run in lockstep; in each the learner holds a random seat and the
+opponent, drawn per episode from the pool (the latest snapshot, a past snapshot, or the
+random agent), moves inside the vector env with one batched forward pass per opponent.
+The learner's trajectory holds only its own decisions and ends with its own +1 or -1.
+
+Usage: python -m training.fast_ppo --config quick --run runs/quick [--resume]
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import csv
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import nn
+from tqdm import tqdm
+
+from training.config import TrainConfig
+from training.report import write_report
+from trinity_env.agents.policy import NetworkAgent, PolicyNetwork, load_checkpoint, save_checkpoint
+from trinity_env.agents.registry import make
+from trinity_env.envs.config import make_config
+from trinity_env.evaluation.match import play_game
+from trinity_env.evaluation.ratings import wilson_interval
+from trinity_env.fast.vector_env import TrinityTowersVectorEnv
+
+
+class OpponentPool:
+    """Per-episode opponents: latest snapshot, a past snapshot, or random; played in batch."""
+
+    def __init__(self, config: TrainConfig, num_games: int, rng: np.random.Generator):
+        self.config = config
+        self.rng = rng
+        self.latest: PolicyNetwork | None = None
+        self.past: list[PolicyNetwork] = []
+        self.assigned = np.full(num_games, -1, np.int64)  # -1 random, 0 latest, k >= 1 past[k - 1]
+
+    def add_snapshot(self, network: PolicyNetwork) -> None:
+        if self.latest is not None:
+            self.past = [*self.past, self.latest][-self.config.pool_size :]
+        self.latest = copy.deepcopy(network).eval()
+
+    def new_episodes(self, games: np.ndarray) -> None:
+        draw = self.rng.random(games.size)
+        choice = np.full(games.size, -1, np.int64)
+        if self.latest is not None:
+            choice[draw >= self.config.p_random] = 0
+            past = draw >= self.config.p_random + self.config.p_latest
+            if self.past:
+                choice[past] = self.rng.integers(1, len(self.past) + 1, int(past.sum()))
+        self.assigned[games] = choice
+
+    def act(self, observations: np.ndarray, masks: np.ndarray, games: np.ndarray) -> np.ndarray:
+        actions = np.zeros(games.size, np.int64)
+        who = self.assigned[games]
+        for opponent in np.unique(who):
+            rows = np.flatnonzero(who == opponent)
+            if opponent < 0:  # random: the legal action with the largest random key
+                keys = self.rng.random((rows.size, masks.shape[1])) * masks[rows]
+                actions[rows] = keys.argmax(axis=1)
+            else:
+                network = self.latest if opponent == 0 else self.past[opponent - 1]
+                actions[rows] = network.act(observations[rows], masks[rows], greedy=False)
+        return actions
+
+
+def evaluate(network: PolicyNetwork, config: TrainConfig, seed: int) -> dict[str, tuple[float, float, float]]:
+    """Win rate (and 95% interval) against each evaluation opponent, seats swapped."""
+    env_config = make_config(config.env)
+    learner = NetworkAgent(network, name="learner")
+    results = {}
+    for spec in config.eval_opponents:
+        opponent = make(spec)
+        points = 0.0
+        for k in range(config.eval_games):
+            seats = (learner, opponent) if k % 2 == 0 else (opponent, learner)
+            winner = play_game(seats, env_config, seed + k).winner
+            points += 0.5 if winner is None else float(winner == k % 2)
+        low, high = wilson_interval(points, config.eval_games)
+        results[spec] = (points / config.eval_games, low, high)
+    return results
+
+
+def _save(run: Path, name: str, network, optimizer, pool: OpponentPool, steps: int, history: list, best: float):
+    extra = {
+        "steps": steps,
+        "optimizer": optimizer.state_dict(),
+        "pool": [p.state_dict() for p in ([pool.latest] if pool.latest else []) + pool.past],
+        "rng": json.dumps(pool.rng.bit_generator.state),
+        "torch_rng": torch.get_rng_state(),
+        "history": json.dumps(history),
+        "best": best,
+    }
+    save_checkpoint(run / name, network, extra)
+
+
+def train(config: TrainConfig, run: Path, resume: bool = False, progress: bool = True) -> list[dict]:
+    """Train; checkpoints, ``metrics.csv``, ``best.pt`` and ``latest.pt`` go to ``run``. Returns the eval history."""
+    run.mkdir(parents=True, exist_ok=True)
+    (run / "config.json").write_text(json.dumps(config.to_dict(), indent=1) + "\n", encoding="utf-8")
+    torch.manual_seed(config.seed)
+    rng = np.random.default_rng(config.seed)
+    network = PolicyNetwork(config.hidden, config.layers)
+    optimizer = torch.optim.Adam(network.parameters(), lr=config.learning_rate, eps=1e-5)
+    pool = OpponentPool(config, config.num_games, rng)
+    steps, history, best = 0, [], -1.0
+    if resume and (run / "latest.pt").is_file():
+        network, payload = load_checkpoint(run / "latest.pt")
+        optimizer = torch.optim.Adam(network.parameters(), lr=config.learning_rate, eps=1e-5)
+        optimizer.load_state_dict(payload["optimizer"])
+        for state in reversed(payload["pool"]):
+            snapshot = PolicyNetwork(config.hidden, config.layers)
+            snapshot.load_state_dict(state)
+            pool.past.insert(0, snapshot.eval())
+        if pool.past:
+            pool.latest = pool.past.pop(0)
+        rng.bit_generator.state = json.loads(payload["rng"])
+        torch.set_rng_state(payload["torch_rng"])
+        steps, history, best = int(payload["steps"]), json.loads(payload["history"]), float(payload["best"])
+    if pool.latest is None:
+        pool.add_snapshot(network)
+
+    env = TrinityTowersVectorEnv(config.num_games, opponent=pool, **config.env)
+    observations, infos = env.reset(seed=config.seed + steps)
+    masks = infos["action_mask"]
+    T, B = config.rollout_steps, config.num_games
+    buffer_obs = np.zeros((T, B, observations.shape[1]), np.int8)
+    buffer_masks = np.zeros((T, B, 256), bool)
+    actions = torch.zeros((T, B), dtype=torch.long)
+    logprobs, values, rewards, dones = (torch.zeros((T, B)) for _ in range(4))
+    started = time.perf_counter()
+    next_snapshot = (steps // config.snapshot_every + 1) * config.snapshot_every
+    next_eval = (steps // config.eval_every + 1) * config.eval_every
+    bar = tqdm(total=config.total_steps, initial=steps, disable=not progress, desc="fast_ppo", unit="step")
+    metrics = (run / "metrics.csv").open("a", newline="", encoding="utf-8")
+    writer = csv.writer(metrics)
+    while steps < config.total_steps:
+        if config.max_minutes and time.perf_counter() - started > 60 * config.max_minutes:
+            break
+        for t in range(T):  # the rollout: learner decisions only
+            buffer_obs[t], buffer_masks[t] = observations, masks
+            with torch.no_grad():
+                logits, value = network(torch.as_tensor(observations), torch.as_tensor(masks))
+                distribution = torch.distributions.Categorical(logits=logits)
+                action = distribution.sample()
+            actions[t], logprobs[t], values[t] = action, distribution.log_prob(action), value
+            observations, reward, terminated, _, infos = env.step(action.numpy())
+            masks = infos["action_mask"]
+            rewards[t], dones[t] = torch.as_tensor(reward), torch.as_tensor(terminated, dtype=torch.float32)
+        with torch.no_grad():  # advantages: GAE, cut at each game's end
+            _, next_value = network(torch.as_tensor(observations), torch.as_tensor(masks))
+            advantages = torch.zeros((T, B))
+            running = torch.zeros(B)
+            for t in reversed(range(T)):
+                following = next_value if t == T - 1 else values[t + 1]
+                alive = 1.0 - dones[t]
+                delta = rewards[t] + config.gamma * following * alive - values[t]
+                running = delta + config.gamma * config.gae_lambda * alive * running
+                advantages[t] = running
+            returns = advantages + values
+        flat = {
+            "obs": torch.as_tensor(buffer_obs.reshape(T * B, -1)),
+            "masks": torch.as_tensor(buffer_masks.reshape(T * B, -1)),
+            "actions": actions.reshape(-1),
+            "logprobs": logprobs.reshape(-1),
+            "advantages": advantages.reshape(-1),
+            "returns": returns.reshape(-1),
+        }
+        size = T * B // config.minibatches
+        for _ in range(config.epochs):  # the PPO update
+            order = torch.randperm(T * B)
+            for start in range(0, T * B, size):
+                idx = order[start : start + size]
+                logits, value = network(flat["obs"][idx], flat["masks"][idx])
+                distribution = torch.distributions.Categorical(logits=logits)
+                ratio = torch.exp(distribution.log_prob(flat["actions"][idx]) - flat["logprobs"][idx])
+                adv = flat["advantages"][idx]
+                adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+                policy_loss = torch.max(-adv * ratio, -adv * ratio.clamp(1 - config.clip, 1 + config.clip)).mean()
+                value_loss = 0.5 * (value - flat["returns"][idx]).pow(2).mean()
+                entropy = distribution.entropy().mean()
+                loss = policy_loss + config.value_coef * value_loss - config.entropy * entropy
+                optimizer.zero_grad()
+                loss.backward()
+                nn.utils.clip_grad_norm_(network.parameters(), config.max_grad_norm)
+                optimizer.step()
+        steps += T * B
+        bar.update(T * B)
+        if steps >= next_snapshot:
+            pool.add_snapshot(network)
+            _save(run, "latest.pt", network, optimizer, pool, steps, history, best)
+            next_snapshot += config.snapshot_every
+        if steps >= next_eval or steps >= config.total_steps:
+            history.append(_evaluate_and_log(network, config, steps, started, writer, metrics))
+            score = min(rate for rate, _, _ in history[-1]["results"].values())
+            if score > best:
+                best = score
+                save_checkpoint(run / "best.pt", network, {"steps": steps})
+            _save(run, "latest.pt", network, optimizer, pool, steps, history, best)
+            next_eval += config.eval_every
+    bar.close()
+    if not history or history[-1]["steps"] != steps:
+        history.append(_evaluate_and_log(network, config, steps, started, writer, metrics))
+        _save(run, "latest.pt", network, optimizer, pool, steps, history, best)
+        if not (run / "best.pt").is_file():
+            save_checkpoint(run / "best.pt", network, {"steps": steps})
+    metrics.close()
+    return history
+
+
+def _evaluate_and_log(network, config, steps, started, writer, handle) -> dict:
+    results = evaluate(network, config, seed=10_000_000 + steps)
+    seconds = time.perf_counter() - started
+    for spec, (rate, low, high) in results.items():
+        writer.writerow([steps, round(seconds, 1), spec, rate, low, high])
+    handle.flush()
+    return {"steps": steps, "seconds": seconds, "results": results}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--config", default="quick", help="a name in configs/train/ or a YAML path")
+    parser.add_argument("--run", default="runs/quick", help="the run folder")
+    parser.add_argument("--resume", action="store_true", help="continue from RUN/latest.pt")
+    args = parser.parse_args(argv)
+    config = TrainConfig.load(args.config)
+    run = Path(args.run)
+    history = train(config, run, resume=args.resume)
+    last = history[-1]
+    print(f"after {last['steps']:,} learner steps ({last['seconds'] / 60:.1f} min), {config.eval_games} games each:")
+    for spec, (rate, low, high) in last["results"].items():
+        print(f"  vs {spec:<10} {rate:6.1%}  [{low:.1%}, {high:.1%}]")
+    print(f"report: {write_report(run, history, f'fast_ppo, config {args.config}')}")
+
+
+if __name__ == "__main__":
+    main()

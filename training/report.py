@@ -1,0 +1,47 @@
+"""The run report: the final evaluation table and a plot of win rate against training steps."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def write_report(run: Path, history: list[dict], title: str) -> Path:
+    """``report.md`` and ``win_rate.png`` in ``run``; the report's path."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    opponents = list(history[-1]["results"])
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for spec in opponents:
+        steps = [h["steps"] for h in history]
+        rates = [h["results"][spec][0] for h in history]
+        lows = [h["results"][spec][1] for h in history]
+        highs = [h["results"][spec][2] for h in history]
+        ax.plot(steps, rates, marker="o", label=f"vs {spec}")
+        ax.fill_between(steps, lows, highs, alpha=0.2)
+    ax.set_xlabel("learner steps")
+    ax.set_ylabel("win rate (seats swapped)")
+    ax.set_ylim(0, 1)
+    ax.grid(alpha=0.3)
+    ax.legend()
+    ax.set_title(title)
+    fig.tight_layout()
+    fig.savefig(run / "win_rate.png", dpi=110)
+    plt.close(fig)
+    last = history[-1]
+    lines = [
+        f"# {title}",
+        "",
+        f"{last['steps']:,} learner steps in {last['seconds'] / 60:.1f} minutes.",
+        "",
+        "| opponent | win rate | 95% interval |",
+        "|---|---|---|",
+    ]
+    for spec, (rate, low, high) in last["results"].items():
+        lines.append(f"| {spec} | {rate:.1%} | [{low:.1%}, {high:.1%}] |")
+    lines += ["", "![win rate against steps](win_rate.png)", ""]
+    path = run / "report.md"
+    path.write_text("\n".join(lines), encoding="utf-8")
+    return path

@@ -1,0 +1,115 @@
+"""Neural policies: the network the trainers use, its checkpoints, and an agent that plays it.
+
+A checkpoint is a ``torch.save`` of plain tensors and numbers (no pickled classes), read
+with ``weights_only=True``; a corrupt or mismatched file is refused with a message naming
+the file and the problem. torch is imported here only: the rest of the library runs
+without it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from trinity_env.agents.base import Agent, Observation
+from trinity_env.core import GameState, TrinityError
+from trinity_env.envs.observation import OBSERVATION_HIGH, OBSERVATION_SIZE
+
+FORMAT = "trinity-towers-policy"
+
+
+class CheckpointError(TrinityError):
+    """A checkpoint file that cannot be used: unreadable, corrupt, or for another network."""
+
+
+class PolicyNetwork(nn.Module):
+    """An MLP from the observation to 256 action logits and a value."""
+
+    def __init__(self, hidden: int = 256, layers: int = 2):
+        super().__init__()
+        self.hidden, self.layers = hidden, layers
+        blocks: list[nn.Module] = []
+        width = OBSERVATION_SIZE
+        for _ in range(layers):
+            blocks += [nn.Linear(width, hidden), nn.Tanh()]
+            width = hidden
+        self.body = nn.Sequential(*blocks)
+        self.policy = nn.Linear(hidden, 256)
+        self.value = nn.Linear(hidden, 1)
+        nn.init.orthogonal_(self.policy.weight, 0.01)
+        nn.init.zeros_(self.policy.bias)
+
+    def forward(self, observations: torch.Tensor, masks: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Masked logits (illegal actions at a large negative value) and values."""
+        features = self.body(observations.float() / OBSERVATION_HIGH)
+        logits = self.policy(features).masked_fill(~masks.bool(), -1e9)
+        return logits, self.value(features).squeeze(-1)
+
+    @torch.no_grad()
+    def act(self, observations: np.ndarray, masks: np.ndarray, greedy: bool = True, generator=None) -> np.ndarray:
+        """Actions for a batch: the most likely legal action, or a sample."""
+        logits, _ = self(torch.as_tensor(observations), torch.as_tensor(masks))
+        if greedy:
+            return logits.argmax(-1).numpy()
+        probs = torch.softmax(logits, -1)
+        return torch.multinomial(probs, 1, generator=generator).squeeze(-1).numpy()
+
+
+def save_checkpoint(path: str | Path, network: PolicyNetwork, extra: dict[str, Any] | None = None) -> None:
+    """Write the network (and ``extra`` tensors and numbers) atomically: a crash leaves the old file."""
+    path = Path(path)
+    payload = {"format": FORMAT, "hidden": network.hidden, "layers": network.layers, "model": network.state_dict()}
+    payload |= extra or {}
+    temporary = path.with_suffix(path.suffix + ".tmp")
+    torch.save(payload, temporary)
+    temporary.replace(path)
+
+
+def load_checkpoint(path: str | Path) -> tuple[PolicyNetwork, dict[str, Any]]:
+    """The network of a checkpoint and the whole payload; ``CheckpointError`` says what is wrong."""
+    path = Path(path)
+    try:
+        payload = torch.load(path, map_location="cpu", weights_only=True)
+    except FileNotFoundError:
+        raise CheckpointError(f"no checkpoint at {path}") from None
+    except Exception as err:  # torch raises many kinds for a damaged file
+        raise CheckpointError(f"{path} is not a readable checkpoint ({type(err).__name__}: {err})") from None
+    if not isinstance(payload, dict) or payload.get("format") != FORMAT:
+        raise CheckpointError(f"{path} is not a trinity-towers policy checkpoint")
+    network = PolicyNetwork(int(payload["hidden"]), int(payload["layers"]))
+    try:
+        network.load_state_dict(payload["model"])
+    except (RuntimeError, KeyError) as err:
+        raise CheckpointError(f"{path} does not match the policy network: {err}") from None
+    network.eval()
+    return network, payload
+
+
+class NetworkAgent(Agent):
+    """Plays a policy network: the most likely legal action (or a sample with ``sample=True``)."""
+
+    def __init__(self, network: PolicyNetwork, name: str = "policy", sample: bool = False, seed: int | None = None):
+        self.network = network
+        self.name = name
+        self.sample = sample
+        self._generator = torch.Generator().manual_seed(seed or 0)
+
+    def reset(self, seed: int | None = None) -> None:
+        if seed is not None:
+            self._generator.manual_seed(seed)
+
+    def act(self, observation: Observation, state: GameState | None = None) -> int:
+        actions = self.network.act(
+            observation["observation"][None], observation["action_mask"][None], greedy=not self.sample,
+            generator=self._generator,
+        )  # fmt: skip
+        return int(actions[0])
+
+    @classmethod
+    def from_checkpoint(cls, path: str | Path) -> NetworkAgent:
+        network, _ = load_checkpoint(path)
+        return cls(network, name=str(path))
