@@ -44,8 +44,10 @@ class TrainConfig:
     layers: int = 2
     p_latest: float = 0.5
     """Chance that an episode's opponent is the latest snapshot of the learner."""
-    p_random: float = 0.2
-    """Chance that it is the random agent; otherwise a past snapshot, uniformly."""
+    p_random: float = 0.1
+    """Chance that it is the random agent."""
+    p_greedy: float = 0.2
+    """Chance that it is the greedy baseline; otherwise a past snapshot, uniformly."""
     snapshot_every: int = 100_000
     """Learner steps between snapshots joining the opponent pool (and checkpoints)."""
     pool_size: int = 8
@@ -100,11 +102,11 @@ class TrainConfig:
         for name in positive:
             if getattr(self, name) < 1:
                 raise TrainConfigError(f"{source}: field {name!r} must be at least 1, got {getattr(self, name)}")
-        for name in ("gamma", "gae_lambda", "p_latest", "p_random"):
+        for name in ("gamma", "gae_lambda", "p_latest", "p_random", "p_greedy"):
             if not 0 <= getattr(self, name) <= 1:
                 raise TrainConfigError(f"{source}: field {name!r} must be between 0 and 1, got {getattr(self, name)}")
-        if self.p_latest + self.p_random > 1:
-            raise TrainConfigError(f"{source}: p_latest + p_random must be at most 1")
+        if self.p_latest + self.p_random + self.p_greedy > 1:
+            raise TrainConfigError(f"{source}: p_latest + p_random + p_greedy must be at most 1")
         if (self.num_games * self.rollout_steps) % self.minibatches:
             raise TrainConfigError(
                 f"{source}: num_games * rollout_steps must split into {self.minibatches} minibatches"

@@ -2,8 +2,9 @@
 
 Read it top to bottom: the opponent pool, evaluation, checkpoints, then ``train``.
 ``num_games`` games run in lockstep; in each the learner holds a random seat and the
-opponent, drawn per episode from the pool (the latest snapshot, a past snapshot, or the
-random agent), moves inside the vector env with one batched forward pass per opponent.
+opponent, drawn per episode from the pool (the latest snapshot, a past snapshot, the
+greedy baseline or the random agent), moves inside the vector env with one batched
+forward pass (or one greedy kernel call) per opponent.
 The learner's trajectory holds only its own decisions and ends with its own +1 or -1.
 
 Usage: python -m training.fast_ppo --config quick --run runs/quick [--resume]
@@ -30,18 +31,25 @@ from trinity_env.agents.registry import make
 from trinity_env.envs.config import make_config
 from trinity_env.evaluation.match import play_game
 from trinity_env.evaluation.ratings import wilson_interval
+from trinity_env.fast.games import FastGames
+from trinity_env.fast.layout import Batch
 from trinity_env.fast.vector_env import TrinityTowersVectorEnv
+from trinity_env.search.baselines import greedy_batch
+
+RANDOM, GREEDY = -1, -2
 
 
 class OpponentPool:
-    """Per-episode opponents: latest snapshot, a past snapshot, or random; played in batch."""
+    """Per-episode opponents: latest snapshot, a past snapshot, greedy or random; played in batch."""
 
     def __init__(self, config: TrainConfig, num_games: int, rng: np.random.Generator):
         self.config = config
         self.rng = rng
         self.latest: PolicyNetwork | None = None
         self.past: list[PolicyNetwork] = []
-        self.assigned = np.full(num_games, -1, np.int64)  # -1 random, 0 latest, k >= 1 past[k - 1]
+        self.assigned = np.full(num_games, RANDOM, np.int64)  # or GREEDY, 0 latest, k >= 1 past[k - 1]
+        self.games: FastGames | None = None  # the env's games, which greedy reads
+        self._scratch = tuple(Batch.empty(1))
 
     def add_snapshot(self, network: PolicyNetwork) -> None:
         if self.latest is not None:
@@ -50,10 +58,12 @@ class OpponentPool:
 
     def new_episodes(self, games: np.ndarray) -> None:
         draw = self.rng.random(games.size)
-        choice = np.full(games.size, -1, np.int64)
+        c = self.config
+        choice = np.full(games.size, RANDOM, np.int64)
+        choice[draw >= c.p_random] = GREEDY
         if self.latest is not None:
-            choice[draw >= self.config.p_random] = 0
-            past = draw >= self.config.p_random + self.config.p_latest
+            choice[draw >= c.p_random + c.p_greedy] = 0
+            past = draw >= c.p_random + c.p_greedy + c.p_latest
             if self.past:
                 choice[past] = self.rng.integers(1, len(self.past) + 1, int(past.sum()))
         self.assigned[games] = choice
@@ -63,9 +73,13 @@ class OpponentPool:
         who = self.assigned[games]
         for opponent in np.unique(who):
             rows = np.flatnonzero(who == opponent)
-            if opponent < 0:  # random: the legal action with the largest random key
+            if opponent == RANDOM:  # the legal action with the largest random key
                 keys = self.rng.random((rows.size, masks.shape[1])) * masks[rows]
                 actions[rows] = keys.argmax(axis=1)
+            elif opponent == GREEDY:
+                out = np.zeros(rows.size, np.int64)
+                greedy_batch(*self.games.batch, games[rows], self._scratch, out)
+                actions[rows] = out
             else:
                 network = self.latest if opponent == 0 else self.past[opponent - 1]
                 actions[rows] = network.act(observations[rows], masks[rows], greedy=False)
@@ -129,6 +143,7 @@ def train(config: TrainConfig, run: Path, resume: bool = False, progress: bool =
         pool.add_snapshot(network)
 
     env = TrinityTowersVectorEnv(config.num_games, opponent=pool, **config.env)
+    pool.games = env.games
     observations, infos = env.reset(seed=config.seed + steps)
     masks = infos["action_mask"]
     T, B = config.rollout_steps, config.num_games

@@ -89,7 +89,9 @@ def build_parser() -> argparse.ArgumentParser:
     arena.add_argument("--games", type=int, default=100, help="games per pair (default 100)")
     arena.add_argument("--seed", type=int, default=0)
     arena.add_argument("--workers", type=int, default=None, help="processes (default: all cores)")
-    arena.add_argument("--config", default=None, help="a rules config (name in configs/rules/ or YAML path)")
+    arena.add_argument(
+        "--config", default=None, help="a rules config (name in configs/rules/ or YAML path); default: dealt hands"
+    )
     arena.add_argument("--out", default="arena", help="folder for the CSV, markdown, JSON and heatmap")
     arena.add_argument("--json", default=None, help="also write the JSON summary to this path")
     arena.add_argument("--quiet", action="store_true", help="no progress bar")

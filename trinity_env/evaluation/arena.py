@@ -2,7 +2,10 @@
 
 Each pair plays ``games`` games; in game ``k`` the first-named agent takes seat ``k % 2``,
 and game ``k`` of a pair has its own seed, so results do not depend on how games are
-spread over worker processes. Agents are rebuilt from their spec strings inside each
+spread over worker processes. By default hands are dealt at random (``draft: random``):
+two deterministic agents drafting from the same deck would otherwise play the same two
+games over and over, and the confidence intervals would count repeats as evidence. Pass
+a config with ``draft: pick`` to measure drafting too. Agents are rebuilt from their spec strings inside each
 worker (nothing is pickled but strings and numbers).
 """
 
@@ -26,6 +29,7 @@ from trinity_env.evaluation.match import play_game
 from trinity_env.evaluation.ratings import bootstrap_elo, fit_elo, wilson_interval
 
 CHUNK = 10  # games per task
+ARENA_DEFAULTS = {"draft": "random"}
 
 
 def _play_chunk(task: tuple) -> tuple[int, int, float, int]:
@@ -194,7 +198,7 @@ def round_robin(
         raise ValueError(f"games must be at least 1, got {games}")
     for spec in specs:
         make(spec)  # fail fast, in this process, on a bad spec
-    env_config = make_config(config or {}).to_dict()
+    env_config = make_config(config or ARENA_DEFAULTS).to_dict()
     tasks = [
         (i, j, specs[i], specs[j], start, min(CHUNK, games - start), seed, env_config)
         for i, j in combinations(range(len(specs)), 2)

@@ -95,3 +95,65 @@ def lookahead_values(decks, status, sides, owner, marks, info, actions, n, value
             if v < worst:
                 worst = v
         values[j] = worst
+
+
+@njit(cache=True)
+def _strongest_pick(decks, status, info, b):
+    p = info[b, TO_MOVE]
+    a_allowed = info[b, 4 + p] < info[b, 3]  # A_HELD0 + p < MAX_A
+    best = -1
+    best_key0 = -1
+    best_key1 = -1
+    for i in range(16):
+        if status[b, p, i] != 0:
+            continue
+        is_a = decks[b, p, i, 0] == 10 or decks[b, p, i, 1] == 10 or decks[b, p, i, 2] == 10 or decks[b, p, i, 3] == 10
+        if is_a and not a_allowed:
+            continue
+        total = decks[b, p, i, 0] + decks[b, p, i, 1] + decks[b, p, i, 2] + decks[b, p, i, 3]
+        top = max(max(decks[b, p, i, 0], decks[b, p, i, 1]), max(decks[b, p, i, 2], decks[b, p, i, 3]))
+        if total > best_key0 or (total == best_key0 and top > best_key1):
+            best, best_key0, best_key1 = i, total, top
+    return best
+
+
+@njit(cache=True)
+def greedy_batch(decks, status, sides, owner, marks, info, games, scratch, out):
+    """``greedy``'s action in each game of ``games`` (a batch of full-information rows).
+
+    ``scratch`` is a one-row batch (decks, status, sides, owner, marks, info) to step in.
+    The same rules as ``GreedyAgent``: strongest pick; most flips, then a win, the lane
+    margin, the weaker card, the lowest action id.
+    """
+    s_decks, s_status, s_sides, s_owner, s_marks, s_info = scratch
+    for j in range(games.shape[0]):
+        b = games[j]
+        if info[b, PHASE] != 1:  # the draft (over games are never asked)
+            out[j] = _strongest_pick(decks, status, info, b)
+            continue
+        s_decks[0] = decks[b]
+        mover = info[b, TO_MOVE]
+        best = -1
+        k0 = k1 = k2 = k3 = -(10**9)
+        for i in range(16):
+            if status[b, mover, i] != 1:
+                continue
+            weakness = -(decks[b, mover, i, 0] + decks[b, mover, i, 1] + decks[b, mover, i, 2] + decks[b, mover, i, 3])
+            for t in range(15):
+                if owner[b, t] != -1:
+                    continue
+                s_status[0] = status[b]
+                s_sides[0] = sides[b]
+                s_owner[0] = owner[b]
+                s_info[0] = info[b]
+                a = 16 + 15 * i + t
+                kernels.apply_action(s_decks, s_status, s_sides, s_owner, s_marks, s_info, 0, a)
+                flips = 0
+                for n in range(15):
+                    if s_marks[0, n] == CAPTURED or s_marks[0, n] == DOMINO:
+                        flips += 1
+                win = 1 if s_info[0, PHASE] == OVER and s_info[0, WINNER] == mover else 0
+                margin = _margin(s_owner, 0, mover)
+                if (flips, win, margin, weakness) > (k0, k1, k2, k3):
+                    best, k0, k1, k2, k3 = a, flips, win, margin, weakness
+        out[j] = best
