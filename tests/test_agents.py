@@ -135,3 +135,23 @@ def test_stronger_baselines_beat_weaker_ones():
     assert score("greedy", "random", 40) > 0.65
     assert score("lookahead", "greedy", 20) > 0.65
     assert score("mcts:200", "random", 10) > 0.8
+
+
+def test_the_batched_greedy_kernel_plays_exactly_like_greedy():
+    from trinity_env.fast.convert import from_states
+    from trinity_env.fast.layout import Batch
+    from trinity_env.search.baselines import greedy_batch
+
+    rng = random.Random(0)
+    states = []
+    while len(states) < 200:
+        state = GameState.new_game(first_player=rng.randint(0, 1))
+        for _ in range(rng.randint(0, 28)):
+            if not state.is_over:
+                state = state.apply(rng.choice(state.legal_actions()))
+        if not state.is_over:
+            states.append(state)
+    out = np.zeros(len(states), np.int64)
+    greedy_batch(*from_states(states), np.arange(len(states)), tuple(Batch.empty(1)), out)
+    agent = GreedyAgent()
+    assert [agent.act(_observation(s, s.to_move, True)) for s in states] == out.tolist()
