@@ -2,7 +2,8 @@
 
 A spec is ``name`` or ``name:arg,key=value,...``: the first bare argument is the agent's
 main number (simulations for ``mcts``), the rest are keywords; a path to a ``.pt``
-checkpoint or to a training run folder names a trained policy. The same strings name
+checkpoint or to a training run folder (``runs/quick``, ``runs/quick/best``) names a
+trained policy. The same strings name
 agents in Python, on the command line, in configs and in the arena.
 """
 
@@ -64,8 +65,9 @@ def make(spec: str) -> Agent:
     """The agent a spec string names; ``AgentSpecError`` says what is wrong with a bad one."""
     if not isinstance(spec, str) or not spec.strip():
         raise AgentSpecError(f"an agent spec is a string like 'greedy' or 'mcts:400', got {spec!r}")
-    if spec.strip().endswith(".pt") or Path(spec.strip()).is_dir():
-        return _checkpoint(spec.strip())
+    text = spec.strip()
+    if text.endswith(".pt") or Path(text).is_dir() or Path(text + ".pt").is_file():
+        return _checkpoint(text if not Path(text + ".pt").is_file() else text + ".pt")
     name, _, rest = spec.strip().partition(":")
     factory = AGENTS.get(name)
     if factory is None:
