@@ -92,3 +92,17 @@ def test_bad_training_configs_name_the_field(change, message):
 
 def test_the_shipped_configs_load():
     assert TrainConfig.load("quick").max_minutes > 0
+
+
+def test_the_command_line_trains_and_reports_the_kept_checkpoint(tmp_path, capsys):
+    import yaml
+
+    from training.fast_ppo import main
+
+    config = tmp_path / "tiny.yaml"
+    config.write_text(yaml.safe_dump(TINY))
+    main(["--config", str(config), "--run", str(tmp_path / "run")])
+    printed = capsys.readouterr().out
+    assert "best.pt (from step" in printed and "vs greedy" in printed
+    report = (tmp_path / "run" / "report.md").read_text()
+    assert "The kept checkpoint, `best.pt`" in report

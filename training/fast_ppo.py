@@ -253,7 +253,13 @@ def main(argv: list[str] | None = None) -> None:
     print(f"after {last['steps']:,} learner steps ({last['seconds'] / 60:.1f} min), {config.eval_games} games each:")
     for spec, (rate, low, high) in last["results"].items():
         print(f"  vs {spec:<10} {rate:6.1%}  [{low:.1%}, {high:.1%}]")
-    print(f"report: {write_report(run, history, f'fast_ppo, config {args.config}')}")
+    # best.pt was chosen by noisy evaluations: measure it again on games it was not chosen on
+    best, payload = load_checkpoint(run / "best.pt")
+    final = {"steps": int(payload["steps"]), "seconds": last["seconds"], "results": evaluate(best, config, seed=1)}
+    print(f"best.pt (from step {final['steps']:,}) on fresh games:")
+    for spec, (rate, low, high) in final["results"].items():
+        print(f"  vs {spec:<10} {rate:6.1%}  [{low:.1%}, {high:.1%}]")
+    print(f"report: {write_report(run, history, f'fast_ppo, config {args.config}', final)}")
 
 
 if __name__ == "__main__":

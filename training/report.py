@@ -5,8 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 
-def write_report(run: Path, history: list[dict], title: str) -> Path:
-    """``report.md`` and ``win_rate.png`` in ``run``; the report's path."""
+def write_report(run: Path, history: list[dict], title: str, best: dict | None = None) -> Path:
+    """``report.md`` and ``win_rate.png`` in ``run``; the report's path.
+
+    ``best``: the kept checkpoint's evaluation on fresh games, reported beside the last one.
+    """
     import matplotlib
 
     matplotlib.use("Agg")
@@ -41,6 +44,16 @@ def write_report(run: Path, history: list[dict], title: str) -> Path:
     ]
     for spec, (rate, low, high) in last["results"].items():
         lines.append(f"| {spec} | {rate:.1%} | [{low:.1%}, {high:.1%}] |")
+    if best is not None:
+        lines += [
+            "",
+            f"The kept checkpoint, `best.pt` (step {best['steps']:,}), evaluated again on fresh games:",
+            "",
+            "| opponent | win rate | 95% interval |",
+            "|---|---|---|",
+        ]
+        for spec, (rate, low, high) in best["results"].items():
+            lines.append(f"| {spec} | {rate:.1%} | [{low:.1%}, {high:.1%}] |")
     lines += ["", "![win rate against steps](win_rate.png)", ""]
     path = run / "report.md"
     path.write_text("\n".join(lines), encoding="utf-8")
