@@ -22,7 +22,7 @@ from games import random_start
 def _agree(batch: Batch, core: GameState) -> None:
     assert read_state(batch, 0) == core
     mask = np.zeros(256, np.int8)
-    kernels.legal_mask(batch.decks, batch.status, batch.owner, batch.info, 0, mask)
+    kernels.legal_mask(batch.decks, batch.status, batch.owner, batch.info, 0, mask, np.empty(256, np.int64))
     assert np.flatnonzero(mask).tolist() == list(core.legal_actions())
     out = np.zeros(339, np.int8)
     for seat in (0, 1):

@@ -74,30 +74,6 @@ def is_legal(decks, status, owner, info, b, action):
 
 
 @njit(cache=True)
-def legal_mask(decks, status, owner, info, b, out):
-    """Write game ``b``'s legal-action mask (256 entries, 0/1) into ``out``; return the count."""
-    out[:] = 0
-    phase = info[b, PHASE]
-    p = np.int64(info[b, TO_MOVE])
-    count = 0
-    if phase == DRAFT:
-        a_allowed = info[b, A_HELD0 + p] < info[b, MAX_A]
-        for i in range(16):
-            if status[b, p, i] == UNPICKED and (a_allowed or not is_a_card(decks, b, p, i)):
-                out[i] = 1
-                count += 1
-    elif phase == PLAY:
-        for i in range(16):
-            if status[b, p, i] == IN_HAND:
-                base = PLACE_OFFSET + TILES * i
-                for t in range(TILES):
-                    if owner[b, t] == -1:
-                        out[base + t] = 1
-                        count += 1
-    return count
-
-
-@njit(cache=True)
 def legal_actions(decks, status, owner, info, b, out):
     """Write game ``b``'s legal action ids, ascending, into ``out``; return how many."""
     phase = info[b, PHASE]
@@ -117,6 +93,19 @@ def legal_actions(decks, status, owner, info, b, out):
                     if owner[b, t] == -1:
                         out[count] = base + t
                         count += 1
+    return count
+
+
+@njit(cache=True)
+def legal_mask(decks, status, owner, info, b, out, buffer):
+    """Write game ``b``'s legal-action mask (256 entries, 0/1) into ``out``; return the count.
+
+    ``buffer`` (256 int64) is scratch for the action ids.
+    """
+    out[:] = 0
+    count = legal_actions(decks, status, owner, info, b, buffer)
+    for j in range(count):
+        out[buffer[j]] = 1
     return count
 
 
@@ -362,8 +351,9 @@ def random_step_batch(decks, status, sides, owner, marks, info, rng):
 @njit(cache=True)
 def masks_batch(decks, status, owner, info, out):
     """Legal-action masks of the player to move in every game (all zeros once over)."""
+    buffer = np.empty(256, np.int64)
     for b in range(info.shape[0]):
-        legal_mask(decks, status, owner, info, b, out[b])
+        legal_mask(decks, status, owner, info, b, out[b], buffer)
 
 
 # observation layout (must match trinity_env.envs.observation, bit for bit)
