@@ -106,3 +106,20 @@ def test_the_command_line_trains_and_reports_the_kept_checkpoint(tmp_path, capsy
     assert "best.pt (from step" in printed and "vs greedy" in printed
     report = (tmp_path / "run" / "report.md").read_text()
     assert "The kept checkpoint, `best.pt`" in report
+
+
+def test_selfplay_ppo_trains_checkpoints_resumes_and_evaluates(tmp_path):
+    from sb3_contrib import MaskablePPO
+
+    from training import selfplay_ppo
+
+    config = TrainConfig.from_dict(TINY | {"total_steps": 1024, "snapshot_every": 256, "eval_every": 512})
+    history = selfplay_ppo.train(config, tmp_path, progress=False)
+    assert [h["steps"] for h in history] == [512, 1024]
+    assert {"random", "greedy"} == set(history[-1]["results"])
+    for name in ("best.zip", "latest.zip", "metrics.csv"):
+        assert (tmp_path / name).is_file()
+    longer = TrainConfig.from_dict(TINY | {"total_steps": 1536, "snapshot_every": 256, "eval_every": 512})
+    resumed = selfplay_ppo.train(longer, tmp_path, resume=True, progress=False)
+    assert resumed[-1]["steps"] >= 1536
+    assert MaskablePPO.load(tmp_path / "latest.zip").num_timesteps >= 1536

@@ -26,6 +26,7 @@ from tqdm import tqdm
 
 from training.config import TrainConfig
 from training.report import write_report
+from trinity_env.agents.base import Agent
 from trinity_env.agents.policy import NetworkAgent, PolicyNetwork, load_checkpoint, save_checkpoint
 from trinity_env.agents.registry import make
 from trinity_env.envs.config import make_config
@@ -87,9 +88,13 @@ class OpponentPool:
 
 
 def evaluate(network: PolicyNetwork, config: TrainConfig, seed: int) -> dict[str, tuple[float, float, float]]:
+    """Win rate (and 95% interval) of the network's best moves against each evaluation opponent."""
+    return evaluate_agent(NetworkAgent(network, name="learner"), config, seed)
+
+
+def evaluate_agent(learner: Agent, config: TrainConfig, seed: int) -> dict[str, tuple[float, float, float]]:
     """Win rate (and 95% interval) against each evaluation opponent, seats swapped."""
     env_config = make_config(config.env)
-    learner = NetworkAgent(network, name="learner")
     results = {}
     for spec in config.eval_opponents:
         opponent = make(spec)

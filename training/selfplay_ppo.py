@@ -1,0 +1,164 @@
+"""sb3-contrib MaskablePPO self-play on the single-agent env, with an opponent pool.
+
+Read it top to bottom: the agents that wrap SB3 policies, the pool, the callback that
+snapshots, evaluates and checkpoints, then ``train``. The learner's seat is random each
+episode and the opponent moves inside the env (``TrinityTowersEnv``), drawn per episode
+from the pool: the latest snapshot, a past one, greedy or random — the same mix and the
+same evaluation as ``fast_ppo``, from the same configs. Checkpoints are SB3 zip files.
+
+Usage: python -m training.selfplay_ppo --config quick --run runs/sb3 [--resume]
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import csv
+import time
+from pathlib import Path
+
+import numpy as np
+from sb3_contrib import MaskablePPO
+from stable_baselines3.common.callbacks import BaseCallback
+from tqdm import tqdm
+
+from training.config import TrainConfig
+from training.fast_ppo import evaluate_agent
+from training.report import write_report
+from trinity_env.agents.base import Agent, Observation, RandomAgent
+from trinity_env.agents.baselines import GreedyAgent
+from trinity_env.core import GameState
+from trinity_env.envs.single_agent import TrinityTowersEnv
+
+
+class SB3PolicyAgent(Agent):
+    """Plays an SB3 maskable policy: its best move, or a sample with ``sample=True``."""
+
+    def __init__(self, policy, sample: bool = False, name: str = "sb3"):
+        self.policy, self.sample, self.name = policy, sample, name
+
+    def act(self, observation: Observation, state: GameState | None = None) -> int:
+        action, _ = self.policy.predict(
+            observation["observation"], action_masks=observation["action_mask"].astype(bool),
+            deterministic=not self.sample,
+        )  # fmt: skip
+        return int(action)
+
+
+class PoolOpponent(Agent):
+    """The env's opponent: a new one drawn from the pool at every episode (``reset``)."""
+
+    name = "pool"
+
+    def __init__(self, config: TrainConfig, seed: int):
+        self.config = config
+        self.rng = np.random.default_rng(seed)
+        self.latest: SB3PolicyAgent | None = None
+        self.past: list[SB3PolicyAgent] = []
+        self.random, self.greedy = RandomAgent(seed), GreedyAgent()
+        self.current: Agent = self.random
+
+    def add_snapshot(self, policy) -> None:
+        if self.latest is not None:
+            self.past = [*self.past, self.latest][-self.config.pool_size :]
+        self.latest = SB3PolicyAgent(copy.deepcopy(policy), sample=True)
+
+    def reset(self, seed: int | None = None) -> None:
+        c, draw = self.config, self.rng.random()
+        if draw < c.p_random or self.latest is None:
+            self.current = self.random
+        elif draw < c.p_random + c.p_greedy:
+            self.current = self.greedy
+        elif draw < c.p_random + c.p_greedy + c.p_latest or not self.past:
+            self.current = self.latest
+        else:
+            self.current = self.past[int(self.rng.integers(len(self.past)))]
+        self.current.reset(seed)
+
+    def act(self, observation: Observation, state: GameState | None = None) -> int:
+        return self.current.act(observation, state)
+
+
+class SelfPlayCallback(BaseCallback):
+    """Snapshots into the pool, evaluations to ``metrics.csv``, ``latest.zip`` and ``best.zip``."""
+
+    def __init__(self, config: TrainConfig, pool: PoolOpponent, run: Path, started: float, progress: bool):
+        super().__init__()
+        self.config, self.pool, self.run, self.started = config, pool, run, started
+        self.history: list[dict] = []
+        self.best = -1.0
+        self.bar = tqdm(total=config.total_steps, disable=not progress, desc="selfplay_ppo", unit="step")
+
+    def _on_training_start(self) -> None:
+        self.next_snapshot = (self.num_timesteps // self.config.snapshot_every + 1) * self.config.snapshot_every
+        self.next_eval = (self.num_timesteps // self.config.eval_every + 1) * self.config.eval_every
+
+    def _on_training_end(self) -> None:
+        self.bar.close()
+
+    def _on_step(self) -> bool:
+        self.bar.update(self.num_timesteps - self.bar.n)
+        if self.num_timesteps >= self.next_snapshot:
+            self.pool.add_snapshot(self.model.policy)
+            self.model.save(self.run / "latest.zip")
+            self.next_snapshot += self.config.snapshot_every
+        if self.num_timesteps >= self.next_eval:
+            self.evaluate()
+            self.next_eval += self.config.eval_every
+        limit = self.config.max_minutes
+        return not (limit and time.perf_counter() - self.started > 60 * limit)
+
+    def evaluate(self) -> None:
+        results = evaluate_agent(SB3PolicyAgent(self.model.policy), self.config, seed=10_000_000 + self.num_timesteps)
+        seconds = time.perf_counter() - self.started
+        with (self.run / "metrics.csv").open("a", newline="", encoding="utf-8") as handle:
+            for spec, (rate, low, high) in results.items():
+                csv.writer(handle).writerow([self.num_timesteps, round(seconds, 1), spec, rate, low, high])
+        self.history.append({"steps": self.num_timesteps, "seconds": seconds, "results": results})
+        score = min(rate for rate, _, _ in results.values())
+        if score > self.best:
+            self.best = score
+            self.model.save(self.run / "best.zip")
+
+
+def train(config: TrainConfig, run: Path, resume: bool = False, progress: bool = True) -> list[dict]:
+    """Train MaskablePPO; returns the evaluation history."""
+    run.mkdir(parents=True, exist_ok=True)
+    pool = PoolOpponent(config, config.seed)
+    env = TrinityTowersEnv(opponent=pool, **config.env)
+    env.reset(seed=config.seed)
+    if resume and (run / "latest.zip").is_file():
+        model = MaskablePPO.load(run / "latest.zip", env=env)
+    else:
+        model = MaskablePPO(
+            "MlpPolicy", env, learning_rate=config.learning_rate, n_steps=config.rollout_steps * 64,
+            batch_size=config.rollout_steps * 64 // config.minibatches, n_epochs=config.epochs, gamma=config.gamma,
+            gae_lambda=config.gae_lambda, clip_range=config.clip, ent_coef=config.entropy, vf_coef=config.value_coef,
+            max_grad_norm=config.max_grad_norm, seed=config.seed, verbose=0,
+            policy_kwargs={"net_arch": [config.hidden] * config.layers},
+        )  # fmt: skip
+    pool.add_snapshot(model.policy)
+    callback = SelfPlayCallback(config, pool, run, time.perf_counter(), progress)
+    remaining = max(0, config.total_steps - model.num_timesteps)
+    model.learn(remaining, callback=callback, reset_num_timesteps=not resume)
+    if not callback.history or callback.history[-1]["steps"] != model.num_timesteps:
+        callback.evaluate()
+    model.save(run / "latest.zip")
+    return callback.history
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--config", default="quick", help="a name in configs/train/ or a YAML path")
+    parser.add_argument("--run", default="runs/sb3", help="the run folder")
+    parser.add_argument("--resume", action="store_true", help="continue from RUN/latest.zip")
+    args = parser.parse_args(argv)
+    run = Path(args.run)
+    history = train(TrainConfig.load(args.config), run, resume=args.resume)
+    for spec, (rate, low, high) in history[-1]["results"].items():
+        print(f"  vs {spec:<10} {rate:6.1%}  [{low:.1%}, {high:.1%}]")
+    print(f"report: {write_report(run, history, f'selfplay_ppo (MaskablePPO), config {args.config}')}")
+
+
+if __name__ == "__main__":
+    main()
