@@ -10,12 +10,17 @@ Usage: python benchmarks/training.py [--fast-steps N] [--sb3-steps M]
 from __future__ import annotations
 
 import argparse
+import sys
 import tempfile
 import time
 from pathlib import Path
 
-from training import fast_ppo, selfplay_ppo
-from training.config import TrainConfig
+# This file is benchmarks/training.py: put the repository root first on the path so that
+# `training` names the package, not this script.
+sys.path[0] = str(Path(__file__).resolve().parent.parent)
+
+from training import fast_ppo, selfplay_ppo  # noqa: E402
+from training.config import TrainConfig  # noqa: E402
 
 
 def rate(trainer, config: TrainConfig) -> float:
