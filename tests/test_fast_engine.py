@@ -8,7 +8,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from trinity_env.core import GameState, IllegalMoveError, standard_deck, validate_deck
+from trinity_env.core import GameState, IllegalMoveError, validate_deck
 from trinity_env.envs.observation import encode_observation
 from trinity_env.fast import kernels
 from trinity_env.fast.convert import from_states, read_marks, read_state, write_state
@@ -170,9 +170,12 @@ def test_an_illegal_action_moves_nothing_and_names_the_game():
 
 def test_stepping_some_games_only():
     games = FastGames(4, seed=0)
-    before = games.state(1)
+    before = [games.state(b) for b in range(4)]
     games.step(games.random_actions(np.array([0, 2])), games=np.array([0, 2]))
-    assert games.state(1) == before and games.state(0) != GameState.new_game(decks=[standard_deck()] * 2)
+    for b in range(4):
+        picks = sum(s == 1 for s in games.state(b).status[0])
+        assert (games.state(b) == before[b]) == (b in (1, 3))
+        assert picks == (1 if b in (0, 2) else 0)
 
 
 def test_margin_rewards_add_up_to_result_plus_final_margin():

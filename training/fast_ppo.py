@@ -25,7 +25,7 @@ from torch import nn
 from tqdm import tqdm
 
 from training.config import TrainConfig
-from training.report import write_report
+from training.report import format_results, write_report
 from trinity_env.agents.base import Agent
 from trinity_env.agents.policy import NetworkAgent, PolicyNetwork, load_checkpoint, save_checkpoint
 from trinity_env.agents.registry import make
@@ -256,14 +256,12 @@ def main(argv: list[str] | None = None) -> None:
     history = train(config, run, resume=args.resume)
     last = history[-1]
     print(f"after {last['steps']:,} learner steps ({last['seconds'] / 60:.1f} min), {config.eval_games} games each:")
-    for spec, (rate, low, high) in last["results"].items():
-        print(f"  vs {spec:<10} {rate:6.1%}  [{low:.1%}, {high:.1%}]")
+    print(format_results(last["results"]))
     # best.pt was chosen by noisy evaluations: measure it again on games it was not chosen on
     best, payload = load_checkpoint(run / "best.pt")
     final = {"steps": int(payload["steps"]), "seconds": last["seconds"], "results": evaluate(best, config, seed=1)}
     print(f"best.pt (from step {final['steps']:,}) on fresh games:")
-    for spec, (rate, low, high) in final["results"].items():
-        print(f"  vs {spec:<10} {rate:6.1%}  [{low:.1%}, {high:.1%}]")
+    print(format_results(final["results"]))
     print(f"report: {write_report(run, history, f'fast_ppo, config {args.config}', final)}")
 
 

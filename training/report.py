@@ -5,6 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 
+def format_results(results: dict[str, tuple[float, float, float]]) -> str:
+    """One line per evaluation opponent: win rate and its 95% interval."""
+    return "\n".join(
+        f"  vs {spec:<10} {rate:6.1%}  [{low:.1%}, {high:.1%}]" for spec, (rate, low, high) in results.items()
+    )
+
+
 def write_report(run: Path, history: list[dict], title: str, best: dict | None = None) -> Path:
     """``report.md`` and ``win_rate.png`` in ``run``; the report's path.
 

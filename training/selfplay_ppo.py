@@ -24,7 +24,7 @@ from tqdm import tqdm
 
 from training.config import TrainConfig
 from training.fast_ppo import evaluate_agent
-from training.report import write_report
+from training.report import format_results, write_report
 from trinity_env.agents.base import Agent, Observation, RandomAgent
 from trinity_env.agents.baselines import GreedyAgent
 from trinity_env.core import GameState
@@ -155,8 +155,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     run = Path(args.run)
     history = train(TrainConfig.load(args.config), run, resume=args.resume)
-    for spec, (rate, low, high) in history[-1]["results"].items():
-        print(f"  vs {spec:<10} {rate:6.1%}  [{low:.1%}, {high:.1%}]")
+    print(format_results(history[-1]["results"]))
     print(f"report: {write_report(run, history, f'selfplay_ppo (MaskablePPO), config {args.config}')}")
 
 

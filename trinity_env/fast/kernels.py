@@ -162,16 +162,15 @@ def apply_action(decks, status, sides, owner, marks, info, b, action):
     marks[b, t] = PLACED
     status[b, p, i] = PLAYED
     info[b, HAND0 + p] -= 1
-    # direct captures, all together: marked first, flipped after
+    # Direct captures, then the domino (each captured card against the opponent's cards it
+    # touches, one level). Flipping as we go equals flipping together: whether a card is
+    # taken depends only on the capturing card and the card itself, and a card already
+    # flipped is no longer the opponent's, so it is never taken twice.
     for k in range(4):
         n = NEIGHBOUR[t, k, 0]
         if n >= 0 and owner[b, n] == o and beats(sides[b, t, NEIGHBOUR[t, k, 1]], sides[b, n, NEIGHBOUR[t, k, 2]]):
             marks[b, n] = CAPTURED
-    for k in range(4):
-        c = NEIGHBOUR[t, k, 0]
-        if c >= 0 and marks[b, c] == CAPTURED:
-            owner[b, c] = p
-    # the domino: each captured card against the opponent's cards it touches, one level
+            owner[b, n] = p
     for k in range(4):
         c = NEIGHBOUR[t, k, 0]
         if c < 0 or marks[b, c] != CAPTURED:
@@ -180,13 +179,6 @@ def apply_action(decks, status, sides, owner, marks, info, b, action):
             n = NEIGHBOUR[c, j, 0]
             if n >= 0 and owner[b, n] == o and beats(sides[b, c, NEIGHBOUR[c, j, 1]], sides[b, n, NEIGHBOUR[c, j, 2]]):
                 marks[b, n] = DOMINO
-    for k in range(4):
-        c = NEIGHBOUR[t, k, 0]
-        if c < 0 or marks[b, c] != CAPTURED:
-            continue
-        for j in range(4):
-            n = NEIGHBOUR[c, j, 0]
-            if n >= 0 and marks[b, n] == DOMINO:
                 owner[b, n] = p
     full = True
     for n in range(TILES):
