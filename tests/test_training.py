@@ -29,11 +29,12 @@ def test_train_checkpoints_evaluates_and_reports(tmp_path):
     config = TrainConfig.from_dict(TINY)
     history = train(config, tmp_path, progress=False)
     assert [h["steps"] for h in history] == [512, 1024]
-    assert set(history[-1]["results"]) == {"random", "greedy"}
+    assert set(history[-1]["results"]) == {"random", "greedy", "endgames"}
+    assert list((tmp_path / "tb").glob("events.out.tfevents.*"))
     for name in ("best.pt", "latest.pt", "metrics.csv", "config.json"):
         assert (tmp_path / name).is_file()
     report = write_report(tmp_path, history, "tiny")
-    assert "| random |" in report.read_text() and (tmp_path / "win_rate.png").is_file()
+    assert "| vs random |" in report.read_text() and "| endgame suite |" in report.read_text() and (tmp_path / "win_rate.png").is_file()
     agent = make(str(tmp_path))  # a run folder names its best policy
     assert make(str(tmp_path / "best")).network is not None  # so does RUN/best, as in `trinity play --opponent`
     final = play_game((agent, make("random")), make_config(draft="random"), seed=1)
@@ -116,7 +117,8 @@ def test_selfplay_ppo_trains_checkpoints_resumes_and_evaluates(tmp_path):
     config = TrainConfig.from_dict(TINY | {"total_steps": 1024, "snapshot_every": 256, "eval_every": 512})
     history = selfplay_ppo.train(config, tmp_path, progress=False)
     assert [h["steps"] for h in history] == [512, 1024]
-    assert {"random", "greedy"} == set(history[-1]["results"])
+    assert {"random", "greedy", "endgames"} == set(history[-1]["results"])
+    assert list((tmp_path / "tb").glob("*/events.out.tfevents.*"))
     for name in ("best.zip", "latest.zip", "metrics.csv"):
         assert (tmp_path / name).is_file()
     longer = TrainConfig.from_dict(TINY | {"total_steps": 1536, "snapshot_every": 256, "eval_every": 512})

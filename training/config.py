@@ -30,6 +30,8 @@ class TrainConfig:
     rollout_steps: int = 32
     """Learner decisions per game between two updates (batch = num_games * rollout_steps)."""
     learning_rate: float = 3e-4
+    anneal_lr: bool = False
+    """Lower the learning rate linearly to zero over ``total_steps`` (fast_ppo)."""
     gamma: float = 1.0
     """Discount; the game is short and only its result is rewarded."""
     gae_lambda: float = 0.95
@@ -57,7 +59,14 @@ class TrainConfig:
     eval_games: int = 100
     """Seat-swapped games against each evaluation opponent."""
     eval_opponents: tuple[str, ...] = ("random", "greedy")
-    """Agent specs to evaluate against."""
+    """Agent specs to evaluate against (``mcts:400`` too: about 15 ms a game)."""
+    eval_endgames: bool = True
+    """Also score the endgame suite: the share of its won positions where the learner finds a winning move."""
+    tensorboard: bool = True
+    """Log losses and evaluations to TensorBoard in ``RUN/tb`` (``metrics.csv`` is always written)."""
+    draft_share: float = 0.0
+    """With ``env: {draft: random}``: the share of training games that start with the draft instead of dealt
+    hands, so the learner also learns to pick (evaluation games stay dealt)."""
     env: dict[str, Any] = field(default_factory=lambda: {"draft": "pick"})
     """Environment config (rules, deck, draft) for training and evaluation."""
 
@@ -102,11 +111,13 @@ class TrainConfig:
         for name in positive:
             if getattr(self, name) < 1:
                 raise TrainConfigError(f"{source}: field {name!r} must be at least 1, got {getattr(self, name)}")
-        for name in ("gamma", "gae_lambda", "p_latest", "p_random", "p_greedy"):
+        for name in ("gamma", "gae_lambda", "p_latest", "p_random", "p_greedy", "draft_share"):
             if not 0 <= getattr(self, name) <= 1:
                 raise TrainConfigError(f"{source}: field {name!r} must be between 0 and 1, got {getattr(self, name)}")
         if self.p_latest + self.p_random + self.p_greedy > 1:
             raise TrainConfigError(f"{source}: p_latest + p_random + p_greedy must be at most 1")
+        if self.draft_share and self.env.get("draft", "pick") != "random":
+            raise TrainConfigError(f"{source}: field 'draft_share' needs env draft 'random' (the others always draft)")
         if (self.num_games * self.rollout_steps) % self.minibatches:
             raise TrainConfigError(
                 f"{source}: num_games * rollout_steps must split into {self.minibatches} minibatches"

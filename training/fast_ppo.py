@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import copy
-import csv
 import json
 import time
 from pathlib import Path
@@ -25,13 +24,9 @@ from torch import nn
 from tqdm import tqdm
 
 from training.config import TrainConfig
+from training.evaluation import Results, RunLog, evaluate_agent, selection_score
 from training.report import format_results, write_report
-from trinity_env.agents.base import Agent
 from trinity_env.agents.policy import NetworkAgent, PolicyNetwork, load_checkpoint, save_checkpoint
-from trinity_env.agents.registry import make
-from trinity_env.envs.config import make_config
-from trinity_env.evaluation.match import play_game
-from trinity_env.evaluation.ratings import wilson_interval
 from trinity_env.fast.games import FastGames
 from trinity_env.fast.layout import Batch
 from trinity_env.fast.vector_env import TrinityTowersVectorEnv
@@ -87,25 +82,9 @@ class OpponentPool:
         return actions
 
 
-def evaluate(network: PolicyNetwork, config: TrainConfig, seed: int) -> dict[str, tuple[float, float, float]]:
-    """Win rate (and 95% interval) of the network's best moves against each evaluation opponent."""
+def evaluate(network: PolicyNetwork, config: TrainConfig, seed: int) -> Results:
+    """The network's best moves against each evaluation opponent (and the endgame suite)."""
     return evaluate_agent(NetworkAgent(network, name="learner"), config, seed)
-
-
-def evaluate_agent(learner: Agent, config: TrainConfig, seed: int) -> dict[str, tuple[float, float, float]]:
-    """Win rate (and 95% interval) against each evaluation opponent, seats swapped."""
-    env_config = make_config(config.env)
-    results = {}
-    for spec in config.eval_opponents:
-        opponent = make(spec)
-        points = 0.0
-        for k in range(config.eval_games):
-            seats = (learner, opponent) if k % 2 == 0 else (opponent, learner)
-            winner = play_game(seats, env_config, seed + k).winner
-            points += 0.5 if winner is None else float(winner == k % 2)
-        low, high = wilson_interval(points, config.eval_games)
-        results[spec] = (points / config.eval_games, low, high)
-    return results
 
 
 def _save(run: Path, name: str, network, optimizer, pool: OpponentPool, steps: int, history: list, best: float):
@@ -147,7 +126,7 @@ def train(config: TrainConfig, run: Path, resume: bool = False, progress: bool =
     if pool.latest is None:
         pool.add_snapshot(network)
 
-    env = TrinityTowersVectorEnv(config.num_games, opponent=pool, **config.env)
+    env = TrinityTowersVectorEnv(config.num_games, opponent=pool, draft_share=config.draft_share, **config.env)
     pool.games = env.games
     observations, infos = env.reset(seed=config.seed + steps)
     masks = infos["action_mask"]
@@ -156,15 +135,16 @@ def train(config: TrainConfig, run: Path, resume: bool = False, progress: bool =
     buffer_masks = np.zeros((T, B, 256), bool)
     actions = torch.zeros((T, B), dtype=torch.long)
     logprobs, values, rewards, dones = (torch.zeros((T, B)) for _ in range(4))
-    started = time.perf_counter()
+    started, first_steps = time.perf_counter(), steps
     next_snapshot = (steps // config.snapshot_every + 1) * config.snapshot_every
     next_eval = (steps // config.eval_every + 1) * config.eval_every
     bar = tqdm(total=config.total_steps, initial=steps, disable=not progress, desc="fast_ppo", unit="step")
-    metrics = (run / "metrics.csv").open("a", newline="", encoding="utf-8")
-    writer = csv.writer(metrics)
+    log = RunLog(run, config.tensorboard)
     while steps < config.total_steps:
         if config.max_minutes and time.perf_counter() - started > 60 * config.max_minutes:
             break
+        if config.anneal_lr:
+            optimizer.param_groups[0]["lr"] = config.learning_rate * (1 - steps / config.total_steps)
         for t in range(T):  # the rollout: learner decisions only
             buffer_obs[t], buffer_masks[t] = observations, masks
             with torch.no_grad():
@@ -194,6 +174,7 @@ def train(config: TrainConfig, run: Path, resume: bool = False, progress: bool =
             "advantages": advantages.reshape(-1),
             "returns": returns.reshape(-1),
         }
+        finished, wins = float(dones.sum()), float((rewards > 0).sum())
         size = T * B // config.minibatches
         for _ in range(config.epochs):  # the PPO update
             order = torch.randperm(T * B)
@@ -214,13 +195,18 @@ def train(config: TrainConfig, run: Path, resume: bool = False, progress: bool =
                 optimizer.step()
         steps += T * B
         bar.update(T * B)
+        for name, value in (("loss/policy", policy_loss), ("loss/value", value_loss), ("loss/entropy", entropy)):
+            log.scalar(name, value.item(), steps)
+        log.scalar("train/learning_rate", optimizer.param_groups[0]["lr"], steps)
+        log.scalar("train/win_rate_vs_pool", wins / max(finished, 1.0), steps)
+        log.scalar("train/steps_per_second", (steps - first_steps) / (time.perf_counter() - started), steps)
         if steps >= next_snapshot:
             pool.add_snapshot(network)
             _save(run, "latest.pt", network, optimizer, pool, steps, history, best)
             next_snapshot += config.snapshot_every
         if steps >= next_eval or steps >= config.total_steps:
-            history.append(_evaluate_and_log(network, config, steps, started, writer, metrics))
-            score = min(rate for rate, _, _ in history[-1]["results"].values())
+            history.append(_evaluate_and_log(network, config, steps, started, log))
+            score = selection_score(history[-1]["results"], config)
             if score > best:
                 best = score
                 save_checkpoint(run / "best.pt", network, {"steps": steps})
@@ -228,20 +214,18 @@ def train(config: TrainConfig, run: Path, resume: bool = False, progress: bool =
             next_eval += config.eval_every
     bar.close()
     if not history or history[-1]["steps"] != steps:
-        history.append(_evaluate_and_log(network, config, steps, started, writer, metrics))
+        history.append(_evaluate_and_log(network, config, steps, started, log))
         _save(run, "latest.pt", network, optimizer, pool, steps, history, best)
         if not (run / "best.pt").is_file():
             save_checkpoint(run / "best.pt", network, {"steps": steps})
-    metrics.close()
+    log.close()
     return history
 
 
-def _evaluate_and_log(network, config, steps, started, writer, handle) -> dict:
+def _evaluate_and_log(network: PolicyNetwork, config: TrainConfig, steps: int, started: float, log: RunLog) -> dict:
     results = evaluate(network, config, seed=10_000_000 + steps)
     seconds = time.perf_counter() - started
-    for spec, (rate, low, high) in results.items():
-        writer.writerow([steps, round(seconds, 1), spec, rate, low, high])
-    handle.flush()
+    log.results(steps, seconds, results)
     return {"steps": steps, "seconds": seconds, "results": results}
 
 

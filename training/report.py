@@ -4,11 +4,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from training.evaluation import ENDGAMES
+
+
+def label(spec: str) -> str:
+    """How a results key reads in tables and legends."""
+    return "endgame suite" if spec == ENDGAMES else f"vs {spec}"
+
 
 def format_results(results: dict[str, tuple[float, float, float]]) -> str:
-    """One line per evaluation opponent: win rate and its 95% interval."""
+    """One line per evaluation opponent (win rate) and the endgame score, with 95% intervals."""
     return "\n".join(
-        f"  vs {spec:<10} {rate:6.1%}  [{low:.1%}, {high:.1%}]" for spec, (rate, low, high) in results.items()
+        f"  {label(spec):<14} {rate:6.1%}  [{low:.1%}, {high:.1%}]" for spec, (rate, low, high) in results.items()
     )
 
 
@@ -29,10 +36,10 @@ def write_report(run: Path, history: list[dict], title: str, best: dict | None =
         rates = [h["results"][spec][0] for h in history]
         lows = [h["results"][spec][1] for h in history]
         highs = [h["results"][spec][2] for h in history]
-        ax.plot(steps, rates, marker="o", label=f"vs {spec}")
+        ax.plot(steps, rates, marker="o", label=label(spec))
         ax.fill_between(steps, lows, highs, alpha=0.2)
     ax.set_xlabel("learner steps")
-    ax.set_ylabel("win rate (seats swapped)")
+    ax.set_ylabel("win rate (seats swapped) / endgame score")
     ax.set_ylim(0, 1)
     ax.grid(alpha=0.3)
     ax.legend()
@@ -46,21 +53,21 @@ def write_report(run: Path, history: list[dict], title: str, best: dict | None =
         "",
         f"{last['steps']:,} learner steps in {last['seconds'] / 60:.1f} minutes.",
         "",
-        "| opponent | win rate | 95% interval |",
+        "| measure | share | 95% interval |",
         "|---|---|---|",
     ]
     for spec, (rate, low, high) in last["results"].items():
-        lines.append(f"| {spec} | {rate:.1%} | [{low:.1%}, {high:.1%}] |")
+        lines.append(f"| {label(spec)} | {rate:.1%} | [{low:.1%}, {high:.1%}] |")
     if best is not None:
         lines += [
             "",
             f"The kept checkpoint, `best.pt` (step {best['steps']:,}), evaluated again on fresh games:",
             "",
-            "| opponent | win rate | 95% interval |",
+            "| measure | share | 95% interval |",
             "|---|---|---|",
         ]
         for spec, (rate, low, high) in best["results"].items():
-            lines.append(f"| {spec} | {rate:.1%} | [{low:.1%}, {high:.1%}] |")
+            lines.append(f"| {label(spec)} | {rate:.1%} | [{low:.1%}, {high:.1%}] |")
     lines += ["", "![win rate against steps](win_rate.png)", ""]
     path = run / "report.md"
     path.write_text("\n".join(lines), encoding="utf-8")

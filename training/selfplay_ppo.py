@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import copy
-import csv
 import time
 from pathlib import Path
 
@@ -23,7 +22,7 @@ from stable_baselines3.common.callbacks import BaseCallback
 from tqdm import tqdm
 
 from training.config import TrainConfig
-from training.fast_ppo import evaluate_agent
+from training.evaluation import RunLog, evaluate_agent, selection_score
 from training.report import format_results, write_report
 from trinity_env.agents.base import Agent, Observation, RandomAgent
 from trinity_env.agents.baselines import GreedyAgent
@@ -85,6 +84,7 @@ class SelfPlayCallback(BaseCallback):
     def __init__(self, config: TrainConfig, pool: PoolOpponent, run: Path, started: float, progress: bool):
         super().__init__()
         self.config, self.pool, self.run, self.started = config, pool, run, started
+        self.log = RunLog(run, tensorboard=False)  # SB3 writes its own TensorBoard events (tensorboard_log)
         self.history: list[dict] = []
         self.best = -1.0
         self.bar = tqdm(total=config.total_steps, disable=not progress, desc="selfplay_ppo", unit="step")
@@ -95,6 +95,9 @@ class SelfPlayCallback(BaseCallback):
 
     def _on_training_end(self) -> None:
         self.bar.close()
+
+    def close(self) -> None:
+        self.log.close()
 
     def _on_step(self) -> bool:
         self.bar.update(self.num_timesteps - self.bar.n)
@@ -111,11 +114,11 @@ class SelfPlayCallback(BaseCallback):
     def evaluate(self) -> None:
         results = evaluate_agent(SB3PolicyAgent(self.model.policy), self.config, seed=10_000_000 + self.num_timesteps)
         seconds = time.perf_counter() - self.started
-        with (self.run / "metrics.csv").open("a", newline="", encoding="utf-8") as handle:
-            for spec, (rate, low, high) in results.items():
-                csv.writer(handle).writerow([self.num_timesteps, round(seconds, 1), spec, rate, low, high])
+        self.log.results(self.num_timesteps, seconds, results)
+        for spec, (rate, _, _) in results.items():
+            self.logger.record(f"eval/{spec}", rate)
         self.history.append({"steps": self.num_timesteps, "seconds": seconds, "results": results})
-        score = min(rate for rate, _, _ in results.values())
+        score = selection_score(results, self.config)
         if score > self.best:
             self.best = score
             self.model.save(self.run / "best.zip")
@@ -135,6 +138,7 @@ def train(config: TrainConfig, run: Path, resume: bool = False, progress: bool =
             batch_size=config.rollout_steps * 64 // config.minibatches, n_epochs=config.epochs, gamma=config.gamma,
             gae_lambda=config.gae_lambda, clip_range=config.clip, ent_coef=config.entropy, vf_coef=config.value_coef,
             max_grad_norm=config.max_grad_norm, seed=config.seed, verbose=0,
+            tensorboard_log=str(run / "tb") if config.tensorboard else None,
             policy_kwargs={"net_arch": [config.hidden] * config.layers},
         )  # fmt: skip
     pool.add_snapshot(model.policy)
@@ -143,6 +147,7 @@ def train(config: TrainConfig, run: Path, resume: bool = False, progress: bool =
     model.learn(remaining, callback=callback, reset_num_timesteps=not resume)
     if not callback.history or callback.history[-1]["steps"] != model.num_timesteps:
         callback.evaluate()
+    callback.close()
     model.save(run / "latest.zip")
     return callback.history
 

@@ -14,7 +14,7 @@ from typing import NamedTuple
 import numpy as np
 
 from trinity_env.core import GameState, IllegalMoveError
-from trinity_env.envs.config import EnvConfig, make_config
+from trinity_env.envs.config import ConfigError, EnvConfig, make_config
 from trinity_env.envs.observation import OBSERVATION_SIZE
 from trinity_env.fast import kernels
 from trinity_env.fast.convert import read_state, write_state
@@ -42,12 +42,19 @@ def _deck_array(deck) -> np.ndarray:
 
 
 class FastGames:
-    """B games in lockstep; keywords are the environment config (``draft``, ``deck``, ...)."""
+    """B games in lockstep; keywords are the environment config (``draft``, ``deck``, ...).
 
-    def __init__(self, num_games: int, *, seed: int | None = None, config=None, **keywords):
+    ``draft_share`` (with ``draft="random"``): the share of new games that start with the
+    draft instead of dealt hands, for training one policy on both.
+    """
+
+    def __init__(self, num_games: int, *, seed: int | None = None, config=None, draft_share: float = 0.0, **keywords):
         if num_games < 1:
             raise ValueError(f"num_games must be at least 1, got {num_games}")
         self.config: EnvConfig = make_config(config, **keywords)
+        if not 0 <= draft_share <= 1 or (draft_share and self.config.draft != "random"):
+            raise ConfigError(f"draft_share must be in [0, 1] and needs draft='random', got {draft_share!r}")
+        self.draft_share = float(draft_share)
         self.num_games = num_games
         self.batch = Batch.empty(num_games)
         self._fixed = np.zeros((2, 16), np.int8)
@@ -80,16 +87,21 @@ class FastGames:
                 [np.stack([_deck_array(d) for d in self.config.deal_decks(self._py_rng)]) for _ in range(games.size)]
             )
         first = -1 if self.config.first_player == "random" else int(self.config.first_player)
-        kernels.reset_games(
-            *self.batch,
-            games.astype(np.int64),
-            np.ascontiguousarray(decks),
-            first,
-            self.config.max_a_cards,
-            _DEAL[self.config.draft],
-            self._fixed,
-            self.rng,
-        )
+        deal = np.full(games.size, _DEAL[self.config.draft])
+        if self.draft_share:
+            deal[self._np_rng.random(games.size) < self.draft_share] = _DEAL["pick"]
+        for mode in np.unique(deal):
+            rows = deal == mode
+            kernels.reset_games(
+                *self.batch,
+                games[rows].astype(np.int64),
+                np.ascontiguousarray(decks[rows]),
+                first,
+                self.config.max_a_cards,
+                int(mode),
+                self._fixed,
+                self.rng,
+            )
 
     # ------------------------------------------------------------------ views
 
