@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import random
+
 import pytest
 import torch
 
@@ -84,6 +87,8 @@ def test_corrupt_or_mismatched_checkpoints_are_refused(tmp_path):
         ({"p_latest": 1.5}, "'p_latest'"),
         ({"p_latest": 0.7, "p_random": 0.5}, "at most 1"),
         ({"total_steps": 0}, "'total_steps' must be at least 1"),
+        ({"draft_share": 0.5, "env": {"draft": "pick"}}, "'draft_share' needs env draft 'random'"),
+        ({"anneal_lr": 1}, "'anneal_lr' must be bool"),
     ],
 )
 def test_bad_training_configs_name_the_field(change, message):
@@ -93,6 +98,65 @@ def test_bad_training_configs_name_the_field(change, message):
 
 def test_the_shipped_configs_load():
     assert TrainConfig.load("quick").max_minutes > 0
+    standard = TrainConfig.load("standard")
+    assert "mcts:400" in standard.eval_opponents and standard.draft_share > 0
+
+
+def test_training_with_a_draft_share_plays_drafted_and_dealt_games(tmp_path):
+    config = TrainConfig.from_dict(TINY | {"draft_share": 0.5, "eval_endgames": False, "tensorboard": False})
+    history = train(config, tmp_path, progress=False)
+    assert set(history[-1]["results"]) == {"random", "greedy"}
+    assert not (tmp_path / "tb").exists()
+    from trinity_env.fast.games import FastGames
+    from trinity_env.fast.layout import PHASE
+
+    games = FastGames(400, seed=3, draft="random", draft_share=0.25)
+    drafting = int((games.batch.info[:, PHASE] == 0).sum())
+    assert 60 < drafting < 140  # about a quarter start with the draft, the rest are dealt
+
+
+def test_a_run_killed_with_sigkill_resumes_from_its_last_snapshot(tmp_path):
+    """Checkpoints are written atomically at each snapshot, so SIGKILL loses at most one interval."""
+    import csv
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    import yaml
+
+    config_file = tmp_path / "long.yaml"
+    config_file.write_text(yaml.safe_dump(TINY | {"total_steps": 10**8, "eval_games": 2}))
+    run = tmp_path / "run"
+    root = Path(__file__).resolve().parent.parent
+    process = subprocess.Popen(
+        [sys.executable, "-m", "training.fast_ppo", "--config", str(config_file), "--run", str(run)],
+        cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline:
+            if (run / "latest.pt").is_file() and load_checkpoint(run / "latest.pt")[1]["steps"] >= 2048:
+                break
+            time.sleep(0.2)
+        else:
+            pytest.fail("the training process wrote no checkpoint past 2048 steps in 180 s")
+    finally:
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait()
+    _, payload = load_checkpoint(run / "latest.pt")  # whole, whenever the kill came
+    saved = int(payload["steps"])
+    with (run / "metrics.csv").open() as handle:
+        logged = max(int(row[0]) for row in csv.reader(handle))
+    assert saved % TINY["snapshot_every"] == 0
+    assert saved >= logged  # nothing evaluated is missing from the checkpoint
+    resumed = train(TrainConfig.from_dict(TINY | {"total_steps": saved + 512}), run, resume=True, progress=False)
+    assert resumed[-1]["steps"] == saved + 512
+    before = [h["steps"] for h in json.loads(payload["history"])]
+    after = [h["steps"] for h in resumed]
+    assert after[: len(before)] == before and after[-1] == saved + 512 and after == sorted(set(after))
 
 
 def test_the_command_line_trains_and_reports_the_kept_checkpoint(tmp_path, capsys):
@@ -125,3 +189,30 @@ def test_selfplay_ppo_trains_checkpoints_resumes_and_evaluates(tmp_path):
     resumed = selfplay_ppo.train(longer, tmp_path, resume=True, progress=False)
     assert resumed[-1]["steps"] >= 1536
     assert MaskablePPO.load(tmp_path / "latest.zip").num_timesteps >= 1536
+
+
+def test_network_agents_sample_only_what_they_are_told():
+    from trinity_env.agents.policy import NetworkAgent
+    from trinity_env.core import GameState
+    from trinity_env.envs.observation import action_mask, encode_observation
+
+    torch.manual_seed(0)
+    network = PolicyNetwork(16, 1)
+    drafting = GameState.new_game()
+    playing = make_config(draft="random").new_game(random.Random(1))
+
+    def moves(agent, state):
+        observation = {"observation": encode_observation(state, state.to_move, True),
+                       "action_mask": action_mask(state, state.to_move)}  # fmt: skip
+        picked = set()
+        for seed in range(12):
+            agent.reset(seed)
+            picked.add(agent.act(observation, state))
+        return picked
+
+    by_draft = NetworkAgent(network, sample="draft")
+    assert len(moves(by_draft, drafting)) > 1 and len(moves(by_draft, playing)) == 1
+    assert len(moves(NetworkAgent(network), drafting)) == 1
+    assert len(moves(NetworkAgent(network, sample="all"), playing)) > 1
+    with pytest.raises(ValueError, match="sample must be"):
+        NetworkAgent(network, sample="sometimes")

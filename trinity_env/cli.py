@@ -66,6 +66,20 @@ def _arena(args: argparse.Namespace) -> None:
         print(f"wrote {args.json}")
 
 
+def _balance(args: argparse.Namespace) -> None:
+    from trinity_env.evaluation.balance import DEFAULT_AGENTS, run_balance
+
+    report = run_balance(
+        args.agents or DEFAULT_AGENTS, args.games, seed=args.seed, a_limits=tuple(args.a_limits), workers=args.workers,
+        progress=not args.quiet,
+    )  # fmt: skip
+    print(report.table())
+    print()
+    print(report.card_table())
+    for path in report.write(args.out):
+        print(f"wrote {path}")
+
+
 def _play(args: argparse.Namespace) -> None:
     from trinity_env.play import play_in_terminal
 
@@ -96,6 +110,21 @@ def build_parser() -> argparse.ArgumentParser:
     arena.add_argument("--json", default=None, help="also write the JSON summary to this path")
     arena.add_argument("--quiet", action="store_true", help="no progress bar")
     arena.set_defaults(run=_arena)
+
+    balance = commands.add_parser(
+        "balance", help="self-play studies of the game's balance: first mover, cards, A limit, endings, domino"
+    )
+    balance.add_argument("--games", type=int, default=200, help="games per study (default 200)")
+    balance.add_argument(
+        "--agents", nargs="+", default=None, help="agent specs, each in self-play (default: mcts:200,draft=search "
+        "and ppo-standard:sample=draft); the A-limit studies use the first",
+    )  # fmt: skip
+    balance.add_argument("--a-limits", type=int, nargs="+", default=[2, 3, 4], help="max_a_cards values to compare")
+    balance.add_argument("--seed", type=int, default=0)
+    balance.add_argument("--workers", type=int, default=None, help="processes (default: all cores)")
+    balance.add_argument("--out", default="balance", help="folder for balance.json and the plots")
+    balance.add_argument("--quiet", action="store_true", help="no progress bar")
+    balance.set_defaults(run=_balance)
 
     play = commands.add_parser("play", help="play an agent in the terminal")
     play.add_argument("--opponent", default="greedy", help="agent spec (default greedy)")

@@ -3,7 +3,7 @@
 from trinity_env.agents.base import Agent, Observation, PolicyAgent, RandomAgent, as_agent, visible_state
 from trinity_env.agents.baselines import GreedyAgent, LookaheadAgent
 from trinity_env.agents.mcts import MCTSAgent
-from trinity_env.agents.registry import AgentSpecError, make
+from trinity_env.agents.registry import AgentSpecError, make, shipped
 
 __all__ = [
     "Agent",
@@ -16,5 +16,6 @@ __all__ = [
     "RandomAgent",
     "as_agent",
     "make",
+    "shipped",
     "visible_state",
 ]

@@ -17,6 +17,7 @@ from torch import nn
 
 from trinity_env.agents.base import Agent, Observation
 from trinity_env.core import GameState, TrinityError
+from trinity_env.core.actions import DECK_SIZE
 from trinity_env.envs.observation import OBSERVATION_HIGH, OBSERVATION_SIZE
 
 FORMAT = "trinity-towers-policy"
@@ -90,12 +91,21 @@ def load_checkpoint(path: str | Path) -> tuple[PolicyNetwork, dict[str, Any]]:
 
 
 class NetworkAgent(Agent):
-    """Plays a policy network: the most likely legal action (or a sample with ``sample=True``)."""
+    """Plays a policy network: its most likely legal action, or a sample from it.
 
-    def __init__(self, network: PolicyNetwork, name: str = "policy", sample: bool = False, seed: int | None = None):
+    ``sample``: ``False`` (or ``"none"``) never samples, ``True`` (or ``"all"``) always, and
+    ``"draft"`` samples its picks only, so self-play drafts vary while placements stay the
+    network's best.
+    """
+
+    SAMPLING = {False: "none", True: "all", "none": "none", "all": "all", "draft": "draft"}
+
+    def __init__(self, network: PolicyNetwork, name: str = "policy", sample: bool | str = False, seed: int | None = None):
+        if sample not in self.SAMPLING:
+            raise ValueError(f"sample must be one of none, all, draft (or a bool), got {sample!r}")
         self.network = network
         self.name = name
-        self.sample = sample
+        self.sample = self.SAMPLING[sample]
         self._generator = torch.Generator().manual_seed(seed or 0)
 
     def reset(self, seed: int | None = None) -> None:
@@ -103,13 +113,15 @@ class NetworkAgent(Agent):
             self._generator.manual_seed(seed)
 
     def act(self, observation: Observation, state: GameState | None = None) -> int:
+        mask = observation["action_mask"]
+        drafting = not mask[DECK_SIZE:].any()
+        sample = self.sample == "all" or (self.sample == "draft" and drafting)
         actions = self.network.act(
-            observation["observation"][None], observation["action_mask"][None], greedy=not self.sample,
-            generator=self._generator,
-        )  # fmt: skip
+            observation["observation"][None], mask[None], greedy=not sample, generator=self._generator
+        )
         return int(actions[0])
 
     @classmethod
-    def from_checkpoint(cls, path: str | Path) -> NetworkAgent:
+    def from_checkpoint(cls, path: str | Path, sample: bool | str = False, seed: int | None = None) -> NetworkAgent:
         network, _ = load_checkpoint(path)
-        return cls(network, name=str(path))
+        return cls(network, name=str(path), sample=sample, seed=seed)

@@ -3,7 +3,8 @@
 A spec is ``name`` or ``name:arg,key=value,...``: the first bare argument is the agent's
 main number (simulations for ``mcts``), the rest are keywords; a path to a ``.pt``
 checkpoint or to a training run folder (``runs/quick``, ``runs/quick/best``) names a
-trained policy. The same strings name
+trained policy, and the policies shipped in the package have names of their own
+(``ppo-standard``, see ``shipped()``; they need the ``train`` extra). The same strings name
 agents in Python, on the command line, in configs and in the arena.
 """
 
@@ -47,8 +48,17 @@ AGENTS: dict[str, Callable[..., Agent]] = {
 }
 
 
-def _checkpoint(spec: str) -> Agent:
-    """A trained policy: a ``.pt`` checkpoint, or a run folder (its ``best.pt``, else ``latest.pt``)."""
+SHIPPED_DIR = Path(__file__).resolve().parent / "data"
+
+
+def shipped() -> list[str]:
+    """Names of the trained policies that ship inside the package (``make(name)`` plays one)."""
+    return sorted(path.stem for path in SHIPPED_DIR.glob("*.pt"))
+
+
+def _checkpoint(spec: str, sample: str = "none", seed: str | None = None) -> Agent:
+    """A trained policy: a ``.pt`` checkpoint, or a run folder (its ``best.pt``, else ``latest.pt``);
+    ``sample``: none | all | draft (see ``NetworkAgent``)."""
     path = Path(spec)
     if path.is_dir():
         path = next((path / n for n in ("best.pt", "latest.pt") if (path / n).is_file()), path / "best.pt")
@@ -56,7 +66,7 @@ def _checkpoint(spec: str) -> Agent:
         from trinity_env.agents.policy import NetworkAgent
     except ImportError:
         raise AgentSpecError(f"{spec!r} is a checkpoint: install the train extra (torch) to play it") from None
-    agent = NetworkAgent.from_checkpoint(path)
+    agent = NetworkAgent.from_checkpoint(path, sample=sample, seed=None if seed is None else int(seed))
     agent.name = spec
     return agent
 
@@ -68,10 +78,13 @@ def make(spec: str) -> Agent:
     text = spec.strip()
     if text.endswith(".pt") or Path(text).is_dir() or Path(text + ".pt").is_file():
         return _checkpoint(text if not Path(text + ".pt").is_file() else text + ".pt")
-    name, _, rest = spec.strip().partition(":")
+    name, _, rest = text.partition(":")
     factory = AGENTS.get(name)
+    if factory is None and name in shipped():
+        factory = lambda **kw: _checkpoint(str(SHIPPED_DIR / f"{name}.pt"), **kw)  # noqa: E731
     if factory is None:
-        raise AgentSpecError(f"no agent named {name!r} (in {spec!r}); known: {', '.join(sorted(AGENTS))}")
+        known = ", ".join(sorted([*AGENTS, *shipped()]))
+        raise AgentSpecError(f"no agent named {name!r} (in {spec!r}); known: {known}")
     args, kwargs = [], {}
     for part in filter(None, (p.strip() for p in rest.split(","))):
         key, eq, value = part.partition("=")
@@ -83,5 +96,5 @@ def make(spec: str) -> Agent:
         agent = factory(*args, **kwargs)
     except (TypeError, ValueError) as err:
         raise AgentSpecError(f"bad arguments in agent spec {spec!r}: {err}") from None
-    agent.name = spec.strip()
+    agent.name = text
     return agent

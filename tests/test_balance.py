@@ -1,0 +1,84 @@
+"""The balance lab: game records, the summaries' arithmetic, worker independence, `trinity balance`."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from trinity_env.cli import main
+from trinity_env.core import Card
+from trinity_env.envs import make_config
+from trinity_env.evaluation.balance import GameRecord, _summarise, play_recorded, run_balance
+
+STANDARD = make_config(None).to_dict()
+
+
+def test_a_recorded_game_is_whole_and_reproducible():
+    record = play_recorded(("mcts:30,draft=search", "mcts:30,draft=search"), STANDARD, seed=5)
+    assert record == play_recorded(("mcts:30,draft=search", "mcts:30,draft=search"), STANDARD, seed=5)
+    assert all(len(hand) == 8 for hand in record.hands)  # hand size with 16-card decks
+    assert all(0 <= count <= STANDARD["max_a_cards"] for count in record.a_cards)
+    assert record.placements <= 15 and record.winner in (0, 1)
+    assert record.termination in ("lane_control", "full_board")
+    assert record.termination == "lane_control" or record.placements == 15
+
+
+def test_the_a_limit_binds_in_recorded_games():
+    for seed in range(6):
+        record = play_recorded(("mcts:20,draft=search",) * 2, STANDARD | {"max_a_cards": 2}, seed)
+        assert max(record.a_cards) <= 2
+
+
+def _record(first, winner, hands, domino=(0, 0), last=False, termination="full_board"):
+    return GameRecord(first, winner, termination, hands, (0, 0), domino, last, 15)
+
+
+def test_summaries_count_what_they_say():
+    deck = [Card("5555")] * 3
+    records = [
+        _record(0, 0, ((0, 1), (1, 2)), domino=(2, 0), last=True, termination="lane_control"),
+        _record(1, 0, ((0,), (2,)), domino=(0, 1)),
+        _record(0, None, ((0,), (1,)), domino=(1, 1)),
+        _record(1, 1, ((1,), (2,))),
+    ]
+    s = _summarise(records, deck)
+    assert s["first_mover_wins"]["share"] == pytest.approx((1 + 0 + 0.5 + 1) / 4)
+    assert s["lane_control_endings"]["share"] == 0.25
+    assert s["domino_fired"]["share"] == 0.75 and s["domino_in_last_placement"]["share"] == 0.25
+    # uneven domino games: the first (player 0 more, won) and the second (player 1 more, lost)
+    assert s["more_domino_flips_wins"] == pytest.approx(s["more_domino_flips_wins"] | {"share": 0.5, "n": 2})
+    card0, card2 = s["cards"][0], s["cards"][2]
+    assert card0["picked"]["share"] == pytest.approx(3 / 8)  # in 3 of 8 hands
+    assert card0["win_rate_when_picked"]["share"] == pytest.approx((1 + 1 + 0.5) / 3)
+    assert card2["picked"]["n"] == 8 and card2["win_rate_when_picked"]["share"] == pytest.approx(1 / 3)
+
+
+def test_results_do_not_depend_on_workers_and_the_report_is_written(tmp_path):
+    kwargs = {"games": 6, "seed": 2, "a_limits": (2, 3), "progress": False}
+    one = run_balance(["mcts:20,draft=search"], workers=1, **kwargs)
+    two = run_balance(["mcts:20,draft=search"], workers=2, **kwargs)
+    assert one.studies == two.studies
+    assert list(one.studies) == ["mcts:20,draft=search", "mcts:20,draft=search max_a=2"]
+    assert one.studies["mcts:20,draft=search max_a=2"]["max_a_cards"] == 2
+    paths = one.write(tmp_path)
+    assert [p.name for p in paths] == ["balance.json", "balance_overview.png", "balance_cards.png",
+                                       "balance_a_limit.png"]  # fmt: skip
+    assert all(p.read_bytes()[:4] == b"\x89PNG" for p in paths[1:])
+    assert json.loads(paths[0].read_text())["studies"] == json.loads(json.dumps(one.studies))
+
+
+def test_the_command_prints_the_tables_and_writes_the_plots(tmp_path, capsys):
+    out = tmp_path / "lab"
+    argv = ["balance", "--games", "4", "--agents", "greedy", "--a-limits", "3", "--workers", "1", "--quiet"]
+    assert main([*argv, "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "first mover wins" in printed and "wins when picked" in printed
+    assert (out / "balance.json").is_file() and (out / "balance_cards.png").is_file()
+
+
+def test_bad_balance_input_is_refused():
+    with pytest.raises(ValueError, match="games must be at least 1"):
+        run_balance(["greedy"], games=0, progress=False)
+    with pytest.raises(ValueError, match="no agent named"):
+        run_balance(["nobody"], games=2, progress=False)

@@ -1,0 +1,308 @@
+"""The balance lab: the questions a designer asks of the game, answered by strong agents.
+
+Every study is self-play under the standard rules (the draft included): the same agent in
+both seats, so any edge is the game's, not a player's. Game ``k`` of a study has its own
+seed, so results do not depend on how games are spread over worker processes. Shares come
+with Wilson 95% intervals.
+
+- first mover: how often the player who places first wins;
+- cards: how often each card is drafted, and the win rate of the players who drafted it;
+- the A limit: the first-mover edge, A cards drafted and endings at ``max_a_cards`` 2, 3, 4;
+- endings: lane control against a full board;
+- the domino: how often it fires, and how often it fires in the game's last placement,
+  the one that decided it.
+
+Agents must draft differently from game to game for the card figures to mean anything:
+MCTS with ``draft=search`` does (its searches are seeded per game); a policy network does
+with ``sample=draft``.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import random
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+from trinity_env.agents.base import visible_state
+from trinity_env.agents.registry import make
+from trinity_env.core import Card
+from trinity_env.core.state import LANE_CONTROL
+from trinity_env.envs.config import make_config
+from trinity_env.envs.observation import action_mask, encode_observation
+from trinity_env.evaluation.ratings import wilson_interval
+
+DEFAULT_AGENTS = ("mcts:200,draft=search", "ppo-standard:sample=draft")
+A_LIMITS = (2, 3, 4)
+CHUNK = 10
+
+
+@dataclass(frozen=True)
+class GameRecord:
+    """What the lab needs to know about one finished game."""
+
+    first_player: int
+    winner: int | None
+    termination: str
+    hands: tuple[tuple[int, ...], tuple[int, ...]]
+    """Deck indices each player held (drafted) at the start of play."""
+    a_cards: tuple[int, int]
+    domino_flips: tuple[int, int]
+    """Tiles each player flipped through the domino, over the game."""
+    last_domino: bool
+    """Whether the game's last placement flipped a tile through the domino."""
+    placements: int
+
+
+def play_recorded(specs: tuple[str, str], config: dict[str, Any], seed: int) -> GameRecord:
+    """One self-play game (``specs[p]`` in seat p) and its record."""
+    env_config = make_config(config)
+    agents = (make(specs[0]), make(specs[1]))
+    state = env_config.new_game(random.Random(seed))
+    for seat, agent in enumerate(agents):
+        agent.reset(seed * 2 + seat)
+    hands: list[tuple[int, ...]] = []
+    domino = [0, 0]
+    placements, last_domino = 0, False
+    while not state.is_over:
+        if state.phase == "play" and not hands:
+            hands = [tuple(state.hand_indices(p)) for p in (0, 1)]
+        seat = state.to_move
+        observation = {
+            "observation": encode_observation(state, seat, env_config.open_hands),
+            "action_mask": action_mask(state, seat),
+        }
+        state = state.apply(agents[seat].act(observation, visible_state(state, env_config.open_hands)))
+        step = state.last
+        if step is not None and step.tile is not None:
+            placements += 1
+            domino[step.player] += len(step.domino)
+            last_domino = bool(step.domino)
+    a_cards = tuple(sum(state.decks[p][i].is_a_card for i in hands[p]) for p in (0, 1))
+    return GameRecord(
+        state.first_player, state.winner, state.outcome.termination, (hands[0], hands[1]), a_cards,
+        (domino[0], domino[1]), last_domino, placements,
+    )  # fmt: skip
+
+
+def _play_chunk(task: tuple) -> tuple[str, list[GameRecord]]:
+    study, spec, config, seeds = task
+    return study, [play_recorded((spec, spec), config, s) for s in seeds]
+
+
+def _share(hits: float, total: int) -> dict[str, Any]:
+    """A share with its 95% interval; ``None`` for all three when there is nothing to count."""
+    if not total:
+        return {"share": None, "low": None, "high": None, "n": 0}
+    low, high = wilson_interval(hits, total)
+    return {"share": hits / total, "low": low, "high": high, "n": total}
+
+
+def _summarise(records: list[GameRecord], deck: list[Card]) -> dict[str, Any]:
+    n = len(records)
+    first_wins = sum(0.5 if r.winner is None else float(r.winner == r.first_player) for r in records)
+    cards = []
+    for i, card in enumerate(deck):
+        held = [(r, p) for r in records for p in (0, 1) if i in r.hands[p]]
+        wins = sum(0.5 if r.winner is None else float(r.winner == p) for r, p in held)
+        cards.append({"card": card.notation, "index": i, "picked": _share(len(held), 2 * n),
+                      "win_rate_when_picked": _share(wins, len(held))})  # fmt: skip
+    uneven = [r for r in records if r.domino_flips[0] != r.domino_flips[1]]
+    more_domino_wins = sum(
+        0.5 if r.winner is None else float(r.winner == (0 if r.domino_flips[0] > r.domino_flips[1] else 1))
+        for r in uneven
+    )
+    return {
+        "games": n,
+        "first_mover_wins": _share(first_wins, n),
+        "lane_control_endings": _share(sum(r.termination == LANE_CONTROL for r in records), n),
+        "domino_fired": _share(sum(sum(r.domino_flips) > 0 for r in records), n),
+        "domino_in_last_placement": _share(sum(r.last_domino for r in records), n),
+        "more_domino_flips_wins": _share(more_domino_wins, len(uneven)),
+        "mean_placements": sum(r.placements for r in records) / n,
+        "mean_a_cards": sum(sum(r.a_cards) for r in records) / (2 * n),
+        "cards": cards,
+    }
+
+
+@dataclass
+class BalanceReport:
+    """Per study (``"<agent>"`` under the standard rules, ``"<agent> max_a=K"`` for the A limit)."""
+
+    agents: list[str]
+    games: int
+    seed: int
+    studies: dict[str, dict[str, Any]]
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> BalanceReport:
+        return cls(list(data["agents"]), int(data["games"]), int(data["seed"]), dict(data["studies"]))
+
+    def table(self) -> str:
+        """The headline figures, one row per study."""
+        rows = [f"{'study':<36} {'games':>5}  {'first mover wins':<22} {'lane control':<22} {'domino decides':<22}"]
+        for name, s in self.studies.items():
+            cells = [_cell(s[key]) for key in ("first_mover_wins", "lane_control_endings", "domino_in_last_placement")]
+            rows.append(f"{name:<36} {s['games']:>5}  " + " ".join(f"{c:<22}" for c in cells))
+        return "\n".join(rows)
+
+    def card_table(self, study: str | None = None) -> str:
+        """Pick rate and win rate when picked for each card of one study (the first by default)."""
+        s = self.studies[study or next(iter(self.studies))]
+        rows = [f"{'card':<6} {'picked':<22} {'wins when picked':<22}"]
+        for c in s["cards"]:
+            rows.append(f"{c['card']:<6} {_cell(c['picked']):<22} {_cell(c['win_rate_when_picked']):<22}")
+        return "\n".join(rows)
+
+    def write(self, out: str | Path) -> list[Path]:
+        """``balance.json`` and the plots in ``out``; the paths written."""
+        out = Path(out)
+        out.mkdir(parents=True, exist_ok=True)
+        path = out / "balance.json"
+        path.write_text(json.dumps(self.to_json(), indent=1) + "\n", encoding="utf-8")
+        return [path, *plot_report(self, out)]
+
+
+def _cell(share: dict[str, float]) -> str:
+    if not share["n"]:
+        return "-"
+    return f"{share['share']:.1%} [{share['low']:.1%}, {share['high']:.1%}]"
+
+
+def _studies(agents: list[str], a_limits: tuple[int, ...]) -> list[tuple[str, str, dict[str, Any]]]:
+    standard = make_config(None).to_dict()
+    studies = [(spec, spec, standard) for spec in agents]
+    for limit in a_limits:
+        if limit != standard["max_a_cards"]:
+            studies.append((f"{agents[0]} max_a={limit}", agents[0], standard | {"max_a_cards": limit}))
+    return studies
+
+
+def run_balance(
+    agents: list[str] | tuple[str, ...] = DEFAULT_AGENTS,
+    games: int = 200,
+    *,
+    seed: int = 0,
+    a_limits: tuple[int, ...] = A_LIMITS,
+    workers: int | None = None,
+    progress: bool = True,
+) -> BalanceReport:
+    """Self-play ``games`` games per study: each agent under the standard rules, and the first
+    agent at each A limit (the standard limit's games are shared with the first study)."""
+    if not agents:
+        raise ValueError("the balance lab needs at least one agent")
+    if games < 1:
+        raise ValueError(f"games must be at least 1, got {games}")
+    for spec in agents:
+        make(spec)  # a bad spec fails here, not in a worker
+    studies = _studies(list(agents), a_limits)
+    tasks = [
+        (name, spec, config, [seed * 1_000_003 + s * 100_003 + k for k in range(start, min(start + CHUNK, games))])
+        for s, (name, spec, config) in enumerate(studies)
+        for start in range(0, games, CHUNK)
+    ]
+    records: dict[str, list[GameRecord]] = {name: [] for name, _, _ in studies}
+    workers = workers or os.cpu_count() or 1
+    bar = tqdm(total=games * len(studies), disable=not progress, desc="balance", unit="game")
+    pool = multiprocessing.get_context("spawn").Pool(workers) if workers > 1 else None
+    results = pool.imap_unordered(_play_chunk, tasks) if pool else map(_play_chunk, tasks)
+    try:
+        for name, chunk in results:
+            records[name].extend(chunk)
+            bar.update(len(chunk))
+    finally:
+        bar.close()
+        if pool is not None:
+            pool.close()
+            pool.join()
+    deck = list(make_config(None).decks[0])
+    summaries = {name: _summarise(records[name], deck) for name, _, _ in studies}
+    for name, _, config in studies:
+        summaries[name]["max_a_cards"] = config["max_a_cards"]
+    return BalanceReport(list(agents), games, seed, summaries)
+
+
+def _error_bars(shares: list[dict[str, Any]]) -> list[list[float]]:
+    """Matplotlib's asymmetric error bars for shares (empty shares drawn as zero)."""
+    known = [(s["share"], s["low"], s["high"]) if s["n"] else (0.0, 0.0, 0.0) for s in shares]
+    return [[max(0.0, v - low) for v, low, _ in known], [max(0.0, high - v) for v, _, high in known]]
+
+
+def plot_report(report: BalanceReport, out: Path) -> list[Path]:
+    """Three figures: headline shares per study, the cards, and the A limit."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    paths = []
+    names = list(report.studies)
+    keys = [("first_mover_wins", "first mover wins"), ("lane_control_endings", "lane-control ending"),
+            ("domino_fired", "domino fires"), ("domino_in_last_placement", "domino in last placement")]  # fmt: skip
+    fig, ax = plt.subplots(figsize=(9, 4))
+    width = 0.8 / len(names)
+    for n, name in enumerate(names):
+        s = report.studies[name]
+        x = [k + n * width for k in range(len(keys))]
+        shares = [s[key] for key, _ in keys]
+        heights = [share["share"] or 0.0 for share in shares]
+        ax.bar(x, heights, width, yerr=_error_bars(shares), capsize=3, label=name)
+    ax.axhline(0.5, color="grey", lw=0.8, ls="--")
+    ax.set_xticks([k + 0.4 - width / 2 for k in range(len(keys))], [label for _, label in keys])
+    ax.set_ylim(0, 1)
+    ax.set_ylabel("share of games (95% interval)")
+    ax.legend(fontsize=8)
+    ax.set_title(f"Self-play, {report.games} games per study")
+    fig.tight_layout()
+    paths.append(out / "balance_overview.png")
+    fig.savefig(paths[-1], dpi=110)
+    plt.close(fig)
+
+    first = report.studies[names[0]]
+    cards = first["cards"]
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4.5), sharey=True)
+    labels = [c["card"] for c in cards]
+    for ax, key, title in ((axes[0], "picked", "drafted (share of hands)"),
+                           (axes[1], "win_rate_when_picked", "win rate when drafted")):  # fmt: skip
+        shares = [c[key] for c in cards]
+        values = [share["share"] or 0.0 for share in shares]
+        ax.barh(labels, values, xerr=_error_bars(shares), capsize=2, color="tab:blue" if key == "picked" else "tab:green")
+        ax.axvline(0.5, color="grey", lw=0.8, ls="--")
+        ax.set_xlim(0, 1)
+        ax.set_title(title)
+    axes[0].invert_yaxis()
+    fig.suptitle(f"Standard deck, {names[0]} self-play")
+    fig.tight_layout()
+    paths.append(out / "balance_cards.png")
+    fig.savefig(paths[-1], dpi=110)
+    plt.close(fig)
+
+    limits = sorted(
+        (s["max_a_cards"], s) for name, s in report.studies.items() if name == names[0] or name.startswith(names[0] + " ")
+    )
+    if len(limits) > 1:
+        fig, ax = plt.subplots(figsize=(6, 4))
+        xs = [k for k, _ in limits]
+        for key, label in keys[:2]:
+            shares = [s[key] for _, s in limits]
+            ys = [share["share"] for share in shares]
+            ax.errorbar(xs, ys, yerr=_error_bars(shares), marker="o", capsize=3, label=label)
+        ax.set_xticks(xs)
+        ax.set_xlabel("max_a_cards")
+        ax.set_ylim(0, 1)
+        ax.set_ylabel("share of games (95% interval)")
+        ax.legend()
+        ax.set_title(f"The A limit, {names[0]} self-play")
+        fig.tight_layout()
+        paths.append(out / "balance_a_limit.png")
+        fig.savefig(paths[-1], dpi=110)
+        plt.close(fig)
+    return paths
