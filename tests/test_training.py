@@ -37,7 +37,11 @@ def test_train_checkpoints_evaluates_and_reports(tmp_path):
     for name in ("best.pt", "latest.pt", "metrics.csv", "config.json"):
         assert (tmp_path / name).is_file()
     report = write_report(tmp_path, history, "tiny")
-    assert "| vs random |" in report.read_text() and "| endgame suite |" in report.read_text() and (tmp_path / "win_rate.png").is_file()
+    assert (
+        "| vs random |" in report.read_text()
+        and "| endgame suite |" in report.read_text()
+        and (tmp_path / "win_rate.png").is_file()
+    )
     agent = make(str(tmp_path))  # a run folder names its best policy
     assert make(str(tmp_path / "best")).network is not None  # so does RUN/best, as in `trinity play --opponent`
     final = play_game((agent, make("random")), make_config(draft="random"), seed=1)

@@ -100,7 +100,9 @@ class NetworkAgent(Agent):
 
     SAMPLING = {False: "none", True: "all", "none": "none", "all": "all", "draft": "draft"}
 
-    def __init__(self, network: PolicyNetwork, name: str = "policy", sample: bool | str = False, seed: int | None = None):
+    def __init__(
+        self, network: PolicyNetwork, name: str = "policy", sample: bool | str = False, seed: int | None = None
+    ):
         if sample not in self.SAMPLING:
             raise ValueError(f"sample must be one of none, all, draft (or a bool), got {sample!r}")
         self.network = network

@@ -274,7 +274,9 @@ def plot_report(report: BalanceReport, out: Path) -> list[Path]:
                            (axes[1], "win_rate_when_picked", "win rate when drafted")):  # fmt: skip
         shares = [c[key] for c in cards]
         values = [share["share"] or 0.0 for share in shares]
-        ax.barh(labels, values, xerr=_error_bars(shares), capsize=2, color="tab:blue" if key == "picked" else "tab:green")
+        ax.barh(
+            labels, values, xerr=_error_bars(shares), capsize=2, color="tab:blue" if key == "picked" else "tab:green"
+        )
         ax.axvline(0.5, color="grey", lw=0.8, ls="--")
         ax.set_xlim(0, 1)
         ax.set_title(title)
@@ -286,7 +288,9 @@ def plot_report(report: BalanceReport, out: Path) -> list[Path]:
     plt.close(fig)
 
     limits = sorted(
-        (s["max_a_cards"], s) for name, s in report.studies.items() if name == names[0] or name.startswith(names[0] + " ")
+        (s["max_a_cards"], s)
+        for name, s in report.studies.items()
+        if name == names[0] or name.startswith(names[0] + " ")
     )
     if len(limits) > 1:
         fig, ax = plt.subplots(figsize=(6, 4))
