@@ -23,12 +23,23 @@ def test_the_rules_page_shows_what_the_renderer_draws(name):
         assert str(state) in page, f"docs/rules.md does not show the current drawing of the {name} example"
 
 
-@pytest.mark.parametrize("page", ["README.md", "docs/rules.md", "docs/agents.md"])
+PAGES_WITH_CODE = ["README.md", "docs/rules.md", "docs/agents.md", "docs/guide.md"]
+
+
+def test_every_page_with_python_is_tested():
+    pages = ["README.md", *(f"docs/{p.name}" for p in sorted((ROOT / "docs").glob("*.md"))), "notebooks/README.md"]
+    with_code = [page for page in pages if (ROOT / page).is_file() and _python_blocks(ROOT / page)]
+    assert sorted(with_code) == sorted(PAGES_WITH_CODE)
+
+
+@pytest.mark.parametrize("page", PAGES_WITH_CODE)
 def test_python_snippets_run(page):
+    """The blocks of a page run in order in one namespace, as a reader would paste them."""
     blocks = _python_blocks(ROOT / page)
     assert blocks, f"{page} has no python snippet"
+    namespace: dict = {}
     for block in blocks:
-        exec(compile(block, page, "exec"), {})
+        exec(compile(block, page, "exec"), namespace)
 
 
 def test_the_observation_page_matches_the_encoding():

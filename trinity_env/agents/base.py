@@ -63,14 +63,16 @@ class PolicyAgent(Agent):
 
 
 def as_agent(opponent: Agent | Callable[[Observation], int] | str) -> Agent:
-    """An ``Agent`` from an agent, a function of the observation, or ``"random"``."""
+    """An ``Agent`` from an agent, a function of the observation, or an agent spec (``"greedy"``)."""
     if isinstance(opponent, Agent):
         return opponent
-    if opponent == "random":
-        return RandomAgent()
     if callable(opponent):
         return PolicyAgent(opponent)
-    raise TrinityError(f"an opponent is an Agent, a function observation -> action, or 'random'; got {opponent!r}")
+    if isinstance(opponent, str):
+        from trinity_env.agents.registry import make  # the registry builds on this module
+
+        return make(opponent)
+    raise TrinityError(f"an opponent is an Agent, a function observation -> action, or an agent spec; got {opponent!r}")
 
 
 def visible_state(state: GameState, open_hands: bool) -> GameState | None:
