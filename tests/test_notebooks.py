@@ -1,0 +1,34 @@
+"""The notebooks run top to bottom (with CI's small budgets) and are committed with their outputs."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "notebooks"))
+
+from execute import NOTEBOOKS, execute  # noqa: E402
+
+
+def test_the_three_notebooks_are_there():
+    assert [p.name for p in NOTEBOOKS] == ["01_quickstart.ipynb", "02_train_and_evaluate.ipynb", "03_balance.ipynb"]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_notebook_runs(path):
+    executed = execute(path, budget="small")
+    errors = [o for cell in executed.cells for o in cell.get("outputs", []) if o.get("output_type") == "error"]
+    assert not errors
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_committed_notebooks_carry_their_outputs(path):
+    notebook = nbformat.read(path, as_version=4)
+    code = [cell for cell in notebook.cells if cell.cell_type == "code"]
+    assert all(cell.get("execution_count") for cell in code), f"{path.name} has cells that were never run"
+    images = [o for cell in code for o in cell.get("outputs", []) if "image/png" in o.get("data", {})]
+    assert images, f"{path.name} carries no plots"
