@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test test-slow lint bench train clean
+.PHONY: test test-slow test-rllib lint bench train clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,6 +23,11 @@ train: $(STAMP)
 ## test-slow: the long runs (full fuzz and differential counts)
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -m slow
+
+## test-rllib: install the rllib extra (Ray) and run the RLlib tests, the slow one included
+test-rllib: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e ".[rllib]"
+	$(BIN)/python -m pytest tests/test_rllib.py
 
 ## lint: ruff over the whole project
 lint: $(STAMP)

@@ -35,7 +35,13 @@ def main() -> None:
     parser.add_argument("--fast-steps", type=int, default=262_144)
     parser.add_argument("--sb3-steps", type=int, default=16_384)
     args = parser.parse_args()
-    base = TrainConfig.load("quick").to_dict() | {"max_minutes": 0.0, "eval_games": 2, "eval_opponents": ["random"]}
+    base = TrainConfig.load("quick").to_dict() | {
+        "max_minutes": 0.0,
+        "eval_games": 2,
+        "eval_opponents": ["random"],
+        "eval_endgames": False,
+        "tensorboard": False,
+    }
     fast = TrainConfig.from_dict(base | {"total_steps": args.fast_steps, "eval_every": 10**9})
     sb3 = TrainConfig.from_dict(base | {"total_steps": args.sb3_steps, "eval_every": 10**9})
     fast_rate = rate(fast_ppo, fast)

@@ -17,8 +17,63 @@ class TrainConfigError(TrinityError):
     """A training config with a bad field; the message names it."""
 
 
+class YAMLConfig:
+    """Loading and checking for the training configs: YAML in, typed and validated fields out."""
+
+    @classmethod
+    def load(cls, name_or_path: str | Path, **overrides: Any):
+        text = str(name_or_path)
+        path = Path(text) if text.endswith((".yaml", ".yml")) or Path(text).is_file() else CONFIG_DIR / f"{text}.yaml"
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        except OSError as err:
+            raise TrainConfigError(f"cannot read training config {path}: {err.strerror}") from None
+        except yaml.YAMLError as err:
+            raise TrainConfigError(f"training config {path} is not valid YAML: {err}") from None
+        if not isinstance(data, dict):
+            raise TrainConfigError(f"training config {path}: expected a mapping of fields")
+        return cls.from_dict(data | overrides, source=str(path))
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], source: str = "config"):
+        known = {f.name: f for f in fields(cls)}
+        unknown = set(data) - set(known)
+        if unknown:
+            raise TrainConfigError(f"{source}: unknown field(s) {', '.join(sorted(unknown))}")
+        values: dict[str, Any] = {}
+        defaults = cls()
+        for name, value in data.items():
+            expected = type(getattr(defaults, name))
+            if expected is float and isinstance(value, int) and not isinstance(value, bool):
+                value = float(value)
+            if expected is tuple and isinstance(value, list):
+                value = tuple(value)
+            if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
+                raise TrainConfigError(f"{source}: field {name!r} must be {expected.__name__}, got {value!r}")
+            values[name] = value
+        config = cls(**values)
+        config.check(source)
+        return config
+
+    def check(self, source: str = "config") -> None:
+        """Raise ``TrainConfigError`` naming the first bad field."""
+
+    def _check_positive(self, source: str, names: tuple[str, ...]) -> None:
+        for name in names:
+            if getattr(self, name) < 1:
+                raise TrainConfigError(f"{source}: field {name!r} must be at least 1, got {getattr(self, name)}")
+
+    def _check_unit(self, source: str, names: tuple[str, ...]) -> None:
+        for name in names:
+            if not 0 <= getattr(self, name) <= 1:
+                raise TrainConfigError(f"{source}: field {name!r} must be between 0 and 1, got {getattr(self, name)}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f.name: (list(v) if isinstance(v := getattr(self, f.name), tuple) else v) for f in fields(self)}
+
+
 @dataclass(frozen=True)
-class TrainConfig:
+class TrainConfig(YAMLConfig):
     seed: int = 0
     """Seeds the games, the network, the opponent pool and the samples: same seed, same run."""
     total_steps: int = 1_000_000
@@ -70,50 +125,11 @@ class TrainConfig:
     env: dict[str, Any] = field(default_factory=lambda: {"draft": "pick"})
     """Environment config (rules, deck, draft) for training and evaluation."""
 
-    @classmethod
-    def load(cls, name_or_path: str | Path, **overrides: Any) -> TrainConfig:
-        text = str(name_or_path)
-        path = Path(text) if text.endswith((".yaml", ".yml")) or Path(text).is_file() else CONFIG_DIR / f"{text}.yaml"
-        try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-        except OSError as err:
-            raise TrainConfigError(f"cannot read training config {path}: {err.strerror}") from None
-        except yaml.YAMLError as err:
-            raise TrainConfigError(f"training config {path} is not valid YAML: {err}") from None
-        if not isinstance(data, dict):
-            raise TrainConfigError(f"training config {path}: expected a mapping of fields")
-        return cls.from_dict(data | overrides, source=str(path))
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any], source: str = "config") -> TrainConfig:
-        known = {f.name: f for f in fields(cls)}
-        unknown = set(data) - set(known)
-        if unknown:
-            raise TrainConfigError(f"{source}: unknown field(s) {', '.join(sorted(unknown))}")
-        values: dict[str, Any] = {}
-        defaults = cls()
-        for name, value in data.items():
-            expected = type(getattr(defaults, name))
-            if expected is float and isinstance(value, int) and not isinstance(value, bool):
-                value = float(value)
-            if expected is tuple and isinstance(value, list):
-                value = tuple(value)
-            if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
-                raise TrainConfigError(f"{source}: field {name!r} must be {expected.__name__}, got {value!r}")
-            values[name] = value
-        config = cls(**values)
-        config.check(source)
-        return config
-
     def check(self, source: str = "config") -> None:
         positive = ("total_steps", "num_games", "rollout_steps", "epochs", "minibatches", "hidden", "layers",
                     "snapshot_every", "pool_size", "eval_every", "eval_games")  # fmt: skip
-        for name in positive:
-            if getattr(self, name) < 1:
-                raise TrainConfigError(f"{source}: field {name!r} must be at least 1, got {getattr(self, name)}")
-        for name in ("gamma", "gae_lambda", "p_latest", "p_random", "p_greedy", "draft_share"):
-            if not 0 <= getattr(self, name) <= 1:
-                raise TrainConfigError(f"{source}: field {name!r} must be between 0 and 1, got {getattr(self, name)}")
+        self._check_positive(source, positive)
+        self._check_unit(source, ("gamma", "gae_lambda", "p_latest", "p_random", "p_greedy", "draft_share"))
         if self.p_latest + self.p_random + self.p_greedy > 1:
             raise TrainConfigError(f"{source}: p_latest + p_random + p_greedy must be at most 1")
         if self.draft_share and self.env.get("draft", "pick") != "random":
@@ -122,6 +138,3 @@ class TrainConfig:
             raise TrainConfigError(
                 f"{source}: num_games * rollout_steps must split into {self.minibatches} minibatches"
             )
-
-    def to_dict(self) -> dict[str, Any]:
-        return {f.name: (list(v) if isinstance(v := getattr(self, f.name), tuple) else v) for f in fields(self)}

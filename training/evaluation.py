@@ -11,7 +11,7 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from training.config import TrainConfig
+from training.config import YAMLConfig
 from trinity_env.agents.base import Agent
 from trinity_env.agents.registry import make
 from trinity_env.envs.config import make_config
@@ -25,8 +25,11 @@ ENDGAMES = "endgames"
 Results = dict[str, tuple[float, float, float]]
 
 
-def evaluate_agent(learner: Agent, config: TrainConfig, seed: int) -> Results:
-    """Win rate and 95% interval against each evaluation opponent (and the endgame score)."""
+def evaluate_agent(learner: Agent, config: YAMLConfig, seed: int) -> Results:
+    """Win rate and 95% interval against each evaluation opponent (and the endgame score).
+
+    ``config``: any training config with ``eval_opponents``, ``eval_games``, ``eval_endgames`` and ``env``.
+    """
     env_config = make_config(config.env)
     results: Results = {}
     for spec in config.eval_opponents:
@@ -45,7 +48,7 @@ def evaluate_agent(learner: Agent, config: TrainConfig, seed: int) -> Results:
     return results
 
 
-def selection_score(results: Results, config: TrainConfig) -> float:
+def selection_score(results: Results, config: YAMLConfig) -> float:
     """What ``best`` maximises: the worst win rate over the evaluation opponents."""
     return min(results[spec][0] for spec in config.eval_opponents) if config.eval_opponents else results[ENDGAMES][0]
 
