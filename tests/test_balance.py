@@ -62,9 +62,10 @@ def test_results_do_not_depend_on_workers_and_the_report_is_written(tmp_path):
     assert list(one.studies) == ["mcts:20,draft=search", "mcts:20,draft=search max_a=2"]
     assert one.studies["mcts:20,draft=search max_a=2"]["max_a_cards"] == 2
     paths = one.write(tmp_path)
-    assert [p.name for p in paths] == ["balance.json", "balance_overview.png", "balance_cards.png",
+    assert [p.name for p in paths] == ["balance.json", "balance.md", "balance_overview.png", "balance_cards.png",
                                        "balance_a_limit.png"]  # fmt: skip
-    assert all(p.read_bytes()[:4] == b"\x89PNG" for p in paths[1:])
+    assert all(p.read_bytes()[:4] == b"\x89PNG" for p in paths[2:])
+    assert "| mcts:20,draft=search max_a=2 | 6 | 2 |" in paths[1].read_text()
     assert json.loads(paths[0].read_text())["studies"] == json.loads(json.dumps(one.studies))
 
 

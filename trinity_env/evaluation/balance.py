@@ -162,13 +162,36 @@ class BalanceReport:
             rows.append(f"{c['card']:<6} {_cell(c['picked']):<22} {_cell(c['win_rate_when_picked']):<22}")
         return "\n".join(rows)
 
+    def markdown(self) -> str:
+        """The study table and, for each standard-rules study, the card table, as markdown."""
+        heads = ("first mover wins", "lane-control endings", "domino fires", "domino in last placement",
+                 "more domino flips wins")  # fmt: skip
+        keys = ("first_mover_wins", "lane_control_endings", "domino_fired", "domino_in_last_placement",
+                "more_domino_flips_wins")  # fmt: skip
+        lines = [
+            "| study | games | max_a_cards | " + " | ".join(heads) + " | A cards per hand | placements |",
+            "|---|---|---|" + "---|" * len(heads) + "---|---|",
+        ]
+        for name, s in self.studies.items():
+            cells = " | ".join(_cell(s[key]) for key in keys)
+            lines.append(f"| {name} | {s['games']} | {s['max_a_cards']} | {cells} | "
+                         f"{s['mean_a_cards']:.2f} | {s['mean_placements']:.1f} |")  # fmt: skip
+        for name in self.agents:
+            header = "| card | drafted (share of hands) | win rate when drafted |"
+            lines += ["", f"Cards, {name} self-play:", "", header, "|---|---|---|"]
+            for c in self.studies[name]["cards"]:
+                lines.append(f"| {c['card']} | {_cell(c['picked'])} | {_cell(c['win_rate_when_picked'])} |")
+        return "\n".join(lines) + "\n"
+
     def write(self, out: str | Path) -> list[Path]:
         """``balance.json`` and the plots in ``out``; the paths written."""
         out = Path(out)
         out.mkdir(parents=True, exist_ok=True)
         path = out / "balance.json"
         path.write_text(json.dumps(self.to_json(), indent=1) + "\n", encoding="utf-8")
-        return [path, *plot_report(self, out)]
+        table = out / "balance.md"
+        table.write_text(self.markdown(), encoding="utf-8")
+        return [path, table, *plot_report(self, out)]
 
 
 def _cell(share: dict[str, float]) -> str:
