@@ -107,10 +107,14 @@ def test_the_shipped_configs_load():
 
 
 def test_training_with_a_draft_share_plays_drafted_and_dealt_games(tmp_path):
-    config = TrainConfig.from_dict(TINY | {"draft_share": 0.5, "eval_endgames": False, "tensorboard": False})
+    config = TrainConfig.from_dict(
+        TINY | {"draft_share": 0.5, "eval_endgames": False, "tensorboard": False, "tactics": True}
+    )
     history = train(config, tmp_path, progress=False)
     assert set(history[-1]["results"]) == {"random", "greedy"}
     assert not (tmp_path / "tb").exists()
+    network, payload = load_checkpoint(tmp_path / "best.pt")
+    assert payload["tactics"] and network.tactics  # the checkpoint says which network it holds
     from trinity_env.fast.games import FastGames
     from trinity_env.fast.layout import PHASE
 

@@ -99,6 +99,8 @@ class TrainConfig(YAMLConfig):
     hidden: int = 256
     """Width of the policy network's hidden layers."""
     layers: int = 2
+    tactics: bool = False
+    """Give the policy per-placement tactical features (captures, domino, lane completion, blocks)."""
     p_latest: float = 0.5
     """Chance that an episode's opponent is the latest snapshot of the learner."""
     p_random: float = 0.1

@@ -106,7 +106,7 @@ def train(config: TrainConfig, run: Path, resume: bool = False, progress: bool =
     (run / "config.json").write_text(json.dumps(config.to_dict(), indent=1) + "\n", encoding="utf-8")
     torch.manual_seed(config.seed)
     rng = np.random.default_rng(config.seed)
-    network = PolicyNetwork(config.hidden, config.layers)
+    network = PolicyNetwork(config.hidden, config.layers, config.tactics)
     optimizer = torch.optim.Adam(network.parameters(), lr=config.learning_rate, eps=1e-5)
     pool = OpponentPool(config, config.num_games, rng)
     steps, history, best = 0, [], -1.0
@@ -115,7 +115,7 @@ def train(config: TrainConfig, run: Path, resume: bool = False, progress: bool =
         optimizer = torch.optim.Adam(network.parameters(), lr=config.learning_rate, eps=1e-5)
         optimizer.load_state_dict(payload["optimizer"])
         for state in reversed(payload["pool"]):
-            snapshot = PolicyNetwork(config.hidden, config.layers)
+            snapshot = PolicyNetwork(config.hidden, config.layers, config.tactics)
             snapshot.load_state_dict(state)
             pool.past.insert(0, snapshot.eval())
         if pool.past:

@@ -16,6 +16,7 @@ import torch
 from torch import nn
 
 from trinity_env.agents.base import Agent, Observation
+from trinity_env.agents.tactics import FEATURES, tactical_features
 from trinity_env.core import GameState, TrinityError
 from trinity_env.core.actions import DECK_SIZE
 from trinity_env.envs.observation import OBSERVATION_HIGH, OBSERVATION_SIZE
@@ -28,11 +29,15 @@ class CheckpointError(TrinityError):
 
 
 class PolicyNetwork(nn.Module):
-    """An MLP from the observation to 256 action logits and a value."""
+    """An MLP from the observation to 256 action logits and a value.
 
-    def __init__(self, hidden: int = 256, layers: int = 2):
+    With ``tactics``, each placement's logit also gets a learned function of its tactical
+    features (``trinity_env.agents.tactics``: captures, domino, lane completion, blocks).
+    """
+
+    def __init__(self, hidden: int = 256, layers: int = 2, tactics: bool = False):
         super().__init__()
-        self.hidden, self.layers = hidden, layers
+        self.hidden, self.layers, self.tactics = hidden, layers, tactics
         blocks: list[nn.Module] = []
         width = OBSERVATION_SIZE
         for _ in range(layers):
@@ -43,11 +48,19 @@ class PolicyNetwork(nn.Module):
         self.value = nn.Linear(hidden, 1)
         nn.init.orthogonal_(self.policy.weight, 0.01)
         nn.init.zeros_(self.policy.bias)
+        if tactics:
+            self.placement = nn.Sequential(nn.Linear(FEATURES, 8), nn.ReLU(), nn.Linear(8, 1))
 
     def forward(self, observations: torch.Tensor, masks: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Masked logits (illegal actions at a large negative value) and values."""
         features = self.body(observations.float() / OBSERVATION_HIGH)
-        logits = self.policy(features).masked_fill(~masks.bool(), -1e9)
+        logits = self.policy(features)
+        if self.tactics:
+            with torch.no_grad():
+                tactical = tactical_features(observations)
+            bonus = self.placement(tactical).flatten(1)  # [B, 240]: 16 cards x 15 tiles
+            logits = torch.cat([logits[:, :DECK_SIZE], logits[:, DECK_SIZE:] + bonus], dim=1)
+        logits = logits.masked_fill(~masks.bool(), -1e9)
         return logits, self.value(features).squeeze(-1)
 
     @torch.no_grad()
@@ -63,7 +76,8 @@ class PolicyNetwork(nn.Module):
 def save_checkpoint(path: str | Path, network: PolicyNetwork, extra: dict[str, Any] | None = None) -> None:
     """Write the network (and ``extra`` tensors and numbers) atomically: a crash leaves the old file."""
     path = Path(path)
-    payload = {"format": FORMAT, "hidden": network.hidden, "layers": network.layers, "model": network.state_dict()}
+    payload = {"format": FORMAT, "hidden": network.hidden, "layers": network.layers, "tactics": network.tactics,
+               "model": network.state_dict()}  # fmt: skip
     payload |= extra or {}
     temporary = path.with_suffix(path.suffix + ".tmp")
     torch.save(payload, temporary)
@@ -81,7 +95,7 @@ def load_checkpoint(path: str | Path) -> tuple[PolicyNetwork, dict[str, Any]]:
         raise CheckpointError(f"{path} is not a readable checkpoint ({type(err).__name__}: {err})") from None
     if not isinstance(payload, dict) or payload.get("format") != FORMAT:
         raise CheckpointError(f"{path} is not a trinity-towers policy checkpoint")
-    network = PolicyNetwork(int(payload["hidden"]), int(payload["layers"]))
+    network = PolicyNetwork(int(payload["hidden"]), int(payload["layers"]), bool(payload.get("tactics", False)))
     try:
         network.load_state_dict(payload["model"])
     except (RuntimeError, KeyError) as err:
