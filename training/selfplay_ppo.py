@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import copy
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -126,6 +127,8 @@ class SelfPlayCallback(BaseCallback):
 
 def train(config: TrainConfig, run: Path, resume: bool = False, progress: bool = True) -> list[dict]:
     """Train MaskablePPO; returns the evaluation history."""
+    if config.tactics:
+        warnings.warn("selfplay_ppo trains SB3's MlpPolicy: the config's `tactics: true` is ignored", stacklevel=2)
     run.mkdir(parents=True, exist_ok=True)
     pool = PoolOpponent(config, config.seed)
     env = TrinityTowersEnv(opponent=pool, **config.env)
