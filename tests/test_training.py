@@ -197,6 +197,11 @@ def test_selfplay_ppo_trains_checkpoints_resumes_and_evaluates(tmp_path):
     resumed = selfplay_ppo.train(longer, tmp_path, resume=True, progress=False)
     assert resumed[-1]["steps"] >= 1536
     assert MaskablePPO.load(tmp_path / "latest.zip").num_timesteps >= 1536
+    agent = make(str(tmp_path / "best"))  # RUN/best names best.zip, as in `trinity play --opponent RUN/best`
+    assert play_game((agent, make("random")), make_config(draft="random"), seed=2).is_over
+    (tmp_path / "broken.zip").write_bytes(b"PK not really")
+    with pytest.raises(CheckpointError, match=r"broken\.zip"):
+        make(str(tmp_path / "broken.zip"))
 
 
 def test_network_agents_sample_only_what_they_are_told():

@@ -27,22 +27,9 @@ from training.evaluation import RunLog, evaluate_agent, selection_score
 from training.report import format_results, write_report
 from trinity_env.agents.base import Agent, Observation, RandomAgent
 from trinity_env.agents.baselines import GreedyAgent
+from trinity_env.agents.sb3 import SB3PolicyAgent
 from trinity_env.core import GameState
 from trinity_env.envs.single_agent import TrinityTowersEnv
-
-
-class SB3PolicyAgent(Agent):
-    """Plays an SB3 maskable policy: its best move, or a sample with ``sample=True``."""
-
-    def __init__(self, policy, sample: bool = False, name: str = "sb3"):
-        self.policy, self.sample, self.name = policy, sample, name
-
-    def act(self, observation: Observation, state: GameState | None = None) -> int:
-        action, _ = self.policy.predict(
-            observation["observation"], action_masks=observation["action_mask"].astype(bool),
-            deterministic=not self.sample,
-        )  # fmt: skip
-        return int(action)
 
 
 class PoolOpponent(Agent):

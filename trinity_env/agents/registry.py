@@ -2,7 +2,8 @@
 
 A spec is ``name`` or ``name:arg,key=value,...``: the first bare argument is the agent's
 main number (simulations for ``mcts``), the rest are keywords; a path to a ``.pt``
-checkpoint or to a training run folder (``runs/quick``, ``runs/quick/best``) names a
+checkpoint (``fast_ppo``), a ``.zip`` one (``selfplay_ppo``) or a training run folder
+(``runs/quick``, ``runs/quick/best``) names a
 trained policy, and the policies shipped in the package have names of their own
 (``ppo-standard``, see ``shipped()``; they need the ``train`` extra). The same strings name
 agents in Python, on the command line, in configs and in the arena.
@@ -57,11 +58,21 @@ def shipped() -> list[str]:
 
 
 def _checkpoint(spec: str, sample: str = "none", seed: str | None = None) -> Agent:
-    """A trained policy: a ``.pt`` checkpoint, or a run folder (its ``best.pt``, else ``latest.pt``);
-    ``sample``: none | all | draft (see ``NetworkAgent``)."""
+    """A trained policy: a ``.pt`` checkpoint (``fast_ppo``), a ``.zip`` one (``selfplay_ppo``), or a run
+    folder (its best checkpoint, else its latest); ``sample``: none | all | draft (see ``NetworkAgent``)."""
     path = Path(spec)
     if path.is_dir():
-        path = next((path / n for n in ("best.pt", "latest.pt") if (path / n).is_file()), path / "best.pt")
+        names = ("best.pt", "latest.pt", "best.zip", "latest.zip")
+        path = next((path / n for n in names if (path / n).is_file()), path / "best.pt")
+    if path.suffix == ".zip":
+        try:
+            from trinity_env.agents.sb3 import SB3PolicyAgent
+
+            agent = SB3PolicyAgent.from_zip(path)
+        except ImportError:
+            raise AgentSpecError(f"{spec!r} is an SB3 checkpoint: install the train extra to play it") from None
+        agent.name = spec
+        return agent
     try:
         from trinity_env.agents.policy import NetworkAgent
     except ImportError:
@@ -76,8 +87,11 @@ def make(spec: str) -> Agent:
     if not isinstance(spec, str) or not spec.strip():
         raise AgentSpecError(f"an agent spec is a string like 'greedy' or 'mcts:400', got {spec!r}")
     text = spec.strip()
-    if text.endswith(".pt") or Path(text).is_dir() or Path(text + ".pt").is_file():
-        return _checkpoint(text if not Path(text + ".pt").is_file() else text + ".pt")
+    if text.endswith((".pt", ".zip")) or Path(text).is_dir():
+        return _checkpoint(text)
+    for suffix in (".pt", ".zip"):  # RUN/best names RUN/best.pt or RUN/best.zip
+        if Path(text + suffix).is_file():
+            return _checkpoint(text + suffix)
     name, _, rest = text.partition(":")
     factory = AGENTS.get(name)
     if factory is None and name in shipped():
