@@ -83,3 +83,16 @@ def test_bad_balance_input_is_refused():
         run_balance(["greedy"], games=0, progress=False)
     with pytest.raises(ValueError, match="no agent named"):
         run_balance(["nobody"], games=2, progress=False)
+
+
+def test_the_balance_page_shows_the_measured_study():
+    from pathlib import Path
+
+    from trinity_env.evaluation.balance import BalanceReport
+
+    root = Path(__file__).resolve().parent.parent
+    report = BalanceReport.from_json(json.loads((root / "docs" / "balance" / "balance.json").read_text()))
+    page = (root / "docs" / "balance.md").read_text(encoding="utf-8")
+    assert report.markdown().strip() in page
+    fair = report.studies["mcts:200,draft=search"]["first_mover_wins"]
+    assert fair["low"] < 0.5 < fair["high"], "the page says the first mover has no measurable edge"
