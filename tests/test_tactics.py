@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 
+import numpy as np
 import torch
 
 from trinity_env.agents.tactics import tactical_features
@@ -36,7 +37,8 @@ def test_direct_captures_and_lane_completion_match_the_rules():
             after = state.apply(action)
             step = after.last
             assert features[card, tile, 0] == len(step.captured), (state, action)
-            assert features[card, tile, 1] >= 0
+            if not step.captured:
+                assert features[card, tile, 1] == 0  # the domino only follows a capture
             if not step.domino:  # lane completion is exact when no domino card joins the lane
                 lane = tile // 5
                 won = all(after.owners[5 * lane + p] == seat for p in range(5))
@@ -57,3 +59,18 @@ def test_the_domino_feature_never_misses_a_chain():
             assert features[card, tile, 1] >= domino  # it may count a card twice, never misses one
             chains += domino > 0
     assert chains > 10
+
+
+def test_the_network_gives_the_same_logits_with_features_passed_in():
+    from trinity_env.agents.policy import PolicyNetwork
+    from trinity_env.envs.observation import action_mask
+
+    torch.manual_seed(0)
+    network = PolicyNetwork(32, 1, tactics=True)
+    states = list(_positions(8, seed=2))
+    observations = torch.as_tensor(np.stack([encode_observation(s, s.to_move, True) for s in states]))
+    masks = torch.as_tensor(np.stack([action_mask(s, s.to_move) for s in states]))
+    logits, values = network(observations, masks)
+    again, values_again = network(observations, masks, tactical_features(observations))
+    assert torch.equal(logits, again) and torch.equal(values, values_again)
+    assert network(observations, masks, torch.zeros_like(tactical_features(observations)))[0].ne(logits).any()

@@ -27,6 +27,7 @@ from training.config import TrainConfig
 from training.evaluation import Results, RunLog, evaluate_agent, selection_score
 from training.report import format_results, write_report
 from trinity_env.agents.policy import NetworkAgent, PolicyNetwork, load_checkpoint, save_checkpoint
+from trinity_env.agents.tactics import tactical_features
 from trinity_env.fast.games import FastGames
 from trinity_env.fast.layout import Batch
 from trinity_env.fast.vector_env import TrinityTowersVectorEnv
@@ -166,9 +167,11 @@ def train(config: TrainConfig, run: Path, resume: bool = False, progress: bool =
                 running = delta + config.gamma * config.gae_lambda * alive * running
                 advantages[t] = running
             returns = advantages + values
+        flat_obs = torch.as_tensor(buffer_obs.reshape(T * B, -1))
         flat = {
-            "obs": torch.as_tensor(buffer_obs.reshape(T * B, -1)),
+            "obs": flat_obs,
             "masks": torch.as_tensor(buffer_masks.reshape(T * B, -1)),
+            "tactical": tactical_features(flat_obs) if config.tactics else None,  # once, not once per epoch
             "actions": actions.reshape(-1),
             "logprobs": logprobs.reshape(-1),
             "advantages": advantages.reshape(-1),
@@ -180,7 +183,8 @@ def train(config: TrainConfig, run: Path, resume: bool = False, progress: bool =
             order = torch.randperm(T * B)
             for start in range(0, T * B, size):
                 idx = order[start : start + size]
-                logits, value = network(flat["obs"][idx], flat["masks"][idx])
+                tactical = None if flat["tactical"] is None else flat["tactical"][idx]
+                logits, value = network(flat["obs"][idx], flat["masks"][idx], tactical)
                 distribution = torch.distributions.Categorical(logits=logits)
                 ratio = torch.exp(distribution.log_prob(flat["actions"][idx]) - flat["logprobs"][idx])
                 adv = flat["advantages"][idx]

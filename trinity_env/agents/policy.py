@@ -51,13 +51,20 @@ class PolicyNetwork(nn.Module):
         if tactics:
             self.placement = nn.Sequential(nn.Linear(FEATURES, 8), nn.ReLU(), nn.Linear(8, 1))
 
-    def forward(self, observations: torch.Tensor, masks: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Masked logits (illegal actions at a large negative value) and values."""
+    def forward(
+        self, observations: torch.Tensor, masks: torch.Tensor, tactical: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Masked logits (illegal actions at a large negative value) and values.
+
+        ``tactical``: the observations' ``tactical_features``, when the caller already has them
+        (the PPO update reuses one computation over all its epochs).
+        """
         features = self.body(observations.float() / OBSERVATION_HIGH)
         logits = self.policy(features)
         if self.tactics:
-            with torch.no_grad():
-                tactical = tactical_features(observations)
+            if tactical is None:
+                with torch.no_grad():
+                    tactical = tactical_features(observations)
             bonus = self.placement(tactical).flatten(1)  # [B, 240]: 16 cards x 15 tiles
             logits = torch.cat([logits[:, :DECK_SIZE], logits[:, DECK_SIZE:] + bonus], dim=1)
         logits = logits.masked_fill(~masks.bool(), -1e9)
