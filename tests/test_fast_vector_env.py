@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from trinity_env.agents import RandomAgent
+from trinity_env.agents import AgentSpecError, RandomAgent
 from trinity_env.envs import ConfigError
 from trinity_env.fast.vector_env import TrinityTowersVectorEnv
 
@@ -66,12 +66,15 @@ def test_same_seed_same_run_and_opponents_of_every_kind():
     first_legal = lambda obs, masks: masks.argmax(axis=1)  # noqa: E731
     assert total(3, first_legal).shape == (60, 6)
     assert total(3, RandomAgent(0)).shape == (60, 6)
+    assert total(3, "greedy").shape == (60, 6)  # any agent spec, as in the single-agent env
 
 
 def test_bad_arguments_are_named():
     with pytest.raises(ConfigError, match="seat"):
         TrinityTowersVectorEnv(2, seat=3)
     with pytest.raises(ConfigError, match="opponent"):
-        TrinityTowersVectorEnv(2, opponent="mcts")
+        TrinityTowersVectorEnv(2, opponent=42)
+    with pytest.raises(AgentSpecError, match="no agent named 'nobody'"):
+        TrinityTowersVectorEnv(2, opponent="nobody")
     with pytest.raises(ConfigError, match="draft"):
         TrinityTowersVectorEnv(2, draft="auction")

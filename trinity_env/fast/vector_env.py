@@ -17,6 +17,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from trinity_env.agents.base import Agent
+from trinity_env.agents.registry import make
 from trinity_env.core import NUM_ACTIONS
 from trinity_env.envs.config import ConfigError
 from trinity_env.envs.observation import OBSERVATION_HIGH, OBSERVATION_SIZE
@@ -26,7 +27,8 @@ BatchPolicy = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
 
 class TrinityTowersVectorEnv(VectorEnv):
-    """``num_envs`` games against ``opponent``: ``"random"``, a batch policy
+    """``num_envs`` games against ``opponent``: ``"random"`` (a batched kernel), any other agent
+    spec (``"greedy"``, ``"mcts:100"``: built with ``make``), a batch policy
     ``(observations [n, 339], masks [n, 256]) -> actions [n]``, an ``Agent`` (called game by
     game), or an opponent pool: an object with ``act(observations, masks, games)`` and
     ``new_episodes(games)``, told which games it plays and when they restart (so it can
@@ -43,9 +45,11 @@ class TrinityTowersVectorEnv(VectorEnv):
     ):
         if seat not in (0, 1, "random") or isinstance(seat, bool):
             raise ConfigError(f"seat must be 'random', 0 or 1, got {seat!r}")
+        if isinstance(opponent, str) and opponent != "random":  # "random" stays the batched kernel
+            opponent = make(opponent)
         is_pool = hasattr(opponent, "new_episodes") and hasattr(opponent, "act")
         if not (opponent == "random" or callable(opponent) or isinstance(opponent, Agent) or is_pool):
-            raise ConfigError(f"opponent must be 'random', a batch policy or an Agent, got {opponent!r}")
+            raise ConfigError(f"opponent must be an agent spec, a batch policy or an Agent, got {opponent!r}")
         self.num_envs = num_envs
         self.games = FastGames(num_envs, **config)
         self.opponent = opponent
