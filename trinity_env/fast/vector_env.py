@@ -17,7 +17,6 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from trinity_env.agents.base import Agent
-from trinity_env.agents.registry import make
 from trinity_env.core import NUM_ACTIONS
 from trinity_env.envs.config import ConfigError
 from trinity_env.envs.observation import OBSERVATION_HIGH, OBSERVATION_SIZE
@@ -46,6 +45,8 @@ class TrinityTowersVectorEnv(VectorEnv):
         if seat not in (0, 1, "random") or isinstance(seat, bool):
             raise ConfigError(f"seat must be 'random', 0 or 1, got {seat!r}")
         if isinstance(opponent, str) and opponent != "random":  # "random" stays the batched kernel
+            from trinity_env.agents.registry import make  # the agents import this package: no cycle at load
+
             opponent = make(opponent)
         is_pool = hasattr(opponent, "new_episodes") and hasattr(opponent, "act")
         if not (opponent == "random" or callable(opponent) or isinstance(opponent, Agent) or is_pool):
