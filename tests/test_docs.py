@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -76,3 +77,40 @@ def test_the_arena_page_shows_the_arena_output():
     for a, i in enumerate(order):
         for j in order[a + 1 :]:
             assert summary["win_rate"][i][j] > 0.5
+
+
+FIGURE = re.compile(r"\d+\.\d%(?: \[\d+\.\d%, \d+\.\d%\])?")
+
+
+def _prose_figures(page: str, table: str) -> list[str]:
+    """Percentages (with their intervals) written in a page's text, outside the generated table."""
+    return FIGURE.findall(page.replace(table, ""))
+
+
+def test_the_balance_prose_quotes_the_measured_study():
+    table = (ROOT / "docs" / "balance" / "balance.md").read_text(encoding="utf-8").strip()
+    figures = _prose_figures((ROOT / "docs" / "balance.md").read_text(encoding="utf-8"), table)
+    assert len(figures) >= 8
+    for figure in figures:
+        assert figure in table, f"docs/balance.md quotes {figure}, which the study did not measure"
+
+
+def test_the_shipped_agent_figures_are_the_measured_ones():
+    from trinity_env.agents import make
+    from trinity_env.evaluation.endgames import DEFAULT_SUITE, load_suite, score_agent
+
+    figures_dir = ROOT / "docs" / "ppo-standard"
+    tables = "".join((figures_dir / name).read_text(encoding="utf-8") for name in ("arena.md", "drafted/arena.md"))
+    suite = load_suite(DEFAULT_SUITE)
+    scores = {spec: f"{score_agent(make(spec), suite):.1%}" for spec in ("random", "greedy", "lookahead", "mcts:400")}
+    scores["ppo-standard"] = f"{json.loads((figures_dir / 'summary.json').read_text())['endgame_suite']:.1%}"
+    page = (ROOT / "docs" / "ppo-standard.md").read_text(encoding="utf-8")
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    baselines = ", ".join(f"{spec} {scores[spec]}" for spec in ("random", "greedy", "lookahead", "mcts:400"))
+    assert baselines in page.replace("\n", " ")
+    assert f"winning move in {scores['ppo-standard']} of the endgame suite" in readme.replace("\n", " ")
+    shipped = readme[readme.index("The package ships the strongest agent") : readme.index("## What works")]
+    for text in (page, shipped):
+        for figure in _prose_figures(text, tables):
+            if figure not in scores.values():
+                assert figure in tables, f"{figure} is quoted for ppo-standard but is not in the measured tables"
