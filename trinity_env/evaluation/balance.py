@@ -22,19 +22,17 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
-import random
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from tqdm import tqdm
 
-from trinity_env.agents.base import visible_state
 from trinity_env.agents.registry import make
-from trinity_env.core import Card
-from trinity_env.core.state import LANE_CONTROL
+from trinity_env.core import Card, GameState
+from trinity_env.core.state import DRAFT, LANE_CONTROL
 from trinity_env.envs.config import make_config
-from trinity_env.envs.observation import action_mask, encode_observation
+from trinity_env.evaluation.match import play_game
 from trinity_env.evaluation.ratings import wilson_interval
 
 DEFAULT_AGENTS = ("mcts:200,draft=search", "ppo-standard:sample=draft")
@@ -61,32 +59,16 @@ class GameRecord:
 
 def play_recorded(specs: tuple[str, str], config: dict[str, Any], seed: int) -> GameRecord:
     """One self-play game (``specs[p]`` in seat p) and its record."""
-    env_config = make_config(config)
-    agents = (make(specs[0]), make(specs[1]))
-    state = env_config.new_game(random.Random(seed))
-    for seat, agent in enumerate(agents):
-        agent.reset(seed * 2 + seat)
-    hands: list[tuple[int, ...]] = []
-    domino = [0, 0]
-    placements, last_domino = 0, False
-    while not state.is_over:
-        if state.phase == "play" and not hands:
-            hands = [tuple(state.hand_indices(p)) for p in (0, 1)]
-        seat = state.to_move
-        observation = {
-            "observation": encode_observation(state, seat, env_config.open_hands),
-            "action_mask": action_mask(state, seat),
-        }
-        state = state.apply(agents[seat].act(observation, visible_state(state, env_config.open_hands)))
-        step = state.last
-        if step is not None and step.tile is not None:
-            placements += 1
-            domino[step.player] += len(step.domino)
-            last_domino = bool(step.domino)
-    a_cards = tuple(sum(state.decks[p][i].is_a_card for i in hands[p]) for p in (0, 1))
+    states: list[GameState] = []
+    final = play_game((make(specs[0]), make(specs[1])), make_config(config), seed, on_state=states.append)
+    start = next(s for s in states if s.phase != DRAFT)  # hands as play begins
+    hands = (start.hand_indices(0), start.hand_indices(1))
+    placements = [s.last for s in states if s.last is not None and s.last.tile is not None]
+    domino = [sum(len(step.domino) for step in placements if step.player == p) for p in (0, 1)]
     return GameRecord(
-        state.first_player, state.winner, state.outcome.termination, (hands[0], hands[1]), a_cards,
-        (domino[0], domino[1]), last_domino, placements,
+        final.first_player, final.winner, final.outcome.termination, hands,
+        (sum(final.decks[0][i].is_a_card for i in hands[0]), sum(final.decks[1][i].is_a_card for i in hands[1])),
+        (domino[0], domino[1]), bool(placements[-1].domino), len(placements),
     )  # fmt: skip
 
 
