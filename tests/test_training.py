@@ -93,6 +93,7 @@ def test_corrupt_or_mismatched_checkpoints_are_refused(tmp_path):
         ({"total_steps": 0}, "'total_steps' must be at least 1"),
         ({"draft_share": 0.5, "env": {"draft": "pick"}}, "'draft_share' needs env draft 'random'"),
         ({"anneal_lr": 1}, "'anneal_lr' must be bool"),
+        ({"eval_opponents": [], "eval_endgames": False}, "nothing to evaluate"),
     ],
 )
 def test_bad_training_configs_name_the_field(change, message):

@@ -68,6 +68,12 @@ class YAMLConfig:
             if not 0 <= getattr(self, name) <= 1:
                 raise TrainConfigError(f"{source}: field {name!r} must be between 0 and 1, got {getattr(self, name)}")
 
+    def _check_evaluation(self, source: str) -> None:
+        if not self.eval_opponents and not self.eval_endgames:
+            raise TrainConfigError(
+                f"{source}: field 'eval_opponents' is empty and eval_endgames is off: nothing to evaluate"
+            )
+
     def to_dict(self) -> dict[str, Any]:
         return {f.name: (list(v) if isinstance(v := getattr(self, f.name), tuple) else v) for f in fields(self)}
 
@@ -132,6 +138,7 @@ class TrainConfig(YAMLConfig):
                     "snapshot_every", "pool_size", "eval_every", "eval_games")  # fmt: skip
         self._check_positive(source, positive)
         self._check_unit(source, ("gamma", "gae_lambda", "p_latest", "p_random", "p_greedy", "draft_share"))
+        self._check_evaluation(source)
         if self.p_latest + self.p_random + self.p_greedy > 1:
             raise TrainConfigError(f"{source}: p_latest + p_random + p_greedy must be at most 1")
         if self.draft_share and self.env.get("draft", "pick") != "random":

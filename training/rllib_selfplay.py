@@ -70,6 +70,7 @@ class RLlibConfig(YAMLConfig):
         self._check_positive(source, ("iterations", "envs_per_runner", "train_batch", "minibatch", "epochs",
                                       "hidden", "layers", "max_league", "eval_every", "eval_games"))  # fmt: skip
         self._check_unit(source, ("league_threshold", "p_random"))
+        self._check_evaluation(source)
         if self.num_env_runners < 0:
             raise TrainConfigError(f"{source}: field 'num_env_runners' must be at least 0")
         if self.minibatch > self.train_batch:
@@ -197,6 +198,7 @@ def train(
         ray.init(address=address, include_dashboard=False, log_to_driver=False, configure_logging=False)
     algorithm = build_algorithm(config)
     log = RunLog(run, config.tensorboard)
+    (run / "iterations.jsonl").write_text("", encoding="utf-8")  # this run's iterations only (no resume)
     history, best, steps_before = [], -1.0, 0
     total = iterations or config.iterations
     started = time.perf_counter()
