@@ -72,7 +72,7 @@ def test_an_over_position_loads_with_its_result_and_refuses_moves():
         "hands": [[], []],
         "max_a_cards": 3,
         "winner": None,
-        "scores": [0, 0],
+        "scores": [1, 1],
     }
     s = GameState.from_dict(data)
     assert s.is_over and s.winner is None and s.to_dict() == data

@@ -19,6 +19,8 @@ from trinity_env.core.cards import A, Card, parse_card, parse_cards
 from trinity_env.core.decks import (
     DEFAULT_MAX_A_CARDS,
     HAND_SIZE,
+    RANDOM_DECK_A_CARDS,
+    RANDOM_DECK_SIDE_SUM,
     dominated_pairs,
     load_deck,
     random_deck,
@@ -42,6 +44,8 @@ __all__ = [
     "NUM_ACTIONS",
     "PLACE_OFFSET",
     "POSITIONS",
+    "RANDOM_DECK_A_CARDS",
+    "RANDOM_DECK_SIDE_SUM",
     "REPLAY_FORMAT",
     "TILES",
     "A",

@@ -11,9 +11,10 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from trinity_env.core.board import TILES
+from trinity_env.core.checks import describe, is_int
+from trinity_env.core.decks import DECK_SIZE
 from trinity_env.core.errors import IllegalMoveError
 
-DECK_SIZE = 16
 NUM_ACTIONS = 256
 PLACE_OFFSET = DECK_SIZE
 LAST_PLACE_ACTION = PLACE_OFFSET + DECK_SIZE * TILES - 1
@@ -28,29 +29,28 @@ class DecodedAction(NamedTuple):
 
 
 def pick_action(deck_index: int) -> int:
-    if not 0 <= deck_index < DECK_SIZE:
+    if not is_int(deck_index) or not 0 <= deck_index < DECK_SIZE:
         raise IllegalMoveError(f"deck index {deck_index} is outside 0-{DECK_SIZE - 1}")
     return deck_index
 
 
 def place_action(deck_index: int, tile: int) -> int:
-    if not 0 <= deck_index < DECK_SIZE:
+    if not is_int(deck_index) or not 0 <= deck_index < DECK_SIZE:
         raise IllegalMoveError(f"deck index {deck_index} is outside 0-{DECK_SIZE - 1}")
-    if not 0 <= tile < TILES:
+    if not is_int(tile) or not 0 <= tile < TILES:
         raise IllegalMoveError(f"tile {tile} is outside 0-{TILES - 1}")
     return PLACE_OFFSET + TILES * deck_index + tile
 
 
 def decode_action(action: int) -> DecodedAction:
     """Split an action id into its parts; raise ``IllegalMoveError`` for ids outside the layout."""
-    if isinstance(action, bool) or not isinstance(action, int):
-        try:
-            action = int(action.__index__())  # numpy integers
-        except AttributeError:
-            raise IllegalMoveError(f"an action is an integer 0-{NUM_ACTIONS - 1}, got {action!r}") from None
+    if not is_int(action):
+        raise IllegalMoveError(f"an action is an integer 0-{NUM_ACTIONS - 1}, got {describe(action)}")
+    action = int(action)
     if 0 <= action < PLACE_OFFSET:
         return DecodedAction("pick", action, None)
     if PLACE_OFFSET <= action <= LAST_PLACE_ACTION:
         deck_index, tile = divmod(action - PLACE_OFFSET, TILES)
         return DecodedAction("place", deck_index, tile)
-    raise IllegalMoveError(f"action {action} is outside the layout: 0-15 pick, 16-{LAST_PLACE_ACTION} place")
+    shown = action if action.bit_length() <= 64 else describe(action)
+    raise IllegalMoveError(f"action {shown} is outside the layout: 0-15 pick, 16-{LAST_PLACE_ACTION} place")

@@ -22,6 +22,10 @@ from trinity_env.core.errors import DeckError
 DECK_SIZE = 16
 HAND_SIZE = 8
 DEFAULT_MAX_A_CARDS = 3
+RANDOM_DECK_A_CARDS = 5
+"""A cards in a random deck (the standard deck's count)."""
+RANDOM_DECK_SIDE_SUM = 20
+"""Side sum of every card of a random deck (A counting 10)."""
 
 Deck = tuple[Card, ...]
 
@@ -110,7 +114,9 @@ def _as_rng(seed: int | random.Random | None) -> random.Random:
     return seed if isinstance(seed, random.Random) else random.Random(seed)
 
 
-def random_deck(seed: int | random.Random | None = None, *, a_cards: int = 5, side_sum: int = 20) -> Deck:
+def random_deck(
+    seed: int | random.Random | None = None, *, a_cards: int = RANDOM_DECK_A_CARDS, side_sum: int = RANDOM_DECK_SIDE_SUM
+) -> Deck:
     """A seeded random deck of 16 different cards, ``a_cards`` of them A cards.
 
     Every card has the same side sum (A counting 10), which makes the deck meet the
@@ -120,7 +126,7 @@ def random_deck(seed: int | random.Random | None = None, *, a_cards: int = 5, si
     if not 0 <= a_cards <= DECK_SIZE:
         raise DeckError(f"a_cards must be 0-{DECK_SIZE}, got {a_cards}")
     rng = _as_rng(seed)
-    with_a, without_a = _cards_with_side_sum(side_sum)
+    with_a, without_a = cards_with_side_sum(side_sum)
     if len(with_a) < a_cards or len(without_a) < DECK_SIZE - a_cards:
         raise DeckError(f"side_sum {side_sum} has too few different cards for this deck")
     chosen = rng.sample(with_a, a_cards) + rng.sample(without_a, DECK_SIZE - a_cards)
@@ -129,7 +135,11 @@ def random_deck(seed: int | random.Random | None = None, *, a_cards: int = 5, si
 
 
 @functools.cache
-def _cards_with_side_sum(side_sum: int) -> tuple[list[tuple[int, ...]], list[tuple[int, ...]]]:
+def cards_with_side_sum(side_sum: int) -> tuple[list[tuple[int, ...]], list[tuple[int, ...]]]:
+    """Every card (as side tuples) whose sides add up to ``side_sum``: those with an A, those without.
+
+    A random deck draws from these two pools; the fast engine deals from the same pools.
+    """
     pool = [c for c in itertools.product(range(1, A + 1), repeat=4) if sum(c) == side_sum]
     return [c for c in pool if A in c], [c for c in pool if A not in c]
 

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from operator import index as as_index
 from typing import Any
 
-from trinity_env.core.actions import DECK_SIZE, NUM_ACTIONS, PLACE_OFFSET, decode_action
+from trinity_env.core.actions import NUM_ACTIONS, PLACE_OFFSET, decode_action
 from trinity_env.core.board import EMPTY, LANE_TILES, LANES, NEIGHBOURS, POSITIONS, TILES
 from trinity_env.core.cards import A, Card
+from trinity_env.core.checks import describe, is_int
 from trinity_env.core.decks import (
     DEFAULT_MAX_A_CARDS,
     HAND_SIZE,
@@ -128,7 +128,7 @@ class GameState:
         places first once play starts (the draft always starts with player 0).
         """
         check_max_a_cards(max_a_cards)
-        if first_player not in (0, 1) or isinstance(first_player, bool):
+        if not is_int(first_player) or first_player not in (0, 1):
             raise TrinityError(f"first_player must be 0 or 1, got {first_player!r}")
         if decks is None:
             standard = standard_deck()
@@ -157,7 +157,9 @@ class GameState:
         position whose board already ends the game, or whose mover has no card, is settled
         by the rules (the mover passes; the game ends when neither player can place).
         """
-        return _position_from_dict(cls, data)
+        from trinity_env.core.position import position_from_dict
+
+        return position_from_dict(data)
 
     # ------------------------------------------------------------------ queries
 
@@ -191,12 +193,6 @@ class GameState:
 
     def empty_tiles(self) -> tuple[int, ...]:
         return tuple(t for t in range(TILES) if self.owners[t] == EMPTY)
-
-    def lane_counts(self) -> tuple[tuple[int, int], ...]:
-        """``(player 0 cards, player 1 cards)`` for each lane."""
-        return tuple(
-            (sum(self.owners[t] == 0 for t in tiles), sum(self.owners[t] == 1 for t in tiles)) for tiles in LANE_TILES
-        )
 
     def legal_actions(self) -> tuple[int, ...]:
         """Legal action ids of the player to move, ascending."""
@@ -412,22 +408,18 @@ class GameState:
 
 
 def _check_tile(tile: object) -> int:
-    if isinstance(tile, bool):
-        raise IllegalMoveError(f"tile must be an integer 0-{TILES - 1}, got {tile!r}")
-    try:
-        value = as_index(tile)
-    except TypeError:
-        raise IllegalMoveError(f"tile must be an integer 0-{TILES - 1}, got {tile!r}") from None
+    if not is_int(tile):
+        raise IllegalMoveError(f"tile must be an integer 0-{TILES - 1}, got {describe(tile)}")
+    value = int(tile)
     if not 0 <= value < TILES:
         raise IllegalMoveError(f"tile {value} is off the board: tiles are 0-{TILES - 1}")
     return value
 
 
 def _hand_status(player: int, deck: Deck, hand: Sequence[int], max_a_cards: int) -> tuple[int, ...]:
-    try:
-        indices = [as_index(i) for i in hand]
-    except TypeError:
-        raise TrinityError(f"player {player}'s hand must be a list of deck indices, got {hand!r}") from None
+    if isinstance(hand, str) or not all(is_int(i) for i in hand):
+        raise TrinityError(f"player {player}'s hand must be a list of integer deck indices, got {hand!r}")
+    indices = [int(i) for i in hand]
     if len(indices) != HAND_SIZE or len(set(indices)) != HAND_SIZE:
         raise TrinityError(f"player {player}'s hand must be {HAND_SIZE} different deck indices, got {indices}")
     if not all(0 <= i < len(deck) for i in indices):
@@ -456,128 +448,3 @@ def _after_placement(
     if IN_HAND in status[mover]:
         return PLAY, mover, None  # the opponent has no card left and passes
     return OVER, opponent, _scored(NO_MOVES, owners)
-
-
-# ---------------------------------------------------------------------- position loading
-
-_POSITION_KEYS = {"phase", "to_move", "board", "hands", "max_a_cards", "winner", "scores"}
-
-
-def _position_from_dict(cls: type[GameState], data: Mapping[str, Any]) -> GameState:
-    if not isinstance(data, Mapping):
-        raise PositionError(f"a position is a JSON object (dict), got {type(data).__name__}")
-    unknown = set(data) - _POSITION_KEYS
-    if unknown:
-        raise PositionError(f"unknown position field(s): {', '.join(sorted(map(str, unknown)))}")
-    for key in ("phase", "board", "hands"):
-        if key not in data:
-            raise PositionError(f"position is missing the {key!r} field")
-    phase = data["phase"]
-    if phase not in (PLAY, OVER):
-        raise PositionError(f"unknown phase {phase!r}: a position's phase is 'play' or 'over'")
-    if "to_move" not in data and phase == PLAY:
-        raise PositionError("position is missing the 'to_move' field")
-    to_move = data.get("to_move", 0)
-    if to_move not in (0, 1) or isinstance(to_move, bool):
-        raise PositionError(f"to_move must be 0 or 1, got {to_move!r}")
-    max_a_cards = data.get("max_a_cards", DEFAULT_MAX_A_CARDS)
-    try:
-        check_max_a_cards(max_a_cards)
-    except TrinityError as err:
-        raise PositionError(str(err)) from None
-    cards, owners = _board_from_json(data["board"])
-    decks = _hands_from_json(data["hands"])
-    status = tuple((IN_HAND,) * len(deck) for deck in decks)
-
-    if phase == OVER:
-        outcome = _outcome_from_json(data, owners)
-        return cls(OVER, to_move, decks, status, cards, owners, max_a_cards, to_move, outcome)
-    if "winner" in data or "scores" in data:
-        raise PositionError("'winner' and 'scores' belong to finished positions (phase 'over'), not to phase 'play'")
-    zero_lanes, one_lanes = _controlled_lanes(owners, 0), _controlled_lanes(owners, 1)
-    if zero_lanes and one_lanes:
-        raise PositionError(
-            f"both players fully control a lane (player 0: lane {zero_lanes[0]}, player 1: lane {one_lanes[0]}); "
-            "no game reaches this"
-        )
-    if zero_lanes or one_lanes:
-        controller = 0 if zero_lanes else 1
-        lane = (zero_lanes or one_lanes)[0]
-        outcome = _scored(LANE_CONTROL, owners, lane, controller)
-        return cls(OVER, to_move, decks, status, cards, owners, max_a_cards, to_move, outcome)
-    # Settle as if the other player had just placed: a full board ends the game, and a
-    # `to_move` with no card passes.
-    phase_now, mover, outcome = _after_placement(list(owners), list(status), 1 - to_move)
-    return cls(phase_now, mover, decks, status, cards, owners, max_a_cards, mover, outcome)
-
-
-def _board_from_json(board: object) -> tuple[tuple[Card | None, ...], tuple[int, ...]]:
-    if not isinstance(board, list | tuple) or len(board) != LANES:
-        raise PositionError(f"board must be a list of {LANES} lanes, got {_describe(board)}")
-    cards: list[Card | None] = []
-    owners: list[int] = []
-    for lane, row in enumerate(board):
-        if not isinstance(row, list | tuple) or len(row) != POSITIONS:
-            raise PositionError(f"board lane {lane} must be a list of {POSITIONS} tiles, got {_describe(row)}")
-        for pos, cell in enumerate(row):
-            where = f"board lane {lane} position {pos}"
-            if cell is None:
-                cards.append(None)
-                owners.append(EMPTY)
-                continue
-            if not isinstance(cell, Mapping) or set(cell) != {"card", "owner"}:
-                raise PositionError(f'{where}: a tile is null or {{"card": ..., "owner": 0 or 1}}, got {cell!r}')
-            try:
-                card = Card(cell["card"])
-            except CardError as err:
-                raise PositionError(f"{where}: {err}") from None
-            owner = cell["owner"]
-            if owner not in (0, 1) or isinstance(owner, bool):
-                raise PositionError(f"{where}: bad owner {owner!r}: owners are 0 or 1")
-            cards.append(card)
-            owners.append(owner)
-    return tuple(cards), tuple(owners)
-
-
-def _hands_from_json(hands: object) -> tuple[Deck, Deck]:
-    if not isinstance(hands, list | tuple) or len(hands) != 2:
-        raise PositionError(f"hands must be a list of 2 lists of cards, got {_describe(hands)}")
-    decks = []
-    for player, hand in enumerate(hands):
-        if not isinstance(hand, list | tuple):
-            raise PositionError(f"hands[{player}] must be a list of cards, got {_describe(hand)}")
-        if len(hand) > DECK_SIZE:
-            raise PositionError(f"hands[{player}] has {len(hand)} cards; a hand comes from a {DECK_SIZE}-card deck")
-        deck = []
-        for i, notation in enumerate(hand):
-            try:
-                deck.append(Card(notation))
-            except CardError as err:
-                raise PositionError(f"hands[{player}][{i}]: {err}") from None
-        decks.append(tuple(deck))
-    return decks[0], decks[1]
-
-
-def _outcome_from_json(data: Mapping[str, Any], owners: tuple[int, ...]) -> Outcome:
-    zero_lanes, one_lanes = _controlled_lanes(owners, 0), _controlled_lanes(owners, 1)
-    if zero_lanes or one_lanes:
-        computed = _scored(LANE_CONTROL, owners, (zero_lanes or one_lanes)[0], 0 if zero_lanes else 1)
-    else:
-        computed = _scored(FULL_BOARD if EMPTY not in owners else NO_MOVES, owners)
-    winner = data.get("winner", computed.winner)
-    if winner not in (0, 1, None) or isinstance(winner, bool):
-        raise PositionError(f"winner must be 0, 1 or null, got {winner!r}")
-    scores = data.get("scores", list(computed.scores))
-    if (
-        not isinstance(scores, list | tuple)
-        or len(scores) != 2
-        or not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in scores)
-    ):
-        raise PositionError(f"scores must be a list of 2 non-negative integers, got {scores!r}")
-    return Outcome(computed.termination, winner, (scores[0], scores[1]), computed.lane)
-
-
-def _describe(value: object) -> str:
-    if isinstance(value, list):
-        return f"a list of {len(value)}"
-    return repr(value) if isinstance(value, str | int | float | type(None)) else type(value).__name__

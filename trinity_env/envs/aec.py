@@ -98,6 +98,7 @@ from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 
 from trinity_env.core import NUM_ACTIONS, GameState, IllegalMoveError, lane_scores, render_text
+from trinity_env.core.checks import describe, is_int
 from trinity_env.envs.config import ConfigError, EnvConfig, make_config
 from trinity_env.envs.observation import OBSERVATION_HIGH, OBSERVATION_SIZE, action_mask, encode_observation
 from trinity_env.envs.wrappers import AssertOutOfBoundsWrapper, OrderEnforcingWrapper, TerminateIllegalWrapper
@@ -194,6 +195,8 @@ class raw_env(AECEnv, EzPickle):
         }
 
     def step(self, action: int | None) -> None:
+        if not self.agents:
+            raise IllegalMoveError("the game is over and every agent has left: call reset() to play again")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
@@ -201,8 +204,10 @@ class raw_env(AECEnv, EzPickle):
         before = self.state
         if action is None:
             raise IllegalMoveError(f"{agent} must act: None is only for agents whose game is over")
+        if not is_int(action):
+            raise IllegalMoveError(f"{agent}: an action is an integer 0-{NUM_ACTIONS - 1}, got {describe(action)}")
         try:
-            after = before.apply(int(action))
+            after = before.apply(action)
         except IllegalMoveError as err:
             raise IllegalMoveError(f"{agent}: {err}") from None
         self._game = after

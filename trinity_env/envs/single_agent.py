@@ -17,6 +17,7 @@ from gymnasium import spaces
 
 from trinity_env.agents.base import Agent, as_agent, visible_state
 from trinity_env.core import NUM_ACTIONS, GameState, IllegalMoveError
+from trinity_env.core.checks import describe, is_int
 from trinity_env.envs.aec import AGENTS, raw_env
 from trinity_env.envs.config import ConfigError
 from trinity_env.envs.observation import OBSERVATION_HIGH, OBSERVATION_SIZE, action_mask, encode_observation
@@ -78,6 +79,8 @@ class TrinityTowersEnv(gymnasium.Env):
         if self._episode_over:
             raise IllegalMoveError("the episode is over (or reset() was never called): call reset()")
         mask = action_mask(self.state, self.seat)
+        if not is_int(action):
+            raise IllegalMoveError(f"an action is an integer 0-{NUM_ACTIONS - 1}, got {describe(action)}")
         action = int(action)
         if not (0 <= action < NUM_ACTIONS and mask[action]):
             if self.illegal_action == "raise":

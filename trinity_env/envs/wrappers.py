@@ -15,6 +15,9 @@ from typing import Any
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
+from trinity_env.core import NUM_ACTIONS, IllegalMoveError
+from trinity_env.core.checks import describe, is_int
+
 # The attributes OrderEnforcingWrapper refuses to show before reset().
 _GUARDED = frozenset({"rewards", "terminations", "truncations", "infos", "agent_selection", "agents"})
 _FORWARDED = ("agent_selection", "agents", "terminations", "truncations", "rewards", "infos", "_cumulative_rewards")
@@ -59,6 +62,13 @@ class OrderEnforcingWrapper(_DirectAttributes, wrappers.OrderEnforcingWrapper):
     def __init__(self, env: AECEnv):
         self._bind_raw(env)
         super().__init__(env)
+
+    def step(self, action: Any) -> None:
+        # The outermost wrapper names a non-integer action in one line: inside, PettingZoo's
+        # wrappers would index the mask with it (``mask[True]`` fails in numpy) or assert.
+        if action is not None and not is_int(action):
+            raise IllegalMoveError(f"an action is an integer 0-{NUM_ACTIONS - 1}, got {describe(action)}")
+        super().step(action)
 
 
 for _name in _FORWARDED:

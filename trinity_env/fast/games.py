@@ -8,16 +8,16 @@ same games, whatever else the process does.
 
 from __future__ import annotations
 
-import random
 from typing import NamedTuple
 
 import numpy as np
 
-from trinity_env.core import GameState, IllegalMoveError
-from trinity_env.envs.config import ConfigError, EnvConfig, make_config
+from trinity_env.core import NUM_ACTIONS, GameState, IllegalMoveError
+from trinity_env.envs.config import RANDOM_DECK, SAME_DECK, ConfigError, EnvConfig, make_config
 from trinity_env.envs.observation import OBSERVATION_SIZE
 from trinity_env.fast import kernels
 from trinity_env.fast.convert import read_state, write_state
+from trinity_env.fast.decks import random_deck_batch
 from trinity_env.fast.layout import OVER, PHASE, SCORE0, TO_MOVE, WINNER, Batch
 
 _DEAL = {"pick": 0, "random": 1, "fixed": 2}
@@ -35,6 +35,14 @@ class StepResult(NamedTuple):
     winner: np.ndarray
     scores: np.ndarray
     final_observations: np.ndarray | None = None
+
+
+def _integer_array(values, name: str) -> np.ndarray:
+    """``values`` as int64, refusing floats (NaN, inf, 3.7) and bools rather than casting them."""
+    array = np.asarray(values)
+    if array.size and array.dtype.kind not in "iu":
+        raise ValueError(f"{name} must be integers, got an array of {array.dtype}")
+    return array.astype(np.int64)
 
 
 def _deck_array(deck) -> np.ndarray:
@@ -61,9 +69,8 @@ class FastGames:
         if self.config.hands is not None:
             for p, hand in enumerate(self.config.hands):
                 self._fixed[p, list(hand)] = 1
-        self._static_decks = None
-        if all(not isinstance(d, str) for d in self.config.decks):
-            self._static_decks = np.stack([_deck_array(d) for d in self.config.decks])
+        # each seat's deck: an int8 [16, 4] array, or RANDOM_DECK / SAME_DECK (dealt at every restart)
+        self._decks = [d if isinstance(d, str) else _deck_array(d) for d in self.config.decks]
         self._buffer_actions = np.zeros(num_games, np.int64)
         self._illegal = np.zeros(num_games, np.int8)
         self.reset(seed)
@@ -74,18 +81,21 @@ class FastGames:
         """Start all games anew; ``seed`` reseeds every random stream."""
         self._np_rng = np.random.default_rng(seed)
         self.rng = self._np_rng.integers(1, 2**63, self.num_games, dtype=np.uint64)
-        self._py_rng = random.Random(int(self._np_rng.integers(2**63)))
         self._restart(np.arange(self.num_games))
 
     def _restart(self, games: np.ndarray) -> None:
         if games.size == 0:
             return
-        if self._static_decks is not None:
-            decks = np.broadcast_to(self._static_decks, (games.size, 2, 16, 4))
-        else:
-            decks = np.stack(
-                [np.stack([_deck_array(d) for d in self.config.deal_decks(self._py_rng)]) for _ in range(games.size)]
-            )
+        decks = np.empty((games.size, 2, 16, 4), np.int8)
+        for seat, deck in enumerate(self._decks):
+            if isinstance(deck, np.ndarray):
+                decks[:, seat] = deck
+            elif deck == RANDOM_DECK:
+                decks[:, seat] = random_deck_batch(self._np_rng, games.size)
+            elif deck == SAME_DECK:
+                decks[:, seat] = decks[:, 0]
+            else:
+                raise ConfigError(f"unknown deck {deck!r}")
         first = -1 if self.config.first_player == "random" else int(self.config.first_player)
         deal = np.full(games.size, _DEAL[self.config.draft])
         if self.draft_share:
@@ -147,16 +157,30 @@ class FastGames:
         ``final_seats``: also return, for games that end, the final observation of that seat.
         Raises ``IllegalMoveError`` naming the games whose action is illegal; then nothing moves.
         """
-        actions = np.asarray(actions, np.int64)
+        actions = _integer_array(actions, "actions")
         if games is None:
             if actions.shape != (self.num_games,):
                 raise ValueError(f"actions must have shape ({self.num_games},), got {actions.shape}")
             full = actions
         else:
-            games = np.asarray(games, np.int64)
+            games = _integer_array(games, "games")
+            if games.ndim != 1 or actions.shape != games.shape:
+                raise ValueError(
+                    f"games and actions must be 1-D and of one length, got {games.shape} and {actions.shape}"
+                )
+            if games.size and (games.min() < 0 or games.max() >= self.num_games):
+                raise ValueError(f"games must be indices 0-{self.num_games - 1}, got {games.min()}..{games.max()}")
+            if np.unique(games).size != games.size:
+                raise ValueError("games must not repeat a game: each game moves once per step")
             full = self._buffer_actions
             full[:] = -1
             full[games] = actions
+        outside = np.flatnonzero((actions < 0) | (actions >= NUM_ACTIONS))
+        if outside.size:
+            where = outside[0] if games is None else games[outside[0]]
+            raise IllegalMoveError(
+                f"action {actions[outside[0]]} in game {where} is outside 0-{NUM_ACTIONS - 1}; no game moved"
+            )
         active = full >= 0
         kernels.check_batch(
             self.batch.decks,

@@ -1,0 +1,209 @@
+"""The position JSON format of RULES §6: reading documents that anyone may have written.
+
+A position file is user input: it may come from a puzzle site, a hand edit or a fuzzer.
+Loading therefore checks every field strictly (integers are JSON integers, never ``1.0``
+or ``true``; a finished position's ``winner`` and ``scores`` must be what its board
+says) and turns every failure, including ones the JSON parser raises on hostile text
+(deep nesting, 5000-digit numbers, bytes that are not UTF-8), into one ``PositionError``
+that names the field.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from trinity_env.core.actions import DECK_SIZE
+from trinity_env.core.board import EMPTY, LANES, POSITIONS
+from trinity_env.core.cards import Card
+from trinity_env.core.checks import describe as _describe
+from trinity_env.core.checks import is_int
+from trinity_env.core.decks import DEFAULT_MAX_A_CARDS, check_max_a_cards
+from trinity_env.core.errors import CardError, PositionError, TrinityError
+from trinity_env.core.state import (
+    FULL_BOARD,
+    IN_HAND,
+    LANE_CONTROL,
+    NO_MOVES,
+    OVER,
+    PLAY,
+    GameState,
+    Outcome,
+    _after_placement,
+    _controlled_lanes,
+    _scored,
+)
+
+_POSITION_KEYS = {"phase", "to_move", "board", "hands", "max_a_cards", "winner", "scores"}
+
+
+def parse_json(text: str | bytes, what: str = "document") -> Any:
+    """``json.loads`` that fails in one ``PositionError`` line on anything hostile.
+
+    Accepts a UTF-8 byte-order mark; refuses bytes that are not UTF-8, ``NaN``/``Infinity``
+    literals, nesting too deep for the parser and integers too long to convert.
+    """
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8-sig")
+        except UnicodeDecodeError as err:
+            raise PositionError(f"{what} is not UTF-8 text (byte {err.start}: {err.reason})") from None
+    text = text.removeprefix("\ufeff")
+
+    def refuse_constant(name: str) -> Any:
+        raise PositionError(f"{what} holds {name}, which is not a JSON number")
+
+    try:
+        return json.loads(text, parse_constant=refuse_constant)
+    except json.JSONDecodeError as err:
+        raise PositionError(f"{what} is not valid JSON: {err}") from None
+    except RecursionError:
+        raise PositionError(f"{what} is nested too deeply to be a position or replay") from None
+    except ValueError as err:  # e.g. "Exceeds the limit (4300 digits) for integer string conversion"
+        raise PositionError(f"{what} is not usable JSON: {err}") from None
+
+
+def read_json_file(path: str | Path, what: str | None = None) -> Any:
+    """Read and parse a JSON file (``-`` is not special here); every failure is one ``PositionError``."""
+    label = what or str(path)
+    try:
+        data = Path(path).read_bytes()
+    except OSError as err:
+        raise PositionError(f"cannot read {path}: {err.strerror or err}") from None
+    return parse_json(data, label)
+
+
+def position_from_dict(data: Mapping[str, Any]) -> GameState:
+    """Load a position (see ``GameState.from_dict``); ``PositionError`` names the bad field."""
+    if not isinstance(data, Mapping):
+        raise PositionError(f"a position is a JSON object (dict), got {type(data).__name__}")
+    unknown = set(data) - _POSITION_KEYS
+    if unknown:
+        raise PositionError(f"unknown position field(s): {', '.join(sorted(map(str, unknown)))}")
+    for key in ("phase", "board", "hands"):
+        if key not in data:
+            raise PositionError(f"position is missing the {key!r} field")
+    phase = data["phase"]
+    if not isinstance(phase, str) or phase not in (PLAY, OVER):
+        raise PositionError(f"unknown phase {_describe(phase)}: a position's phase is 'play' or 'over'")
+    if "to_move" not in data and phase == PLAY:
+        raise PositionError("position is missing the 'to_move' field")
+    to_move = data.get("to_move", 0)
+    if not is_int(to_move) or to_move not in (0, 1):
+        raise PositionError(f"to_move must be the integer 0 or 1, got {_describe(to_move)}")
+    to_move = int(to_move)
+    max_a_cards = data.get("max_a_cards", DEFAULT_MAX_A_CARDS)
+    try:
+        check_max_a_cards(max_a_cards)
+    except TrinityError as err:
+        raise PositionError(str(err)) from None
+    cards, owners = _board_from_json(data["board"])
+    decks = _hands_from_json(data["hands"])
+    status = tuple((IN_HAND,) * len(deck) for deck in decks)
+
+    if phase == OVER:
+        outcome = _outcome_from_json(data, owners, status)
+        return GameState(OVER, to_move, decks, status, cards, owners, max_a_cards, to_move, outcome)
+    if "winner" in data or "scores" in data:
+        raise PositionError("'winner' and 'scores' belong to finished positions (phase 'over'), not to phase 'play'")
+    zero_lanes, one_lanes = _controlled_lanes(owners, 0), _controlled_lanes(owners, 1)
+    if zero_lanes and one_lanes:
+        raise PositionError(
+            f"both players fully control a lane (player 0: lane {zero_lanes[0]}, player 1: lane {one_lanes[0]}); "
+            "no game reaches this"
+        )
+    if zero_lanes or one_lanes:
+        controller = 0 if zero_lanes else 1
+        lane = (zero_lanes or one_lanes)[0]
+        outcome = _scored(LANE_CONTROL, owners, lane, controller)
+        return GameState(OVER, to_move, decks, status, cards, owners, max_a_cards, to_move, outcome)
+    # Settle as if the other player had just placed: a full board ends the game, and a
+    # `to_move` with no card passes.
+    phase_now, mover, outcome = _after_placement(list(owners), list(status), 1 - to_move)
+    return GameState(phase_now, mover, decks, status, cards, owners, max_a_cards, mover, outcome)
+
+
+def _board_from_json(board: object) -> tuple[tuple[Card | None, ...], tuple[int, ...]]:
+    if not isinstance(board, list | tuple) or len(board) != LANES:
+        raise PositionError(f"board must be a list of {LANES} lanes, got {_describe(board)}")
+    cards: list[Card | None] = []
+    owners: list[int] = []
+    for lane, row in enumerate(board):
+        if not isinstance(row, list | tuple) or len(row) != POSITIONS:
+            raise PositionError(f"board lane {lane} must be a list of {POSITIONS} tiles, got {_describe(row)}")
+        for pos, cell in enumerate(row):
+            where = f"board lane {lane} position {pos}"
+            if cell is None:
+                cards.append(None)
+                owners.append(EMPTY)
+                continue
+            if not isinstance(cell, Mapping) or set(cell) != {"card", "owner"}:
+                raise PositionError(
+                    f'{where}: a tile is null or {{"card": ..., "owner": 0 or 1}}, got {_describe(cell)}'
+                )
+            try:
+                card = Card(cell["card"])
+            except CardError as err:
+                raise PositionError(f"{where}: {err}") from None
+            owner = cell["owner"]
+            if not is_int(owner) or owner not in (0, 1):
+                raise PositionError(f"{where}: bad owner {_describe(owner)}: owners are the integers 0 or 1")
+            cards.append(card)
+            owners.append(int(owner))
+    return tuple(cards), tuple(owners)
+
+
+def _hands_from_json(hands: object) -> tuple[tuple[Card, ...], tuple[Card, ...]]:
+    if not isinstance(hands, list | tuple) or len(hands) != 2:
+        raise PositionError(f"hands must be a list of 2 lists of cards, got {_describe(hands)}")
+    decks = []
+    for player, hand in enumerate(hands):
+        if not isinstance(hand, list | tuple):
+            raise PositionError(f"hands[{player}] must be a list of cards, got {_describe(hand)}")
+        if len(hand) > DECK_SIZE:
+            raise PositionError(f"hands[{player}] has {len(hand)} cards; a hand comes from a {DECK_SIZE}-card deck")
+        deck = []
+        for i, notation in enumerate(hand):
+            try:
+                deck.append(Card(notation))
+            except CardError as err:
+                raise PositionError(f"hands[{player}][{i}]: {err}") from None
+        decks.append(tuple(deck))
+    return decks[0], decks[1]
+
+
+def _outcome_from_json(data: Mapping[str, Any], owners: tuple[int, ...], status) -> Outcome:
+    """The outcome the board shows; ``winner`` and ``scores``, where given, must agree with it."""
+    winner = data.get("winner")
+    if winner is not None and (not is_int(winner) or winner not in (0, 1)):
+        raise PositionError(f"winner must be the integer 0, 1 or null, got {_describe(winner)}")
+    scores = data.get("scores")
+    if scores is not None and (
+        not isinstance(scores, list | tuple) or len(scores) != 2 or not all(is_int(s) for s in scores)
+    ):
+        raise PositionError(f"scores must be a list of 2 integers, got {_describe(scores)}")
+    zero_lanes, one_lanes = _controlled_lanes(owners, 0), _controlled_lanes(owners, 1)
+    if zero_lanes and one_lanes:
+        raise PositionError("both players fully control a lane; no game reaches this")
+    if zero_lanes or one_lanes:
+        computed = _scored(LANE_CONTROL, owners, (zero_lanes or one_lanes)[0], 0 if zero_lanes else 1)
+    elif EMPTY not in owners:
+        computed = _scored(FULL_BOARD, owners)
+    elif any(IN_HAND in slots for slots in status):
+        raise PositionError(
+            "phase is 'over' but the game is not: no lane is controlled, the board has empty tiles "
+            "and a player still holds a card"
+        )
+    else:
+        computed = _scored(NO_MOVES, owners)
+    if "winner" in data and winner != computed.winner:
+        raise PositionError(
+            f"winner {winner} does not match the board, which gives {computed.winner} ({computed.termination})"
+        )
+    if scores is not None and tuple(int(s) for s in scores) != computed.scores:
+        raise PositionError(
+            f"scores {list(scores)} do not match the board, whose lane scores are {list(computed.scores)}"
+        )
+    return computed
