@@ -131,18 +131,34 @@ def _load_yaml(config: str | Path) -> dict[str, Any]:
     if not (text.endswith((".yaml", ".yml")) or path.is_file()):
         path = config_root() / "rules" / f"{text}.yaml"
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        source = path.read_bytes().decode("utf-8-sig")
     except OSError as err:
-        raise ConfigError(f"cannot read config {path}: {err.strerror}") from None
+        raise ConfigError(f"cannot read config {path}: {err.strerror or err}") from None
+    except UnicodeDecodeError as err:
+        raise ConfigError(f"config {path} is not UTF-8 text (byte {err.start}: {err.reason})") from None
+    try:
+        data = yaml.safe_load(source)
     except yaml.YAMLError as err:
-        raise ConfigError(f"config {path} is not valid YAML: {err}") from None
+        raise ConfigError(f"config {path} is not valid YAML: {_one_line(err)}") from None
+    except RecursionError:
+        raise ConfigError(f"config {path} is not valid YAML: nested too deeply") from None
+    except (ValueError, TypeError, OverflowError) as err:  # e.g. an integer too long to convert
+        raise ConfigError(f"config {path} is not valid YAML: {_one_line(err)}") from None
     if data is None:
         return {}
     if not isinstance(data, dict):
         raise ConfigError(f"config {path}: expected a mapping of fields, got {type(data).__name__}")
     if "config" in data:
         raise ConfigError(f"config {path}: a config file cannot name another config")
+    bad_keys = [key for key in data if not isinstance(key, str)]
+    if bad_keys:
+        raise ConfigError(f"config {path}: field names are strings, got {bad_keys[0]!r}")
     return data
+
+
+def _one_line(err: BaseException) -> str:
+    """An error message on one line (YAML errors span several)."""
+    return " ".join(str(err).split())
 
 
 def _validate(raw: dict[str, Any]) -> EnvConfig:
@@ -150,7 +166,8 @@ def _validate(raw: dict[str, Any]) -> EnvConfig:
     if draft not in DRAFT_MODES:
         raise ConfigError(f"draft must be one of {', '.join(map(repr, DRAFT_MODES))}, got {draft!r}")
     first_player = raw.get("first_player", "random")
-    if first_player not in (0, 1, "random") or isinstance(first_player, bool):
+    is_seat = isinstance(first_player, int) and not isinstance(first_player, bool) and first_player in (0, 1)
+    if not (is_seat or (isinstance(first_player, str) and first_player == "random")):
         raise ConfigError(f"first_player must be 'random', 0 or 1, got {first_player!r}")
     open_hands = raw.get("open_hands", True)
     if not isinstance(open_hands, bool):
@@ -193,10 +210,16 @@ def _deck(spec: Any, max_a_cards: int, name: str, allow_same: bool = False) -> D
     try:
         if isinstance(spec, str | Path):
             return load_deck(spec, max_a_cards)
-        if isinstance(spec, Sequence):
+        if isinstance(spec, Sequence) and not isinstance(spec, bytes | bytearray):
             return validate_deck(spec, max_a_cards)
     except DeckError as err:
         raise ConfigError(f"{name}: {err}") from None
+    except UnicodeDecodeError as err:  # a deck file that is not UTF-8 text
+        raise ConfigError(f"{name}: deck file {spec} is not UTF-8 text (byte {err.start}: {err.reason})") from None
+    except RecursionError:
+        raise ConfigError(f"{name}: deck file {spec} is not valid YAML: nested too deeply") from None
+    except (ValueError, TypeError) as err:  # what the deck loader does not name itself (e.g. a huge integer)
+        raise ConfigError(f"{name}: bad deck {spec}: {_one_line(err)}") from None
     raise ConfigError(f"{name} must be a deck name, a YAML path, 'random' or a list of 16 cards, got {spec!r}")
 
 

@@ -15,12 +15,12 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from trinity_env.agents.base import Agent, as_agent, visible_state
 from trinity_env.core import NUM_ACTIONS, GameState, IllegalMoveError
 from trinity_env.core.checks import describe, is_int
 from trinity_env.envs.aec import AGENTS, raw_env
 from trinity_env.envs.config import ConfigError
 from trinity_env.envs.observation import OBSERVATION_HIGH, OBSERVATION_SIZE, action_mask, encode_observation
+from trinity_env.envs.players import Agent, as_agent, visible_state
 
 ILLEGAL_ACTIONS = ("terminate", "raise")
 

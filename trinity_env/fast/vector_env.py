@@ -16,10 +16,10 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from trinity_env.agents.base import Agent
 from trinity_env.core import NUM_ACTIONS
 from trinity_env.envs.config import ConfigError
 from trinity_env.envs.observation import OBSERVATION_HIGH, OBSERVATION_SIZE
+from trinity_env.envs.players import Agent
 from trinity_env.fast.games import FastGames
 
 BatchPolicy = Callable[[np.ndarray, np.ndarray], np.ndarray]
