@@ -3,14 +3,17 @@
 A spec is ``name`` or ``name:arg,key=value,...``: the first bare argument is the agent's
 main number (simulations for ``mcts``), the rest are keywords; a path to a ``.pt``
 checkpoint (``fast_ppo``), a ``.zip`` one (``selfplay_ppo``) or a training run folder
-(``runs/quick``, ``runs/quick/best``) names a
-trained policy, and the policies shipped in the package have names of their own
-(``ppo-standard``, see ``shipped()``; they need the ``train`` extra). The same strings name
-agents in Python, on the command line, in configs and in the arena.
+(``runs/quick``, ``runs/quick/best``) names a trained policy (read as weights and plain
+data only, so no code in a checkpoint runs, see ``_checkpoint``; a folder whose best
+checkpoint is damaged plays its latest, with a warning), and the policies shipped in the
+package have names of their own (``ppo-standard``, see ``shipped()``; they need the
+``train`` extra). The same strings name agents in Python, on the command line, in configs
+and in the arena.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 
@@ -57,27 +60,68 @@ def shipped() -> list[str]:
     return sorted(path.stem for path in SHIPPED_DIR.glob("*.pt"))
 
 
-def _checkpoint(spec: str, sample: str = "none", seed: str | None = None) -> Agent:
-    """A trained policy: a ``.pt`` checkpoint (``fast_ppo``), a ``.zip`` one (``selfplay_ppo``), or a run
-    folder (its best checkpoint, else its latest); ``sample``: none | all | draft (see ``NetworkAgent``)."""
-    path = Path(spec)
-    if path.is_dir():
-        names = ("best.pt", "latest.pt", "best.zip", "latest.zip")
-        path = next((path / n for n in names if (path / n).is_file()), path / "best.pt")
+def _load_file(path: Path, spec: str, sample: str, seed: str | None) -> Agent:
+    """The agent of one checkpoint file: a ``.zip`` (weights only, never unpickled) or a ``.pt``."""
     if path.suffix == ".zip":
         try:
             from trinity_env.agents.sb3 import SB3PolicyAgent
 
-            agent = SB3PolicyAgent.from_zip(path)
+            return SB3PolicyAgent.from_zip(path)
         except ImportError:
             raise AgentSpecError(f"{spec!r} is an SB3 checkpoint: install the train extra to play it") from None
-        agent.name = spec
-        return agent
     try:
         from trinity_env.agents.policy import NetworkAgent
     except ImportError:
         raise AgentSpecError(f"{spec!r} is a checkpoint: install the train extra (torch) to play it") from None
-    agent = NetworkAgent.from_checkpoint(path, sample=sample, seed=None if seed is None else int(seed))
+    return NetworkAgent.from_checkpoint(path, sample=sample, seed=None if seed is None else int(seed))
+
+
+def _run_folder(folder: Path, spec: str, sample: str, seed: str | None) -> Agent:
+    """A run folder's best checkpoint, else (missing or damaged, with a warning) its latest.
+
+    The ``.pt`` pair (``fast_ppo``) is used when either file exists, else the ``.zip`` pair
+    (``selfplay_ppo``); ``CheckpointError`` names the folder and, when both files are there
+    but neither loads, both problems.
+    """
+    try:
+        from trinity_env.agents.policy import CheckpointError
+    except ImportError:
+        raise AgentSpecError(f"{spec!r} is a run folder: install the train extra (torch) to play it") from None
+    suffix = ".pt" if any((folder / f"{n}.pt").is_file() for n in ("best", "latest")) else ".zip"
+    best, latest = folder / f"best{suffix}", folder / f"latest{suffix}"
+    if not best.is_file() and not latest.is_file():
+        raise CheckpointError(f"no checkpoint in the run folder {folder}: no best.pt, latest.pt, best.zip, latest.zip")
+    if not best.is_file():
+        return _load_file(latest, spec, sample, seed)
+    try:
+        return _load_file(best, spec, sample, seed)
+    except CheckpointError as best_error:
+        if not latest.is_file():
+            raise
+        try:
+            agent = _load_file(latest, spec, sample, seed)
+        except CheckpointError as latest_error:
+            raise CheckpointError(
+                f"no usable checkpoint in the run folder {folder}: {best.name}: {best_error}; "
+                f"{latest.name}: {latest_error}"
+            ) from None
+        warnings.warn(f"{best} cannot be loaded ({best_error}); playing {latest} instead", stacklevel=4)
+        return agent
+
+
+def _checkpoint(spec: str, sample: str = "none", seed: str | None = None) -> Agent:
+    """A trained policy: a ``.pt`` checkpoint (``fast_ppo``), a ``.zip`` one (``selfplay_ppo``), or a run
+    folder (its best checkpoint, else its latest); ``sample``: none | all | draft (see ``NetworkAgent``).
+
+    Loading runs no code from the file: ``.pt`` files are read with ``weights_only=True`` and
+    ``.zip`` files for their weights and plain JSON only (``trinity_env.agents.policy``,
+    ``trinity_env.agents.sb3``); a bad file raises ``CheckpointError`` naming it.
+    """
+    path = Path(spec)
+    if path.is_dir() and path.suffix not in (".pt", ".zip"):
+        agent = _run_folder(path, spec, sample, seed)
+    else:  # a directory named x.pt is refused by the loaders, naming it
+        agent = _load_file(path, spec, sample, seed)
     agent.name = spec
     return agent
 
