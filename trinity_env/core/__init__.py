@@ -32,7 +32,7 @@ from trinity_env.core.errors import CardError, DeckError, IllegalMoveError, Posi
 from trinity_env.core.render import render_text
 from trinity_env.core.replay import FORMAT as REPLAY_FORMAT
 from trinity_env.core.replay import Replay
-from trinity_env.core.state import GameState, Outcome, Transition, beats, lane_scores
+from trinity_env.core.state import GameState, Outcome, Phase, Termination, Transition, beats, lane_scores
 
 __all__ = [
     "DECK_SIZE",
@@ -56,8 +56,10 @@ __all__ = [
     "GameState",
     "IllegalMoveError",
     "Outcome",
+    "Phase",
     "PositionError",
     "Replay",
+    "Termination",
     "Transition",
     "TrinityError",
     "beats",

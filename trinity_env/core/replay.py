@@ -200,7 +200,7 @@ def _result(state: GameState) -> dict[str, Any] | None:
     return {
         "winner": state.outcome.winner,
         "scores": list(state.outcome.scores),
-        "termination": state.outcome.termination,
+        "termination": state.outcome.termination.value,
     }
 
 

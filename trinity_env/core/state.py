@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any
 
 from trinity_env.core.actions import NUM_ACTIONS, PLACE_OFFSET, decode_action
@@ -27,11 +28,38 @@ from trinity_env.core.decks import (
 )
 from trinity_env.core.errors import CardError, IllegalMoveError, PositionError, TrinityError
 
+try:
+    from enum import StrEnum
+except ImportError:  # Python 3.10
+
+    class StrEnum(str, Enum):  # type: ignore[no-redef]
+        __str__ = str.__str__
+        __format__ = str.__format__
+
+
 UNPICKED, IN_HAND, PLAYED = 0, 1, 2
 """Status of a deck slot."""
 
-DRAFT, PLAY, OVER = "draft", "play", "over"
-LANE_CONTROL, FULL_BOARD, NO_MOVES = "lane_control", "full_board", "no_moves"
+
+class Phase(StrEnum):
+    """Where a game stands. Members are strings (``Phase.DRAFT == "draft"``), so JSON and old
+    comparisons keep working; the fast engine numbers them in this order."""
+
+    DRAFT = "draft"
+    PLAY = "play"
+    OVER = "over"
+
+
+class Termination(StrEnum):
+    """How a game ended (RULES §4); the fast engine numbers them 1, 2, 3 in this order (0: not over)."""
+
+    LANE_CONTROL = "lane_control"
+    FULL_BOARD = "full_board"
+    NO_MOVES = "no_moves"
+
+
+DRAFT, PLAY, OVER = Phase.DRAFT, Phase.PLAY, Phase.OVER
+LANE_CONTROL, FULL_BOARD, NO_MOVES = Termination.LANE_CONTROL, Termination.FULL_BOARD, Termination.NO_MOVES
 
 
 def beats(side: int, facing: int) -> bool:
@@ -66,7 +94,7 @@ class Outcome:
     """How a game ended. ``winner`` is ``None`` for a draw (only positions loaded from JSON
     can draw); ``lane`` is the fully controlled lane on a lane-control win."""
 
-    termination: str
+    termination: Termination
     winner: int | None
     scores: tuple[int, int]
     lane: int | None = None
@@ -100,7 +128,7 @@ def _controlled_lanes(owners: Sequence[int], player: int) -> list[int]:
 class GameState:
     """One game's full state. Build it with ``new_game`` or ``from_dict``, never by hand."""
 
-    phase: str
+    phase: Phase
     to_move: int
     decks: tuple[Deck, Deck]
     status: tuple[tuple[int, ...], tuple[int, ...]]
@@ -384,7 +412,7 @@ class GameState:
             for tiles in LANE_TILES
         ]
         data: dict[str, Any] = {
-            "phase": self.phase,
+            "phase": self.phase.value,
             "to_move": self.to_move,
             "board": board,
             "hands": [[c.notation for c in self.hand(p)] for p in (0, 1)],

@@ -97,8 +97,9 @@ from gymnasium import spaces
 from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 
-from trinity_env.core import NUM_ACTIONS, GameState, IllegalMoveError, lane_scores, render_text
+from trinity_env.core import NUM_ACTIONS, GameState, IllegalMoveError, render_text
 from trinity_env.core.checks import describe, is_int
+from trinity_env.core.rewards import margin_shaping, result_rewards
 from trinity_env.envs.config import ConfigError, EnvConfig, make_config
 from trinity_env.envs.observation import OBSERVATION_HIGH, OBSERVATION_SIZE, action_mask, encode_observation
 from trinity_env.envs.wrappers import AssertOutOfBoundsWrapper, OrderEnforcingWrapper, TerminateIllegalWrapper
@@ -214,14 +215,13 @@ class raw_env(AECEnv, EzPickle):
         self._cumulative_rewards[agent] = 0.0
         self._clear_rewards()
         if self.config.reward == "margin" and after.last.tile is not None:
-            change = _margin(after) - _margin(before)
-            self.rewards[AGENTS[0]] += change / 15
-            self.rewards[AGENTS[1]] -= change / 15
+            shaping = margin_shaping(before.owners, after.owners)
+            self.rewards[AGENTS[0]] += shaping
+            self.rewards[AGENTS[1]] -= shaping
         if after.is_over:
             outcome = after.outcome
-            if outcome.winner is not None:
-                self.rewards[AGENTS[outcome.winner]] += 1.0
-                self.rewards[AGENTS[1 - outcome.winner]] -= 1.0
+            for agent, reward in zip(AGENTS, result_rewards(outcome.winner)):
+                self.rewards[agent] += reward
             self.terminations = dict.fromkeys(self.agents, True)
             summary = {"winner": outcome.winner, "scores": outcome.scores, "termination": outcome.termination}
             self.infos = {a: dict(summary) for a in self.agents}
@@ -247,8 +247,3 @@ class raw_env(AECEnv, EzPickle):
     def close(self) -> None:
         pass
 
-
-def _margin(state: GameState) -> int:
-    """Player 0's lane-majority score minus player 1's, on the board as it stands."""
-    zero, one = lane_scores(state.owners)
-    return zero - one

@@ -7,16 +7,12 @@ from collections.abc import Sequence
 import numpy as np
 
 from trinity_env.core import Card, GameState, Outcome
-from trinity_env.core.state import DRAFT as CORE_DRAFT
-from trinity_env.core.state import OVER as CORE_OVER
-from trinity_env.core.state import PLAY as CORE_PLAY
 from trinity_env.fast.layout import (
     A_HELD0,
     ABSENT,
     CAPTURED,
     DECK_SIZE0,
     DOMINO,
-    DRAFT,
     FIRST_PLAYER,
     HAND0,
     LANE,
@@ -24,8 +20,8 @@ from trinity_env.fast.layout import (
     NOT_OVER,
     OVER,
     PHASE,
+    PHASES,
     PLACED,
-    PLAY,
     SCORE0,
     TERMINATION,
     TERMINATIONS,
@@ -34,8 +30,7 @@ from trinity_env.fast.layout import (
     Batch,
 )
 
-_PHASE_CODE = {CORE_DRAFT: DRAFT, CORE_PLAY: PLAY, CORE_OVER: OVER}
-_PHASE_NAME = {code: name for name, code in _PHASE_CODE.items()}
+_PHASE_CODE = {phase: code for code, phase in enumerate(PHASES)}
 _TERMINATION_CODE = {name: code for code, name in TERMINATIONS.items()}
 
 
@@ -92,9 +87,9 @@ def read_state(batch: Batch, b: int) -> GameState:
         decks.append(tuple(Card.from_sides(*map(int, batch.decks[b, p, i])) for i in range(n)))
         status.append(tuple(int(s) for s in batch.status[b, p, :n]))
     cards = tuple(None if batch.owner[b, t] == -1 else Card.from_sides(*map(int, batch.sides[b, t])) for t in range(15))
-    phase = _PHASE_NAME[int(info[PHASE])]
+    phase = PHASES[int(info[PHASE])]
     outcome = None
-    if phase == CORE_OVER:
+    if phase == PHASES[OVER]:
         winner = int(info[WINNER])
         lane = int(info[LANE])
         outcome = Outcome(

@@ -13,6 +13,7 @@ from typing import NamedTuple
 import numpy as np
 
 from trinity_env.core import NUM_ACTIONS, GameState, IllegalMoveError
+from trinity_env.core.rewards import MARGIN_SCALE, result_rewards
 from trinity_env.envs.config import RANDOM_DECK, SAME_DECK, ConfigError, EnvConfig, make_config
 from trinity_env.envs.observation import OBSERVATION_SIZE
 from trinity_env.fast import kernels
@@ -20,6 +21,8 @@ from trinity_env.fast.convert import read_state, write_state
 from trinity_env.fast.decks import random_deck_batch
 from trinity_env.fast.layout import OVER, PHASE, SCORE0, TO_MOVE, WINNER, Batch
 
+# result rewards by winner: row 0 player 0 won, row 1 player 1 won, row -1 a draw (the core's)
+_RESULT_REWARDS = np.array([result_rewards(0), result_rewards(1), result_rewards(None)], np.float32)
 _DEAL = {"pick": 0, "random": 1, "fixed": 2}
 
 
@@ -199,11 +202,9 @@ class FastGames:
         return self._settle(before, active, final_seats)
 
     def _margins(self) -> np.ndarray:
-        counts = np.stack([(self.batch.owner.reshape(-1, 3, 5) == p).sum(-1) for p in (0, 1)])  # [2, B, 3]
-        scores = np.where(counts[0] > counts[1], counts[0], 0).sum(-1) - np.where(
-            counts[1] > counts[0], counts[1], 0
-        ).sum(-1)
-        return scores.astype(np.float32)
+        out = np.zeros(self.num_games, np.float32)
+        kernels.margins_batch(self.batch.owner, out)
+        return out
 
     def _settle(
         self, margins_before: np.ndarray | None, active: np.ndarray, final_seats: np.ndarray | None
@@ -212,15 +213,12 @@ class FastGames:
         done = info[:, PHASE] == OVER
         rewards = np.zeros((self.num_games, 2), np.float32)
         if margins_before is not None:
-            change = (self._margins() - margins_before) / 15
+            change = (self._margins() - margins_before) / MARGIN_SCALE
             change[~active] = 0
             rewards[:, 0] += change
             rewards[:, 1] -= change
         winner = np.where(done, info[:, WINNER], -1).astype(np.int8)
-        rewards[winner == 0, 0] += 1
-        rewards[winner == 0, 1] -= 1
-        rewards[winner == 1, 1] += 1
-        rewards[winner == 1, 0] -= 1
+        rewards[done] += _RESULT_REWARDS[winner[done]]
         scores = np.where(done[:, None], info[:, SCORE0 : SCORE0 + 2], 0).astype(np.int8)
         final = None if final_seats is None else self.observations(final_seats)
         self._restart(np.flatnonzero(done))

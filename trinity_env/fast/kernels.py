@@ -11,6 +11,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from trinity_env.envs.observation import BOARD_OFFSET as _BOARD
+from trinity_env.envs.observation import OWN_CARD_FEATURES, THEIR_CARD_FEATURES, TILE_FEATURES
+from trinity_env.envs.observation import OWN_DECK_OFFSET as _OWN
+from trinity_env.envs.observation import THEIR_DECK_OFFSET as _THEIRS
 from trinity_env.fast.layout import (
     A_HELD0,
     ABSENT,
@@ -21,6 +25,7 @@ from trinity_env.fast.layout import (
     FIRST_PLAYER,
     FULL_BOARD,
     HAND0,
+    HAND_SIZE,
     IN_HAND,
     LANE,
     LANE_CONTROL,
@@ -29,20 +34,18 @@ from trinity_env.fast.layout import (
     NO_MOVES,
     OVER,
     PHASE,
+    PLACE_OFFSET,
     PLACED,
     PLAY,
     PLAYED,
     SCORE0,
     TERMINATION,
+    TILES,
     TO_MOVE,
     UNPICKED,
     WINNER,
+    A,
 )
-
-A = 10
-HAND_SIZE = 8
-PLACE_OFFSET = 16
-TILES = 15
 
 
 @njit(cache=True, inline="always")
@@ -109,9 +112,9 @@ def legal_mask(decks, status, owner, info, b, out, buffer):
     return count
 
 
-@njit(cache=True)
-def score(owner, info, b):
-    """Lane-majority scores of game ``b``'s board into ``info``; returns the higher-scoring player or -1."""
+@njit(cache=True, inline="always")
+def lane_scores(owner, b):
+    """Lane-majority scores ``(player 0, player 1)`` of game ``b``'s board (RULES §4.2; the core's ``lane_scores``)."""
     s0 = 0
     s1 = 0
     for lane in range(3):
@@ -127,6 +130,27 @@ def score(owner, info, b):
             s0 += c0
         elif c1 > c0:
             s1 += c1
+    return s0, s1
+
+
+@njit(cache=True, inline="always")
+def margin(owner, b, player):
+    """``player``'s lane-majority score minus the opponent's on game ``b``'s board (the margin reward's measure)."""
+    s0, s1 = lane_scores(owner, b)
+    return s0 - s1 if player == 0 else s1 - s0
+
+
+@njit(cache=True)
+def margins_batch(owner, out):
+    """Player 0's margin in every game of the batch."""
+    for b in range(owner.shape[0]):
+        out[b] = margin(owner, b, 0)
+
+
+@njit(cache=True)
+def score(owner, info, b):
+    """Lane-majority scores of game ``b``'s board into ``info``; returns the higher-scoring player or -1."""
+    s0, s1 = lane_scores(owner, b)
     info[b, SCORE0] = s0
     info[b, SCORE0 + 1] = s1
     if s0 > s1:
@@ -326,21 +350,6 @@ def random_playouts_parallel(decks, status, sides, owner, marks, info, rng):
 
 
 @njit(cache=True)
-def random_step_batch(decks, status, sides, owner, marks, info, rng):
-    """Every game not over takes one uniformly random legal action (lockstep random play)."""
-    buffer = np.empty(256, np.int64)
-    placements = 0
-    for b in range(info.shape[0]):
-        if info[b, PHASE] == OVER:
-            continue
-        action = random_action(decks, status, owner, info, b, rng, buffer)
-        if action >= PLACE_OFFSET:
-            placements += 1
-        apply_action(decks, status, sides, owner, marks, info, b, action)
-    return placements
-
-
-@njit(cache=True)
 def masks_batch(decks, status, owner, info, out):
     """Legal-action masks of the player to move in every game (all zeros once over)."""
     buffer = np.empty(256, np.int64)
@@ -349,9 +358,6 @@ def masks_batch(decks, status, owner, info, out):
 
 
 # observation layout (must match trinity_env.envs.observation, bit for bit)
-_BOARD = 9
-_OWN = 99
-_THEIRS = 211
 
 
 @njit(cache=True)
@@ -373,7 +379,7 @@ def observe(decks, status, sides, owner, info, b, seat, open_hands, out):
         o = owner[b, t]
         if o == -1:
             continue
-        base = _BOARD + 6 * t
+        base = _BOARD + TILE_FEATURES * t
         if o == seat:
             out[base] = 1
         else:
@@ -384,7 +390,7 @@ def observe(decks, status, sides, owner, info, b, seat, open_hands, out):
         s = status[b, seat, i]
         if s == ABSENT:
             continue
-        base = _OWN + 7 * i
+        base = _OWN + OWN_CARD_FEATURES * i
         for k in range(4):
             out[base + k] = decks[b, seat, i, k]
         out[base + 4 + s] = 1
@@ -393,7 +399,7 @@ def observe(decks, status, sides, owner, info, b, seat, open_hands, out):
         s = status[b, other, i]
         if s == ABSENT:
             continue
-        base = _THEIRS + 8 * i
+        base = _THEIRS + THEIR_CARD_FEATURES * i
         for k in range(4):
             out[base + k] = decks[b, other, i, k]
         if s == PLAYED:

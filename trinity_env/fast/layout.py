@@ -11,15 +11,22 @@ from typing import NamedTuple
 
 import numpy as np
 
-from trinity_env.core import DECK_SIZE, NEIGHBOURS, TILES
+from trinity_env.core import DECK_SIZE, HAND_SIZE, NEIGHBOURS, NUM_ACTIONS, PLACE_OFFSET, TILES, A, Phase, Termination
+from trinity_env.core import state as _core
+
+__all__ = ["DECK_SIZE", "HAND_SIZE", "NUM_ACTIONS", "PLACE_OFFSET", "TILES", "A"]  # the core's, for the kernels
 
 # slot status (the core's values, plus ABSENT for slots past a short deck)
-UNPICKED, IN_HAND, PLAYED, ABSENT = 0, 1, 2, 3
-# phases
-DRAFT, PLAY, OVER = 0, 1, 2
-# terminations
-NOT_OVER, LANE_CONTROL, FULL_BOARD, NO_MOVES = 0, 1, 2, 3
-TERMINATIONS = {LANE_CONTROL: "lane_control", FULL_BOARD: "full_board", NO_MOVES: "no_moves"}
+UNPICKED, IN_HAND, PLAYED = _core.UNPICKED, _core.IN_HAND, _core.PLAYED
+ABSENT = max(UNPICKED, IN_HAND, PLAYED) + 1
+# phases and terminations: the core's enums, numbered in their order (0 for a game not over)
+PHASES = tuple(Phase)
+DRAFT, PLAY, OVER = (PHASES.index(p) for p in (Phase.DRAFT, Phase.PLAY, Phase.OVER))
+NOT_OVER = 0
+TERMINATIONS = {code: termination for code, termination in enumerate(Termination, start=1)}
+LANE_CONTROL, FULL_BOARD, NO_MOVES = (
+    1 + tuple(Termination).index(t) for t in (Termination.LANE_CONTROL, Termination.FULL_BOARD, Termination.NO_MOVES)
+)
 # marks of the last placement
 PLACED, CAPTURED, DOMINO = 1, 2, 3
 
