@@ -25,7 +25,7 @@ _FORWARDED = ("agent_selection", "agents", "terminations", "truncations", "rewar
 
 def _forward(name: str, guarded: bool) -> property:
     def get(self: Any) -> Any:
-        if guarded and not self._has_reset:
+        if guarded and not self.__dict__.get("_reset_seen", False):
             raise AttributeError(f"{name} cannot be accessed before reset")
         return getattr(self._raw, name)
 
@@ -62,6 +62,12 @@ class OrderEnforcingWrapper(_DirectAttributes, wrappers.OrderEnforcingWrapper):
     def __init__(self, env: AECEnv):
         self._bind_raw(env)
         super().__init__(env)
+
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        # Our own record of the first reset, so the guarded attributes need not read the
+        # private flag of PettingZoo's wrapper.
+        object.__setattr__(self, "_reset_seen", True)
+        super().reset(seed=seed, options=options)
 
     def step(self, action: Any) -> None:
         # The outermost wrapper names a non-integer action in one line: inside, PettingZoo's
