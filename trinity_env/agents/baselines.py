@@ -19,6 +19,7 @@ from trinity_env.agents.view import decode
 from trinity_env.core import GameState
 from trinity_env.fast.layout import DRAFT, HAND0, IN_HAND, PHASE, Batch
 from trinity_env.search.baselines import greedy_keys, lookahead_values
+from trinity_env.search.baselines import strongest_pick as strongest_pick_row
 
 
 def _rows(observation: np.ndarray, all_unknown_in_hand: bool) -> Batch:
@@ -33,12 +34,9 @@ def _rows(observation: np.ndarray, all_unknown_in_hand: bool) -> Batch:
 
 
 def strongest_pick(observation: Observation) -> int:
-    """The draft rule shared by the baselines."""
-    obs = observation["observation"]
-    legal = np.flatnonzero(observation["action_mask"])
-    decks = decode(obs).batch.decks[0, 0]
-    keys = [(int(decks[a].sum()), int(decks[a].max()), -int(a)) for a in legal]
-    return int(legal[max(range(len(legal)), key=keys.__getitem__)])
+    """The draft rule shared by the baselines (``trinity_env.search.baselines.strongest_pick``)."""
+    batch = decode(observation["observation"]).batch
+    return int(strongest_pick_row(batch.decks, batch.status, batch.info, 0))
 
 
 class GreedyAgent(Agent):

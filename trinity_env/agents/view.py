@@ -9,11 +9,11 @@ are marked unknown; ``determinise`` deals them consistently with what is known.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
+from trinity_env.core.decks import legal_a_counts
 from trinity_env.envs.observation import (
     BOARD_OFFSET,
     OWN_CARD_FEATURES,
@@ -112,12 +112,12 @@ def determinise(view: SeatView, rng: np.random.Generator) -> Batch:
     is_a = (deck[slots] == 10).any(axis=1)
     a_slots, plain_slots = slots[is_a], slots[~is_a]
     size = view.hidden_in_hand
-    counts = range(0, min(view.a_budget, a_slots.size, size) + 1)
-    weights = np.array([math.comb(a_slots.size, k) * math.comb(plain_slots.size, size - k) for k in counts], float)
+    counts, weights = legal_a_counts(a_slots.size, plain_slots.size, size, view.a_budget)
+    weights = np.array(weights, float)
     if weights.sum() == 0:  # nothing consistent (should not happen): ignore the A limit
         chosen = rng.choice(slots, size, replace=False)
     else:
-        k = int(rng.choice(list(counts), p=weights / weights.sum()))
+        k = int(rng.choice(counts, p=weights / weights.sum()))
         chosen = np.concatenate(
             [rng.choice(a_slots, k, replace=False), rng.choice(plain_slots, size - k, replace=False)]
         )

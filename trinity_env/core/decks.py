@@ -144,14 +144,26 @@ def cards_with_side_sum(side_sum: int) -> tuple[list[tuple[int, ...]], list[tupl
     return [c for c in pool if A in c], [c for c in pool if A not in c]
 
 
+def legal_a_counts(a_slots: int, plain_slots: int, size: int, a_budget: int) -> tuple[list[int], list[int]]:
+    """The possible numbers of A cards in a uniformly random legal hand, and how many hands have each.
+
+    A hand of ``size`` cards from ``a_slots`` A cards and ``plain_slots`` others, holding at
+    most ``a_budget`` A cards: drawing the count ``k`` with these weights, then ``k`` A cards
+    and ``size - k`` others uniformly, draws every legal hand with the same chance. Dealt
+    hands (here and in the fast engine) and a search's guess at a hidden hand use this rule.
+    """
+    counts = list(range(0, max(-1, min(a_budget, a_slots, size)) + 1))
+    weights = [math.comb(a_slots, k) * math.comb(plain_slots, size - k) for k in counts]
+    return counts, weights
+
+
 def random_hand(deck: Sequence[Card], max_a_cards: int, seed: int | random.Random | None = None) -> tuple[int, ...]:
     """Deck indices of a hand drawn uniformly from all legal hands of ``deck``, sorted."""
     rng = _as_rng(seed)
     a_slots = [i for i, card in enumerate(deck) if card.is_a_card]
     plain_slots = [i for i, card in enumerate(deck) if not card.is_a_card]
-    counts = range(0, min(max_a_cards, len(a_slots), HAND_SIZE) + 1)
-    weights = [math.comb(len(a_slots), k) * math.comb(len(plain_slots), HAND_SIZE - k) for k in counts]
+    counts, weights = legal_a_counts(len(a_slots), len(plain_slots), HAND_SIZE, max_a_cards)
     if not any(weights):
         raise DeckError("no legal hand can be drawn from this deck")
-    k = rng.choices(list(counts), weights=weights)[0]
+    k = rng.choices(counts, weights=weights)[0]
     return tuple(sorted(rng.sample(a_slots, k) + rng.sample(plain_slots, HAND_SIZE - k)))

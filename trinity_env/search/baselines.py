@@ -10,29 +10,22 @@ import numpy as np
 from numba import njit
 
 from trinity_env.fast import kernels
-from trinity_env.fast.layout import CAPTURED, DOMINO, OVER, PHASE, TO_MOVE, WINNER
+from trinity_env.fast.layout import (
+    A_HELD0,
+    CAPTURED,
+    DECK_SIZE,
+    DOMINO,
+    IN_HAND,
+    MAX_A,
+    OVER,
+    PHASE,
+    PLAY,
+    TO_MOVE,
+    UNPICKED,
+    WINNER,
+)
 
 WIN = 1_000_000
-
-
-@njit(cache=True)
-def _margin(owner, b, player):
-    """``player``'s lane-majority score minus the opponent's, on row ``b``'s board."""
-    total = 0
-    for lane in range(3):
-        mine = 0
-        theirs = 0
-        for pos in range(5):
-            o = owner[b, 5 * lane + pos]
-            if o == player:
-                mine += 1
-            elif o == 1 - player:
-                theirs += 1
-        if mine > theirs:
-            total += mine
-        elif theirs > mine:
-            total -= theirs
-    return total
 
 
 @njit(cache=True)
@@ -47,7 +40,7 @@ def _evaluate(owner, info, b, player):
             cards += 1
         elif owner[b, t] == 1 - player:
             cards -= 1
-    return 16 * cards + _margin(owner, b, player)
+    return 16 * cards + kernels.margin(owner, b, player)
 
 
 @njit(cache=True)
@@ -70,7 +63,7 @@ def greedy_keys(decks, status, sides, owner, marks, info, actions, n, keys):
         i = (a - 16) // 15
         keys[j, 0] = flips
         keys[j, 1] = info[1, PHASE] == OVER and info[1, WINNER] == mover
-        keys[j, 2] = _margin(owner, 1, mover)
+        keys[j, 2] = kernels.margin(owner, 1, mover)
         keys[j, 3] = -(decks[0, mover, i, 0] + decks[0, mover, i, 1] + decks[0, mover, i, 2] + decks[0, mover, i, 3])
         keys[j, 4] = -a
 
@@ -98,17 +91,18 @@ def lookahead_values(decks, status, sides, owner, marks, info, actions, n, value
 
 
 @njit(cache=True)
-def _strongest_pick(decks, status, info, b):
+def strongest_pick(decks, status, info, b):
+    """The baselines' draft rule: the legal deck card with the highest side sum, then the highest
+    single side (so A cards first, up to the A limit), then the lowest deck index."""
     p = info[b, TO_MOVE]
-    a_allowed = info[b, 4 + p] < info[b, 3]  # A_HELD0 + p < MAX_A
+    a_allowed = info[b, A_HELD0 + p] < info[b, MAX_A]
     best = -1
     best_key0 = -1
     best_key1 = -1
-    for i in range(16):
-        if status[b, p, i] != 0:
+    for i in range(DECK_SIZE):
+        if status[b, p, i] != UNPICKED:
             continue
-        is_a = decks[b, p, i, 0] == 10 or decks[b, p, i, 1] == 10 or decks[b, p, i, 2] == 10 or decks[b, p, i, 3] == 10
-        if is_a and not a_allowed:
+        if not a_allowed and kernels.is_a_card(decks, b, p, i):
             continue
         total = decks[b, p, i, 0] + decks[b, p, i, 1] + decks[b, p, i, 2] + decks[b, p, i, 3]
         top = max(max(decks[b, p, i, 0], decks[b, p, i, 1]), max(decks[b, p, i, 2], decks[b, p, i, 3]))
@@ -128,15 +122,15 @@ def greedy_batch(decks, status, sides, owner, marks, info, games, scratch, out):
     s_decks, s_status, s_sides, s_owner, s_marks, s_info = scratch
     for j in range(games.shape[0]):
         b = games[j]
-        if info[b, PHASE] != 1:  # the draft (over games are never asked)
-            out[j] = _strongest_pick(decks, status, info, b)
+        if info[b, PHASE] != PLAY:  # the draft (over games are never asked)
+            out[j] = strongest_pick(decks, status, info, b)
             continue
         s_decks[0] = decks[b]
         mover = info[b, TO_MOVE]
         best = -1
         k0 = k1 = k2 = k3 = -(10**9)
         for i in range(16):
-            if status[b, mover, i] != 1:
+            if status[b, mover, i] != IN_HAND:
                 continue
             weakness = -(decks[b, mover, i, 0] + decks[b, mover, i, 1] + decks[b, mover, i, 2] + decks[b, mover, i, 3])
             for t in range(15):
@@ -153,7 +147,7 @@ def greedy_batch(decks, status, sides, owner, marks, info, games, scratch, out):
                     if s_marks[0, n] == CAPTURED or s_marks[0, n] == DOMINO:
                         flips += 1
                 win = 1 if s_info[0, PHASE] == OVER and s_info[0, WINNER] == mover else 0
-                margin = _margin(s_owner, 0, mover)
+                margin = kernels.margin(s_owner, 0, mover)
                 if (flips, win, margin, weakness) > (k0, k1, k2, k3):
                     best, k0, k1, k2, k3 = a, flips, win, margin, weakness
         out[j] = best
