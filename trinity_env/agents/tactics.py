@@ -8,72 +8,82 @@ how many cards it captures directly, roughly how many the domino adds, whether i
 the mover's lane, whether it fills the lane the opponent holds four tiles of, and the
 two players' counts in that lane. They are a deterministic function of the observation
 (nothing hidden is read), exact for direct captures; the domino count ignores overlaps.
+
+The capture test is the fast engine's (``kernels.beats`` over its ``NEIGHBOUR`` table), in
+one numba kernel; torch only receives the result.
 """
 
 from __future__ import annotations
 
+import numpy as np
 import torch
+from numba import njit
 
-from trinity_env.core.board import LANE_TILES, NEIGHBOURS, TILES
-from trinity_env.core.cards import A
 from trinity_env.envs.observation import BOARD_OFFSET, OWN_CARD_FEATURES, OWN_DECK_OFFSET, TILE_FEATURES
+from trinity_env.fast import kernels
+from trinity_env.core.board import POSITIONS
+from trinity_env.fast.layout import DECK_SIZE, NEIGHBOUR, TILES
 
 FEATURES = 6
-DECK = 16
+LANE_LENGTH = POSITIONS
 
 
-def _neighbour_table() -> tuple[torch.Tensor, ...]:
-    tile = torch.zeros((TILES, 4), dtype=torch.long)
-    own_side = torch.zeros((TILES, 4), dtype=torch.long)
-    their_side = torch.zeros((TILES, 4), dtype=torch.long)
-    valid = torch.zeros((TILES, 4))
-    same_lane = torch.zeros((TILES, 4))
-    for t, neighbours in enumerate(NEIGHBOURS):
-        for k, (n, side, back) in enumerate(neighbours):
-            tile[t, k], own_side[t, k], their_side[t, k], valid[t, k] = n, side, back, 1.0
-            same_lane[t, k] = float(n // 5 == t // 5)
-    return tile, own_side, their_side, valid, same_lane
+@njit(cache=True)
+def _features(observations, out):
+    """Fill ``out[b, i, t]`` (float32 ``[B, 16, 15, FEATURES]``) from int8 observations ``[B, 339]``."""
+    mine = np.zeros(TILES, np.int64)
+    theirs = np.zeros(TILES, np.int64)
+    sides = np.zeros((TILES, 4), np.int64)
+    chain = np.zeros(TILES, np.int64)
+    lanes = TILES // LANE_LENGTH
+    own_lane = np.zeros(lanes, np.int64)
+    their_lane = np.zeros(lanes, np.int64)
+    for b in range(observations.shape[0]):
+        own_lane[:] = 0
+        their_lane[:] = 0
+        for t in range(TILES):
+            base = BOARD_OFFSET + TILE_FEATURES * t
+            mine[t] = observations[b, base]
+            theirs[t] = observations[b, base + 1]
+            for k in range(4):
+                sides[t, k] = observations[b, base + 2 + k]
+            own_lane[t // LANE_LENGTH] += mine[t]
+            their_lane[t // LANE_LENGTH] += theirs[t]
+        # what each card on the board would take from its opponent neighbours once flipped (the domino)
+        for u in range(TILES):
+            chain[u] = 0
+            for k in range(4):
+                n = NEIGHBOUR[u, k, 0]
+                if n >= 0 and theirs[n] and kernels.beats(sides[u, NEIGHBOUR[u, k, 1]], sides[n, NEIGHBOUR[u, k, 2]]):
+                    chain[u] += 1
+        for i in range(DECK_SIZE):
+            card = OWN_DECK_OFFSET + OWN_CARD_FEATURES * i
+            for t in range(TILES):
+                direct = 0
+                domino = 0
+                in_lane = 0
+                for k in range(4):
+                    n = NEIGHBOUR[t, k, 0]
+                    if n < 0 or not theirs[n]:
+                        continue
+                    if kernels.beats(observations[b, card + NEIGHBOUR[t, k, 1]], sides[n, NEIGHBOUR[t, k, 2]]):
+                        direct += 1
+                        domino += chain[n]
+                        if n // LANE_LENGTH == t // LANE_LENGTH:
+                            in_lane += 1
+                lane = t // LANE_LENGTH
+                out[b, i, t, 0] = direct
+                out[b, i, t, 1] = domino
+                out[b, i, t, 2] = own_lane[lane] + 1 + in_lane >= LANE_LENGTH
+                out[b, i, t, 3] = their_lane[lane] == LANE_LENGTH - 1
+                out[b, i, t, 4] = own_lane[lane] / LANE_LENGTH
+                out[b, i, t, 5] = their_lane[lane] / LANE_LENGTH
 
 
-_TILE, _SIDE, _BACK, _VALID, _SAME_LANE = _neighbour_table()
-_LANE = torch.tensor([t // 5 for t in range(TILES)])
-_LANE_MATRIX = torch.zeros((TILES, 3))
-for _lane, _tiles in enumerate(LANE_TILES):
-    _LANE_MATRIX[list(_tiles), _lane] = 1.0
-
-
-def _beats(mine: torch.Tensor, theirs: torch.Tensor) -> torch.Tensor:
-    return (mine > theirs) | ((mine == A) & (theirs == A))
-
-
-def tactical_features(observations: torch.Tensor) -> torch.Tensor:
-    """``[B, 16, 15, FEATURES]`` for raw observations ``[B, 339]`` (the observer's view)."""
-    obs = observations.float()
-    batch = obs.shape[0]
-    board = obs[:, BOARD_OFFSET : BOARD_OFFSET + TILES * TILE_FEATURES].view(batch, TILES, TILE_FEATURES)
-    mine, theirs, sides = board[..., 0], board[..., 1], board[..., 2:6]
-    cards = obs[:, OWN_DECK_OFFSET : OWN_DECK_OFFSET + DECK * OWN_CARD_FEATURES].view(batch, DECK, OWN_CARD_FEATURES)
-    card_sides = cards[..., :4]  # [B, 16, 4]
-    # direct captures: card i on tile t against neighbour slot k
-    facing = card_sides[:, :, _SIDE]  # [B, 16, 15, 4]
-    back = sides[:, _TILE, _BACK]  # [B, 15, 4]
-    opponent = theirs[:, _TILE] * _VALID  # [B, 15, 4]
-    captured = _beats(facing, back[:, None]).float() * opponent[:, None]  # [B, 16, 15, 4]
-    direct = captured.sum(-1)
-    # domino: what each opponent card would take from its own opponent neighbours once flipped
-    from_card = sides[:, torch.arange(TILES)[:, None], _SIDE]  # [B, 15, 4]: each card's side towards each slot
-    chain = (_beats(from_card, back).float() * opponent).sum(-1)  # [B, 15]
-    domino = (captured * chain[:, _TILE][:, None]).sum(-1)
-    # lanes
-    own_lane = mine @ _LANE_MATRIX  # [B, 3]
-    their_lane = theirs @ _LANE_MATRIX
-    own_here = own_lane[:, _LANE]  # [B, 15]
-    their_here = their_lane[:, _LANE]
-    in_lane = (captured * _SAME_LANE).sum(-1)  # captures inside the placed card's lane
-    completes = ((own_here[:, None] + 1 + in_lane) >= 5).float()
-    blocks = (their_here == 4).float()[:, None].expand(-1, DECK, -1)
-    return torch.stack(
-        [direct, domino, completes, blocks, own_here[:, None].expand(-1, DECK, -1) / 5,
-         their_here[:, None].expand(-1, DECK, -1) / 5],
-        dim=-1,
-    )  # fmt: skip
+def tactical_features(observations: torch.Tensor | np.ndarray) -> torch.Tensor:
+    """``[B, 16, 15, FEATURES]`` float32 for raw observations ``[B, 339]`` (the observer's view)."""
+    array = observations.numpy() if isinstance(observations, torch.Tensor) else np.asarray(observations)
+    array = np.ascontiguousarray(array, dtype=np.int8).reshape(-1, array.shape[-1])
+    out = np.empty((array.shape[0], DECK_SIZE, TILES, FEATURES), np.float32)
+    _features(array, out)
+    return torch.from_numpy(out)
