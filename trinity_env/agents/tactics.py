@@ -19,9 +19,9 @@ import numpy as np
 import torch
 from numba import njit
 
+from trinity_env.core.board import POSITIONS
 from trinity_env.envs.observation import BOARD_OFFSET, OWN_CARD_FEATURES, OWN_DECK_OFFSET, TILE_FEATURES
 from trinity_env.fast import kernels
-from trinity_env.core.board import POSITIONS
 from trinity_env.fast.layout import DECK_SIZE, NEIGHBOUR, TILES
 
 FEATURES = 6
