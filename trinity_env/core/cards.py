@@ -79,6 +79,17 @@ class Card(tuple):
         """True when this card is at least as strong as ``other`` on all four sides."""
         return all(mine >= theirs for mine, theirs in zip(self, other))
 
+    def __reduce__(self) -> tuple[type[Card], tuple[str]]:
+        # pickle and copy rebuild a card from its notation (the tuple's own protocol would
+        # pass the side values, which are not notation)
+        return Card, (self.notation,)
+
+    def __copy__(self) -> Card:
+        return self
+
+    def __deepcopy__(self, memo: dict) -> Card:
+        return self
+
     def __str__(self) -> str:
         return self.notation
 
