@@ -11,6 +11,9 @@ grandchild that the game actually reached.
 Drafting, random rollouts say little about a single card (its effect on a random game is
 buried in noise), so by default it drafts by the baselines' strongest-card rule;
 ``draft="search"`` drafts by search instead, with the determinisations above.
+
+Searches run in chunks that return to Python (``run_search``), so Ctrl-C stops even a
+search of millions of simulations at once; the chunks leave every result unchanged.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from trinity_env.agents.view import decode, determinise
 from trinity_env.core import GameState, TrinityError
 from trinity_env.fast import kernels
 from trinity_env.fast.layout import IN_HAND, PLAYED, Batch
-from trinity_env.search.mcts import Tree, child_with_action, search
+from trinity_env.search.mcts import Tree, child_with_action, run_search
 
 BRANCHING = 64  # children expected per expansion, to size the tree
 
@@ -87,7 +90,7 @@ class MCTSAgent(Agent):
             tree = Tree(min(per_world * BRANCHING + 512, 4_000_000))
             tree.clear(1)
             rows = _two_rows(world)
-            search(*rows, 0, per_world, self.c, self.greed, self._kernel_rng(), *tree.arrays())
+            run_search(rows, 0, per_world, self.c, self.greed, self._kernel_rng(), tree)
             _add_root_visits(tree, 0, visits)
         return int(legal[np.argmax(visits[legal])])
 
@@ -98,7 +101,8 @@ class MCTSAgent(Agent):
             self._tree.clear(1)
             root = 0
         self._root = root
-        search(*rows, root, self.simulations, self.c, self.greed, self._kernel_rng(), *self._tree.arrays())
+        self._after_move = None  # a search stopped by Ctrl-C leaves nothing to re-root from
+        run_search(rows, root, self.simulations, self.c, self.greed, self._kernel_rng(), self._tree)
         visits = np.zeros(256, np.int64)
         _add_root_visits(self._tree, root, visits)
         action = int(np.argmax(visits))

@@ -5,9 +5,16 @@ simulation. Row 0 of the batch holds the root position; row 1 is the simulation'
 copy. Each simulation walks down by UCB1, expands a leaf (all its children at once),
 plays the rest of the game at random and credits every node on the path with a win, a
 draw (half) or a loss for the player who made that node's move.
+
+``run_search`` runs a search in chunks of simulations that each return to Python, so a
+search of millions of simulations still stops on Ctrl-C within a fraction of a second.
+The chunks change nothing else: the random streams and the tree live in arrays that carry
+over from one chunk to the next, so a seed gives the same tree as one long kernel call.
 """
 
 from __future__ import annotations
+
+import time
 
 import numpy as np
 from numba import njit
@@ -150,6 +157,33 @@ def search(decks, status, sides, owner, marks, info, root, simulations, c, greed
                 wins[n] += 0.5
             elif winner == player[n]:
                 wins[n] += 1.0
+
+
+CHUNK_SECONDS = 0.05  # about how long each kernel call of ``run_search`` runs
+FIRST_CHUNK = 1024
+MAX_CHUNK = 1 << 20
+
+
+def run_search(rows, root: int, simulations: int, c: float, greed: float, rng: np.ndarray, tree: Tree) -> None:
+    """``search`` with ``simulations`` split into chunks of about ``CHUNK_SECONDS`` each.
+
+    Between chunks Python runs, so a ``KeyboardInterrupt`` (Ctrl-C) arrives at once; the
+    chunk sizes adapt to the machine's speed and do not change the result.
+    """
+    arrays = tree.arrays()
+    chunk = FIRST_CHUNK
+    done = 0
+    while done < simulations:
+        count = min(chunk, simulations - done)
+        start = time.perf_counter()
+        search(*rows, root, count, c, greed, rng, *arrays)
+        elapsed = time.perf_counter() - start
+        done += count
+        if count == chunk:
+            if elapsed < CHUNK_SECONDS / 2:
+                chunk = min(2 * chunk, MAX_CHUNK)
+            elif elapsed > 2 * CHUNK_SECONDS:
+                chunk = max(chunk // 2, 64)
 
 
 @njit(cache=True)

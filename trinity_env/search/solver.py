@@ -5,12 +5,23 @@ perfect information and every position has a value for the player to move, +1 (w
 (draw; only loaded positions can draw) or -1 (loss). It runs on the fast engine's arrays:
 one batch row per search depth, each child copied from its parent row and stepped there.
 Identical cards in a hand give identical moves, so only one copy of each is searched.
+
+A search can be bounded: ``max_nodes`` (deterministic: the same result on every machine)
+and ``max_seconds``; past either, ``SolverBudgetError`` is raised. The kernel runs without
+the GIL in a worker thread while the calling thread waits in short steps, so Ctrl-C
+(``KeyboardInterrupt``) and the clock are honoured within a fraction of a second: the
+waiting thread raises the kernel's stop flag, and the search unwinds without storing
+anything from the nodes it had not finished.
 """
 
 from __future__ import annotations
 
+import math
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 from numba import njit
@@ -23,6 +34,9 @@ from trinity_env.fast.layout import HAND0, IN_HAND, NEIGHBOUR, OVER, PHASE, TO_M
 EXACT, LOWER, UPPER = 0, 1, 2
 TABLE_BITS = 22
 MAX_DEPTH = 17  # rows: the root, up to 15 placements, and a scratch row
+NO_LIMIT = np.iinfo(np.int64).max
+WAIT_STEP = 0.1  # seconds the calling thread waits between looks at the clock and for Ctrl-C
+T = TypeVar("T")
 _FNV_OFFSET = np.uint64(0xCBF29CE484222325)
 _FNV_PRIME = np.uint64(0x100000001B3)
 
@@ -137,15 +151,23 @@ def _moves(decks, status, sides, owner, info, b, out, scores, history):
     return n
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def negamax(decks, status, sides, owner, marks, info, d, alpha, beta, table, moves, scores, history, nodes):
     """Value of row ``d`` for its player to move, searched within the window ``(alpha, beta)``.
 
     ``table`` holds keys and entries (value, bound: EXACT/LOWER/UPPER, best move). The
     table's best move is tried before any other move is even generated: when it cuts
     off, as it mostly does, the node costs one child.
+
+    ``nodes`` is the budget, three int64: nodes searched so far, the most allowed (another
+    thread stops the search by setting it to -1), and a flag set to 1 when the search
+    stopped. A stopped search unwinds at once and its value is meaningless: no node that
+    did not finish stores anything in the table.
     """
     nodes[0] += 1
+    if nodes[0] > nodes[1]:
+        nodes[2] = 1
+        return 0
     if info[d, PHASE] == OVER:
         w = info[d, WINNER]
         return 0 if w == -1 else (1 if w == info[d, TO_MOVE] else -1)
@@ -208,6 +230,8 @@ def negamax(decks, status, sides, owner, marks, info, d, alpha, beta, table, mov
             v = -negamax(
                 decks, status, sides, owner, marks, info, d + 1, -beta, -alpha, table, moves, scores, history, nodes
             )
+        if nodes[2] != 0:  # stopped: this node's search is unfinished, store nothing
+            return 0
         if v > best:
             best = v
             best_move = action
@@ -221,6 +245,24 @@ def negamax(decks, status, sides, owner, marks, info, d, alpha, beta, table, mov
     entries[slot, 1] = UPPER if best <= alpha0 else (LOWER if best >= beta else EXACT)
     entries[slot, 2] = best_move
     return best
+
+
+class SolverBudgetError(TrinityError):
+    """A search that ran out of its budget (``max_nodes`` or ``max_seconds``) before it finished.
+
+    ``nodes`` and ``seconds`` are what the call spent; ``max_nodes`` and ``max_seconds`` its budget.
+    """
+
+    def __init__(self, nodes: int, seconds: float, max_nodes: int | None = None, max_seconds: float | None = None):
+        self.nodes = nodes
+        self.seconds = seconds
+        self.max_nodes = max_nodes
+        self.max_seconds = max_seconds
+        shown = f"{seconds:.1f}" if seconds >= 0.1 else f"{seconds:.3f}"
+        super().__init__(f"not solved within the budget ({nodes:,} nodes, {shown} s)")
+
+    def __reduce__(self):
+        return type(self), (self.nodes, self.seconds, self.max_nodes, self.max_seconds)
 
 
 @dataclass(frozen=True)
@@ -240,8 +282,97 @@ class Solution:
         return {"winner": self.winner, "best_moves": [{"card": c, "tile": t} for c, t in self.best_moves]}
 
 
+class _Budget:
+    """One call's budget: the kernel's node counters (see ``negamax``) and the deadline."""
+
+    def __init__(self, max_nodes: int | None, max_seconds: float | None):
+        if max_nodes is not None and (
+            isinstance(max_nodes, bool | np.bool_) or not isinstance(max_nodes, int | np.integer) or max_nodes <= 0
+        ):
+            raise TrinityError(f"max_nodes must be a positive int or None, got {max_nodes!r}")
+        if max_seconds is not None and (
+            isinstance(max_seconds, bool | np.bool_)
+            or not isinstance(max_seconds, int | float | np.integer | np.floating)
+            or not math.isfinite(max_seconds)
+            or max_seconds <= 0
+        ):
+            raise TrinityError(f"max_seconds must be a finite number of seconds > 0 or None, got {max_seconds!r}")
+        self.max_nodes = None if max_nodes is None else int(max_nodes)
+        self.max_seconds = None if max_seconds is None else float(max_seconds)
+        self.start = time.perf_counter()
+        self.deadline = None if max_seconds is None else self.start + self.max_seconds
+        limit = NO_LIMIT if max_nodes is None else min(int(max_nodes), NO_LIMIT)
+        self.nodes = np.array([0, limit, 0], np.int64)
+
+    @property
+    def searched(self) -> int:
+        """Nodes searched: a stopped search counted the node it refused."""
+        return int(self.nodes[0] - self.nodes[2])
+
+    @property
+    def seconds(self) -> float:
+        return time.perf_counter() - self.start
+
+    def stop(self) -> None:
+        """Stop the running search (from another thread) and every later one of this call."""
+        self.nodes[1] = -1
+
+    def search(self, *args) -> int:
+        """``negamax(*args, nodes)``; ``SolverBudgetError`` if it stopped before the end."""
+        value = negamax(*args, self.nodes)
+        if self.nodes[2] != 0:
+            raise SolverBudgetError(self.searched, self.seconds, self.max_nodes, self.max_seconds)
+        return int(value)
+
+    def run(self, work: Callable[[], T]) -> T:
+        """``work()`` in a worker thread while this one waits in short steps: when the
+        deadline passes, or on Ctrl-C (``KeyboardInterrupt``, re-raised once the worker has
+        stopped), it stops the search. The kernel releases the GIL, so waiting costs it nothing."""
+        outcome: list = []
+        finished = threading.Event()
+
+        def target() -> None:
+            try:
+                outcome.append((True, work()))
+            except BaseException as exc:  # handed to the waiting thread
+                outcome.append((False, exc))
+            finally:
+                finished.set()
+
+        worker = threading.Thread(target=target, name="trinity-solver", daemon=True)
+        try:
+            worker.start()
+            while not finished.is_set():
+                step = WAIT_STEP
+                if self.deadline is not None:
+                    left = self.deadline - time.perf_counter()
+                    if left <= 0:
+                        self.stop()
+                        break
+                    step = min(step, left)
+                finished.wait(step)
+            finished.wait()
+        except BaseException:  # KeyboardInterrupt: stop the search, let it unwind, re-raise
+            self.stop()
+            if worker.ident is not None:  # started
+                finished.wait()
+                worker.join()
+            raise
+        worker.join()
+        ok, result = outcome[0]
+        if not ok:
+            raise result
+        return result
+
+
 class Solver:
-    """Solves open-hand play-phase positions exactly; the transposition table lives between calls."""
+    """Solves open-hand play-phase positions exactly; the transposition table lives between calls.
+
+    Every query takes an optional budget for the whole call: ``max_nodes`` (a positive int;
+    the same outcome on any machine) and ``max_seconds`` (finite, > 0). A call that runs out
+    raises ``SolverBudgetError``; Ctrl-C raises ``KeyboardInterrupt`` within a fraction of a
+    second. Either way the table keeps only what was fully searched, so later calls stay exact.
+    """
 
     def __init__(self, table_bits: int = TABLE_BITS):
         size = 1 << table_bits
@@ -251,36 +382,40 @@ class Solver:
         self._scores = np.zeros((MAX_DEPTH + 1, 256), np.int64)
         self._history = np.zeros(256, np.int64)
 
-    def _search(self, state: GameState, alpha: int, beta: int, nodes: np.ndarray) -> int:
+    def _search(self, state: GameState, alpha: int, beta: int, budget: _Budget) -> int:
         write_state(self._rows, 0, state)
         self._rows.decks[1:] = self._rows.decks[0]
-        return int(negamax(*self._rows, 0, alpha, beta, self._table, self._moves, self._scores, self._history, nodes))
+        return budget.search(*self._rows, 0, alpha, beta, self._table, self._moves, self._scores, self._history)
 
-    def value(self, state: GameState) -> int:
-        """The value of ``state`` for its player to move."""
-        _check(state)
+    def value(self, state: GameState, *, max_nodes: int | None = None, max_seconds: float | None = None) -> int:
+        """The value of ``state`` for its player to move (the result itself when the game is over)."""
+        budget = _Budget(max_nodes, max_seconds)
+        _check(state, over_ok=True)
         if state.is_over:
             return 0 if state.winner is None else (1 if state.winner == state.to_move else -1)
-        return self._search(state, -1, 1, np.zeros(1, np.int64))
+        return budget.run(lambda: self._search(state, -1, 1, budget))
 
-    def best_move(self, state: GameState) -> tuple[int, tuple[str, int]]:
+    def best_move(
+        self, state: GameState, *, max_nodes: int | None = None, max_seconds: float | None = None
+    ) -> tuple[int, tuple[str, int]]:
         """The value of ``state`` for its player to move and one move that achieves it."""
+        budget = _Budget(max_nodes, max_seconds)
         _check(state)
-        if state.is_over:
-            raise TrinityError("the game is over: there is no move to solve")
-        value = self._search(state, -1, 1, np.zeros(1, np.int64))
+        return budget.run(lambda: self._best_move(state, budget))
+
+    def _best_move(self, state: GameState, budget: _Budget) -> tuple[int, tuple[str, int]]:
+        value = self._search(state, -1, 1, budget)
         keys, entries = self._table
         key = _key(self._rows.status, self._rows.sides, self._rows.owner, self._rows.info, 0)
         slot = int(key & np.uint64(keys.shape[0] - 1))
         action = int(entries[slot, 2]) if keys[slot] == key else -1
         if action < 0:  # the last placement is searched without the table: take the first move that does it
-            return value, next(m for m in state.legal_moves() if self._move_value(state, m, value) >= value)
+            return value, next(m for m in state.legal_moves() if self._move_value(state, m, value, budget) >= value)
         deck_index, tile = divmod(action - 16, 15)
         return value, (state.decks[state.to_move][deck_index].notation, tile)
 
-    def _move_value(self, state: GameState, move: tuple[str, int], value: int, nodes: np.ndarray | None = None) -> int:
+    def _move_value(self, state: GameState, move: tuple[str, int], value: int, budget: _Budget) -> int:
         """The value of ``move`` for the mover if it is at least ``value``; otherwise something lower."""
-        nodes = np.zeros(1, np.int64) if nodes is None else nodes
         mover = state.to_move
         child = state.play(*move)
         if child.is_over:
@@ -288,24 +423,31 @@ class Solver:
         if value == -1:
             return -1  # every move achieves a loss
         if child.to_move == mover:  # the opponent has to pass
-            return self._search(child, value - 1, value + 1, nodes)
+            return self._search(child, value - 1, value + 1, budget)
         # a null window around `value`: is this move as good as the best one?
-        return -self._search(child, -value - 1, -value + 1, nodes)
+        return -self._search(child, -value - 1, -value + 1, budget)
 
-    def solve(self, state: GameState) -> Solution:
-        """The value of ``state`` and every move that achieves it."""
+    def solve(self, state: GameState, *, max_nodes: int | None = None, max_seconds: float | None = None) -> Solution:
+        """The value of ``state`` and every move that achieves it; the budget covers both."""
+        budget = _Budget(max_nodes, max_seconds)
         _check(state)
-        if state.is_over:
-            raise TrinityError("the game is over: there is no move to solve")
-        start = time.perf_counter()
-        nodes = np.zeros(1, np.int64)
+        return budget.run(lambda: self._solve(state, budget))
+
+    def _solve(self, state: GameState, budget: _Budget) -> Solution:
         mover = state.to_move
-        value = self._search(state, -1, 1, nodes)
-        best = [move for move in state.legal_moves() if self._move_value(state, move, value, nodes) >= value]
+        value = self._search(state, -1, 1, budget)
+        best = [move for move in state.legal_moves() if self._move_value(state, move, value, budget) >= value]
         winner = None if value == 0 else (mover if value == 1 else 1 - mover)
-        return Solution(winner, value, best, int(nodes[0]), time.perf_counter() - start)
+        return Solution(winner, value, best, budget.searched, budget.seconds)
 
 
-def _check(state: GameState) -> None:
+def _check(state: GameState, over_ok: bool = False) -> None:
+    if not isinstance(state, GameState):
+        raise TrinityError(f"the solver needs a GameState, got {type(state).__name__}")
     if state.phase == "draft":
         raise TrinityError("the solver needs a play-phase position (both hands known), not a draft")
+    if state.is_over:
+        if not over_ok:
+            raise TrinityError("the game is over: there is no move to solve")
+    elif not state.legal_actions():
+        raise TrinityError("the player to move has no legal move: there is nothing to solve")
