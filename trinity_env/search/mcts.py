@@ -20,7 +20,7 @@ import numpy as np
 from numba import njit
 
 from trinity_env.fast import kernels
-from trinity_env.fast.layout import DRAFT, IN_HAND, NEIGHBOUR, OVER, PHASE, TO_MOVE, WINNER
+from trinity_env.fast.layout import DRAFT, IN_HAND, OVER, PHASE, TO_MOVE, WINNER
 
 
 class Tree:
@@ -81,7 +81,6 @@ def rollout_action(decks, status, sides, owner, info, b, rng, buffer, greed):
     if info[b, PHASE] == DRAFT or kernels.random_below(rng, b, 1000) >= greed * 1000:
         return kernels.random_action(decks, status, owner, info, b, rng, buffer)
     p = info[b, TO_MOVE]
-    o = 1 - p
     best = -1
     count = 0
     for i in range(16):
@@ -90,15 +89,7 @@ def rollout_action(decks, status, sides, owner, info, b, rng, buffer, greed):
         for t in range(15):
             if owner[b, t] != -1:
                 continue
-            captures = 0
-            for k in range(4):
-                n = NEIGHBOUR[t, k, 0]
-                if (
-                    n >= 0
-                    and owner[b, n] == o
-                    and kernels.beats(decks[b, p, i, NEIGHBOUR[t, k, 1]], sides[b, n, NEIGHBOUR[t, k, 2]])
-                ):
-                    captures += 1
+            captures, _ = kernels.direct_captures(decks, sides, owner, b, p, i, t)
             if captures > best:
                 best = captures
                 count = 0

@@ -29,7 +29,7 @@ from numba import njit
 from trinity_env.core import GameState, TrinityError
 from trinity_env.fast import kernels
 from trinity_env.fast.convert import write_state
-from trinity_env.fast.layout import HAND0, IN_HAND, NEIGHBOUR, OVER, PHASE, TO_MOVE, WINNER, Batch
+from trinity_env.fast.layout import HAND0, IN_HAND, OVER, PHASE, TO_MOVE, WINNER, Batch
 
 EXACT, LOWER, UPPER = 0, 1, 2
 TABLE_BITS = 22
@@ -99,7 +99,6 @@ def _moves(decks, status, sides, owner, info, b, out, scores, history):
     lazily: a cut-off rarely needs them all.
     """
     p = info[b, TO_MOVE]
-    o = 1 - p
     lane0 = 0
     lane1 = 0
     lane2 = 0
@@ -127,18 +126,7 @@ def _moves(decks, status, sides, owner, info, b, out, scores, history):
         for t in range(15):
             if owner[b, t] != -1:
                 continue
-            captures = 0
-            in_lane = 0
-            for k in range(4):
-                nb = NEIGHBOUR[t, k, 0]
-                if (
-                    nb >= 0
-                    and owner[b, nb] == o
-                    and kernels.beats(decks[b, p, i, NEIGHBOUR[t, k, 1]], sides[b, nb, NEIGHBOUR[t, k, 2]])
-                ):
-                    captures += 1
-                    if nb // 5 == t // 5:
-                        in_lane += 1
+            captures, in_lane = kernels.direct_captures(decks, sides, owner, b, p, i, t)
             lane = t // 5
             action = 16 + 15 * i + t
             score = captures * 1_000_000 + history[action]
