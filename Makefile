@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test test-slow test-rllib lint bench train clean
+.PHONY: test test-slow test-rllib lint bench train train-az clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,6 +19,10 @@ test: $(STAMP)
 ## train: a short self-play run (configs/train/quick.yaml), evaluated, with a report in runs/quick
 train: $(STAMP)
 	$(BIN)/python -m training.fast_ppo --config quick --run runs/quick
+
+## train-az: a short AlphaZero run (configs/train/az-quick.yaml), evaluated, with a report in runs/az-quick
+train-az: $(STAMP)
+	$(BIN)/python -m training.alphazero --config az-quick --run runs/az-quick
 
 ## test-slow: the long runs (full fuzz and differential counts)
 test-slow: $(STAMP)
@@ -35,9 +39,9 @@ lint: $(STAMP)
 
 ## bench: print the engine figures
 bench: $(STAMP)
-	$(BIN)/python benchmarks/engine.py
-	$(BIN)/python benchmarks/env.py
-	$(BIN)/python benchmarks/fast.py
+	$(BIN)/python -m benchmarks.engine
+	$(BIN)/python -m benchmarks.env
+	$(BIN)/python -m benchmarks.fast
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

@@ -1,7 +1,7 @@
 """The endgame suite: build it (solved positions, JSONL) and score agents on it.
 
-    python benchmarks/endgames.py --build [--count 60] [--seed 0]   # re-create the suite
-    python benchmarks/endgames.py --agents random greedy lookahead mcts:400
+    python -m benchmarks.endgames --build [--count 60] [--seed 0]   # re-create the suite
+    python -m benchmarks.endgames --agents random greedy lookahead mcts:400
 
 The suite ships in the package (trinity_env/evaluation/data/endgames.jsonl), so training
 runs can score agents on it without rebuilding it.

@@ -4,7 +4,7 @@ Prints, as the median of several runs:
 - full games per second from a new game (16 random draft picks, then random placements);
 - placements per second of the play phase alone (hands dealt at random, no draft).
 
-Usage: python benchmarks/engine.py [--games N] [--runs R] [--seed S] [--json]
+Usage: python -m benchmarks.engine [--games N] [--runs R] [--seed S] [--json]
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Both environments run the same loop in the same process: ``env.last()``, a unifo
 random legal action from the mask (numpy, seeded), ``env.step()``, resetting when the game
 ends. The figure that matters is the ratio; the target is at least 1.5.
 
-Usage: python benchmarks/env.py [--steps N] [--runs R] [--json]
+Usage: python -m benchmarks.env [--steps N] [--runs R] [--json]
 """
 
 from __future__ import annotations

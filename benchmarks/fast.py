@@ -6,7 +6,7 @@ two. Every figure is the play phase from dealt hands (the standard deck), counte
 placements; ratios are to (a), measured in the same run. Also: how long a fresh process
 takes to import the engine and make its first call with numba's cache warm.
 
-Usage: python benchmarks/fast.py [--quick] [--json]
+Usage: python -m benchmarks.fast [--quick] [--json]
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ import time
 
 import numba
 import numpy as np
-from engine import play_phase  # benchmarks/engine.py: the core's play-phase loop
 
+from benchmarks.engine import play_phase  # the core's play-phase loop
 from trinity_env.fast import kernels
 from trinity_env.fast.games import FastGames
 

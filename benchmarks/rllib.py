@@ -4,7 +4,7 @@ Each setting trains ``--iterations`` iterations of configs/train/rllib.yaml (loc
 evaluation reduced to a token final one) and reports the median steps per second over
 the iterations after the first (which includes start-up). Needs the rllib extra.
 
-Usage: python benchmarks/rllib.py [--iterations N] [--runners 1 2]
+Usage: python -m benchmarks.rllib [--iterations N] [--runners 1 2]
 """
 
 from __future__ import annotations
@@ -12,13 +12,10 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import sys
 import tempfile
 from pathlib import Path
 
-sys.path[0] = str(Path(__file__).resolve().parent.parent)  # `training` is the package, not this folder
-
-from training.rllib_selfplay import RLlibConfig, train  # noqa: E402
+from training.rllib_selfplay import RLlibConfig, train
 
 
 def steps_per_second(runners: int, iterations: int) -> float:

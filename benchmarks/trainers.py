@@ -4,23 +4,18 @@ Both train on the quick config's rules (dealt hands) with evaluations pushed pas
 so the figure is learning throughput: ``fast_ppo`` (batched engine, 256 games) against
 ``selfplay_ppo`` (sb3-contrib MaskablePPO on the single-agent env). The target is 10x.
 
-Usage: python benchmarks/training.py [--fast-steps N] [--sb3-steps M]
+Usage: python -m benchmarks.trainers [--fast-steps N] [--sb3-steps M]
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-# This file is benchmarks/training.py: put the repository root first on the path so that
-# `training` names the package, not this script.
-sys.path[0] = str(Path(__file__).resolve().parent.parent)
-
-from training import fast_ppo, selfplay_ppo  # noqa: E402
-from training.config import TrainConfig  # noqa: E402
+from training import fast_ppo, selfplay_ppo
+from training.config import TrainConfig
 
 
 def rate(trainer, config: TrainConfig) -> float:

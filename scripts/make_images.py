@@ -1,6 +1,6 @@
 """Write the pictures in docs/images/: a few rendered frames and a GIF of a whole game.
 
-Run from the repository root: python docs/make_images.py  (deterministic for a fixed seed).
+Run from the repository root: python scripts/make_images.py  (deterministic for a fixed seed).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import trinity_env
 from trinity_env.agents import RandomAgent
 from trinity_env.agents.base import visible_state
 
-OUT = Path(__file__).resolve().parent / "images"
+OUT = Path(__file__).resolve().parent.parent / "docs" / "images"
 
 
 def game_frames(seed: int) -> list:

@@ -1,6 +1,6 @@
 """Ship a trained run as ``ppo-standard`` and measure it: the figures of docs/ppo-standard.md.
 
-    python docs/make_ppo_standard.py --run runs/standard
+    python scripts/make_ppo_standard.py --run runs/standard
 
 1. copies the run's ``best.pt`` (network and step count only) to
    ``trinity_env/agents/data/ppo-standard.pt``, and its ``metrics.csv`` and ``win_rate.png``

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import re
 from pathlib import Path
@@ -28,8 +30,8 @@ PAGES_WITH_CODE = ["README.md", "docs/rules.md", "docs/agents.md", "docs/guide.m
 
 
 def test_every_page_with_python_is_tested():
-    pages = ["README.md", *(f"docs/{p.name}" for p in sorted((ROOT / "docs").glob("*.md"))), "notebooks/README.md"]
-    with_code = [page for page in pages if (ROOT / page).is_file() and _python_blocks(ROOT / page)]
+    pages = ["README.md", *(f"docs/{p.name}" for p in sorted((ROOT / "docs").glob("*.md")))]
+    with_code = [page for page in pages if _python_blocks(ROOT / page)]
     assert sorted(with_code) == sorted(PAGES_WITH_CODE)
 
 
@@ -41,6 +43,61 @@ def test_python_snippets_run(page):
     namespace: dict = {}
     for block in blocks:
         exec(compile(block, page, "exec"), namespace)
+
+
+DOC_PAGES = sorted((ROOT / "docs").glob("*.md"))
+TOP_LEVEL = ("benchmarks", "configs", "docs", "examples", "notebooks", "scripts", "tests", "training", "trinity_env")
+
+
+def _code(path: Path) -> list[str]:
+    """The lines of a page's bash blocks and its inline code spans, shell comments dropped."""
+    text = path.read_text(encoding="utf-8")
+    lines = [line for block in re.findall(r"```bash\n(.*?)```", text, flags=re.S) for line in block.splitlines()]
+    lines += re.findall(r"`([^`\n]+)`", re.sub(r"```.*?```", "", text, flags=re.S))
+    return [line.split(" #")[0].strip() for line in lines]
+
+
+def _commands(path: Path, program: str) -> list[list[str]]:
+    """The arguments of every ``program ...`` command the page shows (after any VAR=value prefix)."""
+    pattern = re.compile(rf"(?:[A-Z_]+=\S+ )*{program} (.+)")
+    return [
+        match[1].replace("[", " ").replace("]", " ").split()
+        for line in _code(path)
+        if (match := pattern.fullmatch(line))
+    ]
+
+
+def _help(*argv: str) -> str:
+    from trinity_env.cli import main
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), pytest.raises(SystemExit):
+        main([*argv, "--help"])
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("page", DOC_PAGES, ids=lambda p: p.name)
+def test_every_trinity_command_a_page_shows_exists_with_its_options(page):
+    commands = re.search(r"\{([\w,]+)\}", _help())[1].split(",")
+    for argv in _commands(page, "trinity"):
+        assert argv[0] in commands, f"{page.name}: `trinity {argv[0]}` is not a command ({', '.join(commands)})"
+        options = _help(argv[0])
+        for flag in (a for a in argv if a.startswith("--")):
+            assert re.search(rf"{flag}(?![\w-])", options), f"{page.name}: `trinity {argv[0]}` has no option {flag}"
+
+
+@pytest.mark.parametrize("page", DOC_PAGES, ids=lambda p: p.name)
+def test_every_script_module_target_and_path_a_page_names_exists(page):
+    for argv in _commands(page, "python"):
+        script = f"{argv[1].replace('.', '/')}.py" if argv[0] == "-m" else argv[0]
+        shown = " ".join(argv[:2] if argv[0] == "-m" else argv[:1])
+        assert (ROOT / script).is_file(), f"{page.name}: `python {shown}` names no file of the project"
+    targets = re.findall(r"^([\w-]+):", (ROOT / "Makefile").read_text(encoding="utf-8"), flags=re.M)
+    for argv in _commands(page, "make"):
+        assert argv[0] in targets, f"{page.name}: `make {argv[0]}` is not a Makefile target"
+    for span in _code(page):
+        if re.fullmatch(r"[\w.-]+(/[\w.-]+)+/?", span) and span.split("/")[0] in TOP_LEVEL:
+            assert (ROOT / span).exists(), f"{page.name} names `{span}`, which is not in the repository"
 
 
 def test_the_observation_page_matches_the_encoding():
@@ -67,8 +124,6 @@ def test_the_arena_page_shows_the_arena_output():
     page = (ROOT / "docs" / "arena.md").read_text(encoding="utf-8")
     generated = (ROOT / "docs" / "arena" / "arena.md").read_text(encoding="utf-8").strip()
     assert generated in page
-    import json
-
     summary = json.loads((ROOT / "docs" / "arena" / "arena_summary.json").read_text(encoding="utf-8"))
     assert summary["agents"] == ["random", "greedy", "lookahead", "mcts:400"]
     assert all(g == 200 for i, row in enumerate(summary["games"]) for j, g in enumerate(row) if i != j)
@@ -109,7 +164,9 @@ def test_the_shipped_agent_figures_are_the_measured_ones():
     baselines = ", ".join(f"{spec} {scores[spec]}" for spec in ("random", "greedy", "lookahead", "mcts:400"))
     assert baselines in page.replace("\n", " ")
     assert f"winning move in {scores['ppo-standard']} of the endgame suite" in readme.replace("\n", " ")
-    shipped = readme[readme.index("The package ships the strongest agent") : readme.index("## What works")]
+    start = readme.index("The package ships the strongest agent")
+    end = readme.find("\n## ", start)  # the paragraph runs to the next heading
+    shipped = readme[start : end if end >= 0 else None]
     for text in (page, shipped):
         for figure in _prose_figures(text, tables):
             if figure not in scores.values():

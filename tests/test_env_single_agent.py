@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import importlib.util
+from pathlib import Path
+
 import gymnasium
 import numpy as np
 import pytest
@@ -9,7 +12,7 @@ from gymnasium.utils.env_checker import check_env
 
 import trinity_env
 from trinity_env.agents import Agent
-from trinity_env.core import IllegalMoveError
+from trinity_env.core import HAND_SIZE, IllegalMoveError
 from trinity_env.envs.single_agent import TrinityTowersEnv
 
 
@@ -66,7 +69,7 @@ def test_the_opponent_moves_inside_step_and_the_learner_gets_its_own_result():
         won = info["winner"] == info["seat"]
         assert total == (1.0 if won else -1.0)
         results.add(won)
-        assert steps <= 8 + 8  # its own picks and placements only
+        assert steps <= 2 * HAND_SIZE  # its own picks and placements only
     assert seats == {0, 1} and results == {True, False}
     assert opponent.seen, "the opponent was asked to act"
     # the opponent never sees the state during the draft (secret picks)
@@ -113,20 +116,48 @@ def test_renders():
     assert frame.dtype == np.uint8 and frame.ndim == 3 and frame.shape[2] == 3
 
 
-def test_maskable_ppo_trains_and_evaluates():
-    """The README's MaskablePPO example end to end, with a tiny budget."""
-    import importlib.util
-    from pathlib import Path
-
+def _maskable_ppo_example():
+    """examples/maskable_ppo.py as a module (examples/ is a folder of scripts, not a package)."""
     path = Path(__file__).resolve().parent.parent / "examples" / "maskable_ppo.py"
     spec = importlib.util.spec_from_file_location("maskable_ppo", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    win_rate = module.main(["--steps", "1024", "--eval-games", "20"])
-    assert win_rate * 20 == round(win_rate * 20)  # a share of 20 finished games
-    # the trained policy, given the mask, only ever picks legal moves
+    return module
+
+
+class FirstLegalModel:
+    """Stands in for a trained model in the example's ``evaluate``: the first legal action, every time."""
+
+    def predict(self, observation, action_masks, deterministic=False):
+        return np.flatnonzero(action_masks)[0], None
+
+
+def test_the_examples_win_rate_is_the_share_of_games_the_env_scored_as_won():
+    example = _maskable_ppo_example()
+    games, seed = 20, 100
+    env = TrinityTowersEnv(opponent="random", draft="random")
+    returns = []
+    for game in range(games):
+        env.reset(seed=seed + game)
+        total, done = 0.0, False
+        while not done:
+            _, reward, done, _, _ = env.step(int(np.flatnonzero(env.action_masks())[0]))
+            total += reward
+        returns.append(total)
+    assert set(returns) == {-1.0, 1.0}  # both results occur, so a miscount would show
+    assert example.evaluate(FirstLegalModel(), games, seed, draft="random") == returns.count(1.0) / games
+
+
+def test_the_maskable_ppo_example_trains_and_reports_a_reproducible_win_rate(capsys):
+    """The README's MaskablePPO example end to end, with a tiny budget, twice with one seed."""
+    example = _maskable_ppo_example()
+    argv = ["--steps", "512", "--eval-games", "10", "--seed", "3"]
+    win_rate = example.main(argv)
+    assert f"wins {win_rate:.0%} of 10 games against random" in capsys.readouterr().out
+    assert example.main(argv) == win_rate  # seeded training and evaluation: the same figure
+    # a MaskablePPO policy given the env's masks only ever picks legal moves
     env = TrinityTowersEnv(draft="random")
-    model = module.MaskablePPO("MlpPolicy", env, n_steps=64, batch_size=32, seed=0)
+    model = example.MaskablePPO("MlpPolicy", env, n_steps=64, batch_size=32, seed=0)
     observation, _ = env.reset(seed=0)
     for _ in range(30):
         action, _ = model.predict(observation, action_masks=env.action_masks())

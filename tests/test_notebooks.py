@@ -2,16 +2,10 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import nbformat
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "notebooks"))
-
-from execute import NOTEBOOKS, execute  # noqa: E402
+from notebooks.execute import NOTEBOOKS, execute
 
 
 def test_the_three_notebooks_are_there():

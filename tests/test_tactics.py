@@ -8,7 +8,7 @@ import numpy as np
 import torch
 
 from trinity_env.agents.tactics import tactical_features
-from trinity_env.core.actions import PLACE_OFFSET, TILES
+from trinity_env.core import LANE_TILES, decode_action, tile_coords
 from trinity_env.envs import make_config
 from trinity_env.envs.observation import encode_observation
 
@@ -33,15 +33,15 @@ def test_direct_captures_and_lane_completion_match_the_rules():
         seat = state.to_move
         features = tactical_features(torch.as_tensor(encode_observation(state, seat, True))[None])[0]
         for action in state.legal_actions():
-            card, tile = divmod(action - PLACE_OFFSET, TILES)
+            _, card, tile = decode_action(action)
             after = state.apply(action)
             step = after.last
             assert features[card, tile, 0] == len(step.captured), (state, action)
             if not step.captured:
                 assert features[card, tile, 1] == 0  # the domino only follows a capture
             if not step.domino:  # lane completion is exact when no domino card joins the lane
-                lane = tile // 5
-                won = all(after.owners[5 * lane + p] == seat for p in range(5))
+                lane, _ = tile_coords(tile)
+                won = all(after.owners[t] == seat for t in LANE_TILES[lane])
                 assert bool(features[card, tile, 2]) == won, (state, action)
                 completions += won
             checked += 1
@@ -54,7 +54,7 @@ def test_the_domino_feature_never_misses_a_chain():
         seat = state.to_move
         features = tactical_features(torch.as_tensor(encode_observation(state, seat, True))[None])[0]
         for action in state.legal_actions():
-            card, tile = divmod(action - PLACE_OFFSET, TILES)
+            _, card, tile = decode_action(action)
             domino = len(state.apply(action).last.domino)
             assert features[card, tile, 1] >= domino  # it may count a card twice, never misses one
             chains += domino > 0
