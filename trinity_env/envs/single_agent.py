@@ -59,6 +59,7 @@ class TrinityTowersEnv(gymnasium.Env):
         self.observation_space = spaces.Box(0, OBSERVATION_HIGH, (OBSERVATION_SIZE,), np.int8)
         self.action_space = spaces.Discrete(NUM_ACTIONS)
         self.seat = 0
+        self._pending = 0.0
         self._episode_over = True
 
     @property
@@ -71,7 +72,9 @@ class TrinityTowersEnv(gymnasium.Env):
         self.game.reset(seed=int(self.np_random.integers(2**63)))
         self.seat = int(self.np_random.integers(2)) if self.seat_choice == "random" else int(self.seat_choice)
         self.opponent.reset(seed=int(self.np_random.integers(2**63)))
-        self._opponent_moves()
+        # the opponent may place before the learner's first turn: its shaping reward is paid
+        # with the learner's first step, so a game's rewards still add up to result + margin
+        self._pending = self._opponent_moves()
         self._episode_over = self.state.is_over
         return self._observation(), self._info()
 
@@ -90,7 +93,8 @@ class TrinityTowersEnv(gymnasium.Env):
             return self._observation(), -1.0, True, False, info
         learner = AGENTS[self.seat]
         self.game.step(action)
-        reward = self.game.rewards[learner]
+        reward = self.game.rewards[learner] + self._pending
+        self._pending = 0.0
         reward += self._opponent_moves()
         self._episode_over = self.state.is_over
         return self._observation(), float(reward), self._episode_over, False, self._info()

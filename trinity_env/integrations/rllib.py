@@ -4,7 +4,10 @@
 observation is the dict RLlib's action-masking examples use — ``"observations"`` (the
 339 numbers of ``docs/observation.md``, as float32) and ``"action_mask"`` (256, float32) —
 and only the agent to move receives one, so each agent's episode holds its own decisions.
-When the game ends both agents get their last observation and their ``+1/-1``.
+When the game ends both agents get their last observation and their ``+1/-1``. With
+``reward: margin`` both agents also get their margin shaping after every placement (the
+agent not to move without an observation: RLlib adds such rewards to its next step).
+Rewards come from ``trinity_env.core.rewards``, as in the AEC env.
 
 ``MaskedPPOModule`` is PPO's default torch module with illegal actions' logits pushed to
 the float minimum before sampling, training and evaluation; ``MaskedRandomModule`` plays
@@ -28,7 +31,8 @@ from ray.tune.registry import register_env
 
 from trinity_env.agents.base import Agent, Observation
 from trinity_env.core import GameState, IllegalMoveError
-from trinity_env.envs.config import make_config
+from trinity_env.core.rewards import REWARD_MODES, margin_shaping, result_rewards
+from trinity_env.envs.config import ConfigError, make_config
 from trinity_env.envs.observation import OBSERVATION_HIGH, OBSERVATION_SIZE, action_mask, encode_observation
 
 ENV_NAME = "trinity_towers"
@@ -52,6 +56,8 @@ class TrinityTowersMultiAgentEnv(MultiAgentEnv):
     def __init__(self, config: dict[str, Any] | None = None):
         super().__init__()
         self.config = make_config(dict(config or {}))
+        if self.config.reward not in REWARD_MODES:  # step() computes exactly the core's reward modes
+            raise ConfigError(f"reward must be one of {', '.join(map(repr, REWARD_MODES))}, got {self.config.reward!r}")
         self.agents = self.possible_agents = list(AGENTS)
         self.observation_spaces = {agent: observation_space() for agent in AGENTS}
         self.action_spaces = {agent: gym.spaces.Discrete(NUM_ACTIONS) for agent in AGENTS}
@@ -72,17 +78,22 @@ class TrinityTowersMultiAgentEnv(MultiAgentEnv):
         return {AGENTS[mover]: self._observe(mover)}, {}
 
     def step(self, action_dict: dict[str, int]):
-        mover = self.state.to_move
+        before = self.state
+        mover = before.to_move
         if AGENTS[mover] not in action_dict:
             raise IllegalMoveError(f"{AGENTS[mover]} is to move, got actions for {sorted(action_dict)}")
-        self.state = self.state.apply(int(action_dict[AGENTS[mover]]))
-        if self.state.is_over:
-            winner = self.state.winner
-            rewards = {a: 0.0 if winner is None else (1.0 if seat == winner else -1.0) for seat, a in enumerate(AGENTS)}
+        after = self.state = before.apply(int(action_dict[AGENTS[mover]]))
+        rewards: dict[str, float] = {}
+        if self.config.reward == "margin" and after.last.tile is not None:
+            shaping = margin_shaping(before.owners, after.owners)
+            rewards = {AGENTS[0]: shaping, AGENTS[1]: -shaping}
+        if after.is_over:
+            for agent, reward in zip(AGENTS, result_rewards(after.winner)):
+                rewards[agent] = rewards.get(agent, 0.0) + reward
             observations = {a: self._observe(seat) for seat, a in enumerate(AGENTS)}
             return observations, rewards, {"__all__": True}, {"__all__": False}, {}
-        nxt = self.state.to_move
-        return {AGENTS[nxt]: self._observe(nxt)}, {}, {"__all__": False}, {"__all__": False}, {}
+        nxt = after.to_move
+        return {AGENTS[nxt]: self._observe(nxt)}, rewards, {"__all__": False}, {"__all__": False}, {}
 
 
 def register(name: str = ENV_NAME) -> str:
