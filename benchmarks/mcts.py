@@ -18,7 +18,7 @@ import time
 import numba
 import numpy as np
 
-from trinity_env.agents.mcts import BRANCHING, _two_rows
+from trinity_env.agents.mcts import BRANCHING, search_rows
 from trinity_env.agents.view import decode
 from trinity_env.core import GameState
 from trinity_env.envs.observation import encode_observation
@@ -26,7 +26,7 @@ from trinity_env.search.mcts import Tree, run_search, search
 
 
 def rate(state: GameState, simulations: int, seed: int, one_call: bool = False) -> float:
-    rows = _two_rows(decode(encode_observation(state, state.to_move, True)).batch)
+    rows = search_rows(decode(encode_observation(state, state.to_move, True)).batch)
     tree = Tree(simulations * BRANCHING + 512)
     tree.clear(1)
     rng = np.random.default_rng(seed).integers(1, 2**63, 2, dtype=np.uint64)

@@ -22,7 +22,7 @@ def _lines(board: str) -> list[list[str]]:
 
 
 def position(board: str, hands=((), ()), to_move: int = 0, **extra: Any) -> dict[str, Any]:
-    """A RULES §6 position dict from a drawn board."""
+    """A position dict (docs/rules.md's format) from a drawn board."""
     rows = [
         [None if tok == "." else {"card": tok[1:], "owner": _OWNER[tok[0]]} for tok in row] for row in _lines(board)
     ]

@@ -100,14 +100,15 @@ def test_mcts_reuses_its_tree_in_open_hand_play():
     config = make_config(draft="random", first_player=0)
     state = config.new_game(random.Random(1))
     agent = MCTSAgent(simulations=300, seed=0)
-    roots = []
-    while not state.is_over and len(roots) < 4:
+    reports = []
+    while not state.is_over and len(reports) < 4:
         state = state.apply(agent.act(_observation(state, 0, True), state))
-        roots.append(agent._root)
+        reports.append(agent.last_search)
         if not state.is_over:
             state = state.apply(state.legal_actions()[0])
-    assert len(roots) >= 2
-    assert roots[0] == 0 and all(r > 0 for r in roots[1:]), roots
+    assert len(reports) >= 2
+    assert [r.reused for r in reports] == [False] + [True] * (len(reports) - 1)
+    assert all(r.root_visits.sum() >= 299 for r in reports)  # every simulation passes through a root child
 
 
 def test_specs_name_agents_and_bad_specs_say_why():

@@ -218,7 +218,7 @@ def test_bad_config_files_are_named(tmp_path):
         raw_env(config=tmp_path / "missing.yaml")
 
 
-# --------------------------------------------------------------------------- information (RULES §2, §5)
+# --------------------------------------------------------------------------- information (docs/rules.md: what each player knows)
 
 
 def _draft_game(picks_of_player_1: list[int]) -> GameState:

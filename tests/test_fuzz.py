@@ -25,9 +25,9 @@ def _fuzz(n_games: int, seed: int) -> dict[str, int]:
 
 def test_ten_thousand_random_games_run_without_a_crash():
     endings = _fuzz(10_000, seed=2026)
-    assert sum(endings.values()) == 10_000
-    # both ways of ending a real game happen, and only those
+    # both ways of ending a real game happen, each often, and only those
     assert set(endings) == {"lane_control", "full_board"}
+    assert min(endings.values()) > 1_000, endings
 
 
 def test_replays_of_random_games_reproduce_them():
@@ -40,4 +40,6 @@ def test_replays_of_random_games_reproduce_them():
 
 @pytest.mark.slow
 def test_hundred_thousand_random_games_run_without_a_crash():
-    assert sum(_fuzz(100_000, seed=11).values()) == 100_000
+    endings = _fuzz(100_000, seed=11)
+    assert set(endings) == {"lane_control", "full_board"}
+    assert min(endings.values()) > 10_000, endings

@@ -123,7 +123,7 @@ def check_observations(game: Game) -> None:
 
 
 def expected_mover(before: GameState, after: GameState, mover: int) -> int:
-    """Who moves after ``mover`` acted, by RULES §2 and §4.3 (written here, not read from the core)."""
+    """Who moves after ``mover`` acted, by docs/rules.md (phases; how a game ends) (written here, not read from the core)."""
     if after.phase == DRAFT:
         return 1 - mover
     if before.phase == DRAFT:
@@ -383,7 +383,7 @@ def loaded_positions(count: int, seed: int) -> list[GameState]:
 @pytest.mark.parametrize("reward", ["win_loss", "margin"])
 @pytest.mark.parametrize("engine_name", ["core", "fast"])
 def test_loaded_positions_with_passes(engine_name, reward):
-    """The engines that load positions keep every invariant where players pass (RULES §4.3)."""
+    """The engines that load positions keep every invariant where players pass (docs/rules.md, how a game ends)."""
     engine = make_engine(engine_name, reward=reward)
     assert engine.loads
     passes = 0

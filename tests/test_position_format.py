@@ -1,4 +1,4 @@
-"""RULES §6: the position JSON format, loading, saving and its errors."""
+"""The position JSON format (docs/rules.md), loading, saving and its errors."""
 
 from __future__ import annotations
 

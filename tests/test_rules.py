@@ -1,6 +1,7 @@
-"""One test (or a few) per clause of RULES.md, each with the board drawn in the test.
+"""One test (or a few) per clause of the rules, each with the board drawn in the test.
 
-Section numbers follow RULES.md. Drawn boards: one line per lane, ``.`` empty, ``w``
+Section numbers follow the project's rules specification (RULES.md, written up for users
+in docs/rules.md). Drawn boards: one line per lane, ``.`` empty, ``w``
 player 0's card, ``b`` player 1's card (see ``tests/drawn.py``).
 """
 

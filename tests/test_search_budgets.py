@@ -21,7 +21,7 @@ import pytest
 
 import trinity_env.agents.mcts as mcts_agent
 from trinity_env.agents import make, visible_state
-from trinity_env.agents.mcts import BRANCHING, _two_rows
+from trinity_env.agents.mcts import BRANCHING, search_rows
 from trinity_env.agents.view import decode
 from trinity_env.core import GameState, TrinityError, random_hand, standard_deck
 from trinity_env.envs import make_config
@@ -345,7 +345,7 @@ def test_mcts_chooses_the_moves_it_chose_before(spec, config, seed, expected):
 
 def test_chunks_build_the_tree_one_kernel_call_builds(monkeypatch):
     state = dealt_positions(12, 1, seed=5)[0]
-    rows = _two_rows(decode(encode_observation(state, state.to_move, True)).batch)
+    rows = search_rows(decode(encode_observation(state, state.to_move, True)).batch)
     simulations = 3000
     trees = []
     for chunked in (False, True):

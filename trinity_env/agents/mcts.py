@@ -18,6 +18,8 @@ search of millions of simulations at once; the chunks leave every result unchang
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from trinity_env.agents.base import Agent, Observation
@@ -29,6 +31,15 @@ from trinity_env.fast.layout import IN_HAND, PLAYED, Batch
 from trinity_env.search.mcts import Tree, child_with_action, run_search
 
 BRANCHING = 64  # children expected per expansion, to size the tree
+
+
+@dataclass(frozen=True)
+class SearchReport:
+    """What the agent's last search saw at its root: visits per action id (summed over the
+    determinisations) and whether it continued the tree of its previous move."""
+
+    root_visits: np.ndarray
+    reused: bool
 
 
 class MCTSAgent(Agent):
@@ -64,6 +75,7 @@ class MCTSAgent(Agent):
         self._rng = np.random.default_rng(seed)
         self._tree.clear(1)
         self._root = 0
+        self.last_search: SearchReport | None = None
         self._after_move: Batch | None = None  # our position right after our last move
         self._after_node = -1
 
@@ -89,13 +101,14 @@ class MCTSAgent(Agent):
             world = determinise(view, self._rng)
             tree = Tree(min(per_world * BRANCHING + 512, 4_000_000))
             tree.clear(1)
-            rows = _two_rows(world)
+            rows = search_rows(world)
             run_search(rows, 0, per_world, self.c, self.greed, self._kernel_rng(), tree)
             _add_root_visits(tree, 0, visits)
+        self.last_search = SearchReport(visits, reused=False)
         return int(legal[np.argmax(visits[legal])])
 
     def _search_one_tree(self, position: Batch) -> int:
-        rows = _two_rows(position)
+        rows = search_rows(position)
         root = self._reroot(rows) if self.reuse else -1
         if root < 0 or self._tree.size[0] + self.simulations * BRANCHING > self._tree.capacity:
             self._tree.clear(1)
@@ -105,6 +118,7 @@ class MCTSAgent(Agent):
         run_search(rows, root, self.simulations, self.c, self.greed, self._kernel_rng(), self._tree)
         visits = np.zeros(256, np.int64)
         _add_root_visits(self._tree, root, visits)
+        self.last_search = SearchReport(visits, reused=root > 0)
         action = int(np.argmax(visits))
         # remember where our move leads, to re-root after the opponent's reply
         after = Batch(*(a.copy() for a in rows))
@@ -137,7 +151,8 @@ class MCTSAgent(Agent):
         )
 
 
-def _two_rows(position: Batch) -> Batch:
+def search_rows(position: Batch) -> Batch:
+    """The two batch rows a search runs on: the position (row 0) and a working copy (row 1)."""
     rows = Batch.empty(2)
     for target, source in zip(rows, position):
         target[:] = source[0]

@@ -1,4 +1,4 @@
-"""The position JSON format of RULES §6: reading documents that anyone may have written.
+"""The position JSON format (docs/rules.md): reading documents that anyone may have written.
 
 A position file is user input: it may come from a puzzle site, a hand edit or a fuzzer.
 Loading therefore checks every field strictly (integers are JSON integers, never ``1.0``

@@ -2,7 +2,7 @@
 
 A replay holds the rules config, the decks, each player's picks in order and every
 placement, so it can rebuild each state of the game, the draft included (which the
-position format of RULES §6 cannot express). A replay of a puzzle starts from a position
+position format of docs/rules.md cannot express). A replay of a puzzle starts from a position
 instead of decks and picks. The result is stored too, and checked when the replay is
 loaded and played back, so a replay that no longer reproduces its game is refused.
 

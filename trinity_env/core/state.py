@@ -51,7 +51,7 @@ class Phase(StrEnum):
 
 
 class Termination(StrEnum):
-    """How a game ended (RULES §4); the fast engine numbers them 1, 2, 3 in this order (0: not over)."""
+    """How a game ended (docs/rules.md, how a game ends); the fast engine numbers them 1, 2, 3 in this order (0: not over)."""
 
     LANE_CONTROL = "lane_control"
     FULL_BOARD = "full_board"
@@ -178,7 +178,7 @@ class GameState:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> GameState:
-        """Load a position in the JSON format of RULES §6; ``PositionError`` says what is wrong.
+        """Load a position in the position format of docs/rules.md; ``PositionError`` says what is wrong.
 
         Loaded positions need not come from a real game. Each player's deck becomes its
         hand as listed, so action ids address the hand in that order. A ``"play"``
@@ -398,7 +398,7 @@ class GameState:
     # ------------------------------------------------------------------ formats
 
     def to_dict(self) -> dict[str, Any]:
-        """The RULES §6 position; ``winner`` and ``scores`` are added once the game is over."""
+        """The position (docs/rules.md's position format); ``winner`` and ``scores`` are added once the game is over."""
         if self.phase == DRAFT:
             raise PositionError(
                 "a draft-phase state has no position format (hands are not complete); "

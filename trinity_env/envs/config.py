@@ -1,6 +1,6 @@
 """The environment's settings: one validated, typed config from keywords or a YAML file.
 
-Every rules choice that RULES.md leaves to configuration lives here, so the AEC env, the
+Every rules choice that docs/rules.md leaves to configuration lives here, so the AEC env, the
 single-agent env and the batched engine all read the same object. Errors name the bad
 field and value.
 """

@@ -1,4 +1,4 @@
-"""The fast engine: the rules of RULES.md compiled with numba, for batches of games.
+"""The fast engine: the rules of docs/rules.md compiled with numba, for batches of games.
 
 ``FastGames`` steps B games in lockstep (self-play, auto-reset, seeded);
 ``TrinityTowersVectorEnv`` is a gymnasium vector env on it; ``kernels`` holds the compiled

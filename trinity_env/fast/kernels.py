@@ -1,4 +1,4 @@
-"""The rules of RULES.md as numba kernels over a ``Batch`` (see ``layout.py``).
+"""The rules of docs/rules.md as numba kernels over a ``Batch`` (see ``layout.py``).
 
 One game is a row of each array; kernels take the arrays and a game index, so the same
 code steps one game, a batch in lockstep, or runs whole random playouts for search and
@@ -135,7 +135,7 @@ def legal_mask(decks, status, owner, info, b, out, buffer):
 
 @njit(cache=True, inline="always")
 def lane_scores(owner, b):
-    """Lane-majority scores ``(player 0, player 1)`` of game ``b``'s board (RULES §4.2; the core's ``lane_scores``)."""
+    """Lane-majority scores ``(player 0, player 1)`` of game ``b``'s board (docs/rules.md, how a game ends; the core's ``lane_scores``)."""
     s0 = 0
     s1 = 0
     for lane in range(3):
