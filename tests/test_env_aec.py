@@ -218,7 +218,7 @@ def test_bad_config_files_are_named(tmp_path):
         raw_env(config=tmp_path / "missing.yaml")
 
 
-# --------------------------------------------------------------------------- information (docs/rules.md: what each player knows)
+# ------------------------------------------------------- information (docs/rules.md: what each player knows)
 
 
 def _draft_game(picks_of_player_1: list[int]) -> GameState:
@@ -279,3 +279,19 @@ def test_the_state_is_the_core_state_and_gives_the_position_format():
     env.reset(seed=0)
     assert isinstance(env.state, GameState)
     assert GameState.from_dict(env.state.to_dict()).to_dict() == env.state.to_dict()
+
+
+def test_infos_keep_one_schema_from_reset_to_the_end():
+    """Replay buffers (Tianshou's) allocate columns from the first step: no key may appear late."""
+    env = trinity_env.env()
+    env.reset(seed=5)
+    schemas = set()
+    for _agent in env.agent_iter():
+        observation, _, termination, truncation, info = env.last()
+        schemas.add(tuple(sorted((key, type(value).__name__) for key, value in info.items())))
+        env.step(None if termination or truncation else int(np.flatnonzero(observation["action_mask"])[0]))
+        if termination or truncation:
+            final = info
+    assert schemas == {(("scores", "tuple"), ("termination", "str"), ("winner", "int"))}
+    assert final["winner"] in (0, 1) and final["termination"] in ("lane_control", "full_board")
+    assert sum(final["scores"]) > 0

@@ -5,7 +5,7 @@
 |---------------------|----------------------------------------------------------------------------------|
 | Actions             | Discrete                                                                         |
 | Parallel API        | No                                                                               |
-| Manual Control      | `trinity play` (later)                                                           |
+| Manual Control      | `trinity play`                                                                   |
 | Agents              | `agents = ['player_0', 'player_1']`                                              |
 | Agents              | 2                                                                                |
 | Action Shape        | (1)                                                                              |
@@ -66,6 +66,13 @@ each placement also gives each agent the change in its lane-score margin (its la
 score minus the opponent's, on the board as it stands) divided by 15, so the shaping
 terms of a game add up to the final margin / 15, on top of the +1/-1.
 
+### Infos
+
+Every agent's info holds the same three keys from `reset()` on: `winner` (0 or 1 once the
+game is won; -1 while it runs or for a draw), `scores` (the lane scores of the board as it
+stands, player 0's first) and `termination` (`"lane_control"`, `"full_board"` or
+`"no_moves"` once the game is over; `""` until then).
+
 ### Arguments
 
 ``` python
@@ -97,7 +104,7 @@ from gymnasium import spaces
 from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 
-from trinity_env.core import NUM_ACTIONS, GameState, IllegalMoveError, render_text
+from trinity_env.core import NUM_ACTIONS, GameState, IllegalMoveError, lane_scores, render_text
 from trinity_env.core.checks import describe, is_int
 from trinity_env.core.rewards import margin_shaping, result_rewards
 from trinity_env.envs.config import ConfigError, EnvConfig, make_config
@@ -184,7 +191,7 @@ class raw_env(AECEnv, EzPickle):
         self._cumulative_rewards = dict.fromkeys(AGENTS, 0.0)
         self.terminations = dict.fromkeys(AGENTS, False)
         self.truncations = dict.fromkeys(AGENTS, False)
-        self.infos = {agent: {} for agent in AGENTS}
+        self.infos = _infos(self._game)
         self.agent_selection = AGENTS[self._game.to_move]
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
@@ -223,8 +230,7 @@ class raw_env(AECEnv, EzPickle):
             for agent, reward in zip(AGENTS, result_rewards(outcome.winner)):
                 self.rewards[agent] += reward
             self.terminations = dict.fromkeys(self.agents, True)
-            summary = {"winner": outcome.winner, "scores": outcome.scores, "termination": outcome.termination}
-            self.infos = {a: dict(summary) for a in self.agents}
+        self.infos = _infos(after)
         self.agent_selection = AGENTS[after.to_move]
         self._accumulate_rewards()
         if self.render_mode == "human":
@@ -246,4 +252,20 @@ class raw_env(AECEnv, EzPickle):
 
     def close(self) -> None:
         pass
+
+
+def _infos(state: GameState) -> dict[str, dict[str, Any]]:
+    """Each agent's info: the same keys and types from ``reset`` on (replay buffers such as
+    Tianshou's allocate their columns from the first step and refuse missing values later).
+
+    ``winner``: 0 or 1 once the game is won, -1 while it runs or for a draw; ``scores``: the
+    lane scores of the board as it stands; ``termination``: how the game ended, ``""`` until then.
+    """
+    outcome = state.outcome
+    info = {
+        "winner": -1 if outcome is None or outcome.winner is None else outcome.winner,
+        "scores": lane_scores(state.owners),
+        "termination": "" if outcome is None else outcome.termination.value,
+    }
+    return {agent: dict(info) for agent in AGENTS}
 
