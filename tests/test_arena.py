@@ -10,7 +10,9 @@ import numpy as np
 import pytest
 
 from trinity_env.cli import main
+from trinity_env.core import TrinityError
 from trinity_env.evaluation.arena import round_robin
+from trinity_env.evaluation.match import RunInterrupted
 from trinity_env.evaluation.ratings import fit_elo, wilson_interval
 from trinity_env.play import parse_move, play_in_terminal
 
@@ -115,3 +117,80 @@ def test_a_result_round_trips_through_json(tmp_path):
     again = ArenaResult.from_json(json.loads(json.dumps(result.to_json())))
     assert again.markdown() == result.markdown()
     again.heatmap(tmp_path / "h.png")
+
+
+def _interrupt_after(monkeypatch, module, chunks: int) -> None:
+    """Ctrl-C (``KeyboardInterrupt``) as the chunk after the first ``chunks`` starts, in one worker."""
+    real = module._play_chunk
+    calls = []
+
+    def chunk(task):
+        calls.append(task)
+        if len(calls) > chunks:
+            raise KeyboardInterrupt
+        return real(task)
+
+    monkeypatch.setattr(module, "_play_chunk", chunk)
+
+
+def test_an_interrupted_round_robin_keeps_what_was_played(tmp_path, monkeypatch):
+    from trinity_env.evaluation import arena
+    from trinity_env.evaluation.arena import ArenaResult
+
+    _interrupt_after(monkeypatch, arena, 2)  # two chunks of 10 games of the first pair
+    with pytest.raises(KeyboardInterrupt) as stop:
+        round_robin(["random", "greedy", "lookahead"], 30, seed=1, workers=1, progress=False)
+    assert isinstance(stop.value, RunInterrupted)
+    result = stop.value.partial
+    assert result.partial and result.requested == 30
+    assert result.games[0, 1] == result.games[1, 0] == 20 and result.games[0, 2] == result.games[1, 2] == 0
+    assert np.allclose(result.score + result.score.T, result.games)
+    data = result.to_json()
+    assert data["partial"] is True and data["games_requested"] == 30 and data["games"][0][1] == 20
+    assert "no games" in result.table() and "interrupted after 20 of 90 games" in result.table()
+    assert "**Partial results: interrupted after 20 of 90 games" in result.markdown()
+    paths = result.write(tmp_path)
+    assert json.loads(paths[2].read_text())["partial"] is True
+    again = ArenaResult.from_json(json.loads(paths[2].read_text()))
+    assert again.partial and again.markdown() == result.markdown()
+
+
+def test_an_interrupt_before_any_game_still_gives_a_result(tmp_path, monkeypatch):
+    from trinity_env.evaluation import arena
+
+    _interrupt_after(monkeypatch, arena, 0)
+    with pytest.raises(RunInterrupted) as stop:
+        round_robin(["random", "greedy"], 10, workers=1, progress=False)
+    result = stop.value.partial
+    assert result.partial and result.games.sum() == 0
+    assert all(p.is_file() for p in result.write(tmp_path))
+
+
+def test_a_whole_round_robin_is_not_partial():
+    result = round_robin(["random", "greedy"], 2, workers=1, progress=False)
+    assert not result.partial and "partial" not in result.to_json() and "Partial" not in result.markdown()
+
+
+def test_round_robin_checks_its_arguments_first():
+    from trinity_env.evaluation.arena import check_arena
+
+    for specs, games, message in [(["random"], 2, "at least two agents"), (["random", "greedy"], 0, "at least 1"),
+                                  (["random", "greedy"], 1.5, "whole number"), (["random", "greedy"], True, "whole"),
+                                  (["random", "nobody"], 2, "no agent named")]:  # fmt: skip
+        with pytest.raises(ValueError, match=message):
+            check_arena(specs, games)
+        with pytest.raises(ValueError, match=message):
+            round_robin(specs, games, workers=1, progress=False)
+    check_arena(["random", "greedy"], np.int64(3))  # numpy integers are integers
+
+
+def test_ctrl_c_in_trinity_play_is_one_line_and_130(capsys, monkeypatch):
+    def interrupted(prompt):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("builtins.input", interrupted)
+    assert main(["play", "--opponent", "random", "--seat", "0", "--seed", "3"]) == 130
+    captured = capsys.readouterr()
+    assert captured.err == "trinity play: interrupted\n" and captured.out.endswith("\n")
+    with pytest.raises(TrinityError, match="seat must be"):
+        play_in_terminal("random", seat=2, read=interrupted, out=io.StringIO())

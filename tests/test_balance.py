@@ -10,6 +10,7 @@ from trinity_env.cli import main
 from trinity_env.core import Card
 from trinity_env.envs import make_config
 from trinity_env.evaluation.balance import GameRecord, _summarise, play_recorded, run_balance
+from trinity_env.evaluation.match import RunInterrupted
 
 STANDARD = make_config(None).to_dict()
 
@@ -96,3 +97,46 @@ def test_the_balance_page_shows_the_measured_study():
     assert report.markdown().strip() in page
     fair = report.studies["mcts:200,draft=search"]["first_mover_wins"]
     assert fair["low"] < 0.5 < fair["high"], "the page says the first mover has no measurable edge"
+
+
+def test_an_interrupted_run_keeps_what_was_played(tmp_path, monkeypatch):
+    from trinity_env.evaluation import balance
+    from trinity_env.evaluation.balance import BalanceReport
+
+    real = balance._play_chunk
+    calls = []
+
+    def chunk(task):
+        calls.append(task)
+        if len(calls) > 1:
+            raise KeyboardInterrupt  # Ctrl-C during the second chunk
+        return real(task)
+
+    monkeypatch.setattr(balance, "_play_chunk", chunk)
+    with pytest.raises(KeyboardInterrupt) as stop:
+        run_balance(["greedy"], 20, a_limits=(2, 3), workers=1, progress=False)
+    assert isinstance(stop.value, RunInterrupted)
+    report = stop.value.partial
+    assert report.partial and report.games == 20
+    assert [s["games"] for s in report.studies.values()] == [10, 0]
+    empty = report.studies["greedy max_a=2"]
+    assert empty["first_mover_wins"]["share"] is None and empty["mean_placements"] is None
+    assert "interrupted after 10 of 40 games" in report.table()
+    assert "**Partial results: interrupted after 10 of 40 games" in report.markdown()
+    paths = report.write(tmp_path)
+    data = json.loads(paths[0].read_text())
+    assert data["partial"] is True
+    assert BalanceReport.from_json(data).markdown() == report.markdown()
+
+
+def test_a_whole_run_reads_as_before():
+    report = run_balance(["greedy"], 2, a_limits=(3,), workers=1, progress=False)
+    assert not report.partial and "partial" not in report.to_json() and "Partial" not in report.markdown()
+
+
+def test_bad_a_limits_are_refused_before_any_game():
+    from trinity_env.envs.config import ConfigError
+
+    for limit in (9, -1, 2.0, True):
+        with pytest.raises(ConfigError, match="max_a_cards"):
+            run_balance(["greedy"], 2, a_limits=(limit,), progress=False)

@@ -2,82 +2,320 @@
 
 ``trinity show FILE`` draws a position (RULES §6 JSON) or a replay (its final position, or
 every state with ``--all``); ``trinity solve FILE`` prints the exact result of an
-open-hand position as JSON; ``trinity arena`` plays a round robin; ``trinity play`` lets a
-person play an agent. ``-`` reads standard input. Bad input is reported in one line on
-stderr with exit status 2, never as a traceback.
+open-hand position as JSON; ``trinity arena`` plays a round robin; ``trinity balance`` runs
+the balance lab; ``trinity play`` lets a person play an agent. ``-`` reads standard input.
+
+Bad input — a usage error, a file that cannot be read or is not UTF-8 JSON, a bad position,
+agent spec, rules config or output path — is reported in one line on stderr,
+``trinity <command>: <problem>``, with exit status 2, never as a traceback, and before any
+work starts. Ctrl-C stops a long run within moments: ``arena`` and ``balance`` write what
+was played (marked partial), and the command says so in one line and exits with 130.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
+import os
+import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 from trinity_env.core import REPLAY_FORMAT, GameState, Replay, TrinityError
 
+EXIT_BAD_INPUT = 2
+EXIT_INTERRUPTED = 130
+MAX_INPUT_BYTES = 64 * 2**20
+"""Positions and replays are a few kilobytes; anything over this is refused rather than read."""
+MAX_JSON_DIGITS = 100
+"""Integers in a position or replay are small; a longer one is refused as it is read."""
+MAX_MESSAGE = 500
+"""Characters of an error message shown (a message quoting a huge bad value is cut)."""
+_WHOLE = re.compile(r"[0-9]+", re.ASCII)
+_DECIMAL = re.compile(r"([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?", re.ASCII)
+T = TypeVar("T")
+
+
+# ---------------------------------------------------------------------- one-line errors
+
+
+class _UsageError(Exception):
+    def __init__(self, prog: str, message: str):
+        super().__init__(message)
+        self.prog = prog
+        self.message = message
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line (``trinity <command>: <problem>``), no usage block."""
+
+    def error(self, message: str):  # type: ignore[override]
+        raise _UsageError(self.prog, message)
+
+    def _get_values(self, action: argparse.Action, arg_strings: list[str]) -> object:
+        # Python before 3.13 drops a lone "--" given as a value (``--seed=--``) and hands over [].
+        if action.option_strings and action.nargs is None and list(arg_strings) == ["--"]:
+            raise argparse.ArgumentError(action, "expected one argument, got '--'")
+        return super()._get_values(action, arg_strings)
+
+
+def _one_line(text: str) -> str:
+    """``text`` as one printable line, cut to ``MAX_MESSAGE`` characters."""
+    if len(text) > MAX_MESSAGE:
+        text = text[:MAX_MESSAGE] + "..."
+    text = " ".join(text.splitlines())
+    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
+
+
+def _say(prog: str, message: str) -> None:
+    print(f"{prog}: {_one_line(message)}", file=sys.stderr, flush=True)
+
+
+def _describe(err: BaseException) -> str:
+    if isinstance(err, OSError) and err.strerror:
+        where = f": {err.filename}" if err.filename is not None else ""
+        return f"{err.strerror}{where}"
+    if isinstance(err, RecursionError):
+        return "input nested too deeply"
+    if isinstance(err, MemoryError):
+        return "out of memory"
+    return str(err) or type(err).__name__
+
+
+# ---------------------------------------------------------------------- strict argument types
+
+
+def _whole_number(minimum: int, maximum: int | None = None) -> Callable[[str], int]:
+    """An argparse type: a whole number written in digits (no ``1.5``, ``1e3``, ``+3`` or ``1_000``) in a range."""
+    wanted = f"{minimum}-{maximum}" if maximum is not None else f">= {minimum}"
+
+    def parse(text: str) -> int:
+        if not _WHOLE.fullmatch(text) or len(text) > 18:
+            raise argparse.ArgumentTypeError(f"expected a whole number {wanted}, got {text!r}")
+        value = int(text)
+        if value < minimum or (maximum is not None and value > maximum):
+            raise argparse.ArgumentTypeError(f"expected a whole number {wanted}, got {text!r}")
+        return value
+
+    parse.__name__ = "whole number"
+    return parse
+
+
+positive_int = _whole_number(1)
+non_negative_int = _whole_number(0)
+a_limit = _whole_number(0, 8)
+
+
+def positive_seconds(text: str) -> float:
+    """An argparse type: a finite number of seconds above zero (``60``, ``0.5``, ``1e3``)."""
+    value = float(text) if _DECIMAL.fullmatch(text) else math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"expected a number of seconds above 0, got {text!r}")
+    return value
+
+
+# ---------------------------------------------------------------------- reading input
+
+
+def _source(path: str) -> str:
+    return "standard input" if path == "-" else path
+
+
+def _read_text(path: str) -> str:
+    """A UTF-8 file (a BOM is allowed) or standard input, as text."""
+    name = _source(path)
+    try:
+        if path == "-":
+            stream = getattr(sys.stdin, "buffer", sys.stdin)  # a StringIO in tests has no buffer
+            raw = stream.read(MAX_INPUT_BYTES + 1)
+        else:
+            with open(path, "rb") as handle:
+                raw = handle.read(MAX_INPUT_BYTES + 1)
+    except OSError as err:
+        raise TrinityError(f"cannot read {name}: {err.strerror or err}") from None
+    except UnicodeDecodeError as err:  # a text stdin that is not UTF-8
+        raise TrinityError(f"{name} is not UTF-8 text (byte {err.start}: {err.reason})") from None
+    if len(raw) > MAX_INPUT_BYTES:
+        raise TrinityError(f"{name} is too large (over {MAX_INPUT_BYTES // 2**20} MiB)")
+    if isinstance(raw, bytes):
+        try:
+            raw = raw.decode("utf-8")
+        except UnicodeDecodeError as err:
+            raise TrinityError(f"{name} is not UTF-8 text (byte {err.start}: {err.reason})") from None
+    return raw.removeprefix("\ufeff")
+
+
+def _json_int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_JSON_DIGITS:
+        raise ValueError(f"an integer of {len(text.lstrip('-'))} digits is too long")
+    return int(text)
+
+
+def _json_constant(name: str) -> float:
+    raise ValueError(f"{name} is not a JSON number")
+
 
 def _read_json(path: str) -> object:
+    name = _source(path)
+    text = _read_text(path)
     try:
-        text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+        return json.loads(text, parse_int=_json_int, parse_constant=_json_constant)
+    except RecursionError:
+        raise TrinityError(f"{name} is not valid JSON: nested too deeply") from None
+    except ValueError as err:  # JSONDecodeError, and what the hooks refuse
+        raise TrinityError(f"{name} is not valid JSON: {err}") from None
+
+
+def _loading(name: str, what: str, load: Callable[[], T]) -> T:
+    """``load()``, with anything but a named ``TrinityError`` turned into one line naming the file.
+
+    The core names what is wrong with a document; a ``TypeError`` or ``KeyError`` escaping it is
+    a gap in its checks (reported upstream), but never a traceback here.
+    """
+    try:
+        return load()
+    except TrinityError:
+        raise
+    except RecursionError:
+        raise TrinityError(f"{name}: {what} nested too deeply") from None
+    except (TypeError, ValueError, KeyError, IndexError, AttributeError) as err:
+        raise TrinityError(f"{name} is not a valid {what}: {type(err).__name__}: {err}") from None
+
+
+def _load_position(path: str) -> GameState:
+    data = _read_json(path)
+    return _loading(_source(path), "position", lambda: GameState.from_dict(data))
+
+
+# ---------------------------------------------------------------------- output paths
+
+
+def _prepare_folder(option: str, folder: str, names: Sequence[str]) -> None:
+    """Create ``folder`` and prove it writable (a test file written and removed), before any game is played."""
+    path = Path(folder)
+    if path.exists() and not path.is_dir():
+        raise TrinityError(f"{option} {folder}: not a folder")
+    probe = path / f".trinity-write-test-{os.getpid()}"
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with open(probe, "wb") as handle:
+            handle.write(b"trinity")
+        probe.unlink()
     except OSError as err:
-        raise TrinityError(f"cannot read {path}: {err.strerror}") from None
+        raise TrinityError(f"{option} {folder}: cannot write there ({err.strerror or err})") from None
+    for name in names:
+        target = path / name
+        if target.exists() and not target.is_file():
+            raise TrinityError(f"{option} {folder}: {target} is in the way (not a file)")
+        if target.exists() and not os.access(target, os.W_OK):
+            raise TrinityError(f"{option} {folder}: cannot overwrite {target} (permission denied)")
+
+
+def _prepare_file(option: str, file: str) -> None:
+    """Prove ``file`` writable (its folder created), before any game is played; an existing file is kept as it is."""
+    path = Path(file)
+    if path.is_dir():
+        raise TrinityError(f"{option} {file}: is a folder, not a file")
+    existed = path.exists()
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as err:
-        raise TrinityError(f"{path} is not valid JSON: {err}") from None
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "ab"):
+            pass
+        if not existed:
+            path.unlink()
+    except OSError as err:
+        raise TrinityError(f"{option} {file}: cannot write there ({err.strerror or err})") from None
+
+
+# ---------------------------------------------------------------------- commands
 
 
 def _show(args: argparse.Namespace) -> None:
     data = _read_json(args.file)
     if isinstance(data, dict) and data.get("format") == REPLAY_FORMAT:
-        states = Replay.from_dict(data).states()
+        states = _loading(_source(args.file), "replay", lambda: Replay.from_dict(data).states())
         shown = states if args.all else states[-1:]
         for number, state in enumerate(shown):
             if args.all:
                 print(f"--- state {number}")
             print(state if state.phase != "draft" else repr(state))
         return
-    print(GameState.from_dict(data))
+    print(_loading(_source(args.file), "position", lambda: str(GameState.from_dict(data))))
 
 
 def _solve(args: argparse.Namespace) -> None:
     from trinity_env.search.solver import Solver
 
-    data = _read_json(args.file)
-    state = GameState.from_dict(data)
-    print(json.dumps(Solver().solve(state).to_json()))
+    state = _load_position(args.file)
+    if state.phase == "draft":
+        raise TrinityError("no move to solve: the position is in the draft (the solver needs both hands)")
+    if state.is_over or not state.legal_actions():
+        raise TrinityError("no move to solve: the game is over")
+    try:  # budgets arrived with SolverBudgetError; a solver without them runs to the end
+        from trinity_env.search.solver import SolverBudgetError  # noqa: F401
+
+        budgets = {"max_nodes": args.max_nodes, "max_seconds": args.max_seconds}
+    except ImportError:
+        budgets = {}
+    print(json.dumps(Solver().solve(state, **budgets).to_json()))
 
 
-def _arena(args: argparse.Namespace) -> None:
+def _arena(args: argparse.Namespace) -> int:
     from trinity_env.envs.config import make_config
-    from trinity_env.evaluation.arena import round_robin
+    from trinity_env.evaluation.arena import OUTPUT_FILES, check_arena, round_robin
+    from trinity_env.evaluation.match import RunInterrupted
 
+    check_arena(args.agents, args.games)
     config = make_config(args.config).to_dict() if args.config else None
-    result = round_robin(
-        args.agents, args.games, seed=args.seed, config=config, workers=args.workers, progress=not args.quiet
-    )
+    _prepare_folder("--out", args.out, OUTPUT_FILES)
+    if args.json:
+        _prepare_file("--json", args.json)
+    try:
+        result = round_robin(
+            args.agents, args.games, seed=args.seed, config=config, workers=args.workers, progress=not args.quiet
+        )
+    except RunInterrupted as stop:
+        result = stop.partial  # written like a whole result, marked partial
     print(result.table())
     for path in result.write(args.out):
         print(f"wrote {path}")
     if args.json:
         Path(args.json).write_text(json.dumps(result.to_json(), indent=1) + "\n", encoding="utf-8")
         print(f"wrote {args.json}")
+    if result.partial:
+        played = int(result.games.sum() // 2)
+        _say("trinity arena", f"interrupted: partial results of {played} games written")
+        return EXIT_INTERRUPTED
+    return 0
 
 
-def _balance(args: argparse.Namespace) -> None:
-    from trinity_env.evaluation.balance import DEFAULT_AGENTS, run_balance
+def _balance(args: argparse.Namespace) -> int:
+    from trinity_env.evaluation.balance import DEFAULT_AGENTS, OUTPUT_FILES, check_balance, run_balance
+    from trinity_env.evaluation.match import RunInterrupted
 
-    report = run_balance(
-        args.agents or DEFAULT_AGENTS, args.games, seed=args.seed, a_limits=tuple(args.a_limits), workers=args.workers,
-        progress=not args.quiet,
-    )  # fmt: skip
+    agents = args.agents or DEFAULT_AGENTS
+    check_balance(agents, args.games, tuple(args.a_limits))
+    _prepare_folder("--out", args.out, OUTPUT_FILES)
+    try:
+        report = run_balance(
+            agents, args.games, seed=args.seed, a_limits=tuple(args.a_limits), workers=args.workers,
+            progress=not args.quiet,
+        )  # fmt: skip
+    except RunInterrupted as stop:
+        report = stop.partial  # written like a whole report, marked partial
     print(report.table())
     print()
     print(report.card_table())
     for path in report.write(args.out):
         print(f"wrote {path}")
+    if report.partial:
+        played = sum(s["games"] for s in report.studies.values())
+        _say("trinity balance", f"interrupted: partial results of {played} games written")
+        return EXIT_INTERRUPTED
+    return 0
 
 
 def _play(args: argparse.Namespace) -> None:
@@ -87,8 +325,8 @@ def _play(args: argparse.Namespace) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="trinity", description="Trinity Towers: rules, positions and replays.")
-    commands = parser.add_subparsers(dest="command", required=True)
+    parser = _Parser(prog="trinity", description="Trinity Towers: rules, positions and replays.")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     show = commands.add_parser("show", help="draw a position or a replay as a text board")
     show.add_argument("file", help="a position or replay JSON file, or - for standard input")
     show.add_argument("--all", action="store_true", help="for a replay: draw every state, not just the last")
@@ -96,13 +334,21 @@ def build_parser() -> argparse.ArgumentParser:
 
     solve = commands.add_parser("solve", help="solve an open-hand position exactly; prints JSON")
     solve.add_argument("file", help="a position JSON file (RULES section 6), or - for standard input")
+    solve.add_argument(
+        "--max-seconds", type=positive_seconds, default=60.0, help="give up after this many seconds (default 60)"
+    )
+    solve.add_argument(
+        "--max-nodes", type=positive_int, default=None, help="give up after this many nodes (default: no limit)"
+    )
     solve.set_defaults(run=_solve)
 
     arena = commands.add_parser("arena", help="round robin between agents, seats swapped, with ratings")
-    arena.add_argument("--agents", nargs="+", required=True, help="agent specs, e.g. random greedy mcts:400")
-    arena.add_argument("--games", type=int, default=100, help="games per pair (default 100)")
-    arena.add_argument("--seed", type=int, default=0)
-    arena.add_argument("--workers", type=int, default=None, help="processes (default: all cores)")
+    arena.add_argument(
+        "--agents", nargs="+", required=True, help="two or more agent specs, e.g. random greedy mcts:400"
+    )
+    arena.add_argument("--games", type=positive_int, default=100, help="games per pair (default 100)")
+    arena.add_argument("--seed", type=non_negative_int, default=0)
+    arena.add_argument("--workers", type=positive_int, default=None, help="processes (default: all cores)")
     arena.add_argument(
         "--config", default=None, help="a rules config (name in configs/rules/ or YAML path); default: dealt hands"
     )
@@ -114,14 +360,16 @@ def build_parser() -> argparse.ArgumentParser:
     balance = commands.add_parser(
         "balance", help="self-play studies of the game's balance: first mover, cards, A limit, endings, domino"
     )
-    balance.add_argument("--games", type=int, default=200, help="games per study (default 200)")
+    balance.add_argument("--games", type=positive_int, default=200, help="games per study (default 200)")
     balance.add_argument(
         "--agents", nargs="+", default=None, help="agent specs, each in self-play (default: mcts:200,draft=search "
         "and ppo-standard:sample=draft); the A-limit studies use the first",
     )  # fmt: skip
-    balance.add_argument("--a-limits", type=int, nargs="+", default=[2, 3, 4], help="max_a_cards values to compare")
-    balance.add_argument("--seed", type=int, default=0)
-    balance.add_argument("--workers", type=int, default=None, help="processes (default: all cores)")
+    balance.add_argument(
+        "--a-limits", type=a_limit, nargs="+", default=[2, 3, 4], help="max_a_cards values to compare (0-8)"
+    )
+    balance.add_argument("--seed", type=non_negative_int, default=0)
+    balance.add_argument("--workers", type=positive_int, default=None, help="processes (default: all cores)")
     balance.add_argument("--out", default="balance", help="folder for balance.json and the plots")
     balance.add_argument("--quiet", action="store_true", help="no progress bar")
     balance.set_defaults(run=_balance)
@@ -129,20 +377,41 @@ def build_parser() -> argparse.ArgumentParser:
     play = commands.add_parser("play", help="play an agent in the terminal")
     play.add_argument("--opponent", default="greedy", help="agent spec (default greedy)")
     play.add_argument("--seat", default="random", choices=["0", "1", "random"], help="your seat")
-    play.add_argument("--seed", type=int, default=None)
+    play.add_argument("--seed", type=non_negative_int, default=None)
     play.add_argument("--config", default=None, help="a rules config (name in configs/rules/ or YAML path)")
     play.set_defaults(run=_play)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    """Run one command; the exit status: 0, 2 for bad input (one line on stderr), 130 when interrupted."""
     try:
-        args.run(args)
-    except TrinityError as err:
-        print(f"trinity {args.command}: {err}", file=sys.stderr)
-        return 2
-    return 0
+        args, extra = build_parser().parse_known_args(argv)
+        if extra:
+            raise _UsageError(f"trinity {args.command}", f"unrecognized arguments: {' '.join(extra)}")
+    except _UsageError as err:
+        _say(err.prog, err.message)
+        return EXIT_BAD_INPUT
+    prog = f"trinity {args.command}"
+    try:
+        return args.run(args) or 0
+    except KeyboardInterrupt:
+        _say(prog, "interrupted")
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:  # the reader of standard output went away (trinity show x | head -1)
+        _silence_stdout()
+        return 1
+    except (TrinityError, ValueError, OSError, RecursionError, MemoryError) as err:
+        _say(prog, _describe(err))
+        return EXIT_BAD_INPUT
+
+
+def _silence_stdout() -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # not a real file (captured in tests)
+        pass
 
 
 if __name__ == "__main__":

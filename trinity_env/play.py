@@ -54,10 +54,19 @@ def play_in_terminal(
     seat: str | int = "random",
     seed: int | None = None,
     config: str | None = None,
-    read: Callable[[str], str] = input,
-    out: TextIO = sys.stdout,
+    read: Callable[[str], str] | None = None,
+    out: TextIO | None = None,
 ) -> GameState:
-    """Play one game against ``opponent`` (an agent spec); returns the final state."""
+    """Play one game against ``opponent`` (an agent spec); returns the final state.
+
+    ``read`` gets a line (default ``input``), ``out`` takes the text (default standard output).
+    Bad arguments raise ``TrinityError`` before the game starts; Ctrl-C at the prompt ends the
+    line and raises ``KeyboardInterrupt``.
+    """
+    read = input if read is None else read
+    out = sys.stdout if out is None else out
+    if seat not in (0, 1, "0", "1", "random") or isinstance(seat, bool):
+        raise TrinityError(f"seat must be 0, 1 or 'random', got {seat!r}")
     env_config = make_config(config) if config else make_config()
     rng = random.Random(seed)
     agent = make(opponent)
@@ -83,6 +92,9 @@ def play_in_terminal(
         except EOFError:
             print("\nno more input: stopping", file=out)
             return state
+        except KeyboardInterrupt:
+            print(file=out)  # end the prompt's line before the caller reports the interrupt
+            raise
         if line in ("quit", "exit"):
             return state
         if line in ("moves", "help", "?"):

@@ -7,14 +7,19 @@ two deterministic agents drafting from the same deck would otherwise play the sa
 games over and over, and the confidence intervals would count repeats as evidence. Pass
 a config with ``draft: pick`` to measure drafting too. Agents are rebuilt from their spec strings inside each
 worker (nothing is pickled but strings and numbers).
+
+Ctrl-C stops a round robin within moments: the pool is terminated and ``RunInterrupted`` (a
+``KeyboardInterrupt``) is raised carrying the result of the games finished so far, marked ``partial``.
 """
 
 from __future__ import annotations
 
 import csv
 import json
-import multiprocessing
+import math
+import numbers
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
@@ -25,11 +30,13 @@ from tqdm import tqdm
 
 from trinity_env.agents.registry import make
 from trinity_env.envs.config import make_config
-from trinity_env.evaluation.match import play_game
+from trinity_env.evaluation.match import RunInterrupted, chunk_results, play_game
 from trinity_env.evaluation.ratings import bootstrap_elo, fit_elo, wilson_interval
 
 CHUNK = 10  # games per task
 ARENA_DEFAULTS = {"draft": "random"}
+OUTPUT_FILES = ("arena.csv", "arena.md", "arena.json", "arena_heatmap.png")
+"""What ``ArenaResult.write`` writes in its folder."""
 
 
 def _play_chunk(task: tuple) -> tuple[int, int, float, int]:
@@ -50,7 +57,11 @@ def _play_chunk(task: tuple) -> tuple[int, int, float, int]:
 
 @dataclass
 class ArenaResult:
-    """``score[i, j]``: points of agent i against agent j (a win 1, a draw 0.5); ``games[i, j]`` played."""
+    """``score[i, j]``: points of agent i against agent j (a win 1, a draw 0.5); ``games[i, j]`` played.
+
+    ``partial``: the round robin was interrupted; ``games`` counts the games actually played and
+    ``requested`` is the number per pair that was asked for.
+    """
 
     agents: list[str]
     score: np.ndarray
@@ -58,6 +69,8 @@ class ArenaResult:
     ratings: np.ndarray
     rating_low: np.ndarray
     rating_high: np.ndarray
+    partial: bool = False
+    requested: int | None = None
 
     @property
     def win_rate(self) -> np.ndarray:
@@ -73,6 +86,15 @@ class ArenaResult:
         """Agents from the highest rating down."""
         return list(np.argsort(-self.ratings))
 
+    def partial_note(self) -> str:
+        """One sentence on an interrupted round robin ("" for a whole one)."""
+        if not self.partial:
+            return ""
+        played = int(self.games.sum() // 2)
+        pairs = len(self.agents) * (len(self.agents) - 1) // 2
+        asked = f" of {self.requested * pairs}" if self.requested is not None else ""
+        return f"Partial results: interrupted after {played}{asked} games; the counts are the games played."
+
     # ------------------------------------------------------------------ reports
 
     def table(self) -> str:
@@ -86,11 +108,15 @@ class ArenaResult:
             for j in order:
                 if i == j:
                     cells.append(f"{'-':^17}")
+                elif not self.games[i, j]:
+                    cells.append(f"{'no games':^17}")
                 else:
                     low, high = self.interval(i, j)
                     cells.append(f"{self.win_rate[i, j]:5.0%} [{low:3.0%}-{high:3.0%}]".center(17))
             elo = f"{self.ratings[i]:+6.0f} [{self.rating_low[i]:+.0f}, {self.rating_high[i]:+.0f}]"
             lines.append(f"{self.agents[i]:<{width}} | " + " | ".join(cells) + f" | {elo}")
+        if self.partial:
+            lines.append(self.partial_note())
         return "\n".join(lines)
 
     def markdown(self) -> str:
@@ -104,28 +130,36 @@ class ArenaResult:
             for j in order:
                 if i == j:
                     cells.append("-")
+                elif not self.games[i, j]:
+                    cells.append("no games")
                 else:
                     low, high = self.interval(i, j)
                     cells.append(f"{self.win_rate[i, j]:.1%} [{low:.1%}, {high:.1%}]")
             elo = f"{self.ratings[i]:+.0f} [{self.rating_low[i]:+.0f}, {self.rating_high[i]:+.0f}]"
             lines.append(f"| {self.agents[i]} | " + " | ".join(cells) + f" | {elo} |")
+        if self.partial:
+            lines += ["", f"**{self.partial_note()}**"]
         return "\n".join(lines)
 
     def to_json(self) -> dict[str, Any]:
+        """The summary; ``"partial": true`` (and ``"games_requested"`` per pair) when interrupted."""
         rate = self.win_rate
-        return {
+        data = {
             "agents": self.agents,
             "win_rate": [[None if np.isnan(x) else float(x) for x in row] for row in rate],
             "games": self.games.astype(int).tolist(),
             "elo": [float(r) for r in self.ratings],
             "elo_95": [[float(lo), float(hi)] for lo, hi in zip(self.rating_low, self.rating_high)],
         }
+        if self.partial:
+            data |= {"partial": True, "games_requested": self.requested}
+        return data
 
     def write(self, out_dir: str | Path) -> list[Path]:
         """CSV, markdown, JSON and a heatmap PNG in ``out_dir``; the paths written."""
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
-        paths = [out / "arena.csv", out / "arena.md", out / "arena.json", out / "arena_heatmap.png"]
+        paths = [out / name for name in OUTPUT_FILES]
         with paths[0].open("w", newline="", encoding="utf-8") as handle:
             writer = csv.writer(handle)
             writer.writerow(["agent", "opponent", "games", "score", "win_rate", "ci_low", "ci_high"])
@@ -153,7 +187,9 @@ class ArenaResult:
         games = np.array(data["games"], float)
         rate = np.array([[0.0 if x is None else x for x in row] for row in data["win_rate"]])
         low, high = np.array(data["elo_95"]).T
-        return cls(list(data["agents"]), rate * games, games, np.array(data["elo"]), low, high)
+        partial = bool(data.get("partial", False))
+        return cls(list(data["agents"]), rate * games, games, np.array(data["elo"]), low, high,
+                   partial, data.get("games_requested"))  # fmt: skip
 
     def heatmap(self, path: str | Path) -> None:
         import matplotlib
@@ -170,16 +206,27 @@ class ArenaResult:
         ax.set_yticks(range(len(names)), names)
         for r in range(len(names)):
             for c in range(len(names)):
-                if r != c:
+                if r != c and not math.isnan(rate[r, c]):
                     ink = "white" if abs(rate[r, c] - 0.5) > 0.3 else "black"
                     ax.text(c, r, f"{rate[r, c]:.0%}", ha="center", va="center", color=ink)
         ax.set_xlabel("opponent")
         ax.set_ylabel("agent")
-        ax.set_title("Win rate of row agent against column agent (seats swapped)")
+        title = "Win rate of row agent against column agent (seats swapped)"
+        ax.set_title(title + ("\n(partial: interrupted)" if self.partial else ""))
         fig.colorbar(image, ax=ax, fraction=0.046)
         fig.tight_layout()
         fig.savefig(path, dpi=120)
         plt.close(fig)
+
+
+def check_arena(specs: list[str], games: int) -> None:
+    """What ``round_robin`` checks before it plays: ``ValueError`` (``AgentSpecError`` for a spec) if bad."""
+    if len(specs) < 2:
+        raise ValueError(f"the arena needs at least two agents, got {len(specs)}")
+    if isinstance(games, bool) or not isinstance(games, numbers.Integral) or games < 1:
+        raise ValueError(f"games must be a whole number, at least 1, got {games!r}")
+    for spec in specs:
+        make(spec)  # fail fast, in this process, on a bad spec
 
 
 def round_robin(
@@ -191,43 +238,42 @@ def round_robin(
     workers: int | None = None,
     progress: bool = True,
 ) -> ArenaResult:
-    """Every pair of ``specs`` plays ``games`` games (seats swapped); ratings fitted to all of them."""
-    if len(specs) < 2:
-        raise ValueError("the arena needs at least two agents")
-    if games < 1:
-        raise ValueError(f"games must be at least 1, got {games}")
-    for spec in specs:
-        make(spec)  # fail fast, in this process, on a bad spec
+    """Every pair of ``specs`` plays ``games`` games (seats swapped); ratings fitted to all of them.
+
+    Interrupted (Ctrl-C), it stops at once and raises ``RunInterrupted`` whose ``partial`` is the
+    result of the games finished so far (``partial=True``).
+    """
+    check_arena(specs, games)
+    games = int(games)
     env_config = make_config(config or ARENA_DEFAULTS).to_dict()
-    tasks = [
-        (i, j, specs[i], specs[j], start, min(CHUNK, games - start), seed, env_config)
-        for i, j in combinations(range(len(specs)), 2)
-        for start in range(0, games, CHUNK)
-    ]
+    pairs = list(combinations(range(len(specs)), 2))
+
+    def tasks() -> Iterator[tuple]:  # lazily: a huge ``games`` must not build a huge list first
+        for i, j in pairs:
+            for start in range(0, games, CHUNK):
+                yield i, j, specs[i], specs[j], start, min(CHUNK, games - start), seed, env_config
+
     n = len(specs)
     score = np.zeros((n, n))
     played = np.zeros((n, n))
     workers = workers or os.cpu_count() or 1
-    bar = tqdm(total=sum(t[5] for t in tasks), disable=not progress,
-               desc="arena", unit="game")  # fmt: skip
-    if workers == 1:
-        results = map(_play_chunk, tasks)
-        pool = None
-    else:
-        pool = multiprocessing.get_context("spawn").Pool(workers)
-        results = pool.imap_unordered(_play_chunk, tasks)
+    bar = tqdm(total=games * len(pairs), disable=not progress, desc="arena", unit="game")
+    partial = False
     try:
-        for i, j, points, count in results:
-            score[i, j] += points
-            score[j, i] += count - points
-            played[i, j] += count
-            played[j, i] += count
-            bar.update(count)
+        with chunk_results(_play_chunk, tasks(), workers) as results:
+            for i, j, points, count in results:
+                score[i, j] += points
+                score[j, i] += count - points
+                played[i, j] += count
+                played[j, i] += count
+                bar.update(count)
+    except KeyboardInterrupt:
+        partial = True  # the pool is gone; keep what finished
     finally:
         bar.close()
-        if pool is not None:
-            pool.close()
-            pool.join()
     ratings = fit_elo(score, played)
     low, high = bootstrap_elo(score, played, np.random.default_rng(seed))
-    return ArenaResult(list(specs), score, played, ratings, low, high)
+    result = ArenaResult(list(specs), score, played, ratings, low, high, partial, games if partial else None)
+    if partial:
+        raise RunInterrupted(result)
+    return result

@@ -15,13 +15,18 @@ with Wilson 95% intervals.
 Agents must draft differently from game to game for the card figures to mean anything:
 MCTS with ``draft=search`` does (its searches are seeded per game); a policy network does
 with ``sample=draft``.
+
+Ctrl-C stops a run within moments: the pool is terminated and ``RunInterrupted`` (a
+``KeyboardInterrupt``) is raised carrying the report of the games finished so far, marked ``partial``.
 """
 
 from __future__ import annotations
 
 import json
-import multiprocessing
+import math
+import numbers
 import os
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -32,12 +37,14 @@ from trinity_env.agents.registry import make
 from trinity_env.core import Card, GameState
 from trinity_env.core.state import DRAFT, LANE_CONTROL
 from trinity_env.envs.config import make_config
-from trinity_env.evaluation.match import play_game
+from trinity_env.evaluation.match import RunInterrupted, chunk_results, play_game
 from trinity_env.evaluation.ratings import wilson_interval
 
 DEFAULT_AGENTS = ("mcts:200,draft=search", "ppo-standard:sample=draft")
 A_LIMITS = (2, 3, 4)
 CHUNK = 10
+OUTPUT_FILES = ("balance.json", "balance.md", "balance_overview.png", "balance_cards.png", "balance_a_limit.png")
+"""What ``BalanceReport.write`` may write in its folder (the A-limit plot only with more than one limit)."""
 
 
 @dataclass(frozen=True)
@@ -86,6 +93,7 @@ def _share(hits: float, total: int) -> dict[str, Any]:
 
 
 def _summarise(records: list[GameRecord], deck: list[Card]) -> dict[str, Any]:
+    """The study's figures; a study with no games (an interrupted run) has empty shares and ``None`` means."""
     n = len(records)
     first_wins = sum(0.5 if r.winner is None else float(r.winner == r.first_player) for r in records)
     cards = []
@@ -106,27 +114,44 @@ def _summarise(records: list[GameRecord], deck: list[Card]) -> dict[str, Any]:
         "domino_fired": _share(sum(sum(r.domino_flips) > 0 for r in records), n),
         "domino_in_last_placement": _share(sum(r.last_domino for r in records), n),
         "more_domino_flips_wins": _share(more_domino_wins, len(uneven)),
-        "mean_placements": sum(r.placements for r in records) / n,
-        "mean_a_cards": sum(sum(r.a_cards) for r in records) / (2 * n),
+        "mean_placements": sum(r.placements for r in records) / n if n else None,
+        "mean_a_cards": sum(sum(r.a_cards) for r in records) / (2 * n) if n else None,
         "cards": cards,
     }
 
 
 @dataclass
 class BalanceReport:
-    """Per study (``"<agent>"`` under the standard rules, ``"<agent> max_a=K"`` for the A limit)."""
+    """Per study (``"<agent>"`` under the standard rules, ``"<agent> max_a=K"`` for the A limit).
+
+    ``games`` is the number of games per study asked for; each study's ``"games"`` counts those
+    played. ``partial``: the run was interrupted, and the studies hold the games finished by then.
+    """
 
     agents: list[str]
     games: int
     seed: int
     studies: dict[str, dict[str, Any]]
+    partial: bool = False
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        data = asdict(self)
+        if not self.partial:
+            del data["partial"]  # a whole run reads as it always did
+        return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> BalanceReport:
-        return cls(list(data["agents"]), int(data["games"]), int(data["seed"]), dict(data["studies"]))
+        return cls(list(data["agents"]), int(data["games"]), int(data["seed"]), dict(data["studies"]),
+                   bool(data.get("partial", False)))  # fmt: skip
+
+    def partial_note(self) -> str:
+        """One sentence on an interrupted run ("" for a whole one)."""
+        if not self.partial:
+            return ""
+        played = sum(s["games"] for s in self.studies.values())
+        asked = self.games * len(self.studies)
+        return f"Partial results: interrupted after {played} of {asked} games; each study counts the games played."
 
     def table(self) -> str:
         """The headline figures, one row per study."""
@@ -134,6 +159,8 @@ class BalanceReport:
         for name, s in self.studies.items():
             cells = [_cell(s[key]) for key in ("first_mover_wins", "lane_control_endings", "domino_in_last_placement")]
             rows.append(f"{name:<36} {s['games']:>5}  " + " ".join(f"{c:<22}" for c in cells))
+        if self.partial:
+            rows.append(self.partial_note())
         return "\n".join(rows)
 
     def card_table(self, study: str | None = None) -> str:
@@ -157,7 +184,9 @@ class BalanceReport:
         for name, s in self.studies.items():
             cells = " | ".join(_cell(s[key]) for key in keys)
             lines.append(f"| {name} | {s['games']} | {s['max_a_cards']} | {cells} | "
-                         f"{s['mean_a_cards']:.2f} | {s['mean_placements']:.1f} |")  # fmt: skip
+                         f"{_mean(s['mean_a_cards'], 2)} | {_mean(s['mean_placements'], 1)} |")  # fmt: skip
+        if self.partial:
+            lines += ["", f"**{self.partial_note()}**"]
         for name in self.agents:
             header = "| card | drafted (share of hands) | win rate when drafted |"
             lines += ["", f"Cards, {name} self-play:", "", header, "|---|---|---|"]
@@ -176,6 +205,10 @@ class BalanceReport:
         return [path, table, *plot_report(self, out)]
 
 
+def _mean(value: float | None, digits: int) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
 def _cell(share: dict[str, float]) -> str:
     if not share["n"]:
         return "-"
@@ -187,7 +220,8 @@ def _studies(agents: list[str], a_limits: tuple[int, ...]) -> list[tuple[str, st
     studies = [(spec, spec, standard) for spec in agents]
     for limit in a_limits:
         if limit != standard["max_a_cards"]:
-            studies.append((f"{agents[0]} max_a={limit}", agents[0], standard | {"max_a_cards": limit}))
+            config = make_config(standard | {"max_a_cards": limit}).to_dict()  # a bad limit fails here, not in a worker
+            studies.append((f"{agents[0]} max_a={limit}", agents[0], config))
     return studies
 
 
@@ -201,38 +235,54 @@ def run_balance(
     progress: bool = True,
 ) -> BalanceReport:
     """Self-play ``games`` games per study: each agent under the standard rules, and the first
-    agent at each A limit (the standard limit's games are shared with the first study)."""
-    if not agents:
-        raise ValueError("the balance lab needs at least one agent")
-    if games < 1:
-        raise ValueError(f"games must be at least 1, got {games}")
-    for spec in agents:
-        make(spec)  # a bad spec fails here, not in a worker
-    studies = _studies(list(agents), a_limits)
-    tasks = [
-        (name, spec, config, [seed * 1_000_003 + s * 100_003 + k for k in range(start, min(start + CHUNK, games))])
-        for s, (name, spec, config) in enumerate(studies)
-        for start in range(0, games, CHUNK)
-    ]
+    agent at each A limit (the standard limit's games are shared with the first study).
+
+    Interrupted (Ctrl-C), it stops at once and raises ``RunInterrupted`` whose ``partial`` is the
+    report of the games finished so far (``partial=True``).
+    """
+    studies = check_balance(agents, games, a_limits)
+    games = int(games)
+
+    def tasks() -> Iterator[tuple]:  # lazily: a huge ``games`` must not build a huge list first
+        for s, (name, spec, config) in enumerate(studies):
+            for start in range(0, games, CHUNK):
+                seeds = [seed * 1_000_003 + s * 100_003 + k for k in range(start, min(start + CHUNK, games))]
+                yield name, spec, config, seeds
+
     records: dict[str, list[GameRecord]] = {name: [] for name, _, _ in studies}
     workers = workers or os.cpu_count() or 1
     bar = tqdm(total=games * len(studies), disable=not progress, desc="balance", unit="game")
-    pool = multiprocessing.get_context("spawn").Pool(workers) if workers > 1 else None
-    results = pool.imap_unordered(_play_chunk, tasks) if pool else map(_play_chunk, tasks)
+    partial = False
     try:
-        for name, chunk in results:
-            records[name].extend(chunk)
-            bar.update(len(chunk))
+        with chunk_results(_play_chunk, tasks(), workers) as results:
+            for name, chunk in results:
+                records[name].extend(chunk)
+                bar.update(len(chunk))
+    except KeyboardInterrupt:
+        partial = True  # the pool is gone; keep what finished
     finally:
         bar.close()
-        if pool is not None:
-            pool.close()
-            pool.join()
     deck = list(make_config(None).decks[0])
     summaries = {name: _summarise(records[name], deck) for name, _, _ in studies}
     for name, _, config in studies:
         summaries[name]["max_a_cards"] = config["max_a_cards"]
-    return BalanceReport(list(agents), games, seed, summaries)
+    report = BalanceReport(list(agents), games, seed, summaries, partial)
+    if partial:
+        raise RunInterrupted(report)
+    return report
+
+
+def check_balance(
+    agents: list[str] | tuple[str, ...], games: int, a_limits: tuple[int, ...] = A_LIMITS
+) -> list[tuple[str, str, dict[str, Any]]]:
+    """What ``run_balance`` checks before it plays (``ValueError`` if bad); the studies it would run."""
+    if not agents:
+        raise ValueError("the balance lab needs at least one agent")
+    if isinstance(games, bool) or not isinstance(games, numbers.Integral) or games < 1:
+        raise ValueError(f"games must be at least 1, got {games!r}")
+    for spec in agents:
+        make(spec)  # a bad spec fails here, not in a worker
+    return _studies(list(agents), tuple(a_limits))
 
 
 def _error_bars(shares: list[dict[str, Any]]) -> list[list[float]]:
@@ -265,7 +315,7 @@ def plot_report(report: BalanceReport, out: Path) -> list[Path]:
     ax.set_ylim(0, 1)
     ax.set_ylabel("share of games (95% interval)")
     ax.legend(fontsize=8)
-    ax.set_title(f"Self-play, {report.games} games per study")
+    ax.set_title(f"Self-play, {report.games} games per study" + (" (partial: interrupted)" if report.partial else ""))
     fig.tight_layout()
     paths.append(out / "balance_overview.png")
     fig.savefig(paths[-1], dpi=110)
@@ -302,7 +352,7 @@ def plot_report(report: BalanceReport, out: Path) -> list[Path]:
         xs = [k for k, _ in limits]
         for key, label in keys[:2]:
             shares = [s[key] for _, s in limits]
-            ys = [share["share"] for share in shares]
+            ys = [share["share"] if share["n"] else math.nan for share in shares]
             ax.errorbar(xs, ys, yerr=_error_bars(shares), marker="o", capsize=3, label=label)
         ax.set_xticks(xs)
         ax.set_xlabel("max_a_cards")

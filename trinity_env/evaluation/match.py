@@ -1,14 +1,22 @@
-"""One game between two agents, each seeing only what its seat may see."""
+"""One game between two agents, each seeing only what its seat may see; and running many games in worker processes."""
 
 from __future__ import annotations
 
+import multiprocessing
 import random
-from collections.abc import Callable
+import signal
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
 
 from trinity_env.agents.base import Agent, visible_state
 from trinity_env.core import GameState
 from trinity_env.envs.config import EnvConfig
 from trinity_env.envs.observation import action_mask, encode_observation
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 def play_game(
@@ -37,3 +45,54 @@ def play_game(
         if on_state is not None:
             on_state(state)
     return state
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a long run (the arena, the balance lab): ``partial`` holds what was played by then.
+
+    A ``KeyboardInterrupt``, so code that does not look for it stops as it always did; the
+    command line catches it, writes the partial results and exits with status 130.
+    """
+
+    def __init__(self, partial: Any):
+        super().__init__("interrupted")
+        self.partial = partial
+
+
+def _ignore_sigint() -> None:
+    """Pool initializer: Ctrl-C is the parent's to handle (it terminates the pool); workers never print it."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _start_pool(workers: int) -> Any:
+    context = multiprocessing.get_context("spawn")
+    if threading.current_thread() is not threading.main_thread():
+        return context.Pool(workers, initializer=_ignore_sigint)
+    # Spawned children inherit an ignored SIGINT, so a Ctrl-C that reaches the whole process
+    # group while they are still importing does not print their tracebacks either.
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        return context.Pool(workers, initializer=_ignore_sigint)
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler if previous is None else previous)
+
+
+@contextmanager
+def chunk_results(function: Callable[[T], R], tasks: Iterable[T], workers: int) -> Iterator[Iterator[R]]:
+    """``function`` over ``tasks``, results in any order: here for one worker, else in a pool of spawned processes.
+
+    Leaving the block normally closes the pool; leaving it with an exception (Ctrl-C included)
+    terminates it at once, so queued tasks are dropped rather than waited for.
+    """
+    if workers <= 1:
+        yield map(function, tasks)
+        return
+    pool = _start_pool(workers)
+    try:
+        yield pool.imap_unordered(function, tasks)
+    except BaseException:
+        pool.terminate()
+        pool.join()
+        raise
+    pool.close()
+    pool.join()
