@@ -123,7 +123,7 @@ def check_observations(game: Game) -> None:
 
 
 def expected_mover(before: GameState, after: GameState, mover: int) -> int:
-    """Who moves after ``mover`` acted, by docs/rules.md (phases; how a game ends) (written here, not read from the core)."""
+    """Who moves after ``mover`` acted, by docs/rules.md (written here, not read from the core)."""
     if after.phase == DRAFT:
         return 1 - mover
     if before.phase == DRAFT:

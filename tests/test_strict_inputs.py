@@ -24,7 +24,7 @@ from trinity_env.core import (
     decode_action,
     validate_deck,
 )
-from trinity_env.core.position import parse_json, read_json_file
+from trinity_env.core.files import parse_json, read_json
 from trinity_env.envs.single_agent import TrinityTowersEnv
 from trinity_env.fast.decks import random_deck_batch
 from trinity_env.fast.games import FastGames
@@ -192,7 +192,7 @@ def test_over_is_refused_for_a_game_that_goes_on():
     [
         (b"\xff\xfe{}", "UTF-8"),
         ("[" * 100_000 + "]" * 100_000, "nested"),
-        ('{"to_move": ' + "9" * 5000 + "}", "usable"),
+        ('{"to_move": ' + "9" * 5000 + "}", "too long"),
         ('{"to_move": NaN}', "NaN"),
         ("{", "valid JSON"),
     ],
@@ -200,7 +200,7 @@ def test_over_is_refused_for_a_game_that_goes_on():
 )
 def test_hostile_json_is_one_position_error(text, message):
     with pytest.raises(PositionError, match=message):
-        parse_json(text)
+        parse_json(text, error=PositionError)
 
 
 def test_a_byte_order_mark_is_accepted(tmp_path):
@@ -208,7 +208,7 @@ def test_a_byte_order_mark_is_accepted(tmp_path):
 
     path = tmp_path / "position.json"
     path.write_bytes(b"\xef\xbb\xbf" + json.dumps(EXAMPLE).encode())
-    assert GameState.from_dict(read_json_file(path)).to_dict() == EXAMPLE
+    assert GameState.from_dict(read_json(path)).to_dict() == EXAMPLE
 
 
 def test_random_decks_from_the_fast_dealer_follow_the_deck_rule():

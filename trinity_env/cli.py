@@ -25,13 +25,10 @@ from pathlib import Path
 from typing import TypeVar
 
 from trinity_env.core import REPLAY_FORMAT, GameState, Replay, TrinityError
+from trinity_env.core.files import read_json, read_text
 
 EXIT_BAD_INPUT = 2
 EXIT_INTERRUPTED = 130
-MAX_INPUT_BYTES = 64 * 2**20
-"""Positions and replays are a few kilobytes; anything over this is refused rather than read."""
-MAX_JSON_DIGITS = 100
-"""Integers in a position or replay are small; a longer one is refused as it is read."""
 MAX_MESSAGE = 500
 """Characters of an error message shown (a message quoting a huge bad value is cut)."""
 _WHOLE = re.compile(r"[0-9]+", re.ASCII)
@@ -126,47 +123,11 @@ def _source(path: str) -> str:
 
 def _read_text(path: str) -> str:
     """A UTF-8 file (a BOM is allowed) or standard input, as text."""
-    name = _source(path)
-    try:
-        if path == "-":
-            stream = getattr(sys.stdin, "buffer", sys.stdin)  # a StringIO in tests has no buffer
-            raw = stream.read(MAX_INPUT_BYTES + 1)
-        else:
-            with open(path, "rb") as handle:
-                raw = handle.read(MAX_INPUT_BYTES + 1)
-    except OSError as err:
-        raise TrinityError(f"cannot read {name}: {err.strerror or err}") from None
-    except UnicodeDecodeError as err:  # a text stdin that is not UTF-8
-        raise TrinityError(f"{name} is not UTF-8 text (byte {err.start}: {err.reason})") from None
-    if len(raw) > MAX_INPUT_BYTES:
-        raise TrinityError(f"{name} is too large (over {MAX_INPUT_BYTES // 2**20} MiB)")
-    if isinstance(raw, bytes):
-        try:
-            raw = raw.decode("utf-8")
-        except UnicodeDecodeError as err:
-            raise TrinityError(f"{name} is not UTF-8 text (byte {err.start}: {err.reason})") from None
-    return raw.removeprefix("\ufeff")
-
-
-def _json_int(text: str) -> int:
-    if len(text.lstrip("-")) > MAX_JSON_DIGITS:
-        raise ValueError(f"an integer of {len(text.lstrip('-'))} digits is too long")
-    return int(text)
-
-
-def _json_constant(name: str) -> float:
-    raise ValueError(f"{name} is not a JSON number")
+    return read_text(path, "file")
 
 
 def _read_json(path: str) -> object:
-    name = _source(path)
-    text = _read_text(path)
-    try:
-        return json.loads(text, parse_int=_json_int, parse_constant=_json_constant)
-    except RecursionError:
-        raise TrinityError(f"{name} is not valid JSON: nested too deeply") from None
-    except ValueError as err:  # JSONDecodeError, and what the hooks refuse
-        raise TrinityError(f"{name} is not valid JSON: {err}") from None
+    return read_json(path, "file")
 
 
 def _loading(name: str, what: str, load: Callable[[], T]) -> T:

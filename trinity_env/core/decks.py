@@ -14,10 +14,9 @@ import random
 from collections.abc import Sequence
 from pathlib import Path
 
-import yaml
-
 from trinity_env.core.cards import A, Card, parse_cards
 from trinity_env.core.errors import DeckError
+from trinity_env.core.files import load_yaml
 
 DECK_SIZE = 16
 HAND_SIZE = 8
@@ -85,12 +84,7 @@ def load_deck(name_or_path: str | Path, max_a_cards: int = DEFAULT_MAX_A_CARDS) 
         if not path.is_file():
             known = sorted(p.stem for p in (config_root() / "decks").glob("*.yaml"))
             raise DeckError(f"no deck named {text!r}; known decks: {', '.join(known) or 'none'}")
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as err:
-        raise DeckError(f"cannot read deck file {path}: {err.strerror}") from None
-    except yaml.YAMLError as err:
-        raise DeckError(f"deck file {path} is not valid YAML: {err}") from None
+    data = load_yaml(path, "deck file", DeckError)
     if not isinstance(data, dict) or "cards" not in data:
         raise DeckError(f"deck file {path}: expected a mapping with a 'cards' list")
     unknown = set(data) - {"name", "description", "cards"}

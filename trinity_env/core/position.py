@@ -10,9 +10,7 @@ that names the field.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from trinity_env.core.actions import DECK_SIZE
@@ -37,42 +35,6 @@ from trinity_env.core.state import (
 )
 
 _POSITION_KEYS = {"phase", "to_move", "board", "hands", "max_a_cards", "winner", "scores"}
-
-
-def parse_json(text: str | bytes, what: str = "document") -> Any:
-    """``json.loads`` that fails in one ``PositionError`` line on anything hostile.
-
-    Accepts a UTF-8 byte-order mark; refuses bytes that are not UTF-8, ``NaN``/``Infinity``
-    literals, nesting too deep for the parser and integers too long to convert.
-    """
-    if isinstance(text, bytes):
-        try:
-            text = text.decode("utf-8-sig")
-        except UnicodeDecodeError as err:
-            raise PositionError(f"{what} is not UTF-8 text (byte {err.start}: {err.reason})") from None
-    text = text.removeprefix("\ufeff")
-
-    def refuse_constant(name: str) -> Any:
-        raise PositionError(f"{what} holds {name}, which is not a JSON number")
-
-    try:
-        return json.loads(text, parse_constant=refuse_constant)
-    except json.JSONDecodeError as err:
-        raise PositionError(f"{what} is not valid JSON: {err}") from None
-    except RecursionError:
-        raise PositionError(f"{what} is nested too deeply to be a position or replay") from None
-    except ValueError as err:  # e.g. "Exceeds the limit (4300 digits) for integer string conversion"
-        raise PositionError(f"{what} is not usable JSON: {err}") from None
-
-
-def read_json_file(path: str | Path, what: str | None = None) -> Any:
-    """Read and parse a JSON file (``-`` is not special here); every failure is one ``PositionError``."""
-    label = what or str(path)
-    try:
-        data = Path(path).read_bytes()
-    except OSError as err:
-        raise PositionError(f"cannot read {path}: {err.strerror or err}") from None
-    return parse_json(data, label)
 
 
 def position_from_dict(data: Mapping[str, Any]) -> GameState:

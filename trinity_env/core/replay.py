@@ -21,6 +21,7 @@ from typing import Any
 from trinity_env.core.cards import Card
 from trinity_env.core.decks import DEFAULT_MAX_A_CARDS, Deck
 from trinity_env.core.errors import PositionError, TrinityError
+from trinity_env.core.files import parse_json, read_text
 from trinity_env.core.state import DRAFT, IN_HAND, PLAY, GameState
 
 FORMAT = "trinity-towers-replay"
@@ -176,18 +177,11 @@ class Replay:
 
     @classmethod
     def from_json(cls, text: str) -> Replay:
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as err:
-            raise PositionError(f"replay is not valid JSON: {err}") from None
-        return cls.from_dict(data)
+        return cls.from_dict(parse_json(text, "replay", PositionError))
 
     @classmethod
     def load(cls, path: str | Path) -> Replay:
-        try:
-            text = Path(path).read_text(encoding="utf-8")
-        except OSError as err:
-            raise PositionError(f"cannot read replay {path}: {err.strerror}") from None
+        text = read_text(path, "replay", PositionError)
         try:
             return cls.from_json(text)
         except PositionError as err:

@@ -51,7 +51,9 @@ class Phase(StrEnum):
 
 
 class Termination(StrEnum):
-    """How a game ended (docs/rules.md, how a game ends); the fast engine numbers them 1, 2, 3 in this order (0: not over)."""
+    """How a game ended (docs/rules.md, how a game ends).
+
+    The fast engine numbers them 1, 2, 3 in this order (0: not over)."""
 
     LANE_CONTROL = "lane_control"
     FULL_BOARD = "full_board"

@@ -268,4 +268,3 @@ def _infos(state: GameState) -> dict[str, dict[str, Any]]:
         "termination": "" if outcome is None else outcome.termination.value,
     }
     return {agent: dict(info) for agent in AGENTS}
-

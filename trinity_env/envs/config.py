@@ -13,8 +13,6 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from trinity_env.core import (
     DEFAULT_MAX_A_CARDS,
     Card,
@@ -27,6 +25,7 @@ from trinity_env.core import (
     validate_deck,
 )
 from trinity_env.core.decks import Deck, check_max_a_cards, config_root
+from trinity_env.core.files import load_yaml, one_line
 
 DRAFT_MODES = ("pick", "random", "fixed")
 REWARDS = ("win_loss", "margin")
@@ -130,20 +129,7 @@ def _load_yaml(config: str | Path) -> dict[str, Any]:
     path = Path(text)
     if not (text.endswith((".yaml", ".yml")) or path.is_file()):
         path = config_root() / "rules" / f"{text}.yaml"
-    try:
-        source = path.read_bytes().decode("utf-8-sig")
-    except OSError as err:
-        raise ConfigError(f"cannot read config {path}: {err.strerror or err}") from None
-    except UnicodeDecodeError as err:
-        raise ConfigError(f"config {path} is not UTF-8 text (byte {err.start}: {err.reason})") from None
-    try:
-        data = yaml.safe_load(source)
-    except yaml.YAMLError as err:
-        raise ConfigError(f"config {path} is not valid YAML: {_one_line(err)}") from None
-    except RecursionError:
-        raise ConfigError(f"config {path} is not valid YAML: nested too deeply") from None
-    except (ValueError, TypeError, OverflowError) as err:  # e.g. an integer too long to convert
-        raise ConfigError(f"config {path} is not valid YAML: {_one_line(err)}") from None
+    data = load_yaml(path, "config", ConfigError)
     if data is None:
         return {}
     if not isinstance(data, dict):
@@ -154,11 +140,6 @@ def _load_yaml(config: str | Path) -> dict[str, Any]:
     if bad_keys:
         raise ConfigError(f"config {path}: field names are strings, got {bad_keys[0]!r}")
     return data
-
-
-def _one_line(err: BaseException) -> str:
-    """An error message on one line (YAML errors span several)."""
-    return " ".join(str(err).split())
 
 
 def _validate(raw: dict[str, Any]) -> EnvConfig:
@@ -219,7 +200,7 @@ def _deck(spec: Any, max_a_cards: int, name: str, allow_same: bool = False) -> D
     except RecursionError:
         raise ConfigError(f"{name}: deck file {spec} is not valid YAML: nested too deeply") from None
     except (ValueError, TypeError) as err:  # what the deck loader does not name itself (e.g. a huge integer)
-        raise ConfigError(f"{name}: bad deck {spec}: {_one_line(err)}") from None
+        raise ConfigError(f"{name}: bad deck {spec}: {one_line(err)}") from None
     raise ConfigError(f"{name} must be a deck name, a YAML path, 'random' or a list of 16 cards, got {spec!r}")
 
 

@@ -4,8 +4,8 @@ Everything is "mine" or "theirs", never "player 0" or "player 1", so one policy 
 both seats. The rules are mirror-symmetric (towers are where lanes end, not whose they
 are), so the board is not flipped and action ids mean the same tile for both seats.
 
-What the observer may not see is never encoded (docs/rules.md: the draft and what each player knows): the opponent's draft
-picks are secret, and with ``open_hands=False`` which of the opponent's unplayed deck cards
+What the observer may not see is never encoded (docs/rules.md: the draft, what each player
+knows): the opponent's draft picks are secret, and with ``open_hands=False`` which of the opponent's unplayed deck cards
 are in its hand is unknown. ``docs/observation.md`` documents every entry.
 """
 

@@ -135,7 +135,7 @@ def legal_mask(decks, status, owner, info, b, out, buffer):
 
 @njit(cache=True, inline="always")
 def lane_scores(owner, b):
-    """Lane-majority scores ``(player 0, player 1)`` of game ``b``'s board (docs/rules.md, how a game ends; the core's ``lane_scores``)."""
+    """Lane-majority scores ``(player 0, player 1)`` of game ``b``'s board (the core's ``lane_scores``)."""
     s0 = 0
     s1 = 0
     for lane in range(3):
