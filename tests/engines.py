@@ -437,7 +437,7 @@ class VectorEngine(Engine):
 
     def __init__(self, **config):
         super().__init__(**config)
-        self.env = TrinityTowersVectorEnv(1, opponent=_Pool(self), **config)
+        self.env = TrinityTowersVectorEnv(1, opponent=_Pool(self), autoreset_mode="same_step", **config)
         self.next: tuple[np.ndarray, dict] | None = None
         self.record: Record | None = None
 

@@ -21,7 +21,11 @@ ENV_ID = "trinity_env/TrinityTowers-v0"
 
 def _register_gymnasium(gymnasium: ModuleType) -> None:
     if ENV_ID not in gymnasium.registry:
-        gymnasium.register(ENV_ID, entry_point="trinity_env.envs.single_agent:TrinityTowersEnv")
+        gymnasium.register(
+            ENV_ID,
+            entry_point="trinity_env.envs.single_agent:TrinityTowersEnv",
+            vector_entry_point="trinity_env.fast.vector_env:TrinityTowersVectorEnv",
+        )
 
 
 def _register_pettingzoo(pettingzoo: ModuleType) -> None:

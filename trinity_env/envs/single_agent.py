@@ -15,7 +15,7 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from trinity_env.core import NUM_ACTIONS, GameState, IllegalMoveError
+from trinity_env.core import NUM_ACTIONS, GameState, IllegalMoveError, lane_scores
 from trinity_env.core.checks import describe, is_int
 from trinity_env.envs.aec import AGENTS, raw_env
 from trinity_env.envs.config import ConfigError
@@ -89,7 +89,7 @@ class TrinityTowersEnv(gymnasium.Env):
             if self.illegal_action == "raise":
                 self.state.apply(action)  # raises IllegalMoveError saying why
             self._episode_over = True
-            info = self._info() | {"illegal_action": True}
+            info = self._info(illegal_action=True)
             return self._observation(), -1.0, True, False, info
         learner = AGENTS[self.seat]
         self.game.step(action)
@@ -116,12 +116,18 @@ class TrinityTowersEnv(gymnasium.Env):
     def _observation(self) -> np.ndarray:
         return encode_observation(self.state, self.seat, self.game.config.open_hands)
 
-    def _info(self) -> dict[str, Any]:
-        info: dict[str, Any] = {"seat": self.seat, "action_mask": action_mask(self.state, self.seat)}
-        if self.state.is_over:
-            outcome = self.state.outcome
-            info |= {"winner": outcome.winner, "scores": outcome.scores, "termination": outcome.termination}
-        return info
+    def _info(self, illegal_action: bool = False) -> dict[str, Any]:
+        """The same keys and types at every step (vector wrappers and replay buffers stack them):
+        ``winner`` is -1 until the game is won (or for a draw), ``termination`` ``""`` until it ends."""
+        outcome = self.state.outcome
+        return {
+            "seat": self.seat,
+            "action_mask": action_mask(self.state, self.seat),
+            "winner": -1 if outcome is None or outcome.winner is None else outcome.winner,
+            "scores": np.array(lane_scores(self.state.owners), np.int64),
+            "termination": "" if outcome is None else outcome.termination.value,
+            "illegal_action": illegal_action,
+        }
 
     def render(self):
         if self.render_mode is None:

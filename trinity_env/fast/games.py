@@ -19,7 +19,7 @@ from trinity_env.envs.observation import OBSERVATION_SIZE
 from trinity_env.fast import kernels
 from trinity_env.fast.convert import read_state, write_state
 from trinity_env.fast.decks import random_deck_batch
-from trinity_env.fast.layout import OVER, PHASE, SCORE0, TO_MOVE, WINNER, Batch
+from trinity_env.fast.layout import OVER, PHASE, SCORE0, TERMINATION, TO_MOVE, WINNER, Batch
 
 # result rewards by winner: row 0 player 0 won, row 1 player 1 won, row -1 a draw (the core's)
 _RESULT_REWARDS = np.array([result_rewards(0), result_rewards(1), result_rewards(None)], np.float32)
@@ -31,13 +31,15 @@ class StepResult(NamedTuple):
     ``terminated[b]`` marks games that ended (and were restarted); ``winner[b]`` is the
     winner of a game that ended (-1 for a draw or a game still running), ``scores[b]``
     its lane scores; ``final_observations`` (when asked for) the ended games' last
-    observations, taken before the restart."""
+    observations, taken before the restart; ``termination[b]`` how it ended (the layout's
+    codes: 1 lane control, 2 full board, 3 no moves; 0 for a game still running)."""
 
     rewards: np.ndarray
     terminated: np.ndarray
     winner: np.ndarray
     scores: np.ndarray
     final_observations: np.ndarray | None = None
+    termination: np.ndarray | None = None
 
 
 def _integer_array(values, name: str) -> np.ndarray:
@@ -85,6 +87,16 @@ class FastGames:
         self._np_rng = np.random.default_rng(seed)
         self.rng = self._np_rng.integers(1, 2**63, self.num_games, dtype=np.uint64)
         self._restart(np.arange(self.num_games))
+
+    def restart(self, games: np.ndarray) -> None:
+        """Abandon ``games`` (indices) and start each anew, as a finished game restarts.
+
+        For an env that ends an episode the engine did not end (an illegal action).
+        """
+        games = _integer_array(games, "games")
+        if games.size and (games.min() < 0 or games.max() >= self.num_games):
+            raise ValueError(f"games must be indices 0-{self.num_games - 1}")
+        self._restart(np.unique(games))
 
     def _restart(self, games: np.ndarray) -> None:
         if games.size == 0:
@@ -220,9 +232,10 @@ class FastGames:
         winner = np.where(done, info[:, WINNER], -1).astype(np.int8)
         rewards[done] += _RESULT_REWARDS[winner[done]]
         scores = np.where(done[:, None], info[:, SCORE0 : SCORE0 + 2], 0).astype(np.int8)
+        termination = np.where(done, info[:, TERMINATION], 0).astype(np.int8)
         final = None if final_seats is None else self.observations(final_seats)
         self._restart(np.flatnonzero(done))
-        return StepResult(rewards, done, winner, scores, final)
+        return StepResult(rewards, done, winner, scores, final, termination)
 
     def random_actions(self, games: np.ndarray) -> np.ndarray:
         """A uniformly random legal action in each of ``games``, from the games' own seeded streams."""

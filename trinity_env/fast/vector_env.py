@@ -1,9 +1,23 @@
 """A gymnasium vector env on the fast engine: N single-agent games against an opponent.
 
 The learner's seat is random per episode, the opponent moves inside ``step()`` (in batch),
-and the learner receives its own +1 or -1, as in the single-agent env. Finished games
-restart in the same step (``AutoresetMode.SAME_STEP``): ``infos["final_obs"]`` holds the
-last observation of each game that ended, ``infos["_final_obs"]`` says which.
+and the learner receives its own +1 or -1, as in the single-agent env. It behaves like
+``gymnasium.vector.SyncVectorEnv`` over ``TrinityTowersEnv`` in the same autoreset mode, at
+batch speed:
+
+- ``autoreset_mode=AutoresetMode.NEXT_STEP`` (default, what gymnasium's wrappers such as
+  ``DtypeObservation`` and ``NormalizeObservation`` expect): a step that ends a game
+  returns its final observation; the next step ignores that env's action and returns the
+  first observation of a new game (reward 0, not terminated).
+- ``autoreset_mode=AutoresetMode.SAME_STEP``: a finished game restarts in the step that
+  ends it; ``infos["final_obs"]`` and ``infos["final_info"]`` hold what it ended with
+  (``infos["_final_obs"]`` says which envs), as gymnasium documents.
+
+Infos are shaped as gymnasium's: each key an array over envs plus a boolean ``_key`` mask:
+``action_mask`` (int8 ``[n, 256]``), ``seat``, ``winner`` (-1 until won, or a draw),
+``scores`` (``[n, 2]``), ``termination`` (``""`` until the end), ``illegal_action``. An
+action outside the mask ends that episode with reward -1 (as the single-agent env's
+``illegal_action="terminate"``); an action that is not an integer raises.
 """
 
 from __future__ import annotations
@@ -16,13 +30,22 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from trinity_env.core import NUM_ACTIONS
+from trinity_env.core import NUM_ACTIONS, IllegalMoveError
 from trinity_env.envs.config import ConfigError
 from trinity_env.envs.observation import OBSERVATION_HIGH, OBSERVATION_SIZE
 from trinity_env.envs.players import Agent
 from trinity_env.fast.games import FastGames
+from trinity_env.fast.layout import TERMINATIONS
 
 BatchPolicy = Callable[[np.ndarray, np.ndarray], np.ndarray]
+AUTORESET_MODES = {
+    **{mode: mode for mode in (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP)},
+    **{mode.value: mode for mode in (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP)},
+    "next_step": AutoresetMode.NEXT_STEP,
+    "same_step": AutoresetMode.SAME_STEP,
+}
+"""The modes the env implements, by enum, by gymnasium's value or by snake_case name."""
+_TERMINATION_NAMES = np.array([""] + [str(TERMINATIONS[code]) for code in sorted(TERMINATIONS)], dtype=object)
 
 
 class TrinityTowersVectorEnv(VectorEnv):
@@ -33,17 +56,20 @@ class TrinityTowersVectorEnv(VectorEnv):
     ``new_episodes(games)``, told which games it plays and when they restart (so it can
     draw a new opponent for each episode)."""
 
-    metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
+    metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}
 
     def __init__(
         self,
         num_envs: int,
         opponent: str | BatchPolicy | Agent = "random",
         seat: int | str = "random",
+        autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
         **config: Any,
     ):
         if seat not in (0, 1, "random") or isinstance(seat, bool):
             raise ConfigError(f"seat must be 'random', 0 or 1, got {seat!r}")
+        if autoreset_mode not in AUTORESET_MODES:
+            raise ConfigError(f"autoreset_mode must be NEXT_STEP or SAME_STEP, got {autoreset_mode!r}")
         if isinstance(opponent, str) and opponent != "random":  # "random" stays the batched kernel
             from trinity_env.agents.registry import make  # the agents import this package: no cycle at load
 
@@ -55,21 +81,97 @@ class TrinityTowersVectorEnv(VectorEnv):
         self.games = FastGames(num_envs, **config)
         self.opponent = opponent
         self.seat_choice = seat
+        self.autoreset_mode = AUTORESET_MODES[autoreset_mode]
+        self.metadata = {**type(self).metadata, "autoreset_mode": self.autoreset_mode}
         self.single_observation_space = spaces.Box(0, OBSERVATION_HIGH, (OBSERVATION_SIZE,), np.int8)
         self.single_action_space = spaces.Discrete(NUM_ACTIONS)
         self.observation_space = batch_space(self.single_observation_space, num_envs)
         self.action_space = batch_space(self.single_action_space, num_envs)
         self.seats = np.zeros(num_envs, np.int64)
-        self._pending = np.zeros(num_envs, np.float32)
+        self._pending = np.zeros(num_envs, np.float32)  # rewards of a new episode earned before its first step
+        self._autoreset = np.zeros(num_envs, bool)  # NEXT_STEP: envs whose next step starts a new episode
         self._rng = np.random.default_rng()
+
+    # ------------------------------------------------------------------ the vector API
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         self._rng = np.random.default_rng(seed)
         self.games.reset(None if seed is None else int(self._rng.integers(2**63)))
         self._choose_seats(np.arange(self.num_envs))
         self._pending[:] = 0
+        self._autoreset[:] = False
         self._pending += self._opponent_moves(np.zeros(self.num_envs, bool))
-        return self.games.observations(self.seats), {"action_mask": self.action_masks()}
+        everyone = np.ones(self.num_envs, bool)
+        return self.games.observations(self.seats), self._infos(self._running_info(), everyone)
+
+    def step(self, actions: np.ndarray):
+        actions = np.asarray(actions)
+        if actions.shape != (self.num_envs,) or (actions.size and actions.dtype.kind not in "iu"):
+            raise IllegalMoveError(
+                f"actions must be integers of shape ({self.num_envs},), got {actions.dtype} {actions.shape}"
+            )
+        actions = actions.astype(np.int64)
+        n = self.num_envs
+        rows = np.arange(n)
+        starting = self._autoreset.copy()  # NEXT_STEP: these envs start a new episode, their action ignored
+        self._autoreset[:] = False
+        acting = ~starting
+        masks = self.games.masks()
+        inside = (actions >= 0) & (actions < NUM_ACTIONS)
+        legal = inside & (masks[rows, np.clip(actions, 0, NUM_ACTIONS - 1)] == 1)
+        illegal = acting & ~legal
+        moving = np.flatnonzero(acting & legal)
+
+        rewards = np.zeros(n, np.float64)  # as SyncVectorEnv returns them
+        done = np.zeros(n, bool)
+        final_obs = self.games.observations(self.seats)  # the learner's view where an episode ends now
+        final = self._running_info()
+        if illegal.any():
+            rewards[illegal] = -1.0
+            done |= illegal
+            final["illegal_action"][illegal] = True
+            final["action_mask"][illegal] = masks[illegal]
+            self.games.restart(np.flatnonzero(illegal))
+            self._choose_seats(np.flatnonzero(illegal))
+        if moving.size:
+            result = self.games.step(actions[moving], games=moving, final_seats=self.seats)
+            rewards[moving] += result.rewards[moving, self.seats[moving]]
+            ended = result.terminated
+            self._record_end(ended, result, final, final_obs)
+            done |= ended
+            self._choose_seats(np.flatnonzero(ended))
+        paid = acting & legal  # an illegal action ends the episode at -1 flat, as in the single-agent env
+        rewards[paid] += self._pending[paid]
+        self._pending[acting] = 0
+        # the opponent moves; what a new episode earns before its first step waits in _pending
+        self._pending += self._opponent_moves(done, final_obs, final, rewards)
+
+        truncated = np.zeros(n, bool)
+        current = self.games.observations(self.seats)
+        if self.autoreset_mode == AutoresetMode.SAME_STEP:
+            infos = self._infos(self._running_info(), np.ones(n, bool))
+            if done.any():
+                final_objects = np.full(n, None, dtype=object)
+                for e in np.flatnonzero(done):
+                    final_objects[e] = final_obs[e]
+                infos["final_obs"], infos["_final_obs"] = final_objects, done.copy()
+                infos["final_info"], infos["_final_info"] = self._infos(final, done), done.copy()
+            return current, rewards, done, truncated, infos
+        # NEXT_STEP: an env that ended shows its final observation and info now, the new game next step
+        self._autoreset = done.copy()
+        observations = np.where(done[:, None], final_obs, current)
+        info = self._running_info()
+        for key, values in final.items():
+            info[key][done] = values[done]
+        return observations, rewards, done, truncated, self._infos(info, np.ones(n, bool))
+
+    def action_masks(self) -> np.ndarray:
+        """The learner's legal actions in each game, int8 ``[n, 256]`` (all zeros in a finished game)."""
+        masks = self.games.masks()
+        masks[self._autoreset] = 0
+        return masks
+
+    # ------------------------------------------------------------------ helpers
 
     def _choose_seats(self, games: np.ndarray) -> None:
         """New episodes in ``games``: the learner's seat, and the pool's opponent."""
@@ -80,35 +182,42 @@ class TrinityTowersVectorEnv(VectorEnv):
         if hasattr(self.opponent, "new_episodes") and games.size:
             self.opponent.new_episodes(games)
 
-    def action_masks(self) -> np.ndarray:
-        """The learner's legal actions in each game, booleans [n, 256]."""
-        return self.games.masks().astype(bool)
-
-    def step(self, actions: np.ndarray):
-        rows = np.arange(self.num_envs)
-        result = self.games.step(np.asarray(actions, np.int64), final_seats=self.seats)
-        rewards = result.rewards[rows, self.seats] + self._pending
-        self._pending[:] = 0
-        done = result.terminated.copy()
-        final_obs = result.final_observations
-        winner = result.winner.astype(np.int64)
-        self._choose_seats(np.flatnonzero(result.terminated))
-        # the opponent moves; rewards of games that already ended this step belong to their next episode
-        late = self._opponent_moves(done, final_obs, winner, rewards)
-        self._pending += late
-        observations = self.games.observations(self.seats)
-        infos = {
-            "action_mask": self.action_masks(),
+    def _running_info(self) -> dict[str, np.ndarray]:
+        """The infos of games still running: masks and seats, no result yet."""
+        n = self.num_envs
+        return {
+            "action_mask": self.games.masks(),
             "seat": self.seats.copy(),
-            "final_obs": final_obs,
-            "_final_obs": done.copy(),
-            "winner": np.where(done, winner, -1),
+            "winner": np.full(n, -1, np.int64),
+            "scores": np.zeros((n, 2), np.int64),
+            "termination": np.full(n, "", dtype=object),
+            "illegal_action": np.zeros(n, bool),
         }
-        truncated = np.zeros(self.num_envs, bool)
-        return observations, rewards.astype(np.float32), done, truncated, infos
 
-    def _opponent_moves(self, done, final_obs=None, winner=None, rewards=None) -> np.ndarray:
-        """Play the opponent until every game waits on the learner; return rewards for the next step."""
+    @staticmethod
+    def _record_end(ended: np.ndarray, result, final: dict, final_obs: np.ndarray) -> None:
+        final_obs[ended] = result.final_observations[ended]
+        final["action_mask"][ended] = 0
+        final["winner"][ended] = result.winner[ended]
+        final["scores"][ended] = result.scores[ended]
+        final["termination"][ended] = _TERMINATION_NAMES[result.termination[ended]]
+
+    @staticmethod
+    def _infos(info: dict[str, np.ndarray], present: np.ndarray) -> dict[str, Any]:
+        """gymnasium's layout: each key's array over envs and its ``_key`` mask of the envs it describes."""
+        out: dict[str, Any] = {}
+        for key, values in info.items():
+            out[key] = values
+            out[f"_{key}"] = present.copy()
+        return out
+
+    def _opponent_moves(self, done, final_obs=None, final=None, rewards=None) -> np.ndarray:
+        """Play the opponent until every game waits on the learner; return rewards for the next step.
+
+        A game the opponent ends within this step ends the learner's episode too (its final
+        observation and result are recorded); rewards earned in a game that had already
+        ended this step belong to the next episode.
+        """
         late = np.zeros(self.num_envs, np.float32)
         while True:
             waiting = np.flatnonzero(self.games.to_move != self.seats)
@@ -122,8 +231,7 @@ class TrinityTowersVectorEnv(VectorEnv):
             if rewards is not None:
                 first_end = ended & ~done
                 rewards += np.where(done, 0, gained)
-                final_obs[first_end] = result.final_observations[first_end]
-                winner[first_end] = result.winner[first_end]
+                self._record_end(first_end, result, final, final_obs)
                 late += np.where(done, gained, 0)
                 done |= ended
             else:
