@@ -28,7 +28,7 @@ def game_frames(seed: int) -> list:
         if terminated or truncated:
             env.step(None)
             continue
-        env.step(agents[agent].act(observation, visible_state(env.unwrapped.state, True)))
+        env.step(agents[agent].act(observation, visible_state(env.unwrapped.game_state, True)))
         frames.append(env.render())
     return frames
 

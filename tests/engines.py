@@ -235,13 +235,13 @@ class AECEngine(Engine):
         assert start is None, "the AEC env starts from reset() only"
         env = self.env
         env.reset(seed=seed)
-        record = Record(self.name, self.config.open_hands, env.unwrapped.state)
+        record = Record(self.name, self.config.open_hands, env.unwrapped.game_state)
         record.after_end = []
         for agent in env.agent_iter():
             seat, d = AGENTS.index(agent), len(record.actions)
             _, reward, termination, truncation, _ = env.last()
             record.reward("last", seat, reward)
-            record.states.append((d, env.unwrapped.state))
+            record.states.append((d, env.unwrapped.game_state))
             for other in (0, 1):
                 shown = env.observe(AGENTS[other])
                 record.show(d, other, shown["observation"], shown["action_mask"])
@@ -340,7 +340,7 @@ class RLlibEngine(StepEngine):
         self.shown, _ = self.env.reset(seed=seed)
 
     def state(self) -> GameState:
-        return self.env.state
+        return self.env.game_state
 
     def mover(self) -> int:
         (agent,) = self.shown
@@ -359,7 +359,7 @@ class RLlibEngine(StepEngine):
         return bool(terminated["__all__"])
 
     def after_end(self, record: Record) -> None:
-        record.refuses_after_end = _refused(lambda: self.env.step({AGENTS[self.env.state.to_move]: 16}))
+        record.refuses_after_end = _refused(lambda: self.env.step({AGENTS[self.env.game_state.to_move]: 16}))
 
 
 class SingleAgentEngine(Engine):
@@ -379,9 +379,9 @@ class SingleAgentEngine(Engine):
     def _opponent(self, observation) -> int:
         record, seat = self.record, 1 - self.env.seat
         if record.start is None:
-            record.start = self.env.state  # the opponent moves first: nothing has happened yet
+            record.start = self.env.game_state  # the opponent moves first: nothing has happened yet
         d = len(record.actions)
-        record.states.append((d, self.env.state))
+        record.states.append((d, self.env.game_state))
         record.show(d, seat, observation["observation"], observation["action_mask"])
         return record.act(seat, self.choose(seat, observation["action_mask"]))
 
@@ -391,11 +391,11 @@ class SingleAgentEngine(Engine):
         record, env = self.record, self.env
         observation, info = env.reset(seed=seed)
         if record.start is None:
-            record.start = env.state
+            record.start = env.game_state
         done = False
         while True:
             d, seat = len(record.actions), env.seat
-            record.states.append((d, env.state))
+            record.states.append((d, env.game_state))
             record.show(d, seat, observation, info["action_mask"])
             record.show(d, seat, mask=env.action_masks())
             if done:

@@ -59,14 +59,14 @@ def test_the_env_is_registered_with_pettingzoo():
     env = pettingzoo.make("aec", "trinity_env/TrinityTowers-v0", draft="random", first_player=1)
     env.reset(seed=3)
     assert env.agent_selection == "player_1"
-    assert env.unwrapped.state.phase == "play"
+    assert env.unwrapped.game_state.phase == "play"
 
 
 def _play_against_core(env_kwargs: dict, seed: int) -> int:
     """One random game in the env, mirrored move by move in the core; returns the steps taken."""
     env = trinity_env.env(**env_kwargs)
     env.reset(seed=seed)
-    core = env.unwrapped.state
+    core = env.unwrapped.game_state
     rng = random.Random(seed)
     steps = 0
     for agent in env.agent_iter():
@@ -86,7 +86,7 @@ def _play_against_core(env_kwargs: dict, seed: int) -> int:
         action = rng.choice(legal)
         env.step(action)
         core = core.apply(action)
-        assert env.unwrapped.state == core
+        assert env.unwrapped.game_state == core
         steps += 1
     return steps
 
@@ -125,12 +125,12 @@ def test_margin_reward_adds_up_to_the_result_plus_the_final_margin():
         env.reset(seed=seed)
         totals = {"player_0": 0.0, "player_1": 0.0}
         rng = random.Random(seed)
-        while not env.state.is_over:
-            env.step(rng.choice(env.state.legal_actions()))
+        while not env.game_state.is_over:
+            env.step(rng.choice(env.game_state.legal_actions()))
             for agent in totals:
                 totals[agent] += env.rewards[agent]
-        zero, one = lane_scores(env.state.owners)
-        sign = 1 if env.state.winner == 0 else -1
+        zero, one = lane_scores(env.game_state.owners)
+        sign = 1 if env.game_state.winner == 0 else -1
         assert totals["player_0"] == pytest.approx(sign + (zero - one) / 15)
         assert totals["player_1"] == pytest.approx(-totals["player_0"])
 
@@ -156,7 +156,7 @@ def test_reset_seeds_everything_random():
     def start(seed):
         env = raw_env(deck="random", draft="random")
         env.reset(seed=seed)
-        return env.state
+        return env.game_state
 
     assert start(1) == start(1)
     assert len({(start(s).decks, start(s).first_player) for s in range(10)}) == 10
@@ -170,13 +170,13 @@ def test_config_keywords_and_yaml_files(tmp_path):
     path.write_text("draft: fixed\nfirst_player: 1\nhands: [[0, 5, 6, 7, 8, 9, 10, 11], [5, 6, 7, 8, 9, 10, 11, 12]]\n")
     env = raw_env(config=path)
     env.reset(seed=0)
-    assert env.state.phase == "play" and env.state.to_move == 1
-    assert env.state.hand(0)[0] == standard_deck()[0]
+    assert env.game_state.phase == "play" and env.game_state.to_move == 1
+    assert env.game_state.hand(0)[0] == standard_deck()[0]
     assert raw_env(config=path, first_player=0).config.first_player == 0  # keywords override the file
     cards = [str(c) for c in standard_deck()]
     fixed = raw_env(draft="fixed", hands=[cards[5:13], cards[8:]], first_player=0)
     fixed.reset()
-    assert [str(c) for c in fixed.state.hand(1)] == cards[8:]
+    assert [str(c) for c in fixed.game_state.hand(1)] == cards[8:]
 
 
 @pytest.mark.parametrize(
@@ -258,8 +258,8 @@ def test_hidden_hands_observations_do_not_depend_on_the_opponents_hidden_cards()
     for seed in range(200):
         env = raw_env(open_hands=False, draft="random")
         env.reset(seed=seed)
-        while not env.state.is_over:
-            state = env.state
+        while not env.game_state.is_over:
+            state = env.game_state
             for seat in (0, 1):
                 swapped = _swap_hidden(state, 1 - seat, rng)
                 if swapped.status != state.status:
@@ -268,7 +268,7 @@ def test_hidden_hands_observations_do_not_depend_on_the_opponents_hidden_cards()
             env.step(rng.choice(state.legal_actions()))
     assert checked > 1000
     # with open hands the same swap is visible
-    state = env.state
+    state = env.game_state
     swapped = _swap_hidden(state, 0, random.Random(1))
     if swapped.status != state.status:
         assert (encode_observation(state, 1, True) != encode_observation(swapped, 1, True)).any()
@@ -277,8 +277,8 @@ def test_hidden_hands_observations_do_not_depend_on_the_opponents_hidden_cards()
 def test_the_state_is_the_core_state_and_gives_the_position_format():
     env = raw_env(draft="random", first_player=0)
     env.reset(seed=0)
-    assert isinstance(env.state, GameState)
-    assert GameState.from_dict(env.state.to_dict()).to_dict() == env.state.to_dict()
+    assert isinstance(env.game_state, GameState)
+    assert GameState.from_dict(env.game_state.to_dict()).to_dict() == env.game_state.to_dict()
 
 
 def test_infos_keep_one_schema_from_reset_to_the_end():
@@ -295,3 +295,13 @@ def test_infos_keep_one_schema_from_reset_to_the_end():
     assert schemas == {(("scores", "tuple"), ("termination", "str"), ("winner", "int"))}
     assert final["winner"] in (0, 1) and final["termination"] in ("lane_control", "full_board")
     assert sum(final["scores"]) > 0
+
+
+def test_state_is_pettingzoos_method_and_the_game_is_game_state():
+    """``state()`` is AECEnv's global-state method (not implemented, as in the classic games);
+    the core position is ``game_state``."""
+    env = trinity_env.env()
+    env.reset(seed=0)
+    assert isinstance(env.unwrapped.game_state, GameState)
+    with pytest.raises(NotImplementedError):
+        env.unwrapped.state()

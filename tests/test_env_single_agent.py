@@ -30,7 +30,7 @@ def test_sb3_check_env_passes():
 def test_gymnasium_make_passes_config_through():
     env = gymnasium.make("trinity_env/TrinityTowers-v0", draft="random", seat=1)
     _, info = env.reset(seed=0)
-    assert info["seat"] == 1 and env.unwrapped.state.phase == "play"
+    assert info["seat"] == 1 and env.unwrapped.game_state.phase == "play"
 
 
 class Recorder(Agent):
@@ -49,7 +49,7 @@ def _play(env: TrinityTowersEnv, seed: int) -> tuple[float, dict, int]:
     total, steps, done = 0.0, 0, False
     rng = np.random.default_rng(seed)
     while not done:
-        assert env.state.to_move == env.seat, "the learner is only asked to act on its own turn"
+        assert env.game_state.to_move == env.seat, "the learner is only asked to act on its own turn"
         assert (env.action_masks() == (info["action_mask"] == 1)).all()
         action = int(rng.choice(np.flatnonzero(env.action_masks())))
         observation, reward, done, truncated, info = env.step(action)
@@ -100,7 +100,7 @@ def test_same_seed_same_episode():
     def episode(seed):
         env = TrinityTowersEnv(deck="random")
         observation, info = env.reset(seed=seed)
-        return observation.tobytes(), info["seat"], env.state.decks
+        return observation.tobytes(), info["seat"], env.game_state.decks
 
     assert episode(4) == episode(4)
     assert episode(4) != episode(5)

@@ -40,7 +40,7 @@ def test_only_the_mover_observes_and_both_see_the_end():
         assert rewards == {}
     assert 16 < decisions <= 16 + 15  # the draft, then at most 15 placements
     assert set(observations) == set(AGENTS) and sorted(rewards.values()) == [-1.0, 1.0]
-    assert rewards[AGENTS[env.state.winner]] == 1.0
+    assert rewards[AGENTS[env.game_state.winner]] == 1.0
 
 
 def test_the_env_agrees_with_the_core():
@@ -49,7 +49,7 @@ def test_the_env_agrees_with_the_core():
     for game in range(20):
         observations, _ = env.reset(seed=game)
         state = make_config(config).new_game(random.Random(game))
-        assert env.state == state
+        assert env.game_state == state
         while not state.is_over:
             ((agent, observation),) = observations.items()
             seat = AGENTS.index(agent)
@@ -66,7 +66,7 @@ def test_illegal_and_out_of_turn_actions_are_refused():
     env.reset(seed=0)
     with pytest.raises(IllegalMoveError, match="player_0 is to move"):
         env.step({"player_1": 16})
-    illegal = int(np.flatnonzero(action_mask(env.state, 0) == 0)[-1])
+    illegal = int(np.flatnonzero(action_mask(env.game_state, 0) == 0)[-1])
     with pytest.raises(IllegalMoveError):
         env.step({"player_0": illegal})
 

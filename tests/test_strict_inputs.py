@@ -62,10 +62,10 @@ def test_numpy_integers_are_integers():
 def test_raw_env_refuses_non_integer_actions_and_moves_nothing(action):
     env = trinity_env.raw_env()
     env.reset(seed=0)
-    before = env.state
+    before = env.game_state
     with pytest.raises(IllegalMoveError, match="integer"):
         env.step(action)
-    assert env.state is before
+    assert env.game_state is before
 
 
 @pytest.mark.parametrize("action", [True, 3.7, "3"], ids=repr)

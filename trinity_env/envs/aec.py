@@ -174,7 +174,7 @@ class raw_env(AECEnv, EzPickle):
         return self.action_spaces[agent]
 
     @property
-    def state(self) -> GameState:  # type: ignore[override]
+    def game_state(self) -> GameState:
         """The current core ``GameState`` (its ``to_dict()`` is the position format once play starts)."""
         if self._game is None:
             raise RuntimeError("call reset() before reading the state")
@@ -196,7 +196,7 @@ class raw_env(AECEnv, EzPickle):
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         seat = AGENTS.index(agent)
-        game = self.state
+        game = self.game_state
         return {
             "observation": encode_observation(game, seat, self.config.open_hands),
             "action_mask": action_mask(game, seat),
@@ -209,7 +209,7 @@ class raw_env(AECEnv, EzPickle):
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        before = self.state
+        before = self.game_state
         if action is None:
             raise IllegalMoveError(f"{agent} must act: None is only for agents whose game is over")
         if not is_int(action):
@@ -243,8 +243,8 @@ class raw_env(AECEnv, EzPickle):
         if self.render_mode == "rgb_array":
             from trinity_env.envs.image import render_rgb
 
-            return render_rgb(self.state)
-        text = render_text(self.state)
+            return render_rgb(self.game_state)
+        text = render_text(self.game_state)
         if self.render_mode == "ansi":
             return text
         print(text)

@@ -63,9 +63,9 @@ class TrinityTowersEnv(gymnasium.Env):
         self._episode_over = True
 
     @property
-    def state(self) -> GameState:
+    def game_state(self) -> GameState:
         """The current core ``GameState``."""
-        return self.game.state
+        return self.game.game_state
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         super().reset(seed=seed)
@@ -75,19 +75,19 @@ class TrinityTowersEnv(gymnasium.Env):
         # the opponent may place before the learner's first turn: its shaping reward is paid
         # with the learner's first step, so a game's rewards still add up to result + margin
         self._pending = self._opponent_moves()
-        self._episode_over = self.state.is_over
+        self._episode_over = self.game_state.is_over
         return self._observation(), self._info()
 
     def step(self, action: int):
         if self._episode_over:
             raise IllegalMoveError("the episode is over (or reset() was never called): call reset()")
-        mask = action_mask(self.state, self.seat)
+        mask = action_mask(self.game_state, self.seat)
         if not is_int(action):
             raise IllegalMoveError(f"an action is an integer 0-{NUM_ACTIONS - 1}, got {describe(action)}")
         action = int(action)
         if not (0 <= action < NUM_ACTIONS and mask[action]):
             if self.illegal_action == "raise":
-                self.state.apply(action)  # raises IllegalMoveError saying why
+                self.game_state.apply(action)  # raises IllegalMoveError saying why
             self._episode_over = True
             info = self._info(illegal_action=True)
             return self._observation(), -1.0, True, False, info
@@ -96,35 +96,35 @@ class TrinityTowersEnv(gymnasium.Env):
         reward = self.game.rewards[learner] + self._pending
         self._pending = 0.0
         reward += self._opponent_moves()
-        self._episode_over = self.state.is_over
+        self._episode_over = self.game_state.is_over
         return self._observation(), float(reward), self._episode_over, False, self._info()
 
     def _opponent_moves(self) -> float:
         """Let the opponent play until it is the learner's turn; the learner's rewards meanwhile."""
         learner, reward = AGENTS[self.seat], 0.0
         other = 1 - self.seat
-        while not self.state.is_over and self.state.to_move == other:
+        while not self.game_state.is_over and self.game_state.to_move == other:
             observation = self.game.observe(AGENTS[other])
-            self.game.step(self.opponent.act(observation, visible_state(self.state, self.game.config.open_hands)))
+            self.game.step(self.opponent.act(observation, visible_state(self.game_state, self.game.config.open_hands)))
             reward += self.game.rewards[learner]
         return reward
 
     def action_masks(self) -> np.ndarray:
         """The learner's legal actions as booleans (sb3-contrib's MaskablePPO calls this)."""
-        return action_mask(self.state, self.seat).astype(bool)
+        return action_mask(self.game_state, self.seat).astype(bool)
 
     def _observation(self) -> np.ndarray:
-        return encode_observation(self.state, self.seat, self.game.config.open_hands)
+        return encode_observation(self.game_state, self.seat, self.game.config.open_hands)
 
     def _info(self, illegal_action: bool = False) -> dict[str, Any]:
         """The same keys and types at every step (vector wrappers and replay buffers stack them):
         ``winner`` is -1 until the game is won (or for a draw), ``termination`` ``""`` until it ends."""
-        outcome = self.state.outcome
+        outcome = self.game_state.outcome
         return {
             "seat": self.seat,
-            "action_mask": action_mask(self.state, self.seat),
+            "action_mask": action_mask(self.game_state, self.seat),
             "winner": -1 if outcome is None or outcome.winner is None else outcome.winner,
-            "scores": np.array(lane_scores(self.state.owners), np.int64),
+            "scores": np.array(lane_scores(self.game_state.owners), np.int64),
             "termination": "" if outcome is None else outcome.termination.value,
             "illegal_action": illegal_action,
         }
@@ -136,5 +136,5 @@ class TrinityTowersEnv(gymnasium.Env):
         if self.render_mode == "rgb_array":
             from trinity_env.envs.image import render_rgb
 
-            return render_rgb(self.state)
-        return str(self.state)
+            return render_rgb(self.game_state)
+        return str(self.game_state)

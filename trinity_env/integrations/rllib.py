@@ -62,27 +62,27 @@ class TrinityTowersMultiAgentEnv(MultiAgentEnv):
         self.observation_spaces = {agent: observation_space() for agent in AGENTS}
         self.action_spaces = {agent: gym.spaces.Discrete(NUM_ACTIONS) for agent in AGENTS}
         self._rng = random.Random()
-        self.state: GameState | None = None
+        self.game_state: GameState | None = None
 
     def _observe(self, seat: int) -> dict[str, np.ndarray]:
         return {
-            "observations": encode_observation(self.state, seat, self.config.open_hands).astype(np.float32),
-            "action_mask": action_mask(self.state, seat).astype(np.float32),
+            "observations": encode_observation(self.game_state, seat, self.config.open_hands).astype(np.float32),
+            "action_mask": action_mask(self.game_state, seat).astype(np.float32),
         }
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         if seed is not None:
             self._rng.seed(seed)
-        self.state = self.config.new_game(self._rng)
-        mover = self.state.to_move
+        self.game_state = self.config.new_game(self._rng)
+        mover = self.game_state.to_move
         return {AGENTS[mover]: self._observe(mover)}, {}
 
     def step(self, action_dict: dict[str, int]):
-        before = self.state
+        before = self.game_state
         mover = before.to_move
         if AGENTS[mover] not in action_dict:
             raise IllegalMoveError(f"{AGENTS[mover]} is to move, got actions for {sorted(action_dict)}")
-        after = self.state = before.apply(int(action_dict[AGENTS[mover]]))
+        after = self.game_state = before.apply(int(action_dict[AGENTS[mover]]))
         rewards: dict[str, float] = {}
         if self.config.reward == "margin" and after.last.tile is not None:
             shaping = margin_shaping(before.owners, after.owners)
