@@ -42,6 +42,14 @@ def test_train_checkpoints_evaluates_and_reports(tmp_path):
         and "| endgame suite |" in report.read_text()
         and (tmp_path / "win_rate.png").is_file()
     )
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    events = EventAccumulator(str(tmp_path / "tb"))
+    events.Reload()
+    logged = set(events.Tags()["scalars"])  # what CleanRL logs: the run explains itself
+    assert {"loss/policy", "loss/value", "loss/entropy", "loss/approx_kl", "loss/clipfrac", "loss/explained_variance",
+            "train/learning_rate", "train/win_rate_vs_pool", "eval/random", "eval/endgames"} <= logged  # fmt: skip
+    assert "hyperparameters/text_summary" in events.Tags()["tensors"]
     agent = make(str(tmp_path))  # a run folder names its best policy
     assert make(str(tmp_path / "best")).network is not None  # so does RUN/best, as in `trinity play --opponent`
     final = play_game((agent, make("random")), make_config(draft="random"), seed=1)
@@ -99,6 +107,51 @@ def test_corrupt_or_mismatched_checkpoints_are_refused(tmp_path):
 def test_bad_training_configs_name_the_field(change, message):
     with pytest.raises(TrainConfigError, match=message):
         TrainConfig.from_dict(TINY | change)
+
+
+def test_every_config_field_is_documented():
+    import ast
+    import inspect
+    import itertools
+    from dataclasses import fields
+
+    from training.rllib_selfplay import RLlibConfig
+
+    for cls in (TrainConfig, RLlibConfig):
+        body = ast.parse(inspect.getsource(cls)).body[0].body
+        documented = {
+            statement.target.id
+            for statement, following in itertools.pairwise(body)
+            if isinstance(statement, ast.AnnAssign)
+            and isinstance(following, ast.Expr)
+            and isinstance(following.value, ast.Constant)
+            and isinstance(following.value.value, str)
+        }
+        assert {f.name for f in fields(cls)} <= documented, {f.name for f in fields(cls)} - documented
+
+
+def test_the_win_rate_against_the_pool_counts_games_not_positive_rewards():
+    import numpy as np
+
+    from training.fast_ppo import KINDS, OpponentPool, Rollout, collect_rollout
+    from trinity_env.fast.vector_env import TrinityTowersVectorEnv
+
+    config = TrainConfig.from_dict(TINY | {"p_latest": 0.3, "env": {"draft": "random", "reward": "margin"}})
+    torch.manual_seed(0)
+    network = PolicyNetwork(32, 2)
+    pool = OpponentPool(config, np.random.default_rng(0))
+    pool.add_snapshot(network)
+    env = TrinityTowersVectorEnv(config.num_games, opponent=pool, autoreset_mode="same_step", **config.env)
+    pool.games = env.games
+    observations, infos = env.reset(seed=0)
+    rollout = Rollout.empty(48, config.num_games, observations.shape[1])
+    collect_rollout(network, env, pool, rollout, observations, infos["action_mask"])
+    ended = rollout.games_ended.sum()
+    assert ended == rollout.dones.sum() > 20 and rollout.games_ended[KINDS.index("random")] > 0
+    assert (rollout.rewards > 0).sum() > ended  # margin shaping rewards many moves: counting them was wrong
+    assert 0 < rollout.points.sum() < ended and (rollout.points <= rollout.games_ended).all()
+    final = rollout.rewards[rollout.dones.bool()]  # a won game ends on a reward of about +1, a lost one -1
+    assert abs(rollout.points.sum() - float((final > 0).sum())) <= 0.1 * ended
 
 
 def test_the_shipped_configs_load():
@@ -194,10 +247,19 @@ def test_selfplay_ppo_trains_checkpoints_resumes_and_evaluates(tmp_path):
     assert list((tmp_path / "tb").glob("*/events.out.tfevents.*"))
     for name in ("best.zip", "latest.zip", "metrics.csv"):
         assert (tmp_path / name).is_file()
+    from training.evaluation import selection_score
+
+    first = json.loads(MaskablePPO.load(tmp_path / "latest.zip").trinity_state)
+    assert first["best"] == max(selection_score(h["results"]) for h in history)
+    kept = (tmp_path / "best.zip").read_bytes()
     longer = TrainConfig.from_dict(TINY | {"total_steps": 1536, "snapshot_every": 256, "eval_every": 512})
     resumed = selfplay_ppo.train(longer, tmp_path, resume=True, progress=False)
-    assert resumed[-1]["steps"] >= 1536
-    assert MaskablePPO.load(tmp_path / "latest.zip").num_timesteps >= 1536
+    assert resumed[-1]["steps"] >= 1536 and [h["steps"] for h in resumed][:2] == [512, 1024]  # history kept
+    model = MaskablePPO.load(tmp_path / "latest.zip")
+    assert model.num_timesteps >= 1536
+    later = [selection_score(h["results"]) for h in resumed[2:]]
+    assert json.loads(model.trinity_state)["best"] == max(first["best"], *later)  # best restored, not reset
+    assert ((tmp_path / "best.zip").read_bytes() == kept) == (max(later) <= first["best"])
     agent = make(str(tmp_path / "best"))  # RUN/best names best.zip, as in `trinity play --opponent RUN/best`
     assert play_game((agent, make("random")), make_config(draft="random"), seed=2).is_over
     (tmp_path / "broken.zip").write_bytes(b"PK not really")

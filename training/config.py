@@ -1,10 +1,19 @@
-"""One typed training config, loaded from ``configs/train/*.yaml`` and validated field by field."""
+"""One typed training config, loaded from ``configs/train/*.yaml`` and validated field by field.
+
+A config is a frozen dataclass whose fields carry their own docstrings (CleanRL's ``Args``).
+Loading is strict: an unknown field, a value of the wrong type (an ``int`` field takes no
+bool, float or string; a ``float`` field takes an int), a NaN or infinite float, a value
+out of range, a bad ``env`` or an agent spec in ``eval_opponents`` that names no agent is a
+``TrainConfigError`` naming the field, raised when the config is loaded, not when the
+trainer first needs the value.
+"""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import yaml
 
@@ -20,48 +29,90 @@ class TrainConfigError(TrinityError):
 class YAMLConfig:
     """Loading and checking for the training configs: YAML in, typed and validated fields out."""
 
+    resume_may_change: ClassVar[frozenset[str]] = frozenset()
+    """Fields that may differ from the run's ``config.json`` when a run is resumed (see ``training.run_folder``)."""
+
     @classmethod
     def load(cls, name_or_path: str | Path, **overrides: Any):
+        """The config in ``configs/train/NAME.yaml`` or at a YAML path, with ``overrides`` on top."""
         text = str(name_or_path)
-        path = Path(text) if text.endswith((".yaml", ".yml")) or Path(text).is_file() else CONFIG_DIR / f"{text}.yaml"
+        named = not (text.endswith((".yaml", ".yml")) or Path(text).is_file())
+        path = CONFIG_DIR / f"{text}.yaml" if named else Path(text)
+        if named and not path.is_file():
+            known = ", ".join(sorted(p.stem for p in CONFIG_DIR.glob("*.yaml")))
+            raise TrainConfigError(f"no training config named {text!r} (configs/train holds {known}; or give a path)")
         try:
             data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
         except OSError as err:
-            raise TrainConfigError(f"cannot read training config {path}: {err.strerror}") from None
+            raise TrainConfigError(f"cannot read training config {path}: {err.strerror or err}") from None
         except yaml.YAMLError as err:
-            raise TrainConfigError(f"training config {path} is not valid YAML: {err}") from None
+            problem = " ".join(str(err).split())
+            raise TrainConfigError(f"training config {path} is not valid YAML: {problem}") from None
         if not isinstance(data, dict):
             raise TrainConfigError(f"training config {path}: expected a mapping of fields")
         return cls.from_dict(data | overrides, source=str(path))
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], source: str = "config"):
-        known = {f.name: f for f in fields(cls)}
-        unknown = set(data) - set(known)
+        """A checked config from a mapping of fields (missing fields keep their defaults)."""
+        known = {f.name for f in fields(cls)}
+        unknown = set(data) - known
         if unknown:
-            raise TrainConfigError(f"{source}: unknown field(s) {', '.join(sorted(unknown))}")
-        values: dict[str, Any] = {}
+            raise TrainConfigError(f"{source}: unknown field(s) {', '.join(sorted(map(str, unknown)))}")
         defaults = cls()
-        for name, value in data.items():
-            expected = type(getattr(defaults, name))
-            if expected is float and isinstance(value, int) and not isinstance(value, bool):
-                value = float(value)
-            if expected is tuple and isinstance(value, list):
-                value = tuple(value)
-            if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
-                raise TrainConfigError(f"{source}: field {name!r} must be {expected.__name__}, got {value!r}")
-            values[name] = value
+        values = {name: _typed(source, name, value, getattr(defaults, name)) for name, value in data.items()}
         config = cls(**values)
         config.check(source)
         return config
 
     def check(self, source: str = "config") -> None:
         """Raise ``TrainConfigError`` naming the first bad field."""
+        self._check_common(source)
+
+    def _check_common(self, source: str) -> None:
+        """Finite floats, a non-negative seed, a valid ``env`` and agent specs that name agents."""
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, float) and not math.isfinite(value):
+                raise TrainConfigError(f"{source}: field {f.name!r} must be a finite number, got {value}")
+        if getattr(self, "seed", 0) < 0:
+            raise TrainConfigError(f"{source}: field 'seed' must be at least 0, got {self.seed}")
+        if hasattr(self, "env"):
+            from trinity_env.envs.config import make_config
+
+            try:
+                make_config(self.env)
+            except TrinityError as err:
+                raise TrainConfigError(f"{source}: field 'env': {err}") from None
+        if hasattr(self, "eval_opponents"):
+            self._check_opponents(source)
+
+    def _check_opponents(self, source: str) -> None:
+        from trinity_env.agents.registry import make
+
+        if len(set(self.eval_opponents)) != len(self.eval_opponents):
+            twice = list(self.eval_opponents)
+            raise TrainConfigError(f"{source}: field 'eval_opponents' names an agent twice: {twice}")
+        for spec in self.eval_opponents:
+            try:
+                make(spec)
+            except TrinityError as err:
+                raise TrainConfigError(f"{source}: field 'eval_opponents': {err}") from None
 
     def _check_positive(self, source: str, names: tuple[str, ...]) -> None:
         for name in names:
             if getattr(self, name) < 1:
                 raise TrainConfigError(f"{source}: field {name!r} must be at least 1, got {getattr(self, name)}")
+
+    def _check_above_zero(self, source: str, names: tuple[str, ...]) -> None:
+        for name in names:
+            if not getattr(self, name) > 0:
+                raise TrainConfigError(f"{source}: field {name!r} must be above 0, got {getattr(self, name)}")
+
+    def _check_not_negative(self, source: str, names: tuple[str, ...]) -> None:
+        for name in names:
+            if getattr(self, name) < 0:
+                raise TrainConfigError(f"{source}: field {name!r} must be at least 0, got {getattr(self, name)}")
 
     def _check_unit(self, source: str, names: tuple[str, ...]) -> None:
         for name in names:
@@ -75,36 +126,71 @@ class YAMLConfig:
             )
 
     def to_dict(self) -> dict[str, Any]:
+        """The fields as plain data (tuples as lists): what ``config.json`` holds."""
         return {f.name: (list(v) if isinstance(v := getattr(self, f.name), tuple) else v) for f in fields(self)}
+
+    def table(self) -> str:
+        """The fields as a markdown table (the TensorBoard hyperparameter text, as CleanRL logs it)."""
+        rows = "\n".join(f"|{name}|{value}|" for name, value in self.to_dict().items())
+        return "|field|value|\n|-|-|\n" + rows
+
+
+def _typed(source: str, name: str, value: Any, default: Any) -> Any:
+    """``value`` as the type of ``default``, strictly: bool is no int, a float no int, a string no number."""
+    expected = type(default)
+    if expected is float and isinstance(value, int) and not isinstance(value, bool):
+        value = float(value)
+    if expected is tuple and isinstance(value, list):
+        value = tuple(value)
+    if not isinstance(value, expected) or (expected is not bool and isinstance(value, bool)):
+        raise TrainConfigError(f"{source}: field {name!r} must be {expected.__name__}, got {value!r}")
+    if expected is tuple and not all(isinstance(item, str) for item in value):
+        raise TrainConfigError(f"{source}: field {name!r} must be a list of strings, got {list(value)!r}")
+    if expected is dict and not all(isinstance(key, str) for key in value):
+        raise TrainConfigError(f"{source}: field {name!r} must map names to values, got {value!r}")
+    return value
 
 
 @dataclass(frozen=True)
 class TrainConfig(YAMLConfig):
+    """The config of ``fast_ppo`` and ``selfplay_ppo`` (``configs/train/quick.yaml``, ``standard.yaml``)."""
+
     seed: int = 0
     """Seeds the games, the network, the opponent pool and the samples: same seed, same run."""
     total_steps: int = 1_000_000
-    """Learner decisions to train for (each game contributes only the learner's moves)."""
+    """Learner decisions to train for (each game contributes only the learner's moves): the schedule.
+    Training runs ``ceil(total_steps / (num_games * rollout_steps))`` updates and ``anneal_lr`` plans over it."""
     max_minutes: float = 0.0
-    """Stop training after this many minutes even if ``total_steps`` is not reached (0: no limit)."""
+    """A safety stop: end this invocation after that many minutes even if ``total_steps`` is not reached
+    (0: no limit). It does not change the schedule; ``--resume`` continues a stopped run exactly."""
     num_games: int = 256
-    """Games played in lockstep on the fast engine."""
+    """Games played in lockstep on the fast engine (the vector env's size)."""
     rollout_steps: int = 32
     """Learner decisions per game between two updates (batch = num_games * rollout_steps)."""
     learning_rate: float = 3e-4
+    """Adam's step size (above 0); the start of the schedule when ``anneal_lr`` is on."""
     anneal_lr: bool = False
     """Lower the learning rate linearly to zero over ``total_steps`` (fast_ppo)."""
     gamma: float = 1.0
-    """Discount; the game is short and only its result is rewarded."""
+    """Discount, in [0, 1]; the game is short and only its result is rewarded."""
     gae_lambda: float = 0.95
+    """GAE's lambda, in [0, 1]: 0 bootstraps every step from the value, 1 uses whole returns."""
     clip: float = 0.2
+    """PPO's clip range (above 0): the new policy's probability ratio counts only within [1 - clip, 1 + clip]."""
     epochs: int = 4
+    """Passes over each rollout in the update."""
     minibatches: int = 4
+    """Minibatches per epoch; ``num_games * rollout_steps`` must split evenly into them."""
     entropy: float = 0.01
+    """Weight of the entropy bonus in the loss (at least 0)."""
     value_coef: float = 0.5
+    """Weight of the value loss in the loss (at least 0)."""
     max_grad_norm: float = 0.5
+    """Gradients are clipped to this global norm (above 0)."""
     hidden: int = 256
     """Width of the policy network's hidden layers."""
     layers: int = 2
+    """Hidden layers of the policy network (tanh MLP)."""
     tactics: bool = False
     """Give the policy per-placement tactical features (captures, domino, lane completion, blocks)."""
     p_latest: float = 0.5
@@ -114,29 +200,44 @@ class TrainConfig(YAMLConfig):
     p_greedy: float = 0.2
     """Chance that it is the greedy baseline; otherwise a past snapshot, uniformly."""
     snapshot_every: int = 100_000
-    """Learner steps between snapshots joining the opponent pool (and checkpoints)."""
+    """Learner steps between snapshots joining the opponent pool (and checkpoints, ``latest.pt``)."""
     pool_size: int = 8
     """Past snapshots kept in the pool (the oldest leave first)."""
     eval_every: int = 200_000
-    """Learner steps between evaluations."""
+    """Learner steps between evaluations (and at the last step)."""
     eval_games: int = 100
     """Seat-swapped games against each evaluation opponent."""
     eval_opponents: tuple[str, ...] = ("random", "greedy")
-    """Agent specs to evaluate against (``mcts:400`` too: about 15 ms a game)."""
+    """Agent specs to evaluate against (``mcts:400`` too: about 15 ms a game); checked with ``agents.make``."""
     eval_endgames: bool = True
     """Also score the endgame suite: the share of its won positions where the learner finds a winning move."""
     tensorboard: bool = True
     """Log losses and evaluations to TensorBoard in ``RUN/tb`` (``metrics.csv`` is always written)."""
+    torch_threads: int = 1
+    """torch's intra-op threads while training. Results are bit-identical only for the same count (so it is part of
+    the run), and one thread is the fast choice on a small or shared machine: with two threads on a busy 2-core
+    machine the trainer ran 4x slower."""
     draft_share: float = 0.0
     """With ``env: {draft: random}``: the share of training games that start with the draft instead of dealt
     hands, so the learner also learns to pick (evaluation games stay dealt)."""
     env: dict[str, Any] = field(default_factory=lambda: {"draft": "pick"})
-    """Environment config (rules, deck, draft) for training and evaluation."""
+    """Environment config (rules, deck, draft) for training and evaluation; checked with ``make_config``."""
+
+    resume_may_change: ClassVar[frozenset[str]] = frozenset(
+        {"total_steps", "max_minutes", "eval_every", "eval_games", "eval_opponents", "eval_endgames", "tensorboard"}
+    )
+    """How long to train, the safety stop, what is measured and where it is logged: none of them changes what the
+    learner sees up to a given step. Everything else (network, hyperparameters, pool, rules, seed, torch_threads)
+    must match the run's ``config.json``. With ``anneal_lr``, a new ``total_steps`` re-plans the rest of the
+    schedule."""
 
     def check(self, source: str = "config") -> None:
+        self._check_common(source)
         positive = ("total_steps", "num_games", "rollout_steps", "epochs", "minibatches", "hidden", "layers",
-                    "snapshot_every", "pool_size", "eval_every", "eval_games")  # fmt: skip
+                    "snapshot_every", "pool_size", "eval_every", "eval_games", "torch_threads")  # fmt: skip
         self._check_positive(source, positive)
+        self._check_above_zero(source, ("learning_rate", "clip", "max_grad_norm"))
+        self._check_not_negative(source, ("max_minutes", "entropy", "value_coef"))
         self._check_unit(source, ("gamma", "gae_lambda", "p_latest", "p_random", "p_greedy", "draft_share"))
         self._check_evaluation(source)
         if self.p_latest + self.p_random + self.p_greedy > 1:

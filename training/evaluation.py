@@ -1,9 +1,9 @@
-"""What both trainers measure and where they write it.
+"""What the trainers measure and where they write it.
 
 An evaluation plays the learner's best moves against each evaluation opponent, seats
 swapped, and (with ``eval_endgames``) scores it on the endgame suite. Results go to
-``metrics.csv`` (one row per opponent per evaluation, easy to load anywhere) and to
-TensorBoard (``RUN/tb``), beside the trainer's own losses.
+``metrics.csv`` (one row per opponent per evaluation: steps, seconds, opponent, rate, low,
+high; easy to load anywhere) and to TensorBoard (``RUN/tb``), beside the trainer's own losses.
 """
 
 from __future__ import annotations
@@ -48,26 +48,47 @@ def evaluate_agent(learner: Agent, config: YAMLConfig, seed: int) -> Results:
     return results
 
 
-def selection_score(results: Results, config: YAMLConfig) -> float:
-    """What ``best`` maximises: the worst win rate over the evaluation opponents."""
-    return min(results[spec][0] for spec in config.eval_opponents) if config.eval_opponents else results[ENDGAMES][0]
+def selection_score(results: Results) -> float:
+    """What ``best`` maximises: the worst win rate over the evaluation's opponents (else the endgame score)."""
+    rates = [rate for spec, (rate, _, _) in results.items() if spec != ENDGAMES]
+    return min(rates) if rates else results[ENDGAMES][0]
+
+
+def history_from_json(history: list[dict]) -> list[dict]:
+    """An evaluation history read back from JSON: each result a ``(rate, low, high)`` tuple again."""
+    return [h | {"results": {spec: tuple(v) for spec, v in h["results"].items()}} for h in history]
 
 
 class RunLog:
-    """``metrics.csv`` and TensorBoard scalars for one run; appends, so a resumed run continues both."""
+    """``metrics.csv`` and TensorBoard scalars for one run.
 
-    def __init__(self, run: Path, tensorboard: bool = True):
-        self._csv = (run / "metrics.csv").open("a", newline="", encoding="utf-8")
+    ``resume_from``: the checkpoint's step count and evaluation history when a run resumes.
+    ``metrics.csv`` is then rewritten from that history and TensorBoard hides every event past
+    that step, so rows and points logged after the checkpoint (by a killed or stopped
+    session) are gone and the resumed run continues both files as if never stopped.
+    """
+
+    def __init__(self, run: Path, tensorboard: bool = True, resume_from: tuple[int, list[dict]] | None = None):
+        path = run / "metrics.csv"
+        if resume_from is not None:
+            temporary = path.with_suffix(".csv.tmp")
+            with temporary.open("w", newline="", encoding="utf-8") as handle:
+                writer = csv.writer(handle)
+                for record in resume_from[1]:
+                    writer.writerows(_rows(record["steps"], record["seconds"], record["results"]))
+            temporary.replace(path)
+        self._csv = path.open("a", newline="", encoding="utf-8")
         self._rows = csv.writer(self._csv)
         self._board = None
         if tensorboard:
             from torch.utils.tensorboard import SummaryWriter
 
-            self._board = SummaryWriter(str(run / "tb"))
+            purge = None if resume_from is None else resume_from[0] + 1
+            self._board = SummaryWriter(str(run / "tb"), purge_step=purge)
 
     def results(self, steps: int, seconds: float, results: Results) -> None:
-        for spec, (rate, low, high) in results.items():
-            self._rows.writerow([steps, round(seconds, 1), spec, rate, low, high])
+        self._rows.writerows(_rows(steps, seconds, results))
+        for spec, (rate, _, _) in results.items():
             self.scalar(f"eval/{spec}", rate, steps)
         self._csv.flush()
 
@@ -75,7 +96,16 @@ class RunLog:
         if self._board is not None:
             self._board.add_scalar(name, value, steps)
 
+    def text(self, name: str, text: str, steps: int) -> None:
+        """A markdown text in TensorBoard's text tab (the hyperparameter table)."""
+        if self._board is not None:
+            self._board.add_text(name, text, steps)
+
     def close(self) -> None:
         self._csv.close()
         if self._board is not None:
             self._board.close()
+
+
+def _rows(steps: int, seconds: float, results: Results) -> list[list]:
+    return [[steps, round(seconds, 1), spec, rate, low, high] for spec, (rate, low, high) in results.items()]

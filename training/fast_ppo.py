@@ -1,13 +1,23 @@
 """PPO with action masking on the batched fast engine, against an opponent pool.
 
-Read it top to bottom: the opponent pool, evaluation, checkpoints, then ``train``.
-``num_games`` games run in lockstep; in each the learner holds a random seat and the
-opponent, drawn per episode from the pool (the latest snapshot, a past snapshot, the
-greedy baseline or the random agent), moves inside the vector env with one batched
-forward pass (or one greedy kernel call) per opponent.
-The learner's trajectory holds only its own decisions and ends with its own +1 or -1.
+Read it top to bottom: the opponent pool; one PPO iteration in three steps
+(``collect_rollout``, ``compute_advantages``, ``update``); the checkpoint; ``train``; the
+command line. ``num_games`` games run in lockstep; in each the learner holds a random seat
+and the opponent, drawn per episode from the pool (the latest snapshot, a past snapshot, the
+greedy baseline or the random agent), moves inside the vector env with one batched forward
+pass (or one greedy kernel call) per opponent. The learner's trajectory holds only its own
+decisions and ends with its own +1 or -1.
 
-Usage: python -m training.fast_ppo --config quick --run runs/quick [--resume]
+The budget is ``total_steps`` learner steps: it fixes the schedule (learning-rate annealing,
+snapshots, evaluations), so a seed gives the same agent on any machine; ``max_minutes`` is
+only a safety stop. ``latest.pt`` holds everything the rest of a run depends on (network,
+optimiser, opponent pool and its draws, the games in progress, the random states, the
+evaluation history, the training time so far): a resumed run continues exactly as the
+uninterrupted one would, weights and ``metrics.csv`` alike. It is written atomically at
+every snapshot and evaluation and when a run stops (Ctrl-C, ``max_minutes``); a run killed
+outright loses at most one snapshot interval. Run-folder rules: ``training.run_folder``.
+
+Usage: python -m training.fast_ppo --config quick --run runs/quick [--resume | --overwrite]
 """
 
 from __future__ import annotations
@@ -15,17 +25,24 @@ from __future__ import annotations
 import argparse
 import copy
 import json
+import math
+import sys
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import torch
 from torch import nn
+from torch.optim import Adam
 from tqdm import tqdm
 
 from training.config import TrainConfig
-from training.evaluation import Results, RunLog, evaluate_agent, selection_score
+from training.env_state import env_state, load_env_state
+from training.evaluation import Results, RunLog, evaluate_agent, history_from_json, selection_score
 from training.report import format_results, write_report
+from training.run_folder import claim
+from training.session import GracefulStop, TrainingInterrupted, add_run_arguments, run_command, torch_threads
 from trinity_env.agents.policy import NetworkAgent, PolicyNetwork, load_checkpoint, save_checkpoint
 from trinity_env.agents.tactics import tactical_features
 from trinity_env.fast.games import FastGames
@@ -34,17 +51,19 @@ from trinity_env.fast.vector_env import TrinityTowersVectorEnv
 from trinity_env.search.baselines import greedy_batch
 
 RANDOM, GREEDY = -1, -2
+KINDS = ("random", "greedy", "latest", "past")
+"""The kinds of pool opponent, as ``train/win_rate_vs_KIND`` names them."""
 
 
 class OpponentPool:
     """Per-episode opponents: latest snapshot, a past snapshot, greedy or random; played in batch."""
 
-    def __init__(self, config: TrainConfig, num_games: int, rng: np.random.Generator):
+    def __init__(self, config: TrainConfig, rng: np.random.Generator):
         self.config = config
         self.rng = rng
         self.latest: PolicyNetwork | None = None
         self.past: list[PolicyNetwork] = []
-        self.assigned = np.full(num_games, RANDOM, np.int64)  # or GREEDY, 0 latest, k >= 1 past[k - 1]
+        self.assigned = np.full(config.num_games, RANDOM, np.int64)  # or GREEDY, 0 latest, k >= 1 past[k - 1]
         self.games: FastGames | None = None  # the env's games, which greedy reads
         self._scratch = tuple(Batch.empty(1))
 
@@ -82,175 +101,400 @@ class OpponentPool:
                 actions[rows] = network.act(observations[rows], masks[rows], greedy=False)
         return actions
 
+    def kinds(self) -> np.ndarray:
+        """Each game's opponent as an index into ``KINDS``."""
+        a = self.assigned
+        return np.select([a == RANDOM, a == GREEDY, a == 0], [0, 1, 2], 3)
+
+    def state_dict(self) -> dict:
+        return {
+            "snapshots": [p.state_dict() for p in ([self.latest] if self.latest else []) + self.past],
+            "assigned": torch.from_numpy(self.assigned.copy()),
+            "rng": json.dumps(self.rng.bit_generator.state),
+        }
+
+    def load_state_dict(self, state: dict) -> None:
+        snapshots = []
+        for weights in state["snapshots"]:
+            snapshot = PolicyNetwork(self.config.hidden, self.config.layers, self.config.tactics)
+            snapshot.load_state_dict(weights)
+            snapshots.append(snapshot.eval())
+        self.latest, self.past = (snapshots[0], snapshots[1:]) if snapshots else (None, [])
+        self.assigned[:] = state["assigned"].numpy()
+        self.rng.bit_generator.state = json.loads(state["rng"])
+
+
+# ------------------------------------------------------------------------------ one PPO iteration
+
+
+@dataclass
+class Rollout:
+    """One rollout: ``T = rollout_steps`` learner decisions in each of ``B = num_games`` games."""
+
+    observations: np.ndarray  # int8 [T, B, 339]
+    masks: np.ndarray  # bool [T, B, 256]
+    actions: torch.Tensor  # [T, B]
+    logprobs: torch.Tensor
+    values: torch.Tensor
+    rewards: torch.Tensor
+    dones: torch.Tensor
+    next_observations: np.ndarray | None = None  # where the games stand after the rollout (to bootstrap)
+    next_masks: np.ndarray | None = None
+    games_ended: np.ndarray = field(default_factory=lambda: np.zeros(len(KINDS)))  # per opponent kind
+    points: np.ndarray = field(default_factory=lambda: np.zeros(len(KINDS)))  # 1 a win, 1/2 a draw
+
+    @classmethod
+    def empty(cls, steps: int, games: int, observation_size: int) -> Rollout:
+        return cls(
+            np.zeros((steps, games, observation_size), np.int8),
+            np.zeros((steps, games, 256), bool),
+            torch.zeros((steps, games), dtype=torch.long),
+            *(torch.zeros((steps, games)) for _ in range(4)),
+        )
+
+
+def collect_rollout(
+    network: PolicyNetwork, env: TrinityTowersVectorEnv, pool: OpponentPool, rollout: Rollout,
+    observations: np.ndarray, masks: np.ndarray,
+) -> Rollout:  # fmt: skip
+    """Play ``rollout_steps`` learner decisions in every game, sampling from ``network``; fill ``rollout``.
+
+    Game results (for ``train/win_rate_vs_*``) come from the env's ``winner``, not from rewards,
+    which ``reward: margin`` shapes."""
+    rollout.games_ended[:], rollout.points[:] = 0, 0
+    for t in range(rollout.actions.shape[0]):
+        rollout.observations[t], rollout.masks[t] = observations, masks
+        with torch.no_grad():
+            logits, value = network(torch.as_tensor(observations), torch.as_tensor(masks))
+            distribution = torch.distributions.Categorical(logits=logits)
+            action = distribution.sample()
+        rollout.actions[t], rollout.logprobs[t], rollout.values[t] = action, distribution.log_prob(action), value
+        seats, kinds = env.seats.copy(), pool.kinds()  # before the step restarts finished games
+        observations, reward, terminated, _, infos = env.step(action.numpy())
+        masks = infos["action_mask"]
+        rollout.rewards[t], rollout.dones[t] = torch.as_tensor(reward), torch.as_tensor(terminated, dtype=torch.float32)
+        winner = infos["final_info"]["winner"][terminated] if terminated.any() else infos["winner"][terminated]
+        points = (winner == seats[terminated]) + 0.5 * (winner == -1)
+        np.add.at(rollout.games_ended, kinds[terminated], 1)
+        np.add.at(rollout.points, kinds[terminated], points)
+    rollout.next_observations, rollout.next_masks = observations, masks
+    return rollout
+
+
+def compute_advantages(network: PolicyNetwork, rollout: Rollout, config: TrainConfig) -> tuple[torch.Tensor, ...]:
+    """GAE advantages and returns, cut at each game's end and bootstrapped from the value after the rollout."""
+    T, B = rollout.actions.shape
+    with torch.no_grad():
+        _, next_value = network(torch.as_tensor(rollout.next_observations), torch.as_tensor(rollout.next_masks))
+        advantages = torch.zeros((T, B))
+        running = torch.zeros(B)
+        for t in reversed(range(T)):
+            following = next_value if t == T - 1 else rollout.values[t + 1]
+            alive = 1.0 - rollout.dones[t]
+            delta = rollout.rewards[t] + config.gamma * following * alive - rollout.values[t]
+            running = delta + config.gamma * config.gae_lambda * alive * running
+            advantages[t] = running
+    return advantages, advantages + rollout.values
+
+
+def update(
+    network: PolicyNetwork, optimizer: torch.optim.Optimizer, rollout: Rollout,
+    advantages: torch.Tensor, returns: torch.Tensor, config: TrainConfig,
+) -> dict[str, float]:  # fmt: skip
+    """The clipped PPO update: ``epochs`` passes over the rollout in ``minibatches``.
+
+    Returns CleanRL's diagnostics, averaged over the minibatches: the losses, ``approx_kl`` (the
+    ``(r - 1) - log r`` estimator of KL(old, new)), ``clipfrac`` (share of ratios outside the clip
+    range) and ``explained_variance`` of the returns by the rollout's values."""
+    n = advantages.numel()
+    obs = torch.as_tensor(rollout.observations.reshape(n, -1))
+    masks = torch.as_tensor(rollout.masks.reshape(n, -1))
+    tactical = tactical_features(obs) if config.tactics else None  # once, not once per epoch
+    actions, logprobs = rollout.actions.reshape(-1), rollout.logprobs.reshape(-1)
+    advantages, returns = advantages.reshape(-1), returns.reshape(-1)
+    size = n // config.minibatches
+    sums = dict.fromkeys(("policy", "value", "entropy", "approx_kl", "clipfrac"), 0.0)
+    for _ in range(config.epochs):
+        order = torch.randperm(n)
+        for start in range(0, n, size):
+            idx = order[start : start + size]
+            logits, value = network(obs[idx], masks[idx], None if tactical is None else tactical[idx])
+            distribution = torch.distributions.Categorical(logits=logits)
+            log_ratio = distribution.log_prob(actions[idx]) - logprobs[idx]
+            ratio = torch.exp(log_ratio)
+            adv = advantages[idx]
+            adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+            policy_loss = torch.max(-adv * ratio, -adv * ratio.clamp(1 - config.clip, 1 + config.clip)).mean()
+            value_loss = 0.5 * (value - returns[idx]).pow(2).mean()
+            entropy = distribution.entropy().mean()
+            loss = policy_loss + config.value_coef * value_loss - config.entropy * entropy
+            optimizer.zero_grad()
+            loss.backward()
+            nn.utils.clip_grad_norm_(network.parameters(), config.max_grad_norm)
+            optimizer.step()
+            with torch.no_grad():
+                sums["policy"] += policy_loss.item()
+                sums["value"] += value_loss.item()
+                sums["entropy"] += entropy.item()
+                sums["approx_kl"] += ((ratio - 1) - log_ratio).mean().item()
+                sums["clipfrac"] += ((ratio - 1).abs() > config.clip).float().mean().item()
+    stats = {name: total / (config.epochs * config.minibatches) for name, total in sums.items()}
+    values = rollout.values.reshape(-1)
+    variance = returns.var().item()
+    stats["explained_variance"] = math.nan if variance == 0 else 1 - (returns - values).var().item() / variance
+    return stats
+
+
+# ------------------------------------------------------------------------------ the checkpoint
+
+
+@dataclass
+class Progress:
+    """Where a run stands: what ``latest.pt`` keeps besides the networks and the games."""
+
+    steps: int
+    next_snapshot: int
+    next_eval: int
+    seconds: float = 0.0
+    """Training time of the run so far (all sessions), at the last checkpoint."""
+    best: float = -1.0
+    """The best ``selection_score`` so far (``best.pt``'s)."""
+    history: list[dict] = field(default_factory=list)
+
+    @classmethod
+    def start(cls, config: TrainConfig) -> Progress:
+        return cls(0, config.snapshot_every, config.eval_every)
+
+
+def save_latest(path: Path, network, optimizer, pool: OpponentPool, env, progress: Progress) -> None:
+    """``latest.pt``: everything the rest of the run depends on, written atomically."""
+    extra = {
+        "steps": progress.steps,
+        "next_snapshot": progress.next_snapshot,
+        "next_eval": progress.next_eval,
+        "seconds": progress.seconds,
+        "best": progress.best,
+        "history": json.dumps(progress.history),
+        "optimizer": optimizer.state_dict(),
+        "pool": pool.state_dict(),
+        "env": env_state(env),
+        "torch_rng": torch.get_rng_state(),
+    }
+    save_checkpoint(path, network, extra)
+
+
+def load_latest(path: Path, config: TrainConfig, pool: OpponentPool, env) -> tuple[PolicyNetwork, Adam, Progress]:
+    """The network, optimiser and progress of ``latest.pt``; restores the pool, the games and the random states.
+
+    A ``latest.pt`` of the fast_ppo before exact resumes (no games in it) resumes too, with new games."""
+    network, payload = load_checkpoint(path)
+    optimizer = make_optimizer(network, config)
+    optimizer.load_state_dict(payload["optimizer"])
+    steps, history = int(payload["steps"]), history_from_json(json.loads(payload["history"]))
+    if "env" not in payload:
+        print(f"{path} predates exact resumes: the run continues on new games", file=sys.stderr)
+        pool.load_state_dict(
+            {"snapshots": payload["pool"], "assigned": torch.from_numpy(pool.assigned), "rng": payload["rng"]}
+        )
+        torch.set_rng_state(payload["torch_rng"])
+        env.reset(seed=config.seed + steps)
+        every = config.snapshot_every, config.eval_every
+        following = [(steps // n + 1) * n for n in every]
+        seconds = history[-1]["seconds"] if history else 0.0
+        return network, optimizer, Progress(steps, *following, seconds, float(payload["best"]), history)
+    pool.load_state_dict(payload["pool"])
+    load_env_state(env, payload["env"])
+    torch.set_rng_state(payload["torch_rng"])
+    next_eval = int(payload["next_eval"])
+    if next_eval > steps:  # not pending: the next evaluation follows eval_every, which may have changed
+        next_eval = (steps // config.eval_every + 1) * config.eval_every
+    progress = Progress(
+        steps, int(payload["next_snapshot"]), next_eval, float(payload["seconds"]), float(payload["best"]), history
+    )
+    return network, optimizer, progress
+
+
+# ------------------------------------------------------------------------------ training
+
+
+def make_optimizer(network: PolicyNetwork, config: TrainConfig) -> Adam:
+    return Adam(network.parameters(), lr=config.learning_rate, eps=1e-5)
+
 
 def evaluate(network: PolicyNetwork, config: TrainConfig, seed: int) -> Results:
     """The network's best moves against each evaluation opponent (and the endgame suite)."""
     return evaluate_agent(NetworkAgent(network, name="learner"), config, seed)
 
 
-def _save(run: Path, name: str, network, optimizer, pool: OpponentPool, steps: int, history: list, best: float):
-    extra = {
-        "steps": steps,
-        "optimizer": optimizer.state_dict(),
-        "pool": [p.state_dict() for p in ([pool.latest] if pool.latest else []) + pool.past],
-        "rng": json.dumps(pool.rng.bit_generator.state),
-        "torch_rng": torch.get_rng_state(),
-        "history": json.dumps(history),
-        "best": best,
-    }
-    save_checkpoint(run / name, network, extra)
+def train(
+    config: TrainConfig, run: Path, resume: bool = False, progress: bool = True, *,
+    overwrite: bool = False, stop_at: int | None = None,
+) -> list[dict]:  # fmt: skip
+    """Train in the run folder ``run``; returns the evaluation history (``steps``, ``seconds``, ``results``).
 
-
-def train(config: TrainConfig, run: Path, resume: bool = False, progress: bool = True) -> list[dict]:
-    """Train; checkpoints, ``metrics.csv``, ``best.pt`` and ``latest.pt`` go to ``run``. Returns the eval history."""
-    run.mkdir(parents=True, exist_ok=True)
-    (run / "config.json").write_text(json.dumps(config.to_dict(), indent=1) + "\n", encoding="utf-8")
-    torch.manual_seed(config.seed)
-    rng = np.random.default_rng(config.seed)
-    network = PolicyNetwork(config.hidden, config.layers, config.tactics)
-    optimizer = torch.optim.Adam(network.parameters(), lr=config.learning_rate, eps=1e-5)
-    pool = OpponentPool(config, config.num_games, rng)
-    steps, history, best = 0, [], -1.0
-    if resume and (run / "latest.pt").is_file():
-        network, payload = load_checkpoint(run / "latest.pt")
-        optimizer = torch.optim.Adam(network.parameters(), lr=config.learning_rate, eps=1e-5)
-        optimizer.load_state_dict(payload["optimizer"])
-        for state in reversed(payload["pool"]):
-            snapshot = PolicyNetwork(config.hidden, config.layers, config.tactics)
-            snapshot.load_state_dict(state)
-            pool.past.insert(0, snapshot.eval())
-        if pool.past:
-            pool.latest = pool.past.pop(0)
-        rng.bit_generator.state = json.loads(payload["rng"])
-        torch.set_rng_state(payload["torch_rng"])
-        steps, history, best = int(payload["steps"]), json.loads(payload["history"]), float(payload["best"])
-    if pool.latest is None:
-        pool.add_snapshot(network)
-
-    env = TrinityTowersVectorEnv(config.num_games, opponent=pool, draft_share=config.draft_share, **config.env)
-    pool.games = env.games
-    observations, infos = env.reset(seed=config.seed + steps)
-    masks = infos["action_mask"]
-    T, B = config.rollout_steps, config.num_games
-    buffer_obs = np.zeros((T, B, observations.shape[1]), np.int8)
-    buffer_masks = np.zeros((T, B, 256), bool)
-    actions = torch.zeros((T, B), dtype=torch.long)
-    logprobs, values, rewards, dones = (torch.zeros((T, B)) for _ in range(4))
-    started, first_steps = time.perf_counter(), steps
-    next_snapshot = (steps // config.snapshot_every + 1) * config.snapshot_every
-    next_eval = (steps // config.eval_every + 1) * config.eval_every
-    bar = tqdm(total=config.total_steps, initial=steps, disable=not progress, desc="fast_ppo", unit="step")
-    log = RunLog(run, config.tensorboard)
-    while steps < config.total_steps:
-        if config.max_minutes and time.perf_counter() - started > 60 * config.max_minutes:
-            break
-        if config.anneal_lr:
-            optimizer.param_groups[0]["lr"] = config.learning_rate * (1 - steps / config.total_steps)
-        for t in range(T):  # the rollout: learner decisions only
-            buffer_obs[t], buffer_masks[t] = observations, masks
-            with torch.no_grad():
-                logits, value = network(torch.as_tensor(observations), torch.as_tensor(masks))
-                distribution = torch.distributions.Categorical(logits=logits)
-                action = distribution.sample()
-            actions[t], logprobs[t], values[t] = action, distribution.log_prob(action), value
-            observations, reward, terminated, _, infos = env.step(action.numpy())
-            masks = infos["action_mask"]
-            rewards[t], dones[t] = torch.as_tensor(reward), torch.as_tensor(terminated, dtype=torch.float32)
-        with torch.no_grad():  # advantages: GAE, cut at each game's end
-            _, next_value = network(torch.as_tensor(observations), torch.as_tensor(masks))
-            advantages = torch.zeros((T, B))
-            running = torch.zeros(B)
-            for t in reversed(range(T)):
-                following = next_value if t == T - 1 else values[t + 1]
-                alive = 1.0 - dones[t]
-                delta = rewards[t] + config.gamma * following * alive - values[t]
-                running = delta + config.gamma * config.gae_lambda * alive * running
-                advantages[t] = running
-            returns = advantages + values
-        flat_obs = torch.as_tensor(buffer_obs.reshape(T * B, -1))
-        flat = {
-            "obs": flat_obs,
-            "masks": torch.as_tensor(buffer_masks.reshape(T * B, -1)),
-            "tactical": tactical_features(flat_obs) if config.tactics else None,  # once, not once per epoch
-            "actions": actions.reshape(-1),
-            "logprobs": logprobs.reshape(-1),
-            "advantages": advantages.reshape(-1),
-            "returns": returns.reshape(-1),
-        }
-        finished, wins = float(dones.sum()), float((rewards > 0).sum())
-        size = T * B // config.minibatches
-        for _ in range(config.epochs):  # the PPO update
-            order = torch.randperm(T * B)
-            for start in range(0, T * B, size):
-                idx = order[start : start + size]
-                tactical = None if flat["tactical"] is None else flat["tactical"][idx]
-                logits, value = network(flat["obs"][idx], flat["masks"][idx], tactical)
-                distribution = torch.distributions.Categorical(logits=logits)
-                ratio = torch.exp(distribution.log_prob(flat["actions"][idx]) - flat["logprobs"][idx])
-                adv = flat["advantages"][idx]
-                adv = (adv - adv.mean()) / (adv.std() + 1e-8)
-                policy_loss = torch.max(-adv * ratio, -adv * ratio.clamp(1 - config.clip, 1 + config.clip)).mean()
-                value_loss = 0.5 * (value - flat["returns"][idx]).pow(2).mean()
-                entropy = distribution.entropy().mean()
-                loss = policy_loss + config.value_coef * value_loss - config.entropy * entropy
-                optimizer.zero_grad()
-                loss.backward()
-                nn.utils.clip_grad_norm_(network.parameters(), config.max_grad_norm)
-                optimizer.step()
-        steps += T * B
-        bar.update(T * B)
-        for name, value in (("loss/policy", policy_loss), ("loss/value", value_loss), ("loss/entropy", entropy)):
-            log.scalar(name, value.item(), steps)
-        log.scalar("train/learning_rate", optimizer.param_groups[0]["lr"], steps)
-        log.scalar("train/win_rate_vs_pool", wins / max(finished, 1.0), steps)
-        log.scalar("train/steps_per_second", (steps - first_steps) / (time.perf_counter() - started), steps)
-        if steps >= next_snapshot:
+    Writes ``config.json``, ``metrics.csv``, ``latest.pt``, ``best.pt`` and TensorBoard events
+    (``tb/``). ``resume``: continue the run in ``run``; ``overwrite``: delete it and start again
+    (see ``training.run_folder`` for the rules). ``stop_at``: end this invocation once that many
+    steps are done, as ``max_minutes`` would (the schedule stays ``total_steps``'s).
+    Ctrl-C saves ``latest.pt`` and raises ``TrainingInterrupted``.
+    """
+    with (
+        claim(run, config, "fast_ppo", resume=resume, overwrite=overwrite, checkpoint="latest.pt") as folder,
+        torch_threads(config.torch_threads),
+    ):
+        run = folder.path
+        torch.manual_seed(config.seed)
+        network = PolicyNetwork(config.hidden, config.layers, config.tactics)
+        optimizer = make_optimizer(network, config)
+        pool = OpponentPool(config, np.random.default_rng(config.seed))
+        env = TrinityTowersVectorEnv(
+            config.num_games, opponent=pool, autoreset_mode="same_step", draft_share=config.draft_share, **config.env
+        )
+        pool.games = env.games
+        if folder.resuming:
+            network, optimizer, state = load_latest(run / "latest.pt", config, pool, env)
+        else:
+            state = Progress.start(config)
             pool.add_snapshot(network)
-            _save(run, "latest.pt", network, optimizer, pool, steps, history, best)
-            next_snapshot += config.snapshot_every
-        if steps >= next_eval or steps >= config.total_steps:
-            history.append(_evaluate_and_log(network, config, steps, started, log))
-            score = selection_score(history[-1]["results"], config)
-            if score > best:
-                best = score
-                save_checkpoint(run / "best.pt", network, {"steps": steps})
-            _save(run, "latest.pt", network, optimizer, pool, steps, history, best)
-            next_eval += config.eval_every
+            env.reset(seed=config.seed)
+        log = RunLog(run, config.tensorboard, resume_from=(state.steps, state.history) if folder.resuming else None)
+        log.text("hyperparameters", config.table(), state.steps)
+        try:
+            return _train_loop(config, run, network, optimizer, pool, env, state, log, progress, stop_at)
+        finally:
+            log.close()
+
+
+def _train_loop(config, run, network, optimizer, pool, env, state: Progress, log: RunLog, progress, stop_at):
+    """Snapshot and evaluate when due, checkpoint, then one PPO iteration; until ``total_steps`` or a stop."""
+    observations, masks = env.games.observations(env.seats), env.action_masks()
+    rollout = Rollout.empty(config.rollout_steps, config.num_games, observations.shape[1])
+    batch = config.rollout_steps * config.num_games
+    session, session_steps, before = time.perf_counter(), state.steps, state.seconds
+
+    def elapsed() -> float:  # training time of the whole run: the sessions before this one, and this one
+        return before + time.perf_counter() - session
+
+    stopped, saved_at = None, None
+    planned = -(-config.total_steps // batch) * batch  # whole updates: the last one may pass total_steps
+    bar = tqdm(total=planned, initial=state.steps, disable=not progress, desc="fast_ppo", unit="step")
+    stop = GracefulStop()
+    with stop.installed():
+        while True:
+            due = False
+            if state.steps >= state.next_snapshot:
+                pool.add_snapshot(network)
+                state.next_snapshot = (state.steps // config.snapshot_every + 1) * config.snapshot_every
+                due = True
+            if state.steps >= state.next_eval or (state.steps >= config.total_steps and not _evaluated(state)):
+                try:
+                    with stop.interruptible():
+                        results = evaluate(network, config, seed=10_000_000 + state.steps)
+                except KeyboardInterrupt:
+                    if not stop.graceful:
+                        raise
+                    stopped = "interrupted"  # the evaluation is pending in the checkpoint: done again on resume
+                else:
+                    _record(state, results, elapsed(), log, network, run)
+                    state.next_eval = (state.steps // config.eval_every + 1) * config.eval_every
+                due = True
+            if due:
+                state.seconds = elapsed()
+                save_latest(run / "latest.pt", network, optimizer, pool, env, state)
+                saved_at = state.steps
+            if stopped or state.steps >= config.total_steps:
+                break
+            stopped = _stop_reason(config, stop, session, state.steps, stop_at)
+            if stopped:
+                break
+            if config.anneal_lr:  # over the planned steps: a stopped run keeps the full run's schedule
+                optimizer.param_groups[0]["lr"] = config.learning_rate * (1 - state.steps / config.total_steps)
+            collect_rollout(network, env, pool, rollout, observations, masks)
+            observations, masks = rollout.next_observations, rollout.next_masks
+            advantages, returns = compute_advantages(network, rollout, config)
+            stats = update(network, optimizer, rollout, advantages, returns, config)
+            state.steps += batch
+            bar.update(batch)
+            _log_iteration(log, stats, rollout, optimizer, state.steps, session_steps, session)
     bar.close()
-    if not history or history[-1]["steps"] != steps:
-        history.append(_evaluate_and_log(network, config, steps, started, log))
-        _save(run, "latest.pt", network, optimizer, pool, steps, history, best)
-        if not (run / "best.pt").is_file():
-            save_checkpoint(run / "best.pt", network, {"steps": steps})
-    log.close()
+    if stopped and saved_at != state.steps:
+        state.seconds = elapsed()
+        save_latest(run / "latest.pt", network, optimizer, pool, env, state)
+    if stopped == "interrupted":
+        raise TrainingInterrupted(f"saved {run / 'latest.pt'} at step {state.steps:,}; --resume continues the run")
+    history = list(state.history)
+    if not _evaluated(state):  # stopped early: measure where it stopped, for the report (latest.pt has no record
+        results = evaluate(network, config, seed=10_000_000 + state.steps)  # of it, so a resume stays exact)
+        history.append({"steps": state.steps, "seconds": elapsed(), "results": results})
+        log.results(state.steps, elapsed(), results)
+    if not (run / "best.pt").is_file():
+        save_checkpoint(run / "best.pt", network, {"steps": state.steps})
     return history
 
 
-def _evaluate_and_log(network: PolicyNetwork, config: TrainConfig, steps: int, started: float, log: RunLog) -> dict:
-    results = evaluate(network, config, seed=10_000_000 + steps)
-    seconds = time.perf_counter() - started
-    log.results(steps, seconds, results)
-    return {"steps": steps, "seconds": seconds, "results": results}
+def _evaluated(state: Progress) -> bool:
+    return bool(state.history) and state.history[-1]["steps"] == state.steps
+
+
+def _record(state: Progress, results: Results, seconds: float, log: RunLog, network: PolicyNetwork, run: Path) -> None:
+    """An evaluation into the history, ``metrics.csv`` and TensorBoard; ``best.pt`` if it is the best so far."""
+    state.history.append({"steps": state.steps, "seconds": seconds, "results": results})
+    log.results(state.steps, seconds, results)
+    score = selection_score(results)
+    if score > state.best:
+        state.best = score
+        save_checkpoint(run / "best.pt", network, {"steps": state.steps})
+
+
+def _stop_reason(config: TrainConfig, stop: GracefulStop, session: float, steps: int, stop_at: int | None):
+    if stop.requested:
+        return "interrupted"
+    if config.max_minutes and time.perf_counter() - session > 60 * config.max_minutes:
+        return "max_minutes"
+    if stop_at is not None and steps >= stop_at:
+        return "stop_at"
+    return None
+
+
+def _log_iteration(log: RunLog, stats: dict, rollout: Rollout, optimizer, steps: int, session_steps, session) -> None:
+    for name, value in stats.items():
+        log.scalar(f"loss/{name}", value, steps)
+    log.scalar("train/learning_rate", optimizer.param_groups[0]["lr"], steps)
+    if rollout.games_ended.sum():
+        log.scalar("train/win_rate_vs_pool", rollout.points.sum() / rollout.games_ended.sum(), steps)
+    for kind, ended, points in zip(KINDS, rollout.games_ended, rollout.points):
+        if ended:
+            log.scalar(f"train/win_rate_vs_{kind}", points / ended, steps)
+    log.scalar("train/steps_per_second", (steps - session_steps) / (time.perf_counter() - session), steps)
+
+
+# ------------------------------------------------------------------------------ the command line
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--config", default="quick", help="a name in configs/train/ or a YAML path")
-    parser.add_argument("--run", default="runs/quick", help="the run folder")
-    parser.add_argument("--resume", action="store_true", help="continue from RUN/latest.pt")
-    args = parser.parse_args(argv)
+    parser = argparse.ArgumentParser(prog="python -m training.fast_ppo", description=__doc__.splitlines()[0])
+    add_run_arguments(parser, default_config="quick", default_run="runs/quick", resume=True)
+    run_command(parser, _command, argv)
+
+
+def _command(args: argparse.Namespace) -> None:
     config = TrainConfig.load(args.config)
-    run = Path(args.run)
-    history = train(config, run, resume=args.resume)
-    last = history[-1]
-    print(f"after {last['steps']:,} learner steps ({last['seconds'] / 60:.1f} min), {config.eval_games} games each:")
-    print(format_results(last["results"]))
-    # best.pt was chosen by noisy evaluations: measure it again on games it was not chosen on
-    best, payload = load_checkpoint(run / "best.pt")
-    final = {"steps": int(payload["steps"]), "seconds": last["seconds"], "results": evaluate(best, config, seed=1)}
-    print(f"best.pt (from step {final['steps']:,}) on fresh games:")
-    print(format_results(final["results"]))
-    print(f"report: {write_report(run, history, f'fast_ppo, config {args.config}', final)}")
+    # the folder stays claimed until the report is written
+    with claim(args.run, config, "fast_ppo", resume=args.resume, overwrite=args.overwrite) as folder:
+        history = train(config, folder.path, resume=args.resume, overwrite=args.overwrite)
+        last = history[-1]
+        if last["steps"] < config.total_steps:
+            print(f"stopped by max_minutes ({config.max_minutes}) at step {last['steps']:,} of "
+                  f"{config.total_steps:,}: --resume continues it")  # fmt: skip
+        minutes = last["seconds"] / 60
+        print(f"after {last['steps']:,} learner steps ({minutes:.1f} min), {config.eval_games} games each:")
+        print(format_results(last["results"]))
+        # best.pt was chosen by noisy evaluations: measure it again on games it was not chosen on
+        best, payload = load_checkpoint(folder.path / "best.pt")
+        final = {"steps": int(payload["steps"]), "seconds": last["seconds"], "results": evaluate(best, config, seed=1)}
+        print(f"best.pt (from step {final['steps']:,}) on fresh games:")
+        print(format_results(final["results"]))
+        print(f"report: {write_report(folder.path, history, f'fast_ppo, config {args.config}', final)}")
 
 
 if __name__ == "__main__":

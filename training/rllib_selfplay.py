@@ -8,6 +8,12 @@ still the random module. Only ``main`` trains. Evaluation plays ``main``'s best 
 against the same baselines as the other trainers (and scores the endgame suite), into
 ``metrics.csv`` and TensorBoard; checkpoints are RLlib's (``algo.save_to_path``).
 
+The run folder is claimed as ``fast_ppo``'s is (``training.run_folder``: one trainer at a
+time, a fresh start needs an empty folder or ``--overwrite``); there is no ``--resume``.
+Ctrl-C stops after the current iteration (at once during an evaluation), saves
+``RUN/checkpoint`` and exits with status 130; a bad config or run folder prints one line
+and exits with status 2.
+
 The same command runs on a laptop and on a cluster:
 
     python -m training.rllib_selfplay --config rllib --run runs/rllib                 # a local Ray
@@ -31,10 +37,14 @@ from tqdm import tqdm
 from training.config import TrainConfigError, YAMLConfig
 from training.evaluation import RunLog, evaluate_agent, selection_score
 from training.report import format_results, write_report
+from training.run_folder import claim
+from training.session import GracefulStop, TrainingInterrupted, add_run_arguments, run_command
 
 
 @dataclass(frozen=True)
 class RLlibConfig(YAMLConfig):
+    """The config of ``rllib_selfplay`` (``configs/train/rllib.yaml``)."""
+
     seed: int = 0
     """Seeds RLlib (``.debugging(seed=...)``) and the evaluation games."""
     iterations: int = 20
@@ -46,11 +56,17 @@ class RLlibConfig(YAMLConfig):
     train_batch: int = 4000
     """Env steps (both seats' decisions) per iteration."""
     minibatch: int = 500
+    """Env steps per SGD minibatch (at most ``train_batch``)."""
     epochs: int = 6
+    """Passes over each iteration's batch."""
     learning_rate: float = 3e-4
+    """The learner's step size (above 0)."""
     entropy: float = 0.01
+    """Weight of the entropy bonus (at least 0)."""
     hidden: int = 256
+    """Width of ``main``'s hidden layers."""
     layers: int = 2
+    """Hidden layers of ``main``."""
     league_threshold: float = 0.75
     """``main``'s recent win rate against its opponents at which a frozen copy joins the league."""
     max_league: int = 8
@@ -60,13 +76,20 @@ class RLlibConfig(YAMLConfig):
     eval_every: int = 5
     """Iterations between evaluations (and checkpoints)."""
     eval_games: int = 100
+    """Seat-swapped games against each evaluation opponent."""
     eval_opponents: tuple[str, ...] = ("random", "greedy")
+    """Agent specs to evaluate against; checked with ``agents.make``."""
     eval_endgames: bool = True
+    """Also score the endgame suite."""
     tensorboard: bool = True
+    """Log to TensorBoard in ``RUN/tb`` (``metrics.csv`` and ``iterations.jsonl`` are always written)."""
     env: dict[str, Any] = field(default_factory=lambda: {"draft": "random"})
     """Environment config for training and evaluation."""
 
     def check(self, source: str = "config") -> None:
+        self._check_common(source)
+        self._check_above_zero(source, ("learning_rate",))
+        self._check_not_negative(source, ("entropy",))
         self._check_positive(source, ("iterations", "envs_per_runner", "train_batch", "minibatch", "epochs",
                                       "hidden", "layers", "max_league", "eval_every", "eval_games"))  # fmt: skip
         self._check_unit(source, ("league_threshold", "p_random"))
@@ -183,16 +206,24 @@ def build_algorithm(config: RLlibConfig):
 
 
 def train(
-    config: RLlibConfig, run: Path, address: str | None = None, progress: bool = True, iterations: int | None = None
-) -> list[dict]:
-    """Train for ``config.iterations`` (or ``iterations``); returns the evaluation history."""
+    config: RLlibConfig, run: Path, address: str | None = None, progress: bool = True, iterations: int | None = None,
+    *, overwrite: bool = False,
+) -> list[dict]:  # fmt: skip
+    """Train for ``config.iterations`` (or ``iterations``) in the run folder ``run``; returns the evaluation history.
+
+    ``overwrite``: delete the run already in ``run`` first. Ctrl-C saves ``RUN/checkpoint`` after the
+    current iteration and raises ``TrainingInterrupted``.
+    """
+    with claim(run, config, "rllib_selfplay", overwrite=overwrite, checkpoint="checkpoint") as folder:
+        return _train(config, folder.path, address, progress, iterations)
+
+
+def _train(config: RLlibConfig, run: Path, address: str | None, progress: bool, iterations: int | None):
     import ray
     from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME
 
     from trinity_env.integrations.rllib import RLlibModuleAgent
 
-    run.mkdir(parents=True, exist_ok=True)
-    (run / "config.json").write_text(json.dumps(config.to_dict(), indent=1) + "\n", encoding="utf-8")
     started_ray = not ray.is_initialized()
     if started_ray:
         ray.init(address=address, include_dashboard=False, log_to_driver=False, configure_logging=False)
@@ -202,37 +233,49 @@ def train(
     history, best, steps_before = [], -1.0, 0
     total = iterations or config.iterations
     started = time.perf_counter()
+    stop = GracefulStop()
     try:
-        for iteration in tqdm(range(1, total + 1), disable=not progress, desc="rllib_selfplay", unit="iter"):
-            tick = time.perf_counter()
-            result = algorithm.train()
-            runners = result.get(ENV_RUNNER_RESULTS, {})
-            steps = int(runners.get(NUM_ENV_STEPS_SAMPLED_LIFETIME, 0))
-            speed = (steps - steps_before) / (time.perf_counter() - tick)
-            steps_before = steps
-            record = {
-                "iteration": iteration,
-                "steps": steps,
-                "steps_per_second": speed,
-                "main_win_rate": runners.get("main_win_rate"),
-                "league_size": result.get("league_size", 0),
-            }
-            with (run / "iterations.jsonl").open("a", encoding="utf-8") as handle:
-                handle.write(json.dumps(record) + "\n")
-            for name in ("steps_per_second", "main_win_rate", "league_size"):
-                if record[name] is not None:
-                    log.scalar(f"train/{name}", float(record[name]), steps)
-            if iteration % config.eval_every == 0 or iteration == total:
-                agent = RLlibModuleAgent(algorithm.get_module("main"), name="main")
-                results = evaluate_agent(agent, config, seed=10_000_000 + steps)
-                seconds = time.perf_counter() - started
-                log.results(steps, seconds, results)
-                history.append({"steps": steps, "seconds": seconds, "results": results})
-                algorithm.save_to_path(str((run / "checkpoint").resolve()))
-                score = selection_score(results, config)
-                if score > best:
-                    best = score
-                    algorithm.save_to_path(str((run / "best").resolve()))
+        with stop.installed():
+            for iteration in tqdm(range(1, total + 1), disable=not progress, desc="rllib_selfplay", unit="iter"):
+                if stop.requested:
+                    algorithm.save_to_path(str((run / "checkpoint").resolve()))
+                    raise TrainingInterrupted(f"saved {run / 'checkpoint'} after iteration {iteration - 1}")
+                tick = time.perf_counter()
+                result = algorithm.train()
+                runners = result.get(ENV_RUNNER_RESULTS, {})
+                steps = int(runners.get(NUM_ENV_STEPS_SAMPLED_LIFETIME, 0))
+                speed = (steps - steps_before) / (time.perf_counter() - tick)
+                steps_before = steps
+                record = {
+                    "iteration": iteration,
+                    "steps": steps,
+                    "steps_per_second": speed,
+                    "main_win_rate": runners.get("main_win_rate"),
+                    "league_size": result.get("league_size", 0),
+                }
+                with (run / "iterations.jsonl").open("a", encoding="utf-8") as handle:
+                    handle.write(json.dumps(record) + "\n")
+                for name in ("steps_per_second", "main_win_rate", "league_size"):
+                    if record[name] is not None:
+                        log.scalar(f"train/{name}", float(record[name]), steps)
+                if iteration % config.eval_every == 0 or iteration == total:
+                    agent = RLlibModuleAgent(algorithm.get_module("main"), name="main")
+                    try:
+                        with stop.interruptible():
+                            results = evaluate_agent(agent, config, seed=10_000_000 + steps)
+                    except KeyboardInterrupt:
+                        if not stop.graceful:
+                            raise
+                        algorithm.save_to_path(str((run / "checkpoint").resolve()))
+                        raise TrainingInterrupted(f"saved {run / 'checkpoint'} after iteration {iteration}") from None
+                    seconds = time.perf_counter() - started
+                    log.results(steps, seconds, results)
+                    history.append({"steps": steps, "seconds": seconds, "results": results})
+                    algorithm.save_to_path(str((run / "checkpoint").resolve()))
+                    score = selection_score(results)
+                    if score > best:
+                        best = score
+                        algorithm.save_to_path(str((run / "best").resolve()))
     finally:
         log.close()
         algorithm.stop()
@@ -242,22 +285,27 @@ def train(
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--config", default="rllib", help="a name in configs/train/ or a YAML path")
-    parser.add_argument("--run", default="runs/rllib", help="the run folder")
+    parser = argparse.ArgumentParser(prog="python -m training.rllib_selfplay", description=__doc__.splitlines()[0])
+    add_run_arguments(parser, default_config="rllib", default_run="runs/rllib", resume=False)
     parser.add_argument("--address", default=None, help="a Ray cluster to join ('auto': the one on this node)")
     parser.add_argument("--env-runners", type=int, default=None, help="override num_env_runners")
     parser.add_argument("--iterations", type=int, default=None, help="override iterations")
-    args = parser.parse_args(argv)
+    run_command(parser, _command, argv)
+
+
+def _command(args: argparse.Namespace) -> None:
     overrides = {} if args.env_runners is None else {"num_env_runners": args.env_runners}
+    if args.iterations is not None:
+        overrides["iterations"] = args.iterations
     config = RLlibConfig.load(args.config, **overrides)
-    run = Path(args.run)
-    history = train(config, run, address=args.address, iterations=args.iterations)
-    speeds = [json.loads(line)["steps_per_second"] for line in (run / "iterations.jsonl").open(encoding="utf-8")]
-    print(f"{history[-1]['steps']:,} env steps, median {np.median(speeds):,.0f} steps/s "
-          f"with {config.num_env_runners} env runner(s)")  # fmt: skip
-    print(format_results(history[-1]["results"]))
-    print(f"report: {write_report(run, history, f'rllib_selfplay, config {args.config}')}")
+    with claim(args.run, config, "rllib_selfplay", overwrite=args.overwrite, checkpoint="checkpoint") as folder:
+        run = folder.path
+        history = train(config, run, address=args.address, overwrite=args.overwrite)
+        speeds = [json.loads(line)["steps_per_second"] for line in (run / "iterations.jsonl").open(encoding="utf-8")]
+        print(f"{history[-1]['steps']:,} env steps, median {np.median(speeds):,.0f} steps/s "
+              f"with {config.num_env_runners} env runner(s)")  # fmt: skip
+        print(format_results(history[-1]["results"]))
+        print(f"report: {write_report(run, history, f'rllib_selfplay, config {args.config}')}")
 
 
 if __name__ == "__main__":

@@ -4,15 +4,22 @@ Read it top to bottom: the agents that wrap SB3 policies, the pool, the callback
 snapshots, evaluates and checkpoints, then ``train``. The learner's seat is random each
 episode and the opponent moves inside the env (``TrinityTowersEnv``), drawn per episode
 from the pool: the latest snapshot, a past one, greedy or random — the same mix and the
-same evaluation as ``fast_ppo``, from the same configs. Checkpoints are SB3 zip files.
+same evaluation as ``fast_ppo``, from the same configs. Checkpoints are SB3 zip files,
+written atomically; ``latest.zip`` also carries the evaluation history, the best score so
+far and the training time (an attribute SB3 saves with the model), so ``--resume`` keeps
+``best.zip`` the best. A resume continues the weights, optimiser and step count but not
+the opponent pool's past snapshots or the env's games: unlike ``fast_ppo``'s it is not
+exact. Run-folder rules, Ctrl-C and exit statuses are ``fast_ppo``'s (``training.run_folder``,
+``training.session``).
 
-Usage: python -m training.selfplay_ppo --config quick --run runs/sb3 [--resume]
+Usage: python -m training.selfplay_ppo --config quick --run runs/sb3 [--resume | --overwrite]
 """
 
 from __future__ import annotations
 
 import argparse
 import copy
+import json
 import time
 import warnings
 from pathlib import Path
@@ -23,8 +30,10 @@ from stable_baselines3.common.callbacks import BaseCallback
 from tqdm import tqdm
 
 from training.config import TrainConfig
-from training.evaluation import RunLog, evaluate_agent, selection_score
+from training.evaluation import RunLog, evaluate_agent, history_from_json, selection_score
 from training.report import format_results, write_report
+from training.run_folder import claim
+from training.session import GracefulStop, TrainingInterrupted, add_run_arguments, run_command, torch_threads
 from trinity_env.agents.base import Agent, Observation, RandomAgent
 from trinity_env.agents.baselines import GreedyAgent
 from trinity_env.agents.sb3 import SB3PolicyAgent
@@ -67,19 +76,37 @@ class PoolOpponent(Agent):
 
 
 class SelfPlayCallback(BaseCallback):
-    """Snapshots into the pool, evaluations to ``metrics.csv``, ``latest.zip`` and ``best.zip``."""
+    """Snapshots into the pool, evaluations to ``metrics.csv``, ``latest.zip`` and ``best.zip``.
 
-    def __init__(self, config: TrainConfig, pool: PoolOpponent, run: Path, started: float, progress: bool):
+    ``state``: what ``latest.zip`` carries besides the model (``history``, ``best``, ``seconds``,
+    ``next_eval``), restored on resume; ``stop``: Ctrl-C ends ``learn`` at the next step."""
+
+    def __init__(self, config: TrainConfig, pool: PoolOpponent, run: Path, state: dict, stop: GracefulStop,
+                 progress: bool):  # fmt: skip
         super().__init__()
-        self.config, self.pool, self.run, self.started = config, pool, run, started
-        self.log = RunLog(run, tensorboard=False)  # SB3 writes its own TensorBoard events (tensorboard_log)
-        self.history: list[dict] = []
-        self.best = -1.0
+        self.config, self.pool, self.run, self.stop = config, pool, run, stop
+        self.history: list[dict] = state["history"]
+        self.best: float = state["best"]
+        self.seconds_before: float = state["seconds"]
+        self.pending_eval: int | None = state.get("next_eval")
+        self.started = time.perf_counter()
+        resumed = (state["steps"], self.history) if state["steps"] else None
+        # SB3 writes its own TensorBoard events (tensorboard_log)
+        self.log = RunLog(run, tensorboard=False, resume_from=resumed)
         self.bar = tqdm(total=config.total_steps, disable=not progress, desc="selfplay_ppo", unit="step")
+        self.stopped: str | None = None
+        self.next_snapshot = self.next_eval = None  # set when training starts
+
+    def seconds(self) -> float:
+        return self.seconds_before + time.perf_counter() - self.started
 
     def _on_training_start(self) -> None:
-        self.next_snapshot = (self.num_timesteps // self.config.snapshot_every + 1) * self.config.snapshot_every
-        self.next_eval = (self.num_timesteps // self.config.eval_every + 1) * self.config.eval_every
+        c, steps = self.config, self.num_timesteps
+        self.next_snapshot = (steps // c.snapshot_every + 1) * c.snapshot_every
+        self.next_eval = (steps // c.eval_every + 1) * c.eval_every
+        if self.pending_eval is not None and self.pending_eval <= steps:  # interrupted during an evaluation
+            self.next_eval = self.pending_eval
+        self.bar.update(steps - self.bar.n)
 
     def _on_training_end(self) -> None:
         self.bar.close()
@@ -89,69 +116,125 @@ class SelfPlayCallback(BaseCallback):
 
     def _on_step(self) -> bool:
         self.bar.update(self.num_timesteps - self.bar.n)
+        due = False
         if self.num_timesteps >= self.next_snapshot:
             self.pool.add_snapshot(self.model.policy)
-            self.model.save(self.run / "latest.zip")
-            self.next_snapshot += self.config.snapshot_every
+            self.next_snapshot = (self.num_timesteps // self.config.snapshot_every + 1) * self.config.snapshot_every
+            due = True
         if self.num_timesteps >= self.next_eval:
-            self.evaluate()
-            self.next_eval += self.config.eval_every
+            try:
+                with self.stop.interruptible():
+                    self.evaluate()
+            except KeyboardInterrupt:
+                if not self.stop.graceful:
+                    raise
+            else:
+                self.next_eval = (self.num_timesteps // self.config.eval_every + 1) * self.config.eval_every
+            due = True
+        if due:
+            self.save_latest()
         limit = self.config.max_minutes
-        return not (limit and time.perf_counter() - self.started > 60 * limit)
+        if self.stop.requested:
+            self.stopped = "interrupted"
+        elif limit and time.perf_counter() - self.started > 60 * limit:
+            self.stopped = "max_minutes"
+        return self.stopped is None
 
     def evaluate(self) -> None:
         results = evaluate_agent(SB3PolicyAgent(self.model.policy), self.config, seed=10_000_000 + self.num_timesteps)
-        seconds = time.perf_counter() - self.started
+        seconds = self.seconds()
         self.log.results(self.num_timesteps, seconds, results)
         for spec, (rate, _, _) in results.items():
             self.logger.record(f"eval/{spec}", rate)
         self.history.append({"steps": self.num_timesteps, "seconds": seconds, "results": results})
-        score = selection_score(results, self.config)
+        score = selection_score(results)
         if score > self.best:
             self.best = score
-            self.model.save(self.run / "best.zip")
+            save_model(self.model, self.run / "best.zip")
+
+    def save_latest(self) -> None:
+        """``latest.zip``, with the history, best score, training time and a pending evaluation."""
+        self.model.trinity_state = json.dumps(
+            {"history": self.history, "best": self.best, "seconds": self.seconds(), "next_eval": self.next_eval}
+        )
+        save_model(self.model, self.run / "latest.zip")
 
 
-def train(config: TrainConfig, run: Path, resume: bool = False, progress: bool = True) -> list[dict]:
-    """Train MaskablePPO; returns the evaluation history."""
+def save_model(model: MaskablePPO, path: Path) -> None:
+    """``model.save`` to ``path`` atomically: a crash leaves the old file."""
+    temporary = path.with_name(path.stem + ".tmp.zip")
+    model.save(temporary)
+    temporary.replace(path)
+
+
+def train(
+    config: TrainConfig, run: Path, resume: bool = False, progress: bool = True, *, overwrite: bool = False
+) -> list[dict]:
+    """Train MaskablePPO in the run folder ``run`` (rules: ``training.run_folder``); returns the evaluation history.
+
+    Ctrl-C saves ``latest.zip`` and raises ``TrainingInterrupted``.
+    """
     if config.tactics:
         warnings.warn("selfplay_ppo trains SB3's MlpPolicy: the config's `tactics: true` is ignored", stacklevel=2)
-    run.mkdir(parents=True, exist_ok=True)
-    pool = PoolOpponent(config, config.seed)
-    env = TrinityTowersEnv(opponent=pool, **config.env)
-    env.reset(seed=config.seed)
-    if resume and (run / "latest.zip").is_file():
-        model = MaskablePPO.load(run / "latest.zip", env=env)
-    else:
-        model = MaskablePPO(
-            "MlpPolicy", env, learning_rate=config.learning_rate, n_steps=config.rollout_steps * 64,
-            batch_size=config.rollout_steps * 64 // config.minibatches, n_epochs=config.epochs, gamma=config.gamma,
-            gae_lambda=config.gae_lambda, clip_range=config.clip, ent_coef=config.entropy, vf_coef=config.value_coef,
-            max_grad_norm=config.max_grad_norm, seed=config.seed, verbose=0,
-            tensorboard_log=str(run / "tb") if config.tensorboard else None,
-            policy_kwargs={"net_arch": [config.hidden] * config.layers},
-        )  # fmt: skip
-    pool.add_snapshot(model.policy)
-    callback = SelfPlayCallback(config, pool, run, time.perf_counter(), progress)
-    remaining = max(0, config.total_steps - model.num_timesteps)
-    model.learn(remaining, callback=callback, reset_num_timesteps=not resume)
-    if not callback.history or callback.history[-1]["steps"] != model.num_timesteps:
-        callback.evaluate()
-    callback.close()
-    model.save(run / "latest.zip")
-    return callback.history
+    with claim(run, config, "selfplay_ppo", resume=resume, overwrite=overwrite, checkpoint="latest.zip") as folder:
+        run = folder.path
+        pool = PoolOpponent(config, config.seed)
+        env = TrinityTowersEnv(opponent=pool, **config.env)
+        env.reset(seed=config.seed)
+        state = {"steps": 0, "history": [], "best": -1.0, "seconds": 0.0}
+        if folder.resuming:
+            model = MaskablePPO.load(run / "latest.zip", env=env)
+            saved = json.loads(getattr(model, "trinity_state", "{}"))
+            state = {
+                "steps": model.num_timesteps,
+                "history": history_from_json(saved.get("history", [])),
+                "best": float(saved.get("best", -1.0)),
+                "seconds": float(saved.get("seconds", 0.0)),
+                "next_eval": saved.get("next_eval"),
+            }
+        else:
+            model = MaskablePPO(
+                "MlpPolicy", env, learning_rate=config.learning_rate, n_steps=config.rollout_steps * 64,
+                batch_size=config.rollout_steps * 64 // config.minibatches, n_epochs=config.epochs,
+                gamma=config.gamma, gae_lambda=config.gae_lambda, clip_range=config.clip, ent_coef=config.entropy,
+                vf_coef=config.value_coef, max_grad_norm=config.max_grad_norm, seed=config.seed, verbose=0,
+                tensorboard_log=str(run / "tb") if config.tensorboard else None,
+                policy_kwargs={"net_arch": [config.hidden] * config.layers},
+            )  # fmt: skip
+        pool.add_snapshot(model.policy)
+        stop = GracefulStop()
+        callback = SelfPlayCallback(config, pool, run, state, stop, progress)
+        try:
+            remaining = max(0, config.total_steps - model.num_timesteps)
+            # learn(0) too: it sets up the logger and the callback
+            with stop.installed(), torch_threads(config.torch_threads):
+                model.learn(remaining, callback=callback, reset_num_timesteps=not folder.resuming)
+            if callback.stopped == "interrupted":
+                callback.save_latest()
+                raise TrainingInterrupted(
+                    f"saved {run / 'latest.zip'} at step {model.num_timesteps:,}; --resume continues the run"
+                )
+            if not callback.history or callback.history[-1]["steps"] != model.num_timesteps:
+                callback.evaluate()
+            callback.save_latest()
+        finally:
+            callback.close()
+        return callback.history
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--config", default="quick", help="a name in configs/train/ or a YAML path")
-    parser.add_argument("--run", default="runs/sb3", help="the run folder")
-    parser.add_argument("--resume", action="store_true", help="continue from RUN/latest.zip")
-    args = parser.parse_args(argv)
-    run = Path(args.run)
-    history = train(TrainConfig.load(args.config), run, resume=args.resume)
-    print(format_results(history[-1]["results"]))
-    print(f"report: {write_report(run, history, f'selfplay_ppo (MaskablePPO), config {args.config}')}")
+    parser = argparse.ArgumentParser(prog="python -m training.selfplay_ppo", description=__doc__.splitlines()[0])
+    add_run_arguments(parser, default_config="quick", default_run="runs/sb3", resume=True)
+    run_command(parser, _command, argv)
+
+
+def _command(args: argparse.Namespace) -> None:
+    config = TrainConfig.load(args.config)
+    with claim(args.run, config, "selfplay_ppo", resume=args.resume, overwrite=args.overwrite,
+               checkpoint="latest.zip") as folder:  # fmt: skip
+        history = train(config, folder.path, resume=args.resume, overwrite=args.overwrite)
+        print(format_results(history[-1]["results"]))
+        print(f"report: {write_report(folder.path, history, f'selfplay_ppo (MaskablePPO), config {args.config}')}")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,213 @@
+"""Run folders: one trainer at a time, fresh starts need an empty folder, resumes a matching config;
+the trainers' command lines refuse bad input in one line with exit status 2."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from training.config import TrainConfig, TrainConfigError
+from training.rllib_selfplay import RLlibConfig
+from training.run_folder import LOCK, RunFolderError, claim, resume_conflicts
+
+TINY = {"total_steps": 256, "num_games": 16, "rollout_steps": 16, "hidden": 16, "eval_games": 2,
+        "eval_endgames": False, "tensorboard": False, "env": {"draft": "random"}}  # fmt: skip
+CONFIG = TrainConfig.from_dict(TINY)
+
+
+def refused(message: str, *args, **kwargs) -> None:
+    """``claim(*args, **kwargs)`` raises a ``RunFolderError`` matching ``message``."""
+    with pytest.raises(RunFolderError, match=message), claim(*args, **kwargs):
+        pass
+
+
+def dead_pid() -> int:
+    process = subprocess.Popen([sys.executable, "-c", "pass"])
+    process.wait()
+    return process.pid
+
+
+def test_a_fresh_start_writes_the_config_and_locks_while_it_runs(tmp_path):
+    run = tmp_path / "new" / "run"
+    with claim(run, CONFIG, "fast_ppo") as folder:
+        assert folder.path == run and not folder.resuming
+        owner = json.loads((run / LOCK).read_text())
+        assert owner["pid"] == os.getpid() and owner["host"] == socket.gethostname()
+        assert json.loads((run / "config.json").read_text()) == CONFIG.to_dict()
+        with claim(run, CONFIG, "fast_ppo") as again:  # the same thread nests: train() inside the CLI's claim
+            assert again is folder
+    assert not (run / LOCK).exists()
+
+
+def test_a_fresh_start_in_a_run_refuses_and_overwrite_deletes_only_run_files(tmp_path):
+    with claim(tmp_path, CONFIG, "fast_ppo"):
+        (tmp_path / "metrics.csv").write_text("1,2\n")
+        (tmp_path / "tb").mkdir()
+        (tmp_path / "tb" / "events").write_text("x")
+    refused("already holds a run .*--resume continues it, --overwrite", tmp_path, CONFIG, "fast_ppo")
+    with claim(tmp_path, CONFIG, "fast_ppo", overwrite=True):
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["config.json", LOCK]
+    (tmp_path / "notes.txt").write_text("mine")
+    refused(r"files no trainer wrote \(notes.txt\)", tmp_path, CONFIG, "fast_ppo", overwrite=True)
+    assert (tmp_path / "notes.txt").read_text() == "mine" and (tmp_path / "config.json").is_file()
+
+
+def test_a_resume_needs_a_run_and_a_matching_config(tmp_path):
+    refused("nothing to resume: .* does not exist", tmp_path / "missing", CONFIG, "fast_ppo", resume=True)
+    assert not (tmp_path / "missing").exists()
+    refused("nothing to resume: .* holds no latest.pt", tmp_path, CONFIG, "fast_ppo", resume=True)
+    with claim(tmp_path, CONFIG, "fast_ppo"):
+        (tmp_path / "latest.pt").write_bytes(b"a checkpoint")
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    wider = TrainConfig.from_dict(TINY | {"hidden": 32, "learning_rate": 1e-3})
+    refused(r"hidden: 16 -> 32; learning_rate: 0.0003 -> 0.001 \(only ", tmp_path, wider, "fast_ppo", resume=True)
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before  # nothing touched
+    longer = TrainConfig.from_dict(TINY | {"total_steps": 512, "max_minutes": 3.0, "eval_games": 8})
+    with claim(tmp_path, longer, "fast_ppo", resume=True) as folder:
+        assert folder.resuming
+    assert json.loads((tmp_path / "config.json").read_text())["total_steps"] == 512  # config.json follows the run
+
+
+def test_which_fields_may_change_on_resume():
+    assert TrainConfig.resume_may_change == {
+        "total_steps", "max_minutes", "eval_every", "eval_games", "eval_opponents", "eval_endgames", "tensorboard"
+    }  # fmt: skip
+    saved = CONFIG.to_dict()
+    assert resume_conflicts(TrainConfig.from_dict(TINY | {"eval_opponents": ["greedy"]}), saved) == []
+    assert resume_conflicts(TrainConfig.from_dict(TINY | {"seed": 1, "env": {"draft": "pick"}}), saved) == [
+        "env: {'draft': 'random'} -> {'draft': 'pick'}",
+        "seed: 0 -> 1",
+    ]
+    older = {k: v for k, v in saved.items() if k != "draft_share"}  # a field the run predates: its default
+    assert resume_conflicts(CONFIG, older) == []
+    assert resume_conflicts(CONFIG, saved | {"colour": 1}) == ["colour: unknown field 1"]
+
+
+def test_a_second_trainer_is_refused_and_a_dead_ones_lock_is_taken_over(tmp_path, capsys):
+    run = tmp_path / "run"
+    run.mkdir()
+    me = {"pid": os.getpid(), "host": socket.gethostname(), "trainer": "fast_ppo", "since": "now"}
+    (run / LOCK).write_text(json.dumps(me))
+    refused(rf"in use by fast_ppo \(pid {os.getpid()} on .*one trainer per run", run, CONFIG, "fast_ppo")
+    (run / LOCK).write_text(json.dumps(me | {"host": "elsewhere"}))
+    refused("another host: if nothing runs there, delete", run, CONFIG, "fast_ppo")
+    (run / LOCK).write_text(json.dumps(me | {"pid": dead_pid()}))
+    with claim(run, CONFIG, "fast_ppo"):
+        assert json.loads((run / LOCK).read_text())["pid"] == os.getpid()
+    assert "taking over the lock of fast_ppo" in capsys.readouterr().err and not (run / LOCK).exists()
+
+
+def test_a_reused_pid_or_an_abandoned_empty_lock_is_stale(tmp_path, capsys):
+    started = int(Path(f"/proc/{os.getpid()}/stat").read_text().rsplit(")", 1)[1].split()[19])
+    me = {"pid": os.getpid(), "host": socket.gethostname(), "started": started + 1}  # same pid, another process
+    (tmp_path / LOCK).write_text(json.dumps(me))
+    with claim(tmp_path, CONFIG, "fast_ppo", overwrite=True):
+        pass
+    (tmp_path / LOCK).write_text("")  # a claimant that died between creating and writing its lock
+    refused("being written", tmp_path, CONFIG, "fast_ppo", overwrite=True)
+    old = time.time() - 120
+    os.utime(tmp_path / LOCK, (old, old))
+    with claim(tmp_path, CONFIG, "fast_ppo", overwrite=True):
+        pass
+    assert capsys.readouterr().err.count("taking over") == 2
+
+
+def test_bad_run_paths_are_refused(tmp_path):
+    file = tmp_path / "file"
+    file.write_text("x")
+    refused("is a file, not a folder", file, CONFIG, "fast_ppo")
+    refused("cannot create run folder", file / "run", CONFIG, "fast_ppo")
+    refused("choose one", tmp_path, CONFIG, "fast_ppo", resume=True, overwrite=True)
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes to read-only folders")
+def test_an_unwritable_run_folder_is_refused(tmp_path):
+    tmp_path.chmod(0o500)
+    try:
+        refused("cannot write to run folder", tmp_path, CONFIG, "fast_ppo")
+    finally:
+        tmp_path.chmod(0o700)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"max_minutes": -5}, "'max_minutes' must be at least 0"),
+        ({"clip": float("nan")}, "'clip' must be a finite number"),
+        ({"learning_rate": float("inf")}, "'learning_rate' must be a finite number"),
+        ({"learning_rate": -1e-4}, "'learning_rate' must be above 0"),
+        ({"learning_rate": 0}, "'learning_rate' must be above 0"),
+        ({"entropy": -0.1}, "'entropy' must be at least 0"),
+        ({"max_grad_norm": 0.0}, "'max_grad_norm' must be above 0"),
+        ({"total_steps": 1.5}, "'total_steps' must be int, got 1.5"),
+        ({"total_steps": 1e6}, "'total_steps' must be int"),
+        ({"total_steps": "1e6"}, "'total_steps' must be int"),
+        ({"num_games": True}, "'num_games' must be int, got True"),
+        ({"clip": True}, "'clip' must be float, got True"),
+        ({"clip": "0.2"}, "'clip' must be float"),
+        ({"seed": -1}, "'seed' must be at least 0"),
+        ({"eval_opponents": ["nobody"]}, "'eval_opponents': no agent named 'nobody'"),
+        ({"eval_opponents": ["greedy", "greedy"]}, "names an agent twice"),
+        ({"eval_opponents": [1]}, "'eval_opponents' must be a list of strings"),
+        ({"eval_opponents": ["missing/run.pt"]}, "'eval_opponents': no checkpoint at missing/run.pt"),
+        ({"env": {"draft": "sometimes"}}, "field 'env': "),
+        ({"env": {"colour": 1}}, "field 'env': unknown config field"),
+    ],
+)
+def test_bad_values_are_refused_at_load_time(change, message):
+    with pytest.raises(TrainConfigError, match=message):
+        TrainConfig.from_dict(TINY | change)
+
+
+def test_rllib_configs_are_as_strict():
+    with pytest.raises(TrainConfigError, match="'learning_rate' must be a finite number"):
+        RLlibConfig.from_dict({"learning_rate": float("nan")})
+    with pytest.raises(TrainConfigError, match="'eval_opponents': no agent named"):
+        RLlibConfig.from_dict({"eval_opponents": ["nobody"]})
+    with pytest.raises(TrainConfigError, match="'iterations' must be int"):
+        RLlibConfig.from_dict({"iterations": 2.0})
+
+
+def test_a_config_name_that_names_nothing_lists_the_configs():
+    with pytest.raises(TrainConfigError, match=r"no training config named 'quik' \(configs/train holds .*\bquick\b"):
+        TrainConfig.load("quik")
+
+
+def cli(module: str, *args: str, cwd=None) -> subprocess.CompletedProcess:
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return subprocess.run([sys.executable, "-m", module, *args], cwd=cwd or root, capture_output=True, text=True,
+                          timeout=300)  # fmt: skip
+
+
+def test_the_command_lines_refuse_in_one_line_with_status_2(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(yaml.safe_dump(TINY) + "clip: .nan\n")
+    file = tmp_path / "file"
+    file.write_text("x")
+    good = tmp_path / "good.yaml"
+    good.write_text(yaml.safe_dump(TINY))
+    cases = [
+        ("training.fast_ppo", ["--config", str(bad)], "'clip' must be a finite number"),
+        ("training.fast_ppo", ["--config", "quik"], "no training config named 'quik'"),
+        ("training.fast_ppo", ["--config", str(good), "--run", str(file)], "is a file, not a folder"),
+        ("training.fast_ppo", ["--config", str(good), "--run", str(tmp_path / "no"), "--resume"], "nothing to resume"),
+        ("training.selfplay_ppo", ["--config", str(bad)], "'clip' must be a finite number"),
+        ("training.selfplay_ppo", ["--config", str(good), "--run", str(file)], "is a file, not a folder"),
+        ("training.rllib_selfplay", ["--config", str(tmp_path / "none.yaml")], "cannot read training config"),
+        ("training.rllib_selfplay", ["--run", str(file)], "is a file, not a folder"),
+    ]
+    for module, args, message in cases:
+        done = cli(module, *args)
+        lines = done.stderr.strip().splitlines()
+        assert done.returncode == 2, (module, args, done.stderr)
+        assert len(lines) == 1 and "error: " in lines[0] and message in lines[0], (module, args, done.stderr)
+    done = cli("training.fast_ppo", "--resume", "--overwrite")
+    assert done.returncode == 2 and "not allowed with argument" in done.stderr

@@ -1,0 +1,315 @@
+"""One trainer per run folder: the lock, the start / resume / overwrite rules, the config check.
+
+Every trainer (``fast_ppo``, ``selfplay_ppo``, ``rllib_selfplay``) opens its run folder with
+``claim`` before it writes anything there:
+
+- **one trainer at a time**: ``RUN/run.lock`` holds the owner's pid and host; it is created
+  with ``O_EXCL`` (atomic), so a second trainer on the same folder is refused. A lock whose
+  process is gone (killed, crashed) is stale: the next trainer on this host takes it over
+  and says so. A lock from another host cannot be checked and is never taken over.
+- **a fresh start needs an empty folder**: starting without ``--resume`` where a run
+  already lies is refused; ``--overwrite`` deletes that run's files first (only the files
+  trainers write: a folder holding anything else is refused even then).
+- **a resume needs a run**: ``--resume`` on a missing folder or one without a checkpoint is
+  refused, and so is a config that differs from the run's ``config.json`` in a field that
+  shapes the training (the network, the hyperparameters, the opponent pool, the rules).
+  Which fields may change is the config's ``resume_may_change`` (for ``TrainConfig``: how
+  long to train, the safety stop, the evaluations, TensorBoard). Nothing in the folder is
+  touched before these checks pass.
+
+Every refusal is a ``RunFolderError`` with a one-line message; the trainers' command lines
+print it and exit with status 2.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from training.config import YAMLConfig
+from trinity_env.core import TrinityError
+
+LOCK = "run.lock"
+"""The lock file's name inside a run folder."""
+
+RUN_FILES = frozenset(
+    {
+        "config.json", "metrics.csv", "report.md", "win_rate.png", "tb",  # every trainer
+        "latest.pt", "best.pt",  # fast_ppo
+        "latest.zip", "best.zip",  # selfplay_ppo
+        "iterations.jsonl", "checkpoint", "best",  # rllib_selfplay
+    }
+)  # fmt: skip
+"""What trainers write in a run folder: what ``--overwrite`` may delete (with ``*.tmp`` leftovers)."""
+
+STALE_UNREADABLE_S = 30.0
+"""A lock file that stays empty or unreadable this long belongs to a process that died while writing it."""
+
+
+class RunFolderError(TrinityError):
+    """A run folder that this trainer may not use as asked; the message says why, in one line."""
+
+
+@dataclass(frozen=True)
+class RunFolder:
+    """A claimed run folder: ``path``, and whether the trainer continues the run there (``resuming``)."""
+
+    path: Path
+    resuming: bool
+    trainer: str
+
+
+_HELD: dict[tuple[str, int], RunFolder] = {}
+
+
+@contextmanager
+def claim(
+    path: str | Path,
+    config: YAMLConfig,
+    trainer: str,
+    *,
+    resume: bool = False,
+    overwrite: bool = False,
+    checkpoint: str = "latest.pt",
+) -> Iterator[RunFolder]:
+    """Lock ``path`` for ``trainer`` and check the rules above; ``RunFolderError`` says why not.
+
+    ``checkpoint``: the file a resume continues from. Writes ``config.json`` (the new config) once
+    the checks pass. Nested claims of the same folder in the same thread (the command line holds
+    it for training and report, ``train`` claims it again) reuse the first one.
+    """
+    path = Path(path)
+    key = (str(path.resolve()), threading.get_ident())
+    if key in _HELD:
+        yield _HELD[key]
+        return
+    if resume and overwrite:
+        raise RunFolderError("--resume continues a run and --overwrite deletes it: choose one")
+    if path.exists() and not path.is_dir():
+        raise RunFolderError(f"run folder {path} is a file, not a folder")
+    if resume and not (path / checkpoint).is_file():
+        what = "does not exist" if not path.exists() else f"holds no {checkpoint}"
+        raise RunFolderError(f"nothing to resume: {path} {what} (start the run without --resume)")
+    if not resume:
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise RunFolderError(f"cannot create run folder {path}: {err.strerror or err}") from None
+    owner = _lock(path, trainer)
+    try:
+        if resume:
+            _check_resume(path, config)
+        else:
+            _clear(path, overwrite)
+        _write_json(path / "config.json", config.to_dict())
+        folder = RunFolder(path, resume, trainer)
+        _HELD[key] = folder
+        try:
+            yield folder
+        finally:
+            del _HELD[key]
+    finally:
+        _unlock(path, owner)
+
+
+def saved_config(path: Path) -> dict[str, Any]:
+    """The run's ``config.json``; ``RunFolderError`` if it is missing or unreadable."""
+    try:
+        data = json.loads((path / "config.json").read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise RunFolderError(f"cannot resume {path}: its config.json is missing") from None
+    except (OSError, ValueError) as err:
+        raise RunFolderError(f"cannot resume {path}: config.json is unreadable ({err})") from None
+    if not isinstance(data, dict):
+        raise RunFolderError(f"cannot resume {path}: config.json is not a mapping of fields")
+    return data
+
+
+def resume_conflicts(config: YAMLConfig, saved: dict[str, Any]) -> list[str]:
+    """``field: saved -> new`` for every field that differs and may not change on resume.
+
+    A field missing from ``saved`` (a run from before the field existed) counts as its default.
+    """
+    new = json.loads(json.dumps(config.to_dict()))  # tuples as lists, as config.json holds them
+    defaults = json.loads(json.dumps(type(config)().to_dict()))
+    names = {f.name for f in fields(config)}
+    conflicts = [f"{name}: unknown field {saved[name]!r}" for name in sorted(set(saved) - names)]
+    for name in sorted(names - set(config.resume_may_change)):
+        old = saved.get(name, defaults[name])
+        if old != new[name]:
+            conflicts.append(f"{name}: {old!r} -> {new[name]!r}")
+    return conflicts
+
+
+def _check_resume(path: Path, config: YAMLConfig) -> None:
+    conflicts = resume_conflicts(config, saved_config(path))
+    if conflicts:
+        may = ", ".join(sorted(config.resume_may_change))
+        raise RunFolderError(
+            f"cannot resume {path}: the config differs from its config.json in {'; '.join(conflicts)} "
+            f"(only {may} may change on resume; start a new run for the rest)"
+        )
+
+
+def _clear(path: Path, overwrite: bool) -> None:
+    entries = sorted(p.name for p in path.iterdir() if p.name != LOCK)
+    if not entries:
+        return
+    if not overwrite:
+        shown = ", ".join(entries[:4]) + (", ..." if len(entries) > 4 else "")
+        raise RunFolderError(
+            f"{path} already holds a run ({shown}): --resume continues it, --overwrite deletes it and starts again"
+        )
+    foreign = [name for name in entries if name not in RUN_FILES and not name.endswith((".tmp", ".tmp.zip"))]
+    if foreign:
+        shown = ", ".join(foreign[:4]) + (", ..." if len(foreign) > 4 else "")
+        raise RunFolderError(f"{path} holds files no trainer wrote ({shown}): --overwrite keeps out; use a new folder")
+    for name in entries:
+        target = path / name
+        if target.is_dir() and not target.is_symlink():
+            shutil.rmtree(target)
+        else:
+            target.unlink()
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    temporary = path.with_suffix(path.suffix + ".tmp")
+    temporary.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    temporary.replace(path)
+
+
+# ---------------------------------------------------------------------------------- the lock
+
+
+def _process_stat(pid: int) -> tuple[str, int] | None:
+    """The state letter and start time (clock ticks after boot) of ``pid`` from ``/proc``, if there is one."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    after = text[text.rindex(")") + 2 :].split()  # the command name may hold spaces and parentheses
+    return after[0], int(after[19])
+
+
+def _me(trainer: str) -> dict[str, Any]:
+    stat = _process_stat(os.getpid())
+    return {
+        "pid": os.getpid(),
+        "host": socket.gethostname(),
+        "started": stat[1] if stat else None,
+        "trainer": trainer,
+        "since": time.strftime("%Y-%m-%d %H:%M:%S"),
+    }
+
+
+def _alive(owner: dict[str, Any]) -> bool | None:
+    """Whether the lock's owner still runs; ``None`` when it runs on another host (cannot tell)."""
+    if owner.get("host") != socket.gethostname():
+        return None
+    pid = owner.get("pid")
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    stat = _process_stat(pid)
+    if stat is not None:
+        state, started = stat
+        if state in ("Z", "X"):  # killed, not yet reaped
+            return False
+        if owner.get("started") is not None and started != owner["started"]:  # the pid was reused
+            return False
+    return True
+
+
+def _read_lock(lock: Path) -> dict[str, Any] | None:
+    """The lock's owner, or ``None`` while it is empty or unreadable (being written, or its writer died)."""
+    try:
+        data = json.loads(lock.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _create(lock: Path, owner: dict[str, Any]) -> bool:
+    """Create the lock atomically; ``False`` if it exists."""
+    try:
+        descriptor = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+    except FileExistsError:
+        return False
+    except OSError as err:
+        raise RunFolderError(f"cannot write to run folder {lock.parent}: {err.strerror or err}") from None
+    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+        handle.write(json.dumps(owner) + "\n")
+    return True
+
+
+def _lock(path: Path, trainer: str) -> dict[str, Any]:
+    lock = path / LOCK
+    me = _me(trainer)
+    for _ in range(5):
+        if _create(lock, me):
+            return me
+        owner = _read_lock(lock)
+        if owner is None:
+            try:
+                age = time.time() - lock.stat().st_mtime
+            except FileNotFoundError:
+                continue  # released meanwhile: try again
+            if age < STALE_UNREADABLE_S:
+                raise RunFolderError(f"{path} is being claimed by another trainer ({lock} is being written)")
+            stale = "an unreadable lock"
+        else:
+            alive = _alive(owner)
+            who = f"{owner.get('trainer', 'a trainer')} (pid {owner.get('pid')} on {owner.get('host')})"
+            if alive:
+                since = owner.get("since")
+                raise RunFolderError(f"{path} is in use by {who} since {since}: one trainer per run folder")
+            if alive is None:
+                raise RunFolderError(f"{path} is locked by {who}, another host: if nothing runs there, delete {lock}")
+            stale = f"the lock of {who}, which no longer runs"
+        if _take_over(lock, owner):
+            print(f"{path}: taking over {stale}", file=sys.stderr)
+    raise RunFolderError(f"{path}: could not take its lock ({lock}); another trainer is claiming it")
+
+
+def _take_over(lock: Path, stale: dict[str, Any] | None) -> bool:
+    """Delete the stale lock unless it changed meanwhile; a guard file keeps two claimants apart."""
+    guard = lock.with_name(LOCK + ".takeover")
+    try:
+        descriptor = os.open(guard, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+    except FileExistsError:
+        try:
+            if time.time() - guard.stat().st_mtime > STALE_UNREADABLE_S:  # its claimant died
+                guard.unlink(missing_ok=True)
+        except FileNotFoundError:
+            pass
+        time.sleep(0.05)
+        return False
+    os.close(descriptor)
+    try:
+        if _read_lock(lock) == stale:  # not replaced by a live owner since we looked
+            lock.unlink(missing_ok=True)
+            return True
+        return False
+    finally:
+        guard.unlink(missing_ok=True)
+
+
+def _unlock(path: Path, owner: dict[str, Any]) -> None:
+    lock = path / LOCK
+    if _read_lock(lock) == owner:
+        lock.unlink(missing_ok=True)

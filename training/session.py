@@ -1,0 +1,122 @@
+"""What the trainers' command lines share: a graceful Ctrl-C and one-line errors.
+
+- ``GracefulStop``: the first Ctrl-C (SIGINT) asks the trainer to stop at its next
+  consistent point (the end of the current update, or at once during an evaluation, which
+  is simply done again on resume); the trainer saves its latest checkpoint there and raises
+  ``TrainingInterrupted``. A second Ctrl-C stops at once, without saving (the checkpoint on
+  disk is the previous one, whole: checkpoints are written atomically).
+- ``run_command``: parses the arguments and runs the trainer; a bad config, run folder or
+  checkpoint prints one line and exits with status 2, an interrupt prints one line and exits
+  with status 130.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+from training.config import TrainConfigError
+from training.run_folder import RunFolderError
+from trinity_env.agents.policy import CheckpointError
+
+EXIT_USAGE = 2
+"""Exit status for a bad command line, config, run folder or checkpoint (argparse's own)."""
+EXIT_INTERRUPTED = 130
+"""Exit status after Ctrl-C (128 + SIGINT), as shells report it."""
+
+
+class TrainingInterrupted(KeyboardInterrupt):
+    """Training stopped on Ctrl-C after saving its latest checkpoint; the message says where."""
+
+
+class GracefulStop:
+    """Turns Ctrl-C into a request (``requested``) the training loop honours at a consistent point.
+
+    Inside ``interruptible()`` (an evaluation: nothing to save halfway) Ctrl-C raises
+    ``KeyboardInterrupt`` at once. A second Ctrl-C sets ``forced`` and raises wherever it lands.
+    Installs itself only in the main thread (signals go there); elsewhere Ctrl-C keeps Python's default.
+    """
+
+    def __init__(self) -> None:
+        self.requested = False
+        self.forced = False
+        self._interruptible = False
+
+    def _handle(self, signum, frame) -> None:
+        if self.requested:
+            self.forced = True
+            raise KeyboardInterrupt
+        self.requested = True
+        if self._interruptible:
+            raise KeyboardInterrupt
+
+    @contextmanager
+    def installed(self) -> Iterator[GracefulStop]:
+        if threading.current_thread() is not threading.main_thread():
+            yield self
+            return
+        previous = signal.signal(signal.SIGINT, self._handle)
+        try:
+            yield self
+        finally:
+            signal.signal(signal.SIGINT, previous)
+
+    @contextmanager
+    def interruptible(self) -> Iterator[None]:
+        self._interruptible = True
+        try:
+            yield
+        finally:
+            self._interruptible = False
+
+    @property
+    def graceful(self) -> bool:
+        """Whether the ``KeyboardInterrupt`` just caught is this stop's first Ctrl-C (save, then stop)."""
+        return self.requested and not self.forced
+
+
+@contextmanager
+def torch_threads(count: int) -> Iterator[None]:
+    """torch's intra-op threads set to ``count`` inside, restored after (a config's ``torch_threads``)."""
+    import torch
+
+    previous = torch.get_num_threads()
+    torch.set_num_threads(count)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
+
+
+def one_line(error: BaseException) -> str:
+    """An error's message on one line."""
+    return " ".join(str(error).split())
+
+
+def run_command(parser: argparse.ArgumentParser, body: Callable[[argparse.Namespace], None], argv=None) -> None:
+    """Parse ``argv`` and run ``body``; expected failures end in one line on stderr and exit status 2 or 130."""
+    args = parser.parse_args(argv)
+    try:
+        body(args)
+    except TrainingInterrupted as stop:
+        print(f"{parser.prog}: interrupted: {one_line(stop)}", file=sys.stderr)
+        sys.exit(EXIT_INTERRUPTED)
+    except KeyboardInterrupt:
+        print(f"{parser.prog}: interrupted (the checkpoints on disk are the last ones saved)", file=sys.stderr)
+        sys.exit(EXIT_INTERRUPTED)
+    except (TrainConfigError, RunFolderError, CheckpointError) as err:
+        parser.exit(EXIT_USAGE, f"{parser.prog}: error: {one_line(err)}\n")
+
+
+def add_run_arguments(parser: argparse.ArgumentParser, default_config: str, default_run: str, resume: bool) -> None:
+    """``--config``, ``--run`` and (``resume``) ``--resume``, with ``--overwrite``: the run-folder options."""
+    parser.add_argument("--config", default=default_config, help="a name in configs/train/ or a YAML path")
+    parser.add_argument("--run", default=default_run, help="the run folder (one trainer at a time)")
+    choice = parser.add_mutually_exclusive_group()
+    if resume:
+        choice.add_argument("--resume", action="store_true", help="continue the run in RUN (same config.json)")
+    choice.add_argument("--overwrite", action="store_true", help="delete the run in RUN and start again")
