@@ -16,13 +16,17 @@ $(STAMP): pyproject.toml
 test: $(STAMP)
 	$(BIN)/python -m pytest -m "not slow"
 
+# What a second `make train` does with the run already in runs/quick: start afresh (the
+# default), or `make train RUN_ARGS=--resume` to continue it.
+RUN_ARGS ?= --overwrite
+
 ## train: a short self-play run (configs/train/quick.yaml), evaluated, with a report in runs/quick
 train: $(STAMP)
-	$(BIN)/python -m training.fast_ppo --config quick --run runs/quick
+	$(BIN)/trinity train quick --run runs/quick $(RUN_ARGS)
 
 ## train-az: a short AlphaZero run (configs/train/az-quick.yaml), evaluated, with a report in runs/az-quick
 train-az: $(STAMP)
-	$(BIN)/python -m training.alphazero --config az-quick --run runs/az-quick
+	$(BIN)/trinity train az-quick --run runs/az-quick $(RUN_ARGS)
 
 ## test-slow: the long runs (full fuzz and differential counts)
 test-slow: $(STAMP)
@@ -32,6 +36,12 @@ test-slow: $(STAMP)
 test-rllib: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e ".[rllib]"
 	$(BIN)/python -m pytest tests/test_rllib.py
+
+## test-integrations: install the integrations extra (OpenSpiel, Tianshou; torch held at 2.13.0) and run tests/test_integrations.py, slow ones included
+.PHONY: test-integrations
+test-integrations: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e ".[integrations]" "torch==2.13.0"
+	$(BIN)/python -m pytest tests/test_integrations.py
 
 ## lint: ruff over the whole project
 lint: $(STAMP)

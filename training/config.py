@@ -15,11 +15,11 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, ClassVar
 
-import yaml
-
 from trinity_env.core import TrinityError
+from trinity_env.core.decks import config_root
+from trinity_env.core.files import load_yaml
 
-CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs" / "train"
+CONFIG_DIR = config_root() / "train"
 
 
 class TrainConfigError(TrinityError):
@@ -41,13 +41,7 @@ class YAMLConfig:
         if named and not path.is_file():
             known = ", ".join(sorted(p.stem for p in CONFIG_DIR.glob("*.yaml")))
             raise TrainConfigError(f"no training config named {text!r} (configs/train holds {known}; or give a path)")
-        try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-        except OSError as err:
-            raise TrainConfigError(f"cannot read training config {path}: {err.strerror or err}") from None
-        except yaml.YAMLError as err:
-            problem = " ".join(str(err).split())
-            raise TrainConfigError(f"training config {path} is not valid YAML: {problem}") from None
+        data = load_yaml(path, "training config", TrainConfigError) or {}
         if not isinstance(data, dict):
             raise TrainConfigError(f"training config {path}: expected a mapping of fields")
         return cls.from_dict(data | overrides, source=str(path))

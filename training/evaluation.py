@@ -11,13 +11,14 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from training.config import YAMLConfig
 from trinity_env.agents.base import Agent
 from trinity_env.agents.registry import make
 from trinity_env.envs.config import make_config
 from trinity_env.evaluation.endgames import DEFAULT_SUITE, load_suite, score_agent
 from trinity_env.evaluation.match import play_game
 from trinity_env.evaluation.ratings import wilson_interval
+
+from .config import YAMLConfig
 
 ENDGAMES = "endgames"
 """The results key of the endgame-suite score: the share of won positions where a winning move was chosen."""

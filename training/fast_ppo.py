@@ -37,18 +37,19 @@ from torch import nn
 from torch.optim import Adam
 from tqdm import tqdm
 
-from training.config import TrainConfig
-from training.env_state import env_state, load_env_state
-from training.evaluation import Results, RunLog, evaluate_agent, history_from_json, selection_score
-from training.report import format_results, write_report
-from training.run_folder import claim
-from training.session import GracefulStop, TrainingInterrupted, add_run_arguments, run_command, torch_threads
 from trinity_env.agents.policy import NetworkAgent, PolicyNetwork, load_checkpoint, save_checkpoint
 from trinity_env.agents.tactics import tactical_features
 from trinity_env.fast.games import FastGames
 from trinity_env.fast.layout import Batch
 from trinity_env.fast.vector_env import TrinityTowersVectorEnv
 from trinity_env.search.baselines import greedy_batch
+
+from .config import TrainConfig
+from .env_state import env_state, load_env_state
+from .evaluation import Results, RunLog, evaluate_agent, history_from_json, selection_score
+from .report import format_results, write_report
+from .run_folder import claim
+from .session import GracefulStop, TrainingInterrupted, add_run_arguments, run_command, torch_threads
 
 RANDOM, GREEDY = -1, -2
 KINDS = ("random", "greedy", "latest", "past")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from training.evaluation import ENDGAMES
+from .evaluation import ENDGAMES
 
 
 def label(spec: str) -> str:

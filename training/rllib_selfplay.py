@@ -34,11 +34,11 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-from training.config import TrainConfigError, YAMLConfig
-from training.evaluation import RunLog, evaluate_agent, selection_score
-from training.report import format_results, write_report
-from training.run_folder import claim
-from training.session import GracefulStop, TrainingInterrupted, add_run_arguments, run_command
+from .config import TrainConfigError, YAMLConfig
+from .evaluation import RunLog, evaluate_agent, selection_score
+from .report import format_results, write_report
+from .run_folder import claim
+from .session import GracefulStop, TrainingInterrupted, add_run_arguments, run_command
 
 
 @dataclass(frozen=True)

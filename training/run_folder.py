@@ -36,8 +36,9 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from training.config import YAMLConfig
 from trinity_env.core import TrinityError
+
+from .config import YAMLConfig
 
 LOCK = "run.lock"
 """The lock file's name inside a run folder."""

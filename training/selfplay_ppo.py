@@ -29,16 +29,17 @@ from sb3_contrib import MaskablePPO
 from stable_baselines3.common.callbacks import BaseCallback
 from tqdm import tqdm
 
-from training.config import TrainConfig
-from training.evaluation import RunLog, evaluate_agent, history_from_json, selection_score
-from training.report import format_results, write_report
-from training.run_folder import claim
-from training.session import GracefulStop, TrainingInterrupted, add_run_arguments, run_command, torch_threads
 from trinity_env.agents.base import Agent, Observation, RandomAgent
 from trinity_env.agents.baselines import GreedyAgent
 from trinity_env.agents.sb3 import SB3PolicyAgent
 from trinity_env.core import GameState
 from trinity_env.envs.single_agent import TrinityTowersEnv
+
+from .config import TrainConfig
+from .evaluation import RunLog, evaluate_agent, history_from_json, selection_score
+from .report import format_results, write_report
+from .run_folder import claim
+from .session import GracefulStop, TrainingInterrupted, add_run_arguments, run_command, torch_threads
 
 
 class PoolOpponent(Agent):

@@ -19,9 +19,10 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from training.config import TrainConfigError
-from training.run_folder import RunFolderError
 from trinity_env.agents.policy import CheckpointError
+
+from .config import TrainConfigError
+from .run_folder import RunFolderError
 
 EXIT_USAGE = 2
 """Exit status for a bad command line, config, run folder or checkpoint (argparse's own)."""

@@ -285,6 +285,34 @@ def _play(args: argparse.Namespace) -> None:
     play_in_terminal(args.opponent, seat=args.seat, seed=args.seed, config=args.config)
 
 
+def _trainers():
+    """The trainers' package: inside the wheel (``trinity_env.training``) or a checkout's top-level ``training/``."""
+    import importlib
+
+    for name in ("trinity_env.training", "training"):
+        try:
+            return importlib.import_module(name)
+        except ModuleNotFoundError as err:
+            if err.name not in (name, name.split(".")[0]):
+                raise TrinityError(f"training needs the train extra ('trinity-towers[train]'): {err}") from None
+    raise TrinityError("the trainers are not installed: pip install 'trinity-towers[train]'")
+
+
+def _train(args: argparse.Namespace) -> None:
+    import importlib
+
+    package = _trainers()
+    name = Path(args.config).stem if args.config.endswith((".yaml", ".yml")) else args.config
+    trainer = args.trainer or ("alphazero" if name.startswith("az") else "ppo")
+    try:
+        module = importlib.import_module(f"{package.__name__}.{'alphazero' if trainer == 'alphazero' else 'fast_ppo'}")
+    except ModuleNotFoundError as err:
+        raise TrinityError(f"training needs the train extra (pip install 'trinity-towers[train]'): {err}") from None
+    argv = ["--config", args.config, "--run", args.run_folder or f"runs/{name}"]
+    argv += ["--resume"] * args.resume + ["--overwrite"] * args.overwrite
+    module.main(argv)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="trinity", description="Trinity Towers: rules, positions and replays.")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -341,6 +369,19 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--seed", type=non_negative_int, default=None)
     play.add_argument("--config", default=None, help="a rules config (name in configs/rules/ or YAML path)")
     play.set_defaults(run=_play)
+
+    train = commands.add_parser(
+        "train", help="train an agent by self-play from a shipped config or a YAML file (needs the train extra)"
+    )
+    train.add_argument("config", nargs="?", default="quick", help="quick, standard, az-quick, az-standard or a path")
+    train.add_argument("--run", dest="run_folder", default=None, help="the run folder (default runs/CONFIG)")
+    train.add_argument(
+        "--trainer", choices=["ppo", "alphazero"], default=None, help="default: alphazero for az-* configs, else ppo"
+    )
+    again = train.add_mutually_exclusive_group()
+    again.add_argument("--resume", action="store_true", help="continue the run in RUN")
+    again.add_argument("--overwrite", action="store_true", help="delete the run in RUN and start again")
+    train.set_defaults(run=_train)
     return parser
 
 
