@@ -45,7 +45,7 @@ def test_python_snippets_run(page):
         exec(compile(block, page, "exec"), namespace)
 
 
-DOC_PAGES = sorted((ROOT / "docs").glob("*.md"))
+DOC_PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 TOP_LEVEL = ("benchmarks", "configs", "docs", "examples", "notebooks", "scripts", "tests", "training", "trinity_env")
 
 
