@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test test-slow test-rllib lint bench train train-az clean
+.PHONY: test test-slow test-rllib test-lowest lint bench train train-az clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -42,6 +42,12 @@ test-rllib: $(STAMP)
 test-integrations: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e ".[integrations]" "torch==2.13.0"
 	$(BIN)/python -m pytest tests/test_integrations.py
+
+## test-lowest: the env's tests under the lowest PettingZoo the project supports (1.23), in .venv-lowest
+test-lowest:
+	$(PYTHON) -m venv .venv-lowest
+	.venv-lowest/bin/python -m pip install --quiet -e . "pettingzoo==1.23.0" pytest hypothesis
+	.venv-lowest/bin/python -m pytest -q -p no:cacheprovider tests/test_env_aec.py tests/test_layers.py tests/test_copy_and_pickle.py tests/test_render.py
 
 ## lint: ruff over the whole project
 lint: $(STAMP)
