@@ -49,6 +49,13 @@ test-lowest:
 	.venv-lowest/bin/python -m pip install --quiet -e . "pettingzoo==1.23.0" pytest hypothesis
 	.venv-lowest/bin/python -m pytest -q -p no:cacheprovider tests/test_env_aec.py tests/test_layers.py tests/test_copy_and_pickle.py tests/test_render.py
 
+## test-web: the web app's tests, in a real headless Chromium too (installs Debian's chromium and chromium-driver if missing, and the web extra with Playwright; never downloads a browser of Playwright's)
+.PHONY: test-web
+test-web: $(STAMP)
+	@test -x /usr/bin/chromium || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver; }
+	$(BIN)/python -m pip install --quiet -e ".[web]" "playwright>=1.45"
+	$(BIN)/python -m pytest tests/test_web_api.py tests/test_web_browser.py
+
 ## lint: ruff over the whole project
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -313,6 +313,141 @@ def _train(args: argparse.Namespace) -> None:
     module.main(argv)
 
 
+def empty_range(text: str) -> tuple[int, int]:
+    """An argparse type: a number of empty tiles (``9``) or a range (``8-10``) within 1-14."""
+    low, dash, high = text.partition("-")
+    parse = _whole_number(1, 14)
+    try:
+        bounds = (parse(low), parse(high) if dash else parse(low))
+    except argparse.ArgumentTypeError:
+        bounds = (0, 0)
+    if not bounds[0] or bounds[0] > bounds[1]:
+        raise argparse.ArgumentTypeError(f"expected empty tiles N or LOW-HIGH within 1-14, got {text!r}")
+    return bounds
+
+
+def _review(args: argparse.Namespace) -> int:
+    from trinity_env.evaluation.match import RunInterrupted
+    from trinity_env.evaluation.review import check_review, review_replay
+
+    data = _read_json(args.file)
+    name = _source(args.file)
+    if not isinstance(data, dict) or data.get("format") != REPLAY_FORMAT:
+        raise TrinityError(f"{name} is not a replay (a replay's 'format' is {REPLAY_FORMAT!r})")
+    replay = _loading(name, "replay", lambda: Replay.from_dict(data))
+    _loading(name, "replay", replay.states)  # a replay that does not play back is refused before any work
+    check_review(args.agent, args.max_nodes)
+    for option, path in (("--json", args.json), ("--png", args.png)):
+        if path:
+            _prepare_file(option, path)
+    try:
+        review = review_replay(
+            replay, max_nodes=args.max_nodes, agent=args.agent, seed=args.seed, progress=not args.quiet, source=name
+        )
+    except RunInterrupted as stop:
+        review = stop.partial  # written like a whole review, marked partial
+    print(review.text())
+    if args.json:
+        review.write_json(args.json)
+        print(f"wrote {args.json}")
+    if args.png:
+        review.plot(args.png)
+        print(f"wrote {args.png}")
+    if review.partial:
+        done = sum(e is not None for e in review.evaluations[:-1])
+        _say("trinity review", f"interrupted: partial review ({done} of {len(review.placements)} positions) written")
+        return EXIT_INTERRUPTED
+    return 0
+
+
+def _puzzles(args: argparse.Namespace) -> int:
+    return _build_puzzles(args) if args.out else _score_puzzles(args)
+
+
+def _build_puzzles(args: argparse.Namespace) -> int:
+    from trinity_env.evaluation.match import RunInterrupted
+    from trinity_env.evaluation.puzzles import (
+        DEFAULT_AGENT,
+        DEFAULT_EMPTY,
+        DEFAULT_MAX_NODES,
+        build_puzzles,
+        check_build,
+        puzzle_line,
+    )
+
+    if args.agents is not None or args.json is not None:
+        raise TrinityError("--agents and --json are for scoring (--score FILE), not for building (--out)")
+    count = args.count or 200
+    empty = args.empty or DEFAULT_EMPTY
+    agent = args.agent or DEFAULT_AGENT
+    max_nodes = args.max_nodes or DEFAULT_MAX_NODES
+    check_build(count, empty, agent, max_nodes)
+    _prepare_file("--out", args.out)
+    with open(args.out, "w", encoding="utf-8") as out:
+
+        def write(puzzle) -> None:  # each puzzle is on disk as soon as it is found
+            out.write(puzzle_line(puzzle) + "\n")
+            out.flush()
+
+        try:
+            report = build_puzzles(
+                count, empty=empty, agent=agent, seed=args.seed, max_nodes=max_nodes, max_games=args.max_games,
+                progress=not args.quiet, on_puzzle=write,
+            )  # fmt: skip
+        except RunInterrupted as stop:
+            report = stop.partial
+    print(f"{report.summary()}; wrote {args.out}")
+    if report.partial:
+        _say("trinity puzzles", f"interrupted: {len(report.puzzles)} puzzles written to {args.out}")
+        return EXIT_INTERRUPTED
+    if len(report.puzzles) < count:
+        print(f"found {len(report.puzzles)} of {count} puzzles within {report.games} games (--max-games)")
+    return 0
+
+
+def _score_puzzles(args: argparse.Namespace) -> int:
+    from trinity_env.agents.registry import make
+    from trinity_env.evaluation.match import RunInterrupted
+    from trinity_env.evaluation.puzzles import load_puzzles, score_agents, score_table
+
+    building = {"--count": args.count, "--empty": args.empty, "--agent": args.agent, "--max-nodes": args.max_nodes,
+                "--max-games": args.max_games}  # fmt: skip
+    misplaced = [option for option, value in building.items() if value is not None]
+    if misplaced:
+        raise TrinityError(f"{', '.join(misplaced)}: only for building puzzles (--out FILE), not for --score")
+    if not args.agents:
+        raise TrinityError("--score needs --agents: the agent specs to score, e.g. --agents random greedy mcts:400")
+    for spec in args.agents:
+        make(spec)
+    puzzles = load_puzzles(args.score)
+    if args.json:
+        _prepare_file("--json", args.json)
+    try:
+        scores = score_agents(args.agents, puzzles, seed=args.seed)
+        partial = False
+    except RunInterrupted as stop:
+        scores, partial = stop.partial, True
+    print(f"{len(puzzles)} puzzles from {_source(args.score)}: share of puzzles whose winning move the agent plays")
+    print(score_table(scores))
+    if args.json:
+        summary = {"puzzles": _source(args.score), "count": len(puzzles), "partial": partial,
+                   "scores": [s.to_json() for s in scores]}  # fmt: skip
+        Path(args.json).write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
+        print(f"wrote {args.json}")
+    if partial:
+        _say("trinity puzzles", f"interrupted: scores of {len(scores)} of {len(args.agents)} agents written")
+        return EXIT_INTERRUPTED
+    return 0
+
+
+def _serve(args: argparse.Namespace) -> None:
+    try:
+        from trinity_env.web.app import serve
+    except ImportError as err:
+        raise TrinityError(f"the web app needs the web extra: pip install 'trinity-towers[web]' ({err})") from None
+    serve(args.host, args.port, max_games=args.max_games)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="trinity", description="Trinity Towers: rules, positions and replays.")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -382,6 +517,54 @@ def build_parser() -> argparse.ArgumentParser:
     again.add_argument("--resume", action="store_true", help="continue the run in RUN")
     again.add_argument("--overwrite", action="store_true", help="delete the run in RUN and start again")
     train.set_defaults(run=_train)
+
+    review = commands.add_parser(
+        "review", help="annotate every placement of a replay with exact values (or labelled estimates) and blunders"
+    )
+    review.add_argument("file", help="a replay JSON file, or - for standard input")
+    review.add_argument(
+        "--max-nodes", type=positive_int, default=2_000_000,
+        help="solver nodes per position; past it the value is an estimate (default 2,000,000)",
+    )  # fmt: skip
+    review.add_argument(
+        "--agent", default="mcts:1600", help="agent spec estimating where the solver gives up (default mcts:1600)"
+    )
+    review.add_argument("--seed", type=non_negative_int, default=0)
+    review.add_argument("--json", default=None, help="also write the review as JSON to this path")
+    review.add_argument("--png", default=None, help="also draw the value over the game, blunders marked, to this PNG")
+    review.add_argument("--quiet", action="store_true", help="no progress bar")
+    review.set_defaults(run=_review)
+
+    puzzles = commands.add_parser(
+        "puzzles", help="build solved puzzles from self-play (--out FILE) or score agents on a puzzle file (--score)"
+    )
+    mode = puzzles.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--out", default=None, help="build: write the puzzles to this JSON-lines file")
+    mode.add_argument("--score", default=None, help="score: a puzzle file (or the endgame suite) to score --agents on")
+    puzzles.add_argument("--count", type=positive_int, default=None, help="build: puzzles to find (default 200)")
+    puzzles.add_argument(
+        "--empty", type=empty_range, default=None, help="build: empty tiles, N or LOW-HIGH within 1-14 (default 8-10)"
+    )
+    puzzles.add_argument("--agent", default=None, help="build: the agent that plays itself (default mcts:400)")
+    puzzles.add_argument(
+        "--max-nodes", type=positive_int, default=None, help="build: solver nodes per position (default 20,000,000)"
+    )
+    puzzles.add_argument(
+        "--max-games", type=positive_int, default=None, help="build: give up after this many games (default 50 x count)"
+    )
+    puzzles.add_argument("--agents", nargs="+", default=None, help="score: agent specs, e.g. random greedy mcts:400")
+    puzzles.add_argument("--json", default=None, help="score: also write the scores as JSON to this path")
+    puzzles.add_argument("--seed", type=non_negative_int, default=0)
+    puzzles.add_argument("--quiet", action="store_true", help="no progress bar")
+    puzzles.set_defaults(run=_puzzles)
+
+    serve = commands.add_parser("serve", help="play, watch and replay games in the browser (a local web app)")
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine)")
+    serve.add_argument("--port", type=_whole_number(1, 65535), default=8000, help="port (default 8000)")
+    serve.add_argument(
+        "--max-games", type=positive_int, default=200, help="games kept at once; the least recently used goes (200)"
+    )
+    serve.set_defaults(run=_serve)
     return parser
 
 

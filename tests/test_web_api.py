@@ -1,0 +1,559 @@
+"""The web app's JSON API (``trinity serve``) through Starlette's TestClient: whole games, what a
+seat may see, replays and their review, and every bad request refused with a clear 4xx."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import random
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+
+import pytest
+
+pytest.importorskip("starlette")
+if importlib.util.find_spec("httpx2") is None and importlib.util.find_spec("httpx") is None:
+    pytest.skip("starlette's TestClient needs httpx2 (or httpx): install the dev extra", allow_module_level=True)
+
+from starlette.testclient import TestClient
+
+from trinity_env.agents import Agent, shipped
+from trinity_env.cli import main
+from trinity_env.core import GameState, Replay
+from trinity_env.search.solver import Solver
+from trinity_env.web import games as web_games
+from trinity_env.web.app import MAX_BODY, MAX_REPLAY_BODY, STATIC, create_app
+from trinity_env.web.games import LADDER, AgentChoice, GameStore, catalog
+
+SMALL = {
+    "random": AgentChoice("random", "random", "Random", "baseline"),
+    "greedy": AgentChoice("greedy", "greedy", "Greedy", "baseline"),
+    "mcts:25": AgentChoice("mcts:25", "mcts:25", "MCTS 25", "search"),
+}
+
+
+def small_client(**store_options) -> TestClient:
+    return TestClient(create_app(GameStore(dict(SMALL), **store_options)))
+
+
+@pytest.fixture
+def client() -> TestClient:
+    return small_client()
+
+
+def new_game(client: TestClient, **fields) -> dict:
+    body = {"opponent": "random", "seed": 7} | fields
+    response = client.post("/api/games", json=body)
+    assert response.status_code == 201, response.text
+    return response.json()
+
+
+def play_out(client: TestClient, view: dict, rng: random.Random, check=None) -> dict:
+    """Play ``view``'s game to the end: the person's moves at random among the legal ones offered."""
+    for _ in range(100):
+        if check is not None:
+            check(view)
+        if view["state"]["outcome"]:
+            return view
+        if view["agent_to_move"]:
+            response = client.post(f"/api/games/{view['id']}/advance", json={"ply": view["ply"]})
+            assert response.status_code == 200, response.text
+            assert response.json()["moved"] is True
+        else:
+            move = rng.choice(view["state"]["legal"])
+            response = client.post(f"/api/games/{view['id']}/move", json={"action": move["action"], "ply": view["ply"]})
+            assert response.status_code == 200, response.text
+        view = response.json()
+    raise AssertionError("the game did not end")
+
+
+def error(response, status: int) -> str:
+    assert response.status_code == status, (response.status_code, response.text)
+    assert response.headers["content-type"].startswith("application/json")
+    message = response.json()["error"]
+    assert isinstance(message, str) and message and "\n" not in message and "Traceback" not in message
+    return message
+
+
+# ---------------------------------------------------------------------- the agents on offer
+
+
+def test_agents_lists_the_ladder_the_baselines_mcts_and_the_shipped_agents():
+    choices = catalog()
+    data = TestClient(create_app(GameStore(choices))).get("/api/agents").json()
+    names = [a["name"] for a in data["agents"]]
+    assert [n for n in names if n.startswith("level:")] == [f"level:{k}" for k in range(1, 9)]
+    assert {a["name"]: a["spec"] for a in data["ladder"]} == {f"level:{k}": s for k, s in LADDER.items()}
+    assert {"random", "greedy", "lookahead", "mcts:25", "mcts:100", "mcts:400", "mcts:1600"} <= set(names)
+    if importlib.util.find_spec("torch") is not None:
+        assert set(shipped()) <= set(names)  # ppo-standard, and az-standard once it ships
+    assert data["default"] in names
+    for agent in data["agents"]:  # names and specs are short words, never paths
+        assert "/" not in agent["spec"] and "\\" not in agent["spec"] and not agent["spec"].endswith(".pt")
+        assert agent["group"] in ("ladder", "baseline", "search", "trained")
+
+
+def test_every_ladder_level_builds_and_plays_a_move():
+    client = TestClient(create_app(GameStore({c.name: c for c in catalog().values() if c.group == "ladder"})))
+    for level in range(1, 9):
+        view = new_game(client, opponent=f"level:{level}", seat=1, first="opponent", draft="dealt")
+        moved = client.post(f"/api/games/{view['id']}/advance", json={"ply": 0}).json()
+        assert moved["moved"] is True and moved["ply"] == 1 and moved["state"]["last"]["kind"] == "place"
+
+
+# ---------------------------------------------------------------------- games
+
+
+def test_a_whole_game_with_the_draft_against_random(client):
+    rng = random.Random(1)
+    view = new_game(client, seat=0, first="you", draft="pick", open_hands=True, seed=11)
+    assert view["mode"] == "play" and view["human"] == 0 and view["state"]["phase"] == "draft"
+    assert [s["kind"] for s in view["seats"]] == ["human", "agent"]
+    assert len(view["id"]) == 32 and int(view["id"], 16) >= 0
+    seen_flips = []
+
+    def check(view: dict) -> None:
+        state = view["state"]
+        them = state["players"][1]
+        if state["phase"] == "draft":  # the opponent's picks are secret while the game goes on
+            assert them["deck"] is None and them["hand"] is None and them["a_cards"] is None
+            assert all(s["card"] is None for s in view["history"] if s["player"] == 1 and s["kind"] == "pick")
+            if state["last"] and state["last"]["player"] == 1:
+                assert state["last"]["card"] is None
+        elif not state["outcome"]:  # open hands: both hands show once play starts
+            assert them["hand"] is not None
+        if state["last"] and state["last"]["kind"] == "place":
+            seen_flips.append(state["last"]["captured"] + state["last"]["domino"])
+        if not state["outcome"] and state["to_move"] == 0:  # the moves offered are exactly the legal ones
+            assert {m["action"] for m in state["legal"]} == set(_core_state(client, view).legal_actions())
+        else:
+            assert state["legal"] == []
+
+    final = play_out(client, view, rng, check)
+    outcome = final["state"]["outcome"]
+    assert outcome["termination"] in ("lane_control", "full_board")
+    assert sum(lane["points"][0] for lane in final["state"]["lanes"]) == outcome["scores"][0]
+    assert sum(lane["points"][1] for lane in final["state"]["lanes"]) == outcome["scores"][1]
+    assert final["replay_available"] and final["state"]["players"][1]["deck"] is not None  # revealed at the end
+    assert all(step["card"] is not None for step in final["history"])
+
+    download = client.get(f"/api/games/{final['id']}/replay")
+    assert download.status_code == 200
+    assert download.headers["content-disposition"].startswith("attachment; filename=")
+    replay = Replay.from_json(download.text)
+    states = replay.states()
+    assert replay.rules["draft"] == "pick" and len(states) - 1 == final["ply"]
+    assert states[-1].outcome.winner == outcome["winner"] and list(states[-1].scores) == outcome["scores"]
+    flips = [list(s.last.captured + s.last.domino) for s in states[1:] if s.last.tile is not None]
+    assert flips == seen_flips  # captures and domino flips reported as they happened
+
+
+def _core_state(client: TestClient, view: dict) -> GameState:
+    return client.app.app.state.store.game(view["id"]).state
+
+
+def test_hidden_hands_stay_hidden_until_the_end_and_dealt_hands_skip_the_draft(client):
+    view = new_game(client, seat=1, first="you", draft="dealt", open_hands=False, seed=3)
+    assert view["state"]["phase"] == "play" and view["state"]["to_move"] == 1 and view["rules"]["open_hands"] is False
+    assert view["state"]["players"][0]["hand"] is None and view["state"]["players"][0]["hand_size"] == 8
+    assert len(view["state"]["players"][1]["hand"]) == 8
+
+    def check(view: dict) -> None:
+        if not view["state"]["outcome"]:
+            assert view["state"]["players"][0]["hand"] is None
+
+    final = play_out(client, view, random.Random(2), check)
+    assert final["state"]["players"][0]["hand"] is not None
+    replay = Replay.from_json(client.get(f"/api/games/{final['id']}/replay").text)
+    assert replay.rules["draft"] == "dealt" and replay.rules["open_hands"] is False
+
+
+def test_who_places_first_and_the_seat():
+    client = small_client()
+    for first, seat, expected in (("you", 0, 0), ("you", 1, 1), ("opponent", 0, 1), ("opponent", 1, 0)):
+        view = new_game(client, seat=seat, first=first, draft="dealt")
+        assert view["human"] == seat and view["state"]["first_player"] == expected
+    seats = {new_game(client, seed=s)["human"] for s in range(20)}
+    assert seats == {0, 1}  # seat "random" (the default) takes both
+
+
+def test_watch_two_agents_to_the_end(client):
+    response = client.post("/api/games", json={"mode": "watch", "agents": ["greedy", "mcts:25"], "seed": 5})
+    assert response.status_code == 201, response.text
+    view = response.json()
+    assert view["mode"] == "watch" and view["human"] is None and view["replay_available"]
+    assert view["state"]["players"][1]["deck"] is not None  # a spectator sees both drafts
+    while not view["state"]["outcome"]:
+        assert view["agent_to_move"]
+        view = client.post(f"/api/games/{view['id']}/advance", json={"ply": view["ply"]}).json()
+    assert len(view["history"]) == view["ply"] and view["ply"] >= 16 + 8
+    assert Replay.from_json(client.get(f"/api/games/{view['id']}/replay").text).final_state().is_over
+    done = client.post(f"/api/games/{view['id']}/advance", json={"ply": view["ply"]}).json()
+    assert done["moved"] is False and done["ply"] == view["ply"]
+
+
+def test_advance_is_idempotent_for_one_ply_and_a_reload_loses_nothing(client):
+    view = new_game(client, seat=1, first="you", draft="pick")  # the draft starts with seat 0: the agent
+    first = client.post(f"/api/games/{view['id']}/advance", json={"ply": 0}).json()
+    again = client.post(f"/api/games/{view['id']}/advance", json={"ply": 0}).json()
+    assert first["moved"] is True and again["moved"] is False and again["ply"] == 1
+    reloaded = client.get(f"/api/games/{view['id']}").json()
+    assert reloaded["ply"] == 1 and reloaded["state"] == first["state"]
+
+
+def test_an_agent_thinks_off_the_event_loop(monkeypatch):
+    release, started = threading.Event(), threading.Event()
+
+    class Slow(Agent):
+        def act(self, observation, state=None):
+            started.set()
+            release.wait(10)
+            return int(observation["action_mask"].nonzero()[0][0])
+
+    real_make = web_games.make
+    monkeypatch.setattr(web_games, "make", lambda spec: Slow() if spec == "slow" else real_make(spec))
+    store = GameStore({"slow": AgentChoice("slow", "slow", "Slow", "baseline")})
+    with TestClient(create_app(store)) as client:
+        view = new_game(client, opponent="slow", seat=1, first="you")
+        results = []
+        worker = threading.Thread(
+            target=lambda: results.append(client.post(f"/api/games/{view['id']}/advance", json={"ply": 0}))
+        )
+        worker.start()
+        try:
+            assert started.wait(10)
+            begun = time.perf_counter()
+            during = client.get(f"/api/games/{view['id']}").json()  # answered while the agent thinks
+            other = client.get("/api/agents")
+            busy = client.post(f"/api/games/{view['id']}/move", json={"action": 0, "ply": 0})
+            assert time.perf_counter() - begun < 5
+        finally:
+            release.set()
+            worker.join(10)
+        assert during["thinking"] is True and during["ply"] == 0 and other.status_code == 200
+        assert "thinking" in error(busy, 409)
+        assert results[0].status_code == 200 and results[0].json()["ply"] == 1
+
+
+def test_games_are_kept_in_an_lru_with_a_cap():
+    client = small_client(max_games=3)
+    ids = [new_game(client)["id"] for _ in range(3)]
+    assert client.get(f"/api/games/{ids[0]}").status_code == 200  # used: now the most recent
+    fourth = new_game(client)["id"]
+    assert client.get(f"/api/games/{ids[1]}").status_code == 404  # the least recently used went
+    for kept in (ids[0], ids[2], fourth):
+        assert client.get(f"/api/games/{kept}").status_code == 200
+    assert len({*ids, fourth}) == 4
+
+
+def test_finished_games_drop_their_agents(client):
+    view = new_game(client, opponent="mcts:25", draft="dealt")
+    final = play_out(client, view, random.Random(0))
+    game = client.app.app.state.store.game(final["id"])
+    assert game._agents == [None, None]
+
+
+# ---------------------------------------------------------------------- bad requests
+
+
+def test_bad_moves_are_refused_with_409_or_422(client):
+    view = new_game(client, seat=0, first="you", draft="pick")
+    url = f"/api/games/{view['id']}/move"
+    legal = {m["action"] for m in view["state"]["legal"]}
+    illegal = next(a for a in range(256) if a not in legal)
+    assert "not a legal move" in error(client.post(url, json={"action": illegal, "ply": 0}), 422)
+    assert "move 0, not 3" in error(client.post(url, json={"action": min(legal), "ply": 3}), 409)
+    view = client.post(url, json={"action": min(legal), "ply": 0}).json()
+    assert "not your turn" in error(client.post(url, json={"action": 1, "ply": 1}), 409)
+    watch = client.post("/api/games", json={"mode": "watch", "agents": ["random", "random"]}).json()
+    assert "two agents" in error(client.post(f"/api/games/{watch['id']}/move", json={"action": 0, "ply": 0}), 409)
+    done = play_out(client, new_game(client, draft="dealt"), random.Random(4))
+    assert "over" in error(client.post(f"/api/games/{done['id']}/move", json={"action": 16, "ply": done["ply"]}), 409)
+
+
+@pytest.mark.parametrize(
+    ("body", "words"),
+    [
+        ({"action": True, "ply": 0}, "action must be an integer 0-255, got a boolean"),
+        ({"action": 1.0, "ply": 0}, "got a number with a fraction"),
+        ({"action": "1", "ply": 0}, "got a string"),
+        ({"action": None, "ply": 0}, "got null"),
+        ({"action": -1, "ply": 0}, "got -1"),
+        ({"action": 256, "ply": 0}, "got 256"),
+        ({"action": 10**40, "ply": 0}, "action must be an integer 0-255"),
+        ({"action": 1}, "missing field 'ply'"),
+        ({"action": 1, "ply": 0, "extra": 1}, "unknown field 'extra'"),
+        ({"action": 1, "ply": -2}, "ply must be an integer"),
+        ([1, 0], "must be a JSON object, got an array"),
+        ("move", "must be a JSON object, got a string"),
+    ],
+)
+def test_move_bodies_are_checked_strictly(client, body, words):
+    view = new_game(client)
+    assert words in error(client.post(f"/api/games/{view['id']}/move", json=body), 400)
+
+
+@pytest.mark.parametrize(
+    ("body", "words"),
+    [
+        ({"opponent": "nobody"}, "no agent named 'nobody'"),
+        ({"opponent": "runs/quick/best.pt"}, "no agent named"),
+        ({"opponent": "/etc/passwd"}, "no agent named"),
+        ({"opponent": "mcts:999999"}, "no agent named"),
+        ({"opponent": "ppo-standard"}, "no agent named"),  # not in this server's list
+    ],
+)
+def test_agents_are_named_only_from_the_list(client, body, words, monkeypatch):
+    built = []
+    real_make = web_games.make
+    monkeypatch.setattr(web_games, "make", lambda spec: built.append(spec) or real_make(spec))
+    assert words in error(client.post("/api/games", json=body), 422)
+    assert built == []  # nothing was built, no file was read
+
+
+@pytest.mark.parametrize(
+    ("body", "words"),
+    [
+        ({}, "missing field 'opponent'"),
+        ({"opponent": 3}, "opponent must be an agent name"),
+        ({"opponent": "random", "seat": 2}, 'seat must be one of 0, 1, "random", got 2'),
+        ({"opponent": "random", "seat": True}, "got true"),
+        ({"opponent": "random", "seat": "0"}, 'got "0"'),
+        ({"opponent": "random", "first": "me"}, "first must be one of"),
+        ({"opponent": "random", "draft": "fixed"}, "draft must be one of"),
+        ({"opponent": "random", "open_hands": 1}, "open_hands must be one of true, false, got 1"),
+        ({"opponent": "random", "seed": -1}, "seed must be an integer"),
+        ({"opponent": "random", "seed": 2**31}, "seed must be an integer"),
+        ({"opponent": "random", "agents": ["random", "random"]}, "unknown field 'agents'"),
+        ({"opponent": "random", "first_player": 0}, "unknown field 'first_player'"),
+        ({"mode": "watch", "agents": ["random"]}, "agents must be an array of two"),
+        ({"mode": "watch", "agents": "random"}, "agents must be an array of two"),
+        ({"mode": "watch", "agents": ["random", 1]}, "agents[1] must be an agent name"),
+        ({"mode": "watch", "agents": ["random", "random"], "seat": 0}, "unknown field 'seat'"),
+        ({"mode": "watch", "agents": ["random", "random"], "first_player": "you"}, "first_player must be one of"),
+        ({"mode": "replay"}, "mode must be one of"),
+        (None, "must be a JSON object, got null"),
+    ],
+)
+def test_new_game_bodies_are_checked_strictly(client, body, words):
+    response = client.post("/api/games", content=json.dumps(body), headers={"content-type": "application/json"})
+    assert words in error(response, 400)
+
+
+def test_bodies_that_are_not_small_utf8_json_objects(client):
+    def post(content, content_type="application/json", url="/api/games"):
+        return client.post(url, content=content, headers={"content-type": content_type})
+
+    assert "Content-Type: application/json" in error(post(b'{"opponent": "random"}', "text/plain"), 415)
+    assert "Content-Type" in error(post(b"opponent=random", "application/x-www-form-urlencoded"), 415)
+    assert "not valid JSON" in error(post(b'{"opponent": '), 400)
+    assert "not valid JSON" in error(post(b""), 400)
+    assert "NaN is not a JSON number" in error(post(b'{"opponent": "random", "seed": NaN}'), 400)
+    assert "repeats the field 'opponent'" in error(post(b'{"opponent": "random", "opponent": "greedy"}'), 400)
+    assert "not UTF-8" in error(post(b'{"opponent": "\xff"}'), 400)
+    assert "nested too deeply" in error(post(b"[" * 100_000 + b"]" * 100_000, url="/api/replays"), 400)
+    assert f"over {MAX_BODY} bytes" in error(post(b'{"opponent": "' + b"x" * MAX_BODY + b'"}'), 413)
+    assert f"over {MAX_REPLAY_BODY} bytes" in error(post(b" " * (MAX_REPLAY_BODY + 1), url="/api/replays"), 413)
+    assert post(b'\xef\xbb\xbf{"opponent": "random"}').status_code == 201  # a BOM is fine
+
+
+def test_unknown_games_routes_and_methods(client):
+    assert "no game" in error(client.get("/api/games/" + "0" * 32), 404)
+    assert "no game" in error(client.get("/api/games/not-an-id"), 404)
+    error(client.post("/api/games/..%2F..%2Fetc/move", json={"action": 0, "ply": 0}), 404)
+    error(client.get("/api/nothing"), 404)
+    error(client.get("/api/games"), 405)
+    error(client.delete("/api/agents"), 405)
+    assert client.get("/nothing").status_code == 404
+    assert client.get("/static/../games.py").status_code == 404
+
+
+def test_a_running_game_has_no_replay_yet(client):
+    view = new_game(client)
+    assert "when the game is over" in error(client.get(f"/api/games/{view['id']}/replay"), 409)
+
+
+# ---------------------------------------------------------------------- replays and their review
+
+
+def _finished_replay(seed: int = 0, draft: str = "pick") -> Replay:
+    from trinity_env.agents import make
+    from trinity_env.envs.config import make_config
+    from trinity_env.evaluation.match import play_game
+
+    states = []
+    config = make_config(draft="pick" if draft == "pick" else "random")
+    play_game((make("greedy"), make("random")), config, seed, states.append)
+    return Replay.from_states(states)
+
+
+def test_upload_a_replay_step_through_it_and_review_it(client):
+    replay = _finished_replay(seed=2)
+    states = replay.states()
+    response = client.post("/api/replays", content=replay.to_json(), headers={"content-type": "application/json"})
+    assert response.status_code == 201, response.text
+    view = response.json()
+    assert view["plies"] == len(states) - 1 and len(view["frames"]) == len(states)
+    for frame, state in zip(view["frames"], states):
+        assert [None if t is None else (t["card"], t["owner"]) for t in frame["board"]] == [
+            None if c is None else (c.notation, o) for c, o in zip(state.cards, state.owners)
+        ]
+    assert view["frames"][-1]["outcome"]["winner"] == states[-1].winner
+    assert client.get(f"/api/replays/{view['id']}").json()["frames"] == view["frames"]
+
+    reviewable = [k for k, ok in enumerate(view["reviewable"]) if ok]
+    assert reviewable and all(len(states[k].empty_tiles()) <= web_games.REVIEW_MAX_EMPTY for k in reviewable)
+    k = next(k for k in reviewable if len(states[k].empty_tiles()) <= 7)  # a few thousand nodes: quick
+    review = client.get(f"/api/replays/{view['id']}/review/{k}").json()
+    solution = Solver().solve(states[k])
+    assert review["available"], review
+    assert review["value"] == solution.value and review["to_move"] == states[k].to_move
+    assert sorted((m["card"], m["tile"]) for m in review["best_moves"]) == sorted(solution.best_moves)
+    played = states[k + 1].last
+    assert review["played"] == {"card": played.card.notation, "tile": played.tile}
+    assert review["played_best"] == ((played.card.notation, played.tile) in solution.best_moves)
+    assert client.get(f"/api/replays/{view['id']}/review/{k}").json() == review  # kept
+
+    early = client.get(f"/api/replays/{view['id']}/review/0").json()
+    assert early["available"] is False and early["reason"]
+    assert "ply must be 0-" in error(client.get(f"/api/replays/{view['id']}/review/{len(states)}"), 422)
+    assert "ply must be a whole number" in error(client.get(f"/api/replays/{view['id']}/review/-1"), 400)
+    assert "ply must be a whole number" in error(client.get(f"/api/replays/{view['id']}/review/1e3"), 400)
+    assert "no replay" in error(client.get(f"/api/replays/{'f' * 32}/review/1"), 404)
+
+
+@pytest.mark.parametrize(
+    ("document", "status", "words"),
+    [
+        ([], 400, "a replay is a JSON object"),
+        ({"format": "something-else"}, 422, "not a replay"),
+        ({"format": "trinity-towers-replay", "version": 9}, 422, "unsupported replay version"),
+        ({"format": "trinity-towers-replay", "version": 1, "rules": {"draft": "pick"}}, 422, "missing the 'decks'"),
+    ],
+)
+def test_bad_replays_are_refused(client, document, status, words):
+    response = client.post("/api/replays", json=document)
+    assert words in error(response, status)
+
+
+def test_a_replay_with_an_illegal_move_or_a_false_result_is_refused(client):
+    data = _finished_replay(seed=5).to_dict()
+    moved = json.loads(json.dumps(data))
+    moved["moves"][1]["tile"] = moved["moves"][0]["tile"]  # onto an occupied tile
+    assert "illegal" in error(client.post("/api/replays", json=moved), 422)
+    lied = json.loads(json.dumps(data))
+    lied["result"]["winner"] = 1 - lied["result"]["winner"]
+    assert "claims result" in error(client.post("/api/replays", json=lied), 422)
+    strange = json.loads(json.dumps(data))
+    strange["moves"][0] = {"player": "0", "card": 7, "tile": "x"}
+    assert "not a valid replay" in error(client.post("/api/replays", json=strange), 422)
+
+
+# ---------------------------------------------------------------------- pages, headers, hosts
+
+
+def test_pages_and_static_files_are_served_with_security_headers(client):
+    for path in ("/", "/play", "/watch", "/replay"):
+        page = client.get(path)
+        assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+        assert "/static/app.js" in page.text
+        assert "default-src 'self'" in page.headers["content-security-policy"]
+        assert page.headers["x-content-type-options"] == "nosniff"
+    assert client.get("/static/app.js").status_code == 200
+    assert client.get("/static/style.css").status_code == 200
+    assert client.get("/api/agents").headers["cache-control"] == "no-store"
+
+
+def test_the_pages_load_nothing_from_elsewhere():
+    for path in STATIC.iterdir():
+        text = path.read_text(encoding="utf-8")
+        for scheme in ("http://", "https://", "//cdn", "@import"):
+            assert scheme not in text.replace('xmlns="http://www.w3.org/2000/svg"', ""), (path.name, scheme)
+
+
+def test_a_server_on_loopback_accepts_only_its_own_host_names():
+    client = TestClient(create_app(GameStore(dict(SMALL)), allowed_hosts=["localhost", "127.0.0.1", "::1"]))
+    for host in ("127.0.0.1:8000", "localhost:8000", "localhost", "[::1]:8000"):
+        assert client.get("/api/agents", headers={"host": host}).status_code == 200, host
+    for host in ("evil.example:8000", "evil.example", "127.0.0.1.evil.example"):
+        assert client.get("/api/agents", headers={"host": host}).status_code == 400, host
+
+
+# ---------------------------------------------------------------------- trinity serve
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["serve", "--port", "0"], "expected a whole number 1-65535, got '0'"),
+        (["serve", "--port", "80.5"], "expected a whole number 1-65535"),
+        (["serve", "--port", "65536"], "expected a whole number 1-65535"),
+        (["serve", "--max-games", "0"], "expected a whole number >= 1"),
+        (["serve", "--host", "192.0.2.1"], "cannot listen on 192.0.2.1:8000: "),  # an address not on this machine
+    ],
+)
+def test_serve_refuses_bad_options_in_one_line(argv, words, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert words in err and err.count("\n") == 1 and err.startswith("trinity serve: ")
+
+
+def test_serve_refuses_a_port_in_use(capsys):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        assert main(["serve", "--port", str(port)]) == 2
+    err = capsys.readouterr().err
+    assert f"trinity serve: cannot listen on 127.0.0.1:{port}: " in err and err.count("\n") == 1
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_trinity_serve_answers_on_loopback_and_stops_on_ctrl_c():
+    pytest.importorskip("uvicorn")
+    port = free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "trinity_env.cli", "serve", "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/agents", timeout=5) as response:
+                    assert response.status == 200 and json.load(response)["agents"]
+                break
+            except OSError:
+                assert server.poll() is None and time.monotonic() < deadline, server.stderr.read()
+                time.sleep(0.3)
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/play", timeout=5) as response:
+            assert b"Trinity Towers" in response.read()
+    finally:
+        server.send_signal(2)  # Ctrl-C
+        out, err = server.communicate(timeout=30)
+    assert server.returncode == 0, err
+    assert f"http://127.0.0.1:{port}/" in out
+    assert "Traceback" not in err
+
+
+def test_only_a_few_games_keep_their_agents_built():
+    client = small_client(max_live_agents=1)
+    store = client.app.app.state.store
+    first, second = (new_game(client, opponent="mcts:25", seat=1, first="opponent", draft="dealt") for _ in range(2))
+    client.post(f"/api/games/{first['id']}/advance", json={"ply": 0})
+    assert store.game(first["id"])._agents[0] is not None
+    client.post(f"/api/games/{second['id']}/advance", json={"ply": 0})
+    assert store.game(first["id"])._agents == [None, None] and store.game(second["id"])._agents[0] is not None
+    final = play_out(client, client.get(f"/api/games/{first['id']}").json(), random.Random(3))  # rebuilt on demand
+    assert final["state"]["outcome"] is not None

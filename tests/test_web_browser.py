@@ -1,0 +1,378 @@
+"""End to end in a real headless Chromium: ``trinity serve`` in a subprocess, driven with Playwright.
+
+A whole drafted game against ``random`` by clicking (and one placement by dragging), a reload in
+the middle of it, the replay downloaded; watching two agents; a replay uploaded, stepped through
+and reviewed; and the bad-input paths a person can reach from the pages.
+
+Needs Debian's ``chromium`` (``/usr/bin/chromium``) and the ``playwright`` package (its own
+browser downloads are never used): ``make test-web`` installs both. Skipped cleanly without them.
+``TRINITY_WEB_SCREENSHOT=docs/images/play-page.png`` also saves the play page for the README.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = Path("/usr/bin/chromium")
+if not CHROMIUM.exists():
+    pytest.skip("no /usr/bin/chromium (apt-get install chromium; or make test-web)", allow_module_level=True)
+pytest.importorskip("uvicorn")
+pytest.importorskip("starlette")
+sync_api = pytest.importorskip("playwright.sync_api")
+
+from trinity_env.agents import make  # noqa: E402
+from trinity_env.core import Replay  # noqa: E402
+from trinity_env.envs.config import make_config  # noqa: E402
+from trinity_env.evaluation.match import play_game  # noqa: E402
+from trinity_env.search.solver import Solver  # noqa: E402
+
+BROWSER_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+TIMEOUT_MS = 30_000
+SCREENSHOT = os.environ.get("TRINITY_WEB_SCREENSHOT")
+HUMAN_TURN = "() => app.game && !app.busy && (app.game.state.outcome !== null || !app.game.agent_to_move)"
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server() -> str:
+    port = _free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "trinity_env.cli", "serve", "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            with urllib.request.urlopen(f"{base}/api/agents", timeout=5):
+                break
+        except OSError:
+            if process.poll() is not None or time.monotonic() > deadline:
+                process.kill()
+                pytest.fail(f"trinity serve did not start: {process.communicate()[1]}")
+            time.sleep(0.3)
+    yield base
+    process.send_signal(2)  # Ctrl-C
+    try:
+        process.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.communicate()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_api.sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=BROWSER_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1100, "height": 1250}, accept_downloads=True)
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    problems: list[str] = []
+    page.on("pageerror", lambda err: problems.append(f"page error: {err}"))
+    page.on("console", lambda msg: problems.append(f"console: {msg.text}") if msg.type == "error" else None)
+    page.problems = problems
+    yield page
+    context.close()
+
+
+def no_script_errors(page, expected: tuple[str, ...] = ()) -> None:
+    """No JavaScript error on the page; ``expected``: words of console errors the test provoked (a 4xx logged)."""
+    unexpected = [p for p in page.problems if not any(word in p for word in expected)]
+    assert unexpected == []
+
+
+def state(page) -> dict:
+    return page.evaluate("() => app.game.state")
+
+
+def marked_tiles(page, mark: str) -> list[int]:
+    return sorted(int(t) for t in page.eval_on_selector_all(f".tile.{mark}", "ts => ts.map(t => t.dataset.tile)"))
+
+
+# ---------------------------------------------------------------------- play
+
+
+def test_a_whole_drafted_game_against_random_by_clicking(server, page, tmp_path):
+    rng = random.Random(0)
+    page.goto(f"{server}/play")
+    page.select_option("#opponent", "random")
+    page.select_option("#seat", "0")
+    page.select_option("#first", "you")
+    page.select_option("#play-draft", "pick")
+    page.select_option("#play-hands", "open")
+    page.click("#play-start")
+    page.wait_for_selector("#my-deck .card.selectable")
+    game_id = page.evaluate("() => app.game.id")
+    assert f"game={game_id}" in page.url
+
+    placements = reloaded = dragged = 0
+    shot = False
+    seen = {}  # ply: the placement shown then, with its captures and domino flips
+    for _ in range(60):
+        page.wait_for_function(HUMAN_TURN)
+        now = state(page)
+        last = now["last"]
+        if last and last["kind"] == "place":  # the latest placement, highlighted as it happened
+            assert marked_tiles(page, "placed") == [last["tile"]]
+            assert marked_tiles(page, "captured") == sorted(last["captured"])
+            assert marked_tiles(page, "domino") == sorted(last["domino"])
+            seen[page.evaluate("() => app.game.ply")] = last
+        if now["outcome"]:
+            break
+        legal = now["legal"]
+        if now["phase"] == "draft":
+            assert page.locator("#deck-1").count() == 0  # the opponent's draft is not shown
+            offered = page.locator("#my-deck .card.selectable")
+            assert sorted(int(i) for i in offered.evaluate_all("cs => cs.map(c => c.dataset.index)")) == sorted(
+                m["index"] for m in legal
+            )  # only legal picks are offered
+            offered.nth(rng.randrange(offered.count())).click()
+            continue
+        cards = page.locator("#my-hand .card.selectable")
+        assert cards.count() == len({m["index"] for m in legal})
+        choice = cards.nth(rng.randrange(cards.count()))
+        index = int(choice.get_attribute("data-index"))
+        tiles = sorted(m["tile"] for m in legal if m["index"] == index)
+        ply = page.evaluate("() => app.game.ply")
+        if placements == 1 and not dragged:  # one placement by drag and drop
+            target = page.locator(f'.tile[data-tile="{tiles[0]}"]')
+            choice.drag_to(target)
+            page.wait_for_function(f"() => app.game.ply > {ply}")
+            assert page.evaluate(f"() => app.game.history[{ply}]")["tile"] == tiles[0]
+            dragged = 1
+        else:
+            choice.click()
+            assert marked_tiles(page, "legal") == tiles  # only legal tiles are offered
+            flipped = last and last["kind"] == "place" and (last["captured"] or last["domino"])
+            if SCREENSHOT and not shot and ((flipped and placements >= 2) or placements == 6):
+                shot = True  # a capture on the board, and the tiles where the chosen card may go
+                page.wait_for_timeout(1200)  # the flip animations end
+                page.set_viewport_size({"width": 1100, "height": 700})
+                page.screenshot(path=SCREENSHOT, full_page=True)  # the whole page, no blank below it
+                page.set_viewport_size({"width": 1100, "height": 1250})
+            page.locator(".tile.legal").nth(rng.randrange(len(tiles))).click()
+        placements += 1
+        if placements == 2 and not reloaded:  # the server holds the game: a reload loses nothing
+            page.wait_for_function(HUMAN_TURN)
+            ply = page.evaluate("() => app.game.ply")
+            page.reload()
+            page.wait_for_function(HUMAN_TURN)
+            assert page.evaluate("() => [app.game.id, app.game.ply]") == [game_id, ply]
+            reloaded = 1
+    final = state(page)
+    assert final["outcome"] is not None and reloaded and dragged
+    page.wait_for_selector("#result:not([hidden])")
+    headline = page.inner_text("#result h2")
+    assert headline in ("You win!", "Random wins", "Draw")
+    assert page.locator("#lanes tr").count() == 5  # header, 3 lanes, total
+    assert page.locator("#status").get_attribute("data-over") == "1"
+
+    with page.expect_download() as download:
+        page.click("#download")
+    saved = tmp_path / "game.json"
+    download.value.save_as(saved)
+    states = Replay.load(saved).states()
+    assert states[-1].winner == final["outcome"]["winner"] and list(states[-1].scores) == final["outcome"]["scores"]
+    assert len(states) - 1 == page.evaluate("() => app.game.ply")
+    assert len(seen) >= 6
+    for ply, shown in seen.items():  # what the page highlighted is what the rules did
+        step = states[ply].last
+        assert [shown["tile"], shown["captured"], shown["domino"]] == [step.tile, [*step.captured], [*step.domino]]
+    no_script_errors(page)
+
+
+def test_a_game_with_hidden_dealt_hands_shows_card_backs(server, page):
+    page.goto(f"{server}/play")
+    page.select_option("#opponent", "greedy")
+    page.select_option("#seat", "1")
+    page.select_option("#first", "you")
+    page.select_option("#play-draft", "dealt")
+    page.select_option("#play-hands", "hidden")
+    page.click("#play-start")
+    page.wait_for_selector("#my-hand .card.selectable")
+    assert page.locator("#hand-0 .card.back").count() == 8
+    assert page.locator("#draft").is_hidden()
+    page.click("#new-game")
+    assert page.locator("#play-setup").is_visible() and "game=" not in page.url
+    no_script_errors(page)
+
+
+# ---------------------------------------------------------------------- watch
+
+
+def test_watch_two_agents_step_by_step_then_animated(server, page):
+    page.goto(f"{server}/watch")
+    page.select_option("#agent0", "greedy")
+    page.select_option("#agent1", "level:1")
+    page.select_option("#watch-draft", "pick")
+    page.click("#watch-start")
+    page.wait_for_selector("#step")
+    assert page.locator("#deck-0 .card").count() == 16 and page.locator("#deck-1 .card").count() == 16
+    for ply in (1, 2):
+        page.click("#step")
+        page.wait_for_function(f"() => app.game.ply === {ply} && !app.busy")
+    assert page.locator("#history li").count() == 2
+    page.select_option("#speed", "fast")
+    page.click("#autoplay")
+    page.wait_for_selector("#result:not([hidden])", timeout=60_000)
+    assert page.inner_text("#result h2").endswith("wins") or page.inner_text("#result h2") == "Draw"
+    assert page.locator("#download").is_visible()
+    no_script_errors(page)
+
+
+# ---------------------------------------------------------------------- replays
+
+
+def _replay_file(folder: Path, seed: int = 3) -> tuple[Path, list]:
+    states = []
+    play_game((make("greedy"), make("random")), make_config(draft="pick"), seed, states.append)
+    path = folder / "replay.json"
+    Replay.from_states(states).save(path)
+    return path, states
+
+
+def test_upload_a_replay_step_through_it_and_see_the_review(server, page, tmp_path):
+    path, states = _replay_file(tmp_path)
+    last = len(states) - 1
+    page.goto(f"{server}/replay")
+    page.set_input_files("#replay-file", str(path))
+    page.click("#replay-load")
+    page.wait_for_selector("#game:not([hidden])")
+    assert page.inner_text(".counter") == f"position 0 of {last}"
+    assert "id=" in page.url
+    page.click("#next")
+    assert page.inner_text(".counter") == f"position 1 of {last}"
+    page.click("#last")
+    assert page.inner_text(".counter") == f"position {last} of {last}"
+    assert "wins" in page.inner_text("#status") or "Draw" in page.inner_text("#status")
+    assert page.locator("#result").is_visible()
+
+    # the latest position with a move to judge and few empty tiles: the solver's review shows
+    k = max(k for k, s in enumerate(states[:-1]) if s.phase == "play" and len(s.empty_tiles()) <= 7)
+    for _ in range(last - k):
+        page.click("#prev")
+    assert page.inner_text(".counter") == f"position {k} of {last}"
+    text = page.inner_text("#review-text")
+    solution = Solver().solve(states[k])
+    colour = ("White", "Black")[states[k].to_move]
+    verdict = {1: "wins", 0: "draws", -1: "loses"}[solution.value]
+    assert f"{colour} (to move) {verdict}" in text
+    played = states[k + 1].last
+    judged = "is one of them" if (played.card.notation, played.tile) in solution.best_moves else "is a mistake"
+    assert f"The move played, {played.card.notation} on {played.tile}, {judged}" in text
+
+    page.reload()  # the replay stays on the server too
+    page.wait_for_selector("#game:not([hidden])")
+    assert page.inner_text(".counter") == f"position 0 of {last}"
+    page.click("#again")
+    assert page.locator("#replay-setup").is_visible()
+    no_script_errors(page)
+
+
+@pytest.mark.parametrize(
+    ("content", "words"),
+    [
+        ("this is not json", "not valid JSON"),
+        ('{"format": "a-spreadsheet"}', "not a replay"),
+        ("[1, 2, 3]", "a replay is a JSON object"),
+    ],
+)
+def test_a_bad_replay_file_is_explained(server, page, tmp_path, content, words):
+    path = tmp_path / "bad.json"
+    path.write_text(content, encoding="utf-8")
+    page.goto(f"{server}/replay")
+    page.set_input_files("#replay-file", str(path))
+    page.click("#replay-load")
+    page.wait_for_selector("#error:not([hidden])")
+    assert words in page.inner_text("#error")
+    assert page.locator("#game").is_hidden()
+    no_script_errors(page, ("status of 4",))
+
+
+def test_a_replay_whose_result_was_changed_is_refused(server, page, tmp_path):
+    path, _ = _replay_file(tmp_path, seed=4)
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["result"]["scores"] = [99, 0]
+    path.write_text(json.dumps(data), encoding="utf-8")
+    page.goto(f"{server}/replay")
+    page.set_input_files("#replay-file", str(path))
+    page.click("#replay-load")
+    page.wait_for_selector("#error:not([hidden])")
+    assert "claims result" in page.inner_text("#error")
+    no_script_errors(page, ("status of 4",))
+
+
+# ---------------------------------------------------------------------- bad input
+
+
+def test_unknown_game_and_replay_ids_lead_back_to_the_start(server, page):
+    page.goto(f"{server}/play?game={'0' * 32}")
+    page.wait_for_selector("#error:not([hidden])")
+    assert "no longer on the server" in page.inner_text("#error")
+    assert page.locator("#play-setup").is_visible() and "game=" not in page.url
+    page.goto(f"{server}/replay?id=not-an-id")
+    page.wait_for_selector("#error:not([hidden])")
+    assert "upload it again" in page.inner_text("#error")
+    assert page.locator("#replay-setup").is_visible()
+    no_script_errors(page, ("status of 404",))
+
+
+def test_bad_requests_from_the_page_get_clear_errors(server, page):
+    page.goto(f"{server}/play")
+    calls = page.evaluate(
+        """async () => {
+            const post = async (path, body, type = "application/json") => {
+                const r = await fetch(path, {method: "POST", headers: {"Content-Type": type}, body});
+                return [r.status, (await r.json()).error];
+            };
+            const created = await fetch("/api/games", {method: "POST", headers: {"Content-Type": "application/json"},
+                body: JSON.stringify({opponent: "random", seat: 0, first: "you"})});
+            const game = await created.json();
+            return [
+                await post("/api/games", JSON.stringify({opponent: "/etc/passwd"})),
+                await post("/api/games", JSON.stringify({opponent: "runs/quick/best.pt"})),
+                await post("/api/games", JSON.stringify({opponent: "random", seat: true})),
+                await post("/api/games", "opponent=random", "application/x-www-form-urlencoded"),
+                await post(`/api/games/${game.id}/move`, JSON.stringify({action: 200, ply: 0})),
+                await post(`/api/games/${game.id}/move`, JSON.stringify({action: 1.5, ply: 0})),
+                await post(`/api/games/${game.id}/move`, JSON.stringify({action: 0, ply: 7})),
+            ];
+        }"""
+    )
+    statuses = [status for status, _ in calls]
+    assert statuses == [422, 422, 400, 415, 422, 400, 409]
+    assert "no agent named '/etc/passwd'" in calls[0][1]
+    assert "not a legal move" in calls[4][1] and "integer" in calls[5][1]
+    no_script_errors(page, ("status of 4",))

@@ -1,0 +1,409 @@
+"""The Starlette app behind ``trinity serve``: the pages, the JSON API and its checks.
+
+Every request body is JSON (``Content-Type: application/json``, a size cap) checked against
+a fixed schema: unknown fields, wrong types (``true`` is not an int, ``1.0`` is not an int)
+and values out of range are refused with a 4xx status and ``{"error": "<one line>"}``.
+Agents are named only from ``catalog()``; agent moves and the solver run in worker threads
+(``anyio.to_thread``) so the server keeps answering while they think. See docs/web.md.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import random
+import secrets
+import socket
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.to_thread
+from starlette.applications import Starlette
+from starlette.datastructures import MutableHeaders
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import FileResponse, JSONResponse, PlainTextResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from trinity_env.core import NUM_ACTIONS
+from trinity_env.core.errors import TrinityError
+from trinity_env.web.games import (
+    DEFAULT_MAX_GAMES,
+    DEFAULT_MAX_REPLAYS,
+    SEED_LIMIT,
+    AgentChoice,
+    ApiError,
+    GameStore,
+)
+
+STATIC = Path(__file__).resolve().parent / "static"
+PAGES = ("play", "watch", "replay")
+MAX_BODY = 16 * 1024
+"""Bytes of a request body (a move, a new game)."""
+MAX_REPLAY_BODY = 1024 * 1024
+"""Bytes of an uploaded replay (a whole game is about 3 KB)."""
+MAX_PLY = 1000
+THINKERS = 2
+"""Agent moves computed at once (the rest wait their turn): the machine's cores, not more."""
+LOOPBACK_NAMES = ("localhost",)
+SECURITY_HEADERS = {
+    "content-security-policy": (
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+        "base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+    ),
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "no-referrer",
+    "x-frame-options": "DENY",
+}
+
+
+# ---------------------------------------------------------------------- reading requests
+
+
+def _reject_constant(name: str) -> Any:
+    raise ApiError(400, f"the body is not valid JSON: {name} is not a JSON number")
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    data: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in data:
+            raise ApiError(400, f"the body repeats the field {key!r}")
+        data[key] = value
+    return data
+
+
+async def _body(request: Request, limit: int = MAX_BODY) -> Any:
+    """The request's JSON body; 415, 413 or 400 with one line if it is not small UTF-8 JSON."""
+    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if kind != "application/json":
+        raise ApiError(415, "send the body as JSON, with Content-Type: application/json")
+    declared = request.headers.get("content-length")
+    if declared is not None and not (declared.isascii() and declared.isdigit()):
+        raise ApiError(400, f"bad Content-Length {declared[:20]!r}")
+    if declared is not None and int(declared) > limit:
+        raise ApiError(413, f"the body is over {limit} bytes")
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limit:
+            raise ApiError(413, f"the body is over {limit} bytes")
+    try:
+        text = body.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise ApiError(400, f"the body is not UTF-8 (byte {err.start})") from None
+    try:
+        return json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_reject_constant)
+    except json.JSONDecodeError as err:
+        raise ApiError(400, f"the body is not valid JSON: {err.msg} (line {err.lineno}, column {err.colno})") from None
+    except RecursionError:
+        raise ApiError(400, "the body is nested too deeply") from None
+
+
+def _fields(body: Any, required: Sequence[str], optional: Sequence[str] = ()) -> dict[str, Any]:
+    """``body`` as an object with exactly these fields (the optional ones may be missing)."""
+    if not isinstance(body, dict):
+        raise ApiError(400, f"the body must be a JSON object, got {_json_type(body)}")
+    unknown = sorted(set(body) - set(required) - set(optional))
+    if unknown:
+        known = ", ".join(list(required) + list(optional))
+        raise ApiError(400, f"unknown field {unknown[0]!r}; the fields are: {known}")
+    missing = [name for name in required if name not in body]
+    if missing:
+        raise ApiError(400, f"missing field {missing[0]!r}")
+    return body
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a number with a fraction or exponent"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return "an object"
+
+
+def _int(body: dict[str, Any], name: str, low: int, high: int) -> int:
+    """A whole JSON number in [low, high]: ``true``, ``1.0`` and ``"1"`` are refused."""
+    value = body[name]
+    if type(value) is not int:
+        raise ApiError(400, f"{name} must be an integer {low}-{high}, got {_json_type(value)}")
+    if not low <= value <= high:
+        raise ApiError(400, f"{name} must be an integer {low}-{high}, got {value}")
+    return value
+
+
+def _choice(body: dict[str, Any], name: str, options: Sequence[Any], default: Any) -> Any:
+    """One of ``options``, compared with its JSON type (``true`` is not ``1``)."""
+    if name not in body:
+        return default
+    value = body[name]
+    for option in options:
+        if type(value) is type(option) and value == option:
+            return value
+    shown = ", ".join(json.dumps(option) for option in options)
+    short = isinstance(value, str | int | float | bool) and len(str(value)) < 40
+    got = json.dumps(value) if short else _json_type(value)
+    raise ApiError(400, f"{name} must be one of {shown}, got {got}")
+
+
+def _agent_name(store: GameStore, value: Any, name: str) -> AgentChoice:
+    if not isinstance(value, str):
+        raise ApiError(400, f"{name} must be an agent name (a string from GET /api/agents), got {_json_type(value)}")
+    return store.agent(value)
+
+
+def _seed(body: dict[str, Any]) -> int | None:
+    return _int(body, "seed", 0, SEED_LIMIT - 1) if "seed" in body else None
+
+
+# ---------------------------------------------------------------------- the app
+
+
+class _Guard:
+    """Security headers on every response; with ``allowed_hosts``, requests naming another host get 400.
+
+    The host check keeps a page on another site from reaching a server bound to 127.0.0.1
+    through a DNS name it controls (DNS rebinding).
+    """
+
+    def __init__(self, app: Callable, allowed_hosts: Sequence[str] | None):
+        self.app = app
+        self.allowed = None if allowed_hosts is None else {h.lower() for h in allowed_hosts}
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        if self.allowed is not None:
+            host = _host_name(dict(scope["headers"]).get(b"host", b"").decode("latin-1"))
+            if host not in self.allowed:
+                await PlainTextResponse("Invalid host header", status_code=400)(scope, receive, send)
+                return
+        api = scope["path"].startswith("/api/")
+
+        async def send_guarded(message) -> None:
+            if message["type"] == "http.response.start":
+                headers = MutableHeaders(scope=message)
+                for key, value in SECURITY_HEADERS.items():
+                    headers.setdefault(key, value)
+                if api:
+                    headers["cache-control"] = "no-store"
+            await send(message)
+
+        await self.app(scope, receive, send_guarded)
+
+
+def _host_name(host: str) -> str:
+    host = host.strip().lower()
+    if host.startswith("["):
+        return host[1 : host.find("]")] if "]" in host else host
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
+def create_app(
+    store: GameStore | None = None,
+    *,
+    allowed_hosts: Sequence[str] | None = None,
+    max_games: int = DEFAULT_MAX_GAMES,
+    max_replays: int = DEFAULT_MAX_REPLAYS,
+) -> Callable:
+    """The ASGI app. ``store`` defaults to a new ``GameStore`` with the default ``catalog()``;
+    ``allowed_hosts``: the Host names accepted (``None``: any)."""
+    store = store or GameStore(max_games=max_games, max_replays=max_replays)
+    limiters: dict[str, anyio.CapacityLimiter] = {}
+
+    def limiter(name: str, tokens: int) -> anyio.CapacityLimiter:
+        if name not in limiters:  # made inside the event loop, on first use
+            limiters[name] = anyio.CapacityLimiter(tokens)
+        return limiters[name]
+
+    async def page(request: Request) -> Response:  # one page; its script shows Play, Watch or Replay by the path
+        return FileResponse(STATIC / "index.html", media_type="text/html")
+
+    async def agents(request: Request) -> Response:
+        choices = list(store.agents.values())
+        ladder = [c.to_json() for c in choices if c.group == "ladder"]
+        default = "level:3" if "level:3" in store.agents else next(iter(store.agents))
+        return JSONResponse({"agents": [c.to_json() for c in choices], "ladder": ladder, "default": default})
+
+    async def new_game(request: Request) -> Response:
+        body = await _body(request)
+        if not isinstance(body, dict):
+            raise ApiError(400, f"the body must be a JSON object, got {_json_type(body)}")
+        mode = _choice(body, "mode", ["play", "watch"], "play")
+        common = ["mode", "draft", "open_hands", "seed"]
+        if mode == "play":
+            _fields(body, ["opponent"], [*common, "seat", "first"])
+            opponent = _agent_name(store, body["opponent"], "opponent")
+        else:
+            _fields(body, ["agents"], [*common, "first_player"])
+            names = body["agents"]
+            if not isinstance(names, list) or len(names) != 2:
+                raise ApiError(400, "agents must be an array of two agent names (seat 0, seat 1)")
+            seats = [_agent_name(store, name, f"agents[{i}]") for i, name in enumerate(names)]
+        draft = _choice(body, "draft", ["pick", "dealt"], "pick")
+        open_hands = _choice(body, "open_hands", [True, False], True)
+        seed = _seed(body)
+        seed = secrets.randbelow(SEED_LIMIT) if seed is None else seed
+        if mode == "play":
+            seat = _choice(body, "seat", [0, 1, "random"], "random")
+            first = _choice(body, "first", ["you", "opponent", "random"], "random")
+            chance = random.Random(seed ^ 0x5EA7)
+            seat = chance.randint(0, 1) if seat == "random" else seat
+            first_player = {"you": seat, "opponent": 1 - seat, "random": "random"}[first]
+            seats = [opponent, opponent]
+            seats[seat] = None
+        else:
+            first_player = _choice(body, "first_player", [0, 1, "random"], "random")
+        game = store.new_game(seats, draft=draft, open_hands=open_hands, first_player=first_player, seed=seed)
+        return JSONResponse(game.view(), status_code=201)
+
+    async def get_game(request: Request) -> Response:
+        return JSONResponse(store.game(request.path_params["game_id"]).view())
+
+    async def move(request: Request) -> Response:
+        game = store.game(request.path_params["game_id"])
+        body = _fields(await _body(request), ["action", "ply"])
+        action = _int(body, "action", 0, NUM_ACTIONS - 1)
+        ply = _int(body, "ply", 0, MAX_PLY)
+        game.play(action, ply)
+        return JSONResponse(game.view())
+
+    async def advance(request: Request) -> Response:
+        game = store.game(request.path_params["game_id"])
+        body = _fields(await _body(request), ["ply"])
+        ply = _int(body, "ply", 0, MAX_PLY)
+        moved = await anyio.to_thread.run_sync(game.advance, ply, limiter=limiter("think", THINKERS))
+        return JSONResponse(game.view() | {"moved": moved})
+
+    async def game_replay(request: Request) -> Response:
+        game = store.game(request.path_params["game_id"])
+        text = game.replay().to_json(indent=1) + "\n"
+        name = f"trinity-{game.id[:8]}.json"
+        return Response(
+            text, media_type="application/json", headers={"content-disposition": f'attachment; filename="{name}"'}
+        )
+
+    async def upload_replay(request: Request) -> Response:
+        document = await _body(request, MAX_REPLAY_BODY)
+        if not isinstance(document, dict):
+            raise ApiError(400, f"a replay is a JSON object, got {_json_type(document)}")
+        upload = await anyio.to_thread.run_sync(store.add_replay, document)
+        return JSONResponse(upload.view(), status_code=201)
+
+    async def get_replay(request: Request) -> Response:
+        return JSONResponse(store.replay(request.path_params["replay_id"]).view())
+
+    async def review(request: Request) -> Response:
+        upload = store.replay(request.path_params["replay_id"])
+        text = request.path_params["ply"]
+        if not (text.isascii() and text.isdigit() and len(text) <= 4):
+            raise ApiError(400, f"ply must be a whole number, got {text[:20]!r}")
+        result = await anyio.to_thread.run_sync(store.review, upload, int(text), limiter=limiter("solve", 1))
+        return JSONResponse(result)
+
+    async def api_error(request: Request, exc: ApiError) -> Response:
+        return JSONResponse({"error": exc.message}, status_code=exc.status)
+
+    async def http_error(request: Request, exc: HTTPException) -> Response:
+        if request.url.path.startswith("/api/") or exc.status_code == 405:
+            return JSONResponse({"error": exc.detail}, status_code=exc.status_code, headers=exc.headers)
+        return PlainTextResponse(f"{exc.status_code} {exc.detail}", status_code=exc.status_code, headers=exc.headers)
+
+    async def server_error(request: Request, exc: Exception) -> Response:
+        message = str(exc) if isinstance(exc, TrinityError) else type(exc).__name__
+        return JSONResponse({"error": f"internal error: {message}"}, status_code=500)
+
+    routes = [
+        Route("/", page),
+        *(Route(f"/{name}", page) for name in PAGES),
+        Route("/api/agents", agents),
+        Route("/api/games", new_game, methods=["POST"]),
+        Route("/api/games/{game_id}", get_game),
+        Route("/api/games/{game_id}/move", move, methods=["POST"]),
+        Route("/api/games/{game_id}/advance", advance, methods=["POST"]),
+        Route("/api/games/{game_id}/replay", game_replay),
+        Route("/api/replays", upload_replay, methods=["POST"]),
+        Route("/api/replays/{replay_id}", get_replay),
+        Route("/api/replays/{replay_id}/review/{ply}", review),
+        Mount("/static", StaticFiles(directory=STATIC), name="static"),
+    ]
+    app = Starlette(
+        routes=routes,
+        exception_handlers={ApiError: api_error, HTTPException: http_error, Exception: server_error},
+    )
+    app.state.store = store
+    return _Guard(app, allowed_hosts)
+
+
+# ---------------------------------------------------------------------- serving
+
+
+def is_loopback(host: str) -> bool:
+    if host.lower() in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening socket on ``host:port``; ``TrinityError`` in one line if that cannot be had."""
+    try:
+        infos = socket.getaddrinfo(host.strip("[]"), port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except (socket.gaierror, UnicodeError) as err:
+        raise TrinityError(f"cannot listen on {host}:{port}: unknown host ({err})") from None
+    family, kind, proto, _, address = infos[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(128)
+    except OSError as err:
+        sock.close()
+        raise TrinityError(f"cannot listen on {host}:{port}: {err.strerror or err}") from None
+    sock.set_inheritable(True)
+    return sock
+
+
+def serve(host: str = "127.0.0.1", port: int = 8000, *, max_games: int = DEFAULT_MAX_GAMES) -> None:
+    """Serve the app with uvicorn until Ctrl-C (or SIGTERM), then return. Binds ``host:port`` first, so a
+    port in use is a ``TrinityError`` before anything starts; a host other than loopback gets a warning."""
+    try:
+        import uvicorn
+    except ImportError as err:
+        raise TrinityError(f"the web app needs uvicorn: pip install 'trinity-towers[web]' ({err})") from None
+
+    sock = bind(host, port)
+    loopback = is_loopback(host)
+    allowed = ["localhost", "127.0.0.1", "::1", host.strip("[]").lower()] if loopback else None
+    app = create_app(allowed_hosts=allowed, max_games=max_games)
+    shown = f"[{host.strip('[]')}]" if ":" in host else host
+    print(f"Trinity Towers on http://{shown}:{port}/ (Ctrl-C stops)", flush=True)
+    if not loopback:
+        print(
+            f"warning: listening on {host}: anyone who can reach this machine on port {port} can use the server",
+            file=sys.stderr,
+            flush=True,
+        )
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
+    try:
+        uvicorn.Server(config).run(sockets=[sock])
+    except KeyboardInterrupt:  # uvicorn shuts down on Ctrl-C, then raises it again: stopping is the normal end
+        pass
+    finally:
+        sock.close()
+    print("stopped", flush=True)
