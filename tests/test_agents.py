@@ -140,7 +140,6 @@ def test_stronger_baselines_beat_weaker_ones():
 
 def test_the_batched_greedy_kernel_plays_exactly_like_greedy():
     from trinity_env.fast.convert import from_states
-    from trinity_env.fast.layout import Batch
     from trinity_env.search.baselines import greedy_batch
 
     rng = random.Random(0)
@@ -153,6 +152,6 @@ def test_the_batched_greedy_kernel_plays_exactly_like_greedy():
         if not state.is_over:
             states.append(state)
     out = np.zeros(len(states), np.int64)
-    greedy_batch(*from_states(states), np.arange(len(states)), tuple(Batch.empty(1)), out)
+    greedy_batch(*from_states(states), np.arange(len(states)), out)
     agent = GreedyAgent()
     assert [agent.act(_observation(s, s.to_move, True)) for s in states] == out.tolist()

@@ -40,7 +40,6 @@ from tqdm import tqdm
 from trinity_env.agents.policy import NetworkAgent, PolicyNetwork, load_checkpoint, save_checkpoint
 from trinity_env.agents.tactics import tactical_features
 from trinity_env.fast.games import FastGames
-from trinity_env.fast.layout import Batch
 from trinity_env.fast.vector_env import TrinityTowersVectorEnv
 from trinity_env.search.baselines import greedy_batch
 
@@ -66,7 +65,6 @@ class OpponentPool:
         self.past: list[PolicyNetwork] = []
         self.assigned = np.full(config.num_games, RANDOM, np.int64)  # or GREEDY, 0 latest, k >= 1 past[k - 1]
         self.games: FastGames | None = None  # the env's games, which greedy reads
-        self._scratch = tuple(Batch.empty(1))
 
     def add_snapshot(self, network: PolicyNetwork) -> None:
         if self.latest is not None:
@@ -95,7 +93,7 @@ class OpponentPool:
                 actions[rows] = keys.argmax(axis=1)
             elif opponent == GREEDY:
                 out = np.zeros(rows.size, np.int64)
-                greedy_batch(*self.games.batch, games[rows], self._scratch, out)
+                greedy_batch(*self.games.batch, games[rows], out)
                 actions[rows] = out
             else:
                 network = self.latest if opponent == 0 else self.past[opponent - 1]

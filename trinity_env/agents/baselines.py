@@ -18,7 +18,7 @@ from trinity_env.agents.base import Agent, Observation
 from trinity_env.agents.view import decode
 from trinity_env.core import GameState
 from trinity_env.fast.layout import DRAFT, HAND0, IN_HAND, PHASE, Batch
-from trinity_env.search.baselines import greedy_keys, lookahead_values
+from trinity_env.search.baselines import greedy_action, greedy_keys, lookahead_values
 from trinity_env.search.baselines import strongest_pick as strongest_pick_row
 
 
@@ -50,8 +50,7 @@ class GreedyAgent(Agent):
         legal = np.flatnonzero(observation["action_mask"]).astype(np.int64)
         batch = _rows(observation["observation"], all_unknown_in_hand=False)
         keys = np.zeros((legal.size, 5), np.int64)
-        greedy_keys(*batch, legal, legal.size, keys)
-        return int(legal[np.lexsort(keys.T[::-1])[-1]])
+        return int(greedy_action(*batch, legal, legal.size, keys))
 
 
 class LookaheadAgent(Agent):

@@ -15,7 +15,6 @@ from trinity_env.fast.layout import (
     CAPTURED,
     DECK_SIZE,
     DOMINO,
-    IN_HAND,
     MAX_A,
     OVER,
     PHASE,
@@ -112,42 +111,47 @@ def strongest_pick(decks, status, info, b):
 
 
 @njit(cache=True)
-def greedy_batch(decks, status, sides, owner, marks, info, games, scratch, out):
-    """``greedy``'s action in each game of ``games`` (a batch of full-information rows).
+def best_keys(keys, n):
+    """The row of ``keys[:n]`` that is largest lexicographically (greedy's choice among ranked moves)."""
+    best = 0
+    for j in range(1, n):
+        for column in range(keys.shape[1]):
+            if keys[j, column] != keys[best, column]:
+                if keys[j, column] > keys[best, column]:
+                    best = j
+                break
+    return best
 
-    ``scratch`` is a one-row batch (decks, status, sides, owner, marks, info) to step in.
-    The same rules as ``GreedyAgent``: strongest pick; most flips, then a win, the lane
-    margin, the weaker card, the lowest action id.
-    """
-    s_decks, s_status, s_sides, s_owner, s_marks, s_info = scratch
+
+@njit(cache=True)
+def greedy_action(decks, status, sides, owner, marks, info, legal, n, keys):
+    """Greedy's move from row 0 (row 1 is scratch): the strongest pick in the draft, else the
+    placement ranked highest by ``greedy_keys`` among the ``n`` legal actions in ``legal``."""
+    if info[0, PHASE] != PLAY:
+        return strongest_pick(decks, status, info, 0)
+    greedy_keys(decks, status, sides, owner, marks, info, legal, n, keys)
+    return legal[best_keys(keys, n)]
+
+
+@njit(cache=True)
+def greedy_batch(decks, status, sides, owner, marks, info, games, out):
+    """``greedy``'s action in each game of ``games`` (a batch of full-information rows), exactly as
+    ``GreedyAgent`` chooses: each game is copied to a two-row scratch batch and ranked there."""
+    s_decks = np.zeros((2, 2, DECK_SIZE, 4), np.int8)
+    s_status = np.zeros((2, 2, DECK_SIZE), np.int8)
+    s_sides = np.zeros((2, 15, 4), np.int8)
+    s_owner = np.zeros((2, 15), np.int8)
+    s_marks = np.zeros((2, 15), np.int8)
+    s_info = np.zeros((2, info.shape[1]), np.int8)
+    legal = np.empty(256, np.int64)
+    keys = np.empty((256, 5), np.int64)
     for j in range(games.shape[0]):
         b = games[j]
-        if info[b, PHASE] != PLAY:  # the draft (over games are never asked)
-            out[j] = strongest_pick(decks, status, info, b)
-            continue
-        s_decks[0] = decks[b]
-        mover = info[b, TO_MOVE]
-        best = -1
-        k0 = k1 = k2 = k3 = -(10**9)
-        for i in range(16):
-            if status[b, mover, i] != IN_HAND:
-                continue
-            weakness = -(decks[b, mover, i, 0] + decks[b, mover, i, 1] + decks[b, mover, i, 2] + decks[b, mover, i, 3])
-            for t in range(15):
-                if owner[b, t] != -1:
-                    continue
-                s_status[0] = status[b]
-                s_sides[0] = sides[b]
-                s_owner[0] = owner[b]
-                s_info[0] = info[b]
-                a = 16 + 15 * i + t
-                kernels.apply_action(s_decks, s_status, s_sides, s_owner, s_marks, s_info, 0, a)
-                flips = 0
-                for n in range(15):
-                    if s_marks[0, n] == CAPTURED or s_marks[0, n] == DOMINO:
-                        flips += 1
-                win = 1 if s_info[0, PHASE] == OVER and s_info[0, WINNER] == mover else 0
-                margin = kernels.margin(s_owner, 0, mover)
-                if (flips, win, margin, weakness) > (k0, k1, k2, k3):
-                    best, k0, k1, k2, k3 = a, flips, win, margin, weakness
-        out[j] = best
+        for row in range(2):
+            s_decks[row] = decks[b]
+            s_status[row] = status[b]
+            s_sides[row] = sides[b]
+            s_owner[row] = owner[b]
+            s_info[row] = info[b]
+        n = kernels.legal_actions(s_decks, s_status, s_owner, s_info, 0, legal)
+        out[j] = greedy_action(s_decks, s_status, s_sides, s_owner, s_marks, s_info, legal, n, keys)
