@@ -11,6 +11,19 @@ from typing import Any
 
 from trinity_env.core import LANE_TILES, GameState
 
+EXAMPLE = {
+    "phase": "play",
+    "to_move": 0,
+    "board": [
+        [None, {"card": "5A32", "owner": 0}, None, None, None],
+        [None, None, None, None, None],
+        [None, None, None, None, {"card": "1919", "owner": 1}],
+    ],
+    "hands": [["7A24", "3333"], ["9999", "1A1A"]],
+    "max_a_cards": 3,
+}
+"""The position example of the rules (docs/rules.md, the position format), as a dict."""
+
 _OWNER = {"w": 0, "b": 1}
 _MARK = {0: "w", 1: "b"}
 

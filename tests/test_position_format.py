@@ -9,19 +9,7 @@ import pytest
 
 from trinity_env.core import GameState, IllegalMoveError, PositionError
 
-from drawn import position
-
-EXAMPLE = {
-    "phase": "play",
-    "to_move": 0,
-    "board": [
-        [None, {"card": "5A32", "owner": 0}, None, None, None],
-        [None, None, None, None, None],
-        [None, None, None, None, {"card": "1919", "owner": 1}],
-    ],
-    "hands": [["7A24", "3333"], ["9999", "1A1A"]],
-    "max_a_cards": 3,
-}
+from drawn import EXAMPLE, position
 
 
 def test_the_rules_example_round_trips_exactly():

@@ -29,19 +29,9 @@ from trinity_env.envs.single_agent import TrinityTowersEnv
 from trinity_env.fast.decks import random_deck_batch
 from trinity_env.fast.games import FastGames
 
-NOT_INTEGERS = [3.7, 3.0, "3", True, np.True_, np.float64(3.0), None, [3]]
+from drawn import EXAMPLE
 
-EXAMPLE = {
-    "phase": "play",
-    "to_move": 0,
-    "board": [
-        [None, {"card": "5A32", "owner": 0}, None, None, None],
-        [None, None, None, None, None],
-        [None, None, None, None, {"card": "1919", "owner": 1}],
-    ],
-    "hands": [["7A24", "3333"], ["9999", "1A1A"]],
-    "max_a_cards": 3,
-}
+NOT_INTEGERS = [3.7, 3.0, "3", True, np.True_, np.float64(3.0), None, [3]]
 
 
 @pytest.mark.parametrize("action", NOT_INTEGERS, ids=repr)
