@@ -13,7 +13,7 @@ from trinity_env.core import GameState
 from trinity_env.core.state import IN_HAND, UNPICKED
 from trinity_env.envs import make_config
 from trinity_env.envs.observation import action_mask, encode_observation
-from trinity_env.evaluation.match import play_game
+from trinity_env.evaluation.match import seat_swapped_points
 
 SPECS = ["random", "greedy", "lookahead", "mcts:60"]
 
@@ -126,11 +126,7 @@ def test_stronger_baselines_beat_weaker_ones():
     config = make_config()
 
     def score(a: str, b: str, games: int) -> float:
-        points = 0.0
-        for k in range(games):
-            seats = (make(a), make(b)) if k % 2 == 0 else (make(b), make(a))
-            winner = play_game(seats, config, seed=k).winner
-            points += 0.5 if winner is None else float((winner == 0) == (k % 2 == 0))
+        points = seat_swapped_points(make(a), make(b), config, range(games), lambda k: k)
         return points / games
 
     assert score("greedy", "random", 40) > 0.65

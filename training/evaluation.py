@@ -15,7 +15,7 @@ from trinity_env.agents.base import Agent
 from trinity_env.agents.registry import make
 from trinity_env.envs.config import make_config
 from trinity_env.evaluation.endgames import DEFAULT_SUITE, load_suite, score_agent
-from trinity_env.evaluation.match import play_game
+from trinity_env.evaluation.match import seat_swapped_points
 from trinity_env.evaluation.ratings import wilson_interval
 
 from .config import YAMLConfig
@@ -35,11 +35,7 @@ def evaluate_agent(learner: Agent, config: YAMLConfig, seed: int) -> Results:
     results: Results = {}
     for spec in config.eval_opponents:
         opponent = make(spec)
-        points = 0.0
-        for k in range(config.eval_games):
-            seats = (learner, opponent) if k % 2 == 0 else (opponent, learner)
-            winner = play_game(seats, env_config, seed + k).winner
-            points += 0.5 if winner is None else float(winner == k % 2)
+        points = seat_swapped_points(learner, opponent, env_config, range(config.eval_games), lambda k: seed + k)
         low, high = wilson_interval(points, config.eval_games)
         results[spec] = (points / config.eval_games, low, high)
     if config.eval_endgames:

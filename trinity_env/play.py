@@ -11,7 +11,7 @@ from trinity_env.agents.base import visible_state
 from trinity_env.agents.registry import make
 from trinity_env.core import Card, GameState, TrinityError
 from trinity_env.envs.config import make_config
-from trinity_env.envs.observation import action_mask, encode_observation
+from trinity_env.envs.observation import observation_dict
 
 HELP = (
     "Draft: type a card (7A24) or its deck number. Play: type a card and a tile (7A24 3). "
@@ -76,10 +76,7 @@ def play_in_terminal(
     print(f"You are player {me} ({'w' if me == 0 else 'b'}), against {agent.name}. {HELP}", file=out)
     while not state.is_over:
         if state.to_move != me:
-            observation = {
-                "observation": encode_observation(state, 1 - me, env_config.open_hands),
-                "action_mask": action_mask(state, 1 - me),
-            }
+            observation = observation_dict(state, 1 - me, env_config.open_hands)
             state = state.apply(agent.act(observation, visible_state(state, env_config.open_hands)))
             if state.last.tile is not None:
                 print(f"{agent.name} plays {state.last.card} on tile {state.last.tile}", file=out)

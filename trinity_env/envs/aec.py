@@ -108,7 +108,11 @@ from trinity_env.core import NUM_ACTIONS, GameState, IllegalMoveError, lane_scor
 from trinity_env.core.checks import describe, is_int
 from trinity_env.core.rewards import margin_shaping, result_rewards
 from trinity_env.envs.config import ConfigError, EnvConfig, make_config
-from trinity_env.envs.observation import OBSERVATION_HIGH, OBSERVATION_SIZE, action_mask, encode_observation
+from trinity_env.envs.observation import (
+    OBSERVATION_HIGH,
+    OBSERVATION_SIZE,
+    observation_dict,
+)
 from trinity_env.envs.wrappers import AssertOutOfBoundsWrapper, OrderEnforcingWrapper, TerminateIllegalWrapper
 
 AGENTS = ("player_0", "player_1")
@@ -197,10 +201,7 @@ class raw_env(AECEnv, EzPickle):
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         seat = AGENTS.index(agent)
         game = self.game_state
-        return {
-            "observation": encode_observation(game, seat, self.config.open_hands),
-            "action_mask": action_mask(game, seat),
-        }
+        return observation_dict(game, seat, self.config.open_hands)
 
     def step(self, action: int | None) -> None:
         if not self.agents:

@@ -121,3 +121,12 @@ def action_mask(state: GameState, seat: int) -> np.ndarray:
         for action in state.legal_actions():
             mask[action] = 1
     return np.frombuffer(mask, dtype=np.int8).copy()
+
+
+def observation_dict(state: GameState, seat: int, open_hands: bool) -> dict[str, np.ndarray]:
+    """What ``seat`` is shown: the AEC env's observation dict (``observation`` and ``action_mask``).
+
+    Every game loop (the env, matches, the arena, endgames, ``trinity play``, the web app)
+    hands agents this, so an agent sees the same thing wherever it plays.
+    """
+    return {"observation": encode_observation(state, seat, open_hands), "action_mask": action_mask(state, seat)}

@@ -30,7 +30,7 @@ from tqdm import tqdm
 
 from trinity_env.agents.registry import make
 from trinity_env.envs.config import make_config
-from trinity_env.evaluation.match import RunInterrupted, chunk_results, play_game
+from trinity_env.evaluation.match import RunInterrupted, chunk_results, seat_swapped_points
 from trinity_env.evaluation.ratings import bootstrap_elo, fit_elo, wilson_interval
 
 CHUNK = 10  # games per task
@@ -43,15 +43,10 @@ def _play_chunk(task: tuple) -> tuple[int, int, float, int]:
     i, j, spec_i, spec_j, first_game, count, seed, config = task
     agent_i, agent_j = make(spec_i), make(spec_j)
     env_config = make_config(config)
-    points = 0.0
-    for k in range(first_game, first_game + count):
-        game_seed = seed * 1_000_003 + i * 10_007 + j * 101 + k
-        seats = (agent_i, agent_j) if k % 2 == 0 else (agent_j, agent_i)
-        winner = play_game(seats, env_config, game_seed).winner
-        if winner is None:
-            points += 0.5
-        elif (winner == 0) == (k % 2 == 0):
-            points += 1.0
+    games = range(first_game, first_game + count)
+    points = seat_swapped_points(
+        agent_i, agent_j, env_config, games, lambda k: seed * 1_000_003 + i * 10_007 + j * 101 + k
+    )
     return i, j, points, count
 
 

@@ -20,7 +20,7 @@ from trinity_env.agents.base import Agent
 from trinity_env.agents.registry import make
 from trinity_env.core import GameState, PositionError
 from trinity_env.envs.config import make_config
-from trinity_env.envs.observation import action_mask, encode_observation
+from trinity_env.envs.observation import observation_dict
 from trinity_env.search.solver import Solver
 
 
@@ -63,10 +63,7 @@ def build_suite(count: int, seed: int = 0, empty: tuple[int, int] = (6, 10), pro
             agent.reset(rng.randrange(2**31) + seat)
         while not state.is_over and len(state.empty_tiles()) > target:
             seat = state.to_move
-            observation = {
-                "observation": encode_observation(state, seat, True),
-                "action_mask": action_mask(state, seat),
-            }
+            observation = observation_dict(state, seat, True)
             state = state.apply(agents[seat].act(observation, state))
         if state.is_over or len(state.empty_tiles()) != target:
             continue
@@ -114,7 +111,7 @@ def score_agent(agent: Agent, suite: Iterable[Endgame]) -> float:
         state = endgame.position
         seat = state.to_move
         agent.reset(total)
-        observation = {"observation": encode_observation(state, seat, True), "action_mask": action_mask(state, seat)}
+        observation = observation_dict(state, seat, True)
         action = agent.act(observation, state)
         step = state.apply(action).last
         hits += (step.card.notation, step.tile) in endgame.best_moves

@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 from trinity_env.agents.base import Agent, visible_state
 from trinity_env.core import GameState
 from trinity_env.envs.config import EnvConfig
-from trinity_env.envs.observation import action_mask, encode_observation
+from trinity_env.envs.observation import observation_dict
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -37,14 +37,28 @@ def play_game(
         on_state(state)
     while not state.is_over:
         seat = state.to_move
-        observation = {
-            "observation": encode_observation(state, seat, config.open_hands),
-            "action_mask": action_mask(state, seat),
-        }
+        observation = observation_dict(state, seat, config.open_hands)
         state = state.apply(agents[seat].act(observation, visible_state(state, config.open_hands)))
         if on_state is not None:
             on_state(state)
     return state
+
+
+def seat_swapped_points(
+    agent: Agent, opponent: Agent, config: EnvConfig, games: Iterable[int], seed_of: Callable[[int], int]
+) -> float:
+    """``agent``'s points against ``opponent`` (a win 1, a draw 0.5) over the games numbered ``games``.
+
+    In game ``k`` the agent takes seat ``k % 2`` and the game is seeded with ``seed_of(k)``,
+    so a match split into chunks (or spread over processes) scores exactly as one run. The
+    arena, the trainers' evaluations and the tests all count results this way.
+    """
+    points = 0.0
+    for k in games:
+        seats = (agent, opponent) if k % 2 == 0 else (opponent, agent)
+        winner = play_game(seats, config, seed_of(k)).winner
+        points += 0.5 if winner is None else float(winner == k % 2)
+    return points
 
 
 class RunInterrupted(KeyboardInterrupt):

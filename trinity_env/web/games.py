@@ -32,7 +32,7 @@ from trinity_env.agents.registry import make, shipped
 from trinity_env.core import LANE_TILES, TILES, GameState, Replay, TrinityError
 from trinity_env.core.state import DRAFT, IN_HAND, PLAY, UNPICKED
 from trinity_env.envs.config import make_config
-from trinity_env.envs.observation import action_mask, encode_observation
+from trinity_env.envs.observation import observation_dict
 
 ID_PATTERN = re.compile(r"[0-9a-f]{32}")
 """Game and replay ids: 16 random bytes in hex."""
@@ -342,10 +342,7 @@ class Game:
             state = self.state
             seat = state.to_move
             agent = self._agent(seat)
-            observation = {
-                "observation": encode_observation(state, seat, self.open_hands),
-                "action_mask": action_mask(state, seat),
-            }
+            observation = observation_dict(state, seat, self.open_hands)
             action = int(agent.act(observation, visible_state(state, self.open_hands)))
             if action not in state.legal_actions():  # a broken agent must not break the game
                 raise TrinityError(f"agent {self.seats[seat].name} chose an illegal action {action}")
