@@ -53,9 +53,7 @@ def test_the_layering_test_can_fail():
     assert "numba" in loaded and "gymnasium" in loaded
 
 
-@pytest.mark.skipif(
-    not hasattr(__import__("pettingzoo"), "aec_registry"), reason="PettingZoo < 1.27 has no registry"
-)
+@pytest.mark.skipif(not hasattr(__import__("pettingzoo"), "aec_registry"), reason="PettingZoo < 1.27 has no registry")
 def test_importing_the_package_still_registers_the_envs():
     code = (
         "import trinity_env, gymnasium, pettingzoo; "
