@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
-from trinity_env.core import REPLAY_FORMAT, GameState, Replay, TrinityError
+from trinity_env.core import REPLAY_FORMAT, GameState, Phase, Replay, TrinityError
 from trinity_env.core.files import read_json, read_text
 
 EXIT_BAD_INPUT = 2
@@ -202,7 +202,7 @@ def _show(args: argparse.Namespace) -> None:
         for number, state in enumerate(shown):
             if args.all:
                 print(f"--- state {number}")
-            print(state if state.phase != "draft" else repr(state))
+            print(state if state.phase != Phase.DRAFT else repr(state))
         return
     print(_loading(_source(args.file), "position", lambda: str(GameState.from_dict(data))))
 
@@ -211,7 +211,7 @@ def _solve(args: argparse.Namespace) -> None:
     from trinity_env.search.solver import Solver
 
     state = _load_position(args.file)
-    if state.phase == "draft":
+    if state.phase == Phase.DRAFT:
         raise TrinityError("no move to solve: the position is in the draft (the solver needs both hands)")
     if state.is_over or not state.legal_actions():
         raise TrinityError("no move to solve: the game is over")

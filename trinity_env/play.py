@@ -9,7 +9,7 @@ from typing import TextIO
 
 from trinity_env.agents.base import visible_state
 from trinity_env.agents.registry import make
-from trinity_env.core import Card, GameState, TrinityError
+from trinity_env.core import Card, GameState, Phase, TrinityError
 from trinity_env.envs.config import make_config
 from trinity_env.envs.observation import observation_dict
 
@@ -24,7 +24,7 @@ def parse_move(text: str, state: GameState) -> int:
     player = state.to_move
     deck = state.decks[player]
     words = text.replace("@", " ").replace(",", " ").split()
-    if state.phase == "draft":
+    if state.phase == Phase.DRAFT:
         if len(words) != 1:
             raise TrinityError("pick one card: type it (7A24) or its deck number (0-15)")
         word = words[0]
@@ -108,7 +108,7 @@ def play_in_terminal(
 
 
 def _show(state: GameState, me: int, open_hands: bool, out: TextIO) -> None:
-    if state.phase == "draft":
+    if state.phase == Phase.DRAFT:
         deck = state.decks[me]
         cards = [f"{i}:{c}{'*' if state.status[me][i] else ''}" for i, c in enumerate(deck)]
         print(f"your deck (* picked): {' '.join(cards)}", file=out)
@@ -121,7 +121,7 @@ def _show(state: GameState, me: int, open_hands: bool, out: TextIO) -> None:
 
 
 def _legal_moves(state: GameState) -> str:
-    if state.phase == "draft":
+    if state.phase == Phase.DRAFT:
         deck = state.decks[state.to_move]
         return "you may pick: " + " ".join(f"{a}:{deck[a]}" for a in state.legal_actions())
     moves: dict[str, list[int]] = {}

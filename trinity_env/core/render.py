@@ -8,12 +8,8 @@ corner: ``+`` the card just placed, ``*`` captured by it, ``~`` flipped by the d
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from trinity_env.core.board import LANE_TILES, POSITIONS
-
-if TYPE_CHECKING:
-    from trinity_env.core.state import GameState
+from trinity_env.core.state import GameState, Phase, Termination
 
 OWNER_MARK = {0: "w", 1: "b"}
 PLAYER_NAME = {0: "player 0 (w)", 1: "player 1 (b)"}
@@ -54,7 +50,7 @@ def render_text(state: GameState) -> str:
 
 
 def _status_line(state: GameState) -> str:
-    if state.phase == "draft":
+    if state.phase == Phase.DRAFT:
         return f"draft: {PLAYER_NAME[state.to_move]} to pick (max {state.max_a_cards} A cards)"
     if state.outcome is None:
         return f"{PLAYER_NAME[state.to_move]} to move"
@@ -63,8 +59,8 @@ def _status_line(state: GameState) -> str:
     if outcome.winner is None:
         return f"game over: draw, {scores}"
     how = {
-        "lane_control": f"by controlling lane {outcome.lane}",
-        "full_board": "on the full board",
-        "no_moves": "when neither player could place",
+        Termination.LANE_CONTROL: f"by controlling lane {outcome.lane}",
+        Termination.FULL_BOARD: "on the full board",
+        Termination.NO_MOVES: "when neither player could place",
     }[outcome.termination]
     return f"game over: {PLAYER_NAME[outcome.winner]} wins {how}, {scores}"

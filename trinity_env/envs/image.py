@@ -12,7 +12,7 @@ from functools import cache
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
-from trinity_env.core import LANES, POSITIONS, GameState
+from trinity_env.core import LANES, POSITIONS, GameState, Phase, Termination
 
 TILE = 96
 TOWER = 40
@@ -89,12 +89,12 @@ def render_rgb(state: GameState) -> np.ndarray:
 
 
 def _status(state: GameState) -> str:
-    if state.phase == "draft":
+    if state.phase == Phase.DRAFT:
         return f"draft: {_NAME[state.to_move]} to pick"
     if state.outcome is None:
         return f"{_NAME[state.to_move]} to move"
     o = state.outcome
     if o.winner is None:
         return f"draw {o.scores[0]}-{o.scores[1]}"
-    how = f"lane {o.lane}" if o.termination == "lane_control" else f"{o.scores[0]}-{o.scores[1]}"
+    how = f"lane {o.lane}" if o.termination == Termination.LANE_CONTROL else f"{o.scores[0]}-{o.scores[1]}"
     return f"{_NAME[o.winner]} wins ({how})"

@@ -26,7 +26,7 @@ from typing import TypeVar
 import numpy as np
 from numba import njit
 
-from trinity_env.core import GameState, TrinityError
+from trinity_env.core import GameState, Phase, TrinityError
 from trinity_env.fast import kernels
 from trinity_env.fast.convert import write_state
 from trinity_env.fast.layout import HAND0, IN_HAND, OVER, PHASE, TO_MOVE, WINNER, Batch
@@ -432,7 +432,7 @@ class Solver:
 def _check(state: GameState, over_ok: bool = False) -> None:
     if not isinstance(state, GameState):
         raise TrinityError(f"the solver needs a GameState, got {type(state).__name__}")
-    if state.phase == "draft":
+    if state.phase == Phase.DRAFT:
         raise TrinityError("the solver needs a play-phase position (both hands known), not a draft")
     if state.is_over:
         if not over_ok:
