@@ -13,6 +13,7 @@ and in the arena.
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -27,6 +28,25 @@ class AgentSpecError(TrinityError):
     """An agent spec string that names no agent or gives it bad arguments."""
 
 
+def spec_int(name: str, text: str) -> int:
+    """An integer argument of a spec: digits only (``400``, not ``4e2``, ``400.0`` or ``True``)."""
+    body = text[1:] if text[:1] == "-" else text
+    if not (body.isascii() and body.isdigit()) or len(body) > 18:
+        raise ValueError(f"{name} must be an integer, got {text!r}")
+    return int(text)
+
+
+def spec_float(name: str, text: str) -> float:
+    """A finite number argument of a spec (``nan`` and ``inf`` are refused)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError(f"{name} must be a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number, got {text!r}")
+    return value
+
+
 def _mcts(
     simulations: str = "400",
     c: str = "0.7",
@@ -36,12 +56,54 @@ def _mcts(
     greed: str = "0.5",
 ) -> Agent:
     return MCTSAgent(
-        int(simulations), float(c), int(worlds), None if seed is None else int(seed), draft=draft, greed=float(greed)
+        spec_int("simulations", simulations),
+        spec_float("c", c),
+        spec_int("worlds", worlds),
+        None if seed is None else spec_int("seed", seed),
+        draft=draft,
+        greed=spec_float("greed", greed),
     )
 
 
 def _random(seed: str | None = None) -> Agent:
-    return RandomAgent(None if seed is None else int(seed))
+    return RandomAgent(None if seed is None else spec_int("seed", seed))
+
+
+AZ_STANDARD = "az-standard"
+"""The shipped AlphaZero agent (``training/alphazero.py``, ``configs/train/az-standard.yaml``)."""
+
+
+def _az(
+    path: str | None = None,
+    sims: str | None = None,
+    solver: str = "0",
+    worlds: str = "4",
+    seed: str | None = None,
+    search: str = "gumbel",
+    considered: str = "16",
+) -> Agent:
+    """``az:PATH_OR_RUN,sims=N,solver=K``: an AlphaZero network (a checkpoint or a run folder) with N simulations
+    per move (0: the raw policy) and the exact solver for positions with at most K empty tiles (0: off)."""
+    if path is None:
+        raise ValueError("az needs a checkpoint or run folder: az:PATH_OR_RUN,sims=N,solver=K")
+    try:
+        from trinity_env.agents.az import DEFAULT_SIMULATIONS, AZAgent
+    except ImportError:
+        raise AgentSpecError("az agents need torch: install the train extra") from None
+    return AZAgent.from_checkpoint(
+        path,
+        simulations=DEFAULT_SIMULATIONS if sims is None else spec_int("sims", sims),
+        solver=spec_int("solver", solver),
+        worlds=spec_int("worlds", worlds),
+        seed=None if seed is None else spec_int("seed", seed),
+        mode=search,
+        max_considered=spec_int("considered", considered),
+    )
+
+
+def _az_standard(sims: str | None = None, **keywords: str) -> Agent:
+    """The shipped ``az-standard`` network: ``az-standard:sims=0`` plays its raw policy."""
+    return _az(str(SHIPPED_DIR / f"{AZ_STANDARD}.pt"), sims, **keywords)
 
 
 AGENTS: dict[str, Callable[..., Agent]] = {
@@ -49,6 +111,8 @@ AGENTS: dict[str, Callable[..., Agent]] = {
     "greedy": lambda: GreedyAgent(),
     "lookahead": lambda: LookaheadAgent(),
     "mcts": _mcts,
+    "az": _az,
+    AZ_STANDARD: _az_standard,
 }
 
 
@@ -73,7 +137,7 @@ def _load_file(path: Path, spec: str, sample: str, seed: str | None) -> Agent:
         from trinity_env.agents.policy import NetworkAgent
     except ImportError:
         raise AgentSpecError(f"{spec!r} is a checkpoint: install the train extra (torch) to play it") from None
-    return NetworkAgent.from_checkpoint(path, sample=sample, seed=None if seed is None else int(seed))
+    return NetworkAgent.from_checkpoint(path, sample=sample, seed=None if seed is None else spec_int("seed", seed))
 
 
 def _run_folder(folder: Path, spec: str, sample: str, seed: str | None) -> Agent:
@@ -131,10 +195,11 @@ def make(spec: str) -> Agent:
     if not isinstance(spec, str) or not spec.strip():
         raise AgentSpecError(f"an agent spec is a string like 'greedy' or 'mcts:400', got {spec!r}")
     text = spec.strip()
-    if text.endswith((".pt", ".zip")) or Path(text).is_dir():
+    named_az = text.partition(":")[0] in ("az", AZ_STANDARD)  # az:RUN/best.pt names its checkpoint itself
+    if not named_az and (text.endswith((".pt", ".zip")) or Path(text).is_dir()):
         return _checkpoint(text)
     for suffix in (".pt", ".zip"):  # RUN/best names RUN/best.pt or RUN/best.zip
-        if Path(text + suffix).is_file():
+        if not named_az and Path(text + suffix).is_file():
             return _checkpoint(text + suffix)
     name, _, rest = text.partition(":")
     factory = AGENTS.get(name)

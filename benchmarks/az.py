@@ -1,0 +1,120 @@
+"""Network-guided search speed: simulations per second of the batched search, and self-play games per second.
+
+    python -m benchmarks.az [--games 256] [--simulations 32] [--checkpoint trinity_env/agents/data/az-standard.pt]
+                              [--json docs/alphazero/benchmark.json]
+    python -m benchmarks.az --endgames az-standard az-standard:sims=0 --json docs/alphazero/endgames.json
+
+A "simulation" is one descent of one tree, one leaf evaluated by the network (in a batched
+forward pass for all trees) and one backup. It runs on one thread (torch and numba on one
+thread each) and on two (both on two threads), and prints the load average, since the
+machine may be shared: a loaded machine gives lower figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from pathlib import Path
+
+import numba
+import numpy as np
+import torch
+
+from training.alphazero import AZConfig, make_search, play_games
+from trinity_env.agents.az import AZNetwork, evaluator, load_network
+from trinity_env.fast.games import FastGames
+from trinity_env.search.az import BatchedSearch
+
+ROOT = Path(__file__).resolve().parent.parent
+SHIPPED = ROOT / "trinity_env" / "agents" / "data" / "az-standard.pt"
+
+
+def simulations_per_second(network: AZNetwork, games: int, simulations: int, threads: int, repeats: int) -> float:
+    """Simulations per second of ``BatchedSearch`` over ``games`` positions from dealt games."""
+    torch.set_num_threads(threads)
+    numba.set_num_threads(threads)
+    positions = FastGames(games, seed=1, draft="random")
+    for _ in range(4):  # a few placements in, so that positions differ
+        positions.step(positions.random_actions(np.arange(games)))
+    search = BatchedSearch(games, simulations, threads=threads)
+    evaluate = evaluator(network)
+    search.run(positions.batch, evaluate, np.random.default_rng(0))  # warm-up (and compilation)
+    start = time.perf_counter()
+    for k in range(repeats):
+        search.run(positions.batch, evaluate, np.random.default_rng(k), gumbel_scale=1.0)
+    return repeats * games * simulations / (time.perf_counter() - start)
+
+
+def self_play_games_per_second(network: AZNetwork, games: int, simulations: int, threads: int) -> float:
+    """Whole self-play games per second (the trainer's ``play_games``, dealt hands and drafts as configured)."""
+    torch.set_num_threads(threads)
+    numba.set_num_threads(threads)
+    config = AZConfig.from_dict({"games_per_iteration": games, "simulations": simulations, "solver_empty": 6})
+    search = make_search(config)
+    fast = FastGames(games, draft_share=config.draft_share, **config.env)
+    rng = np.random.default_rng(0)
+    from trinity_env.search.solver import Solver
+
+    solver = Solver()
+    fast.reset(seed=0)
+    play_games(network, config, search, fast, rng, solver)  # warm-up
+    fast.reset(seed=1)
+    start = time.perf_counter()
+    played = play_games(network, config, search, fast, rng, solver)
+    return played.games / (time.perf_counter() - start)
+
+
+def endgame_scores(specs: list[str]) -> dict[str, float]:
+    """The share of the endgame suite's won positions where each agent finds a winning move (printed too)."""
+    from trinity_env.agents import make
+    from trinity_env.evaluation.endgames import DEFAULT_SUITE, load_suite, score_agent
+
+    suite = load_suite(DEFAULT_SUITE)
+    scores = {}
+    for spec in specs:
+        scores[spec] = score_agent(make(spec), suite)
+        print(f"  {spec:<24} finds a winning move in {scores[spec]:6.1%} of the endgame suite")
+    return scores
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--games", type=int, default=256, help="trees searched in lockstep")
+    parser.add_argument("--simulations", type=int, default=32)
+    parser.add_argument("--repeats", type=int, default=10)
+    parser.add_argument("--checkpoint", default=str(SHIPPED) if SHIPPED.is_file() else None)
+    parser.add_argument("--json", help="also write the figures to this JSON file")
+    parser.add_argument("--endgames", nargs="+", metavar="SPEC", help="score these agents on the endgame suite")
+    args = parser.parse_args(argv)
+    if args.endgames:
+        figures = endgame_scores(args.endgames)
+        if args.json:
+            Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+            Path(args.json).write_text(json.dumps(figures, indent=1) + "\n", encoding="utf-8")
+        return
+    network = load_network(args.checkpoint)[0] if args.checkpoint else AZNetwork()
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"network: hidden {network.hidden} x {network.layers}, tactics {network.tactics}; "
+          f"load average before: {load} on {os.cpu_count()} cores")  # fmt: skip
+    figures: dict = {"games": args.games, "simulations": args.simulations, "load_before": os.getloadavg()[0]}
+    for threads in (1, 2):
+        rate = simulations_per_second(network, args.games, args.simulations, threads, args.repeats)
+        figures[f"simulations_per_second_{threads}_thread"] = round(rate)
+        print(f"batched search, {args.games} trees x {args.simulations} simulations, {threads} thread(s): "
+              f"{rate:,.0f} simulations/s")  # fmt: skip
+    for threads in (1, 2):
+        rate = self_play_games_per_second(network, args.games, args.simulations, threads)
+        figures[f"self_play_games_per_second_{threads}_thread"] = round(rate, 1)
+        print(f"self-play, {args.games} games in lockstep, {args.simulations} simulations a move, "
+              f"{threads} thread(s): {rate:,.1f} games/s")  # fmt: skip
+    figures["load_after"] = os.getloadavg()[0]
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps(figures, indent=1) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

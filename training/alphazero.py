@@ -1,0 +1,618 @@
+"""AlphaZero-style training on the batched fast engine: network-guided search makes the targets.
+
+Read it top to bottom: the config; the replay buffer; self-play (``play_games``: a batch of
+games in lockstep, every move chosen by one batched search per ply, ``trinity_env.search.az``);
+the learner (``learn``); the checkpoint; ``train``; the command line.
+
+- **Self-play.** ``games_per_iteration`` games are played to the end in lockstep; at each ply
+  one ``BatchedSearch`` runs over every unfinished game (one network forward pass per
+  simulation for all their leaves). Each root is built from the mover's own view: in the
+  play phase of open hands the position itself (nothing is hidden), in the draft (secret
+  picks) or with hidden hands a determinisation of its observation (``agents.view``). The
+  network plays both seats; first movers are random (``first_player: random``), and a share
+  ``draft_share`` of the games starts with the draft.
+- **Targets.** The policy target is Gumbel's improved policy (``search: gumbel``) or the
+  root visit distribution (``search: puct``); the value target is the game's result for
+  the mover, replaced by the exact solver's value (``Solver().value``) where at most
+  ``solver_empty`` tiles are empty in an open-hand play phase.
+- **Learner.** After each iteration, ``sample_reuse`` x (new positions) / ``batch_size``
+  minibatch steps on uniform samples of the replay buffer (the last ``replay_size``
+  positions): cross-entropy to the policy target plus ``value_coef`` x squared error.
+
+The budget is ``total_games`` self-play games: it fixes the schedule (iterations, learner
+steps, evaluations), so a seed gives the same weights on any machine with the same torch
+build (``threads`` fixes torch's thread count); ``max_minutes`` only stops a session early.
+``latest.pt`` holds everything the rest of the run depends on (network, optimiser, replay
+buffer, random states, evaluation history) and is written atomically every
+``checkpoint_every`` iterations and at each evaluation: a run killed outright loses at most
+that many iterations, and ``--resume`` continues exactly as the run would have gone on.
+
+Usage: python -m training.alphazero --config az-quick --run runs/az-quick [--resume | --overwrite]
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+import torch
+from torch.optim import AdamW
+from tqdm import tqdm
+
+from trinity_env.agents.az import AZAgent, AZNetwork, evaluator, load_network, save_network
+from trinity_env.agents.policy import CheckpointError
+from trinity_env.agents.view import decode, determinise
+from trinity_env.envs.config import make_config
+from trinity_env.envs.observation import OBSERVATION_SIZE
+from trinity_env.fast.convert import read_state
+from trinity_env.fast.games import FastGames
+from trinity_env.fast.layout import FIRST_PLAYER, PHASE, PLAY, TO_MOVE, Batch
+from trinity_env.search.az import MODES, BatchedSearch, tactical_batch
+from trinity_env.search.solver import Solver
+
+from .config import TrainConfigError, YAMLConfig
+from .evaluation import ENDGAMES, Results, RunLog, evaluate_agent, history_from_json, selection_score
+from .report import format_results, label
+from .run_folder import claim
+from .session import GracefulStop, TrainingInterrupted, add_run_arguments, run_command
+
+# ------------------------------------------------------------------------------ the config
+
+
+@dataclass(frozen=True)
+class AZConfig(YAMLConfig):
+    """The config of ``training.alphazero`` (``configs/train/az-quick.yaml``, ``az-standard.yaml``)."""
+
+    seed: int = 0
+    """Seeds the network, the games, the search's noise and the learner's samples: same seed, same weights."""
+    total_games: int = 20_000
+    """Self-play games to train for: the schedule. Training runs ``ceil(total_games / games_per_iteration)``
+    iterations of self-play and learning."""
+    max_minutes: float = 0.0
+    """A safety stop: end this session after that many minutes (0: no limit), at the end of an iteration, with
+    ``latest.pt`` saved. The schedule does not depend on it; ``--resume`` continues the run exactly."""
+    games_per_iteration: int = 256
+    """Games played in lockstep by one iteration (the search's batch: one forward pass evaluates a leaf of each)."""
+    simulations: int = 32
+    """Search simulations per move in self-play."""
+    search: str = "gumbel"
+    """``gumbel`` (Gumbel root sampling, sequential halving, the improved policy as target) or ``puct``
+    (AlphaZero: Dirichlet noise at the root, visit counts as target)."""
+    max_considered: int = 16
+    """Gumbel: root actions sampled for sequential halving (mctx's ``max_num_considered_actions``)."""
+    c_puct: float = 1.25
+    """PUCT's exploration constant (above 0)."""
+    dirichlet_alpha: float = 0.3
+    """PUCT: alpha of the root's Dirichlet noise in self-play (above 0)."""
+    noise_fraction: float = 0.25
+    """PUCT: weight of that noise in the root priors, in [0, 1]."""
+    temperature_moves: int = 4
+    """PUCT: the first that many moves of each game are sampled from the visit counts, later ones take the most
+    visited (Gumbel samples through its Gumbel noise instead)."""
+    hidden: int = 256
+    """Width of the network's hidden layers."""
+    layers: int = 2
+    """Hidden layers of the network (ReLU MLP)."""
+    tactics: bool = True
+    """Give each placement's logit a learned function of its tactical features (captures, domino, lanes)."""
+    learning_rate: float = 1e-3
+    """AdamW's step size (above 0)."""
+    anneal_lr: bool = True
+    """Lower the learning rate linearly to a tenth of ``learning_rate`` over ``total_games``."""
+    weight_decay: float = 1e-4
+    """AdamW's weight decay (at least 0)."""
+    batch_size: int = 256
+    """Positions per learner step."""
+    sample_reuse: float = 4.0
+    """Learner steps per iteration = sample_reuse x (positions the iteration added) / batch_size, rounded (above 0):
+    how many times each position is sampled on average."""
+    replay_size: int = 60_000
+    """Positions kept in the replay buffer (the newest)."""
+    value_coef: float = 1.0
+    """Weight of the value loss (at least 0)."""
+    solver_empty: int = 6
+    """Value target from the exact solver for open-hand play positions with at most this many empty tiles
+    (0: off; at most 8, to keep it cheap)."""
+    threads: int = 1
+    """torch's threads in this process (fixed, so that results do not depend on the machine's core count)."""
+    checkpoint_every: int = 1
+    """Iterations between two ``latest.pt`` (what a killed run may lose)."""
+    eval_every: int = 5_000
+    """Games between evaluations (and at the last game)."""
+    eval_games: int = 40
+    """Seat-swapped games against each evaluation opponent."""
+    eval_simulations: int = 64
+    """Simulations per move of the evaluated agent (0: its raw policy)."""
+    eval_opponents: tuple[str, ...] = ("mcts:400", "mcts:1600")
+    """Agent specs to evaluate against; checked with ``agents.make``."""
+    eval_endgames: bool = True
+    """Also score the endgame suite (share of won positions where a winning move is chosen, no solver)."""
+    tensorboard: bool = True
+    """Log losses and evaluations to TensorBoard in ``RUN/tb`` (``metrics.csv`` is always written)."""
+    draft_share: float = 0.25
+    """With ``env: {draft: random}``: the share of self-play games that start with the draft (evaluation games
+    stay dealt)."""
+    env: dict[str, Any] = field(default_factory=lambda: {"draft": "random"})
+    """Environment config for self-play and evaluation; checked with ``make_config``."""
+
+    resume_may_change: ClassVar[frozenset[str]] = frozenset(
+        {"total_games", "max_minutes", "eval_every", "eval_games", "eval_simulations", "eval_opponents",
+         "eval_endgames", "tensorboard", "checkpoint_every"}
+    )  # fmt: skip
+    """How long to train, the safety stop, checkpoints and what is measured: none changes what the learner sees."""
+
+    def check(self, source: str = "config") -> None:
+        self._check_common(source)
+        self._check_positive(source, ("total_games", "games_per_iteration", "simulations", "max_considered",
+                                      "hidden", "layers", "batch_size", "replay_size", "threads",
+                                      "checkpoint_every", "eval_every", "eval_games"))  # fmt: skip
+        self._check_above_zero(source, ("c_puct", "dirichlet_alpha", "learning_rate", "sample_reuse"))
+        self._check_not_negative(source, ("max_minutes", "weight_decay", "value_coef", "temperature_moves",
+                                          "eval_simulations"))  # fmt: skip
+        self._check_unit(source, ("noise_fraction", "draft_share"))
+        self._check_evaluation(source)
+        if self.search not in MODES:
+            raise TrainConfigError(f"{source}: field 'search' must be one of {', '.join(MODES)}, got {self.search!r}")
+        if not 0 <= self.solver_empty <= 8:
+            raise TrainConfigError(f"{source}: field 'solver_empty' must be between 0 and 8, got {self.solver_empty}")
+        if self.replay_size < self.batch_size:
+            raise TrainConfigError(f"{source}: field 'replay_size' must be at least batch_size ({self.batch_size})")
+        if self.draft_share and self.env.get("draft", "pick") != "random":
+            raise TrainConfigError(f"{source}: field 'draft_share' needs env draft 'random' (the others always draft)")
+
+    @property
+    def iterations(self) -> int:
+        return math.ceil(self.total_games / self.games_per_iteration)
+
+
+# ------------------------------------------------------------------------------ the replay buffer
+
+
+class Replay:
+    """The newest ``capacity`` positions: observation, legal mask, policy target, value target."""
+
+    def __init__(self, capacity: int):
+        self.capacity = capacity
+        self.observations = np.zeros((capacity, OBSERVATION_SIZE), np.int8)
+        self.masks = np.zeros((capacity, 256), np.int8)
+        self.policies = np.zeros((capacity, 256), np.float16)
+        self.values = np.zeros(capacity, np.float32)
+        self.size = 0
+        self.next = 0
+
+    def add(self, observations: np.ndarray, masks: np.ndarray, policies: np.ndarray, values: np.ndarray) -> None:
+        for start in range(0, len(values), self.capacity):
+            part = slice(start, min(start + self.capacity, len(values)))
+            count = part.stop - part.start
+            rows = (self.next + np.arange(count)) % self.capacity
+            self.observations[rows], self.masks[rows] = observations[part], masks[part]
+            self.policies[rows], self.values[rows] = policies[part], values[part]
+            self.next = int((self.next + count) % self.capacity)
+            self.size = min(self.capacity, self.size + count)
+
+    def state_dict(self) -> dict:
+        n = self.size
+        return {"observations": torch.from_numpy(self.observations[:n].copy()),
+                "masks": torch.from_numpy(self.masks[:n].copy()),
+                "policies": torch.from_numpy(self.policies[:n].copy()),
+                "values": torch.from_numpy(self.values[:n].copy()), "next": self.next}  # fmt: skip
+
+    def load_state_dict(self, state: dict, path: Path) -> None:
+        try:
+            n = int(state["values"].shape[0])
+            if n > self.capacity or not 0 <= int(state["next"]) < max(self.capacity, 1):
+                raise ValueError(f"{n} positions for a buffer of {self.capacity}")
+            self.observations[:n] = state["observations"].numpy()
+            self.masks[:n] = state["masks"].numpy()
+            self.policies[:n] = state["policies"].numpy()
+            self.values[:n] = state["values"].numpy()
+            self.size, self.next = n, int(state["next"])
+        except (KeyError, ValueError, TypeError, AttributeError, RuntimeError) as err:
+            raise CheckpointError(f"{path}: its replay buffer is damaged or does not fit ({err})") from None
+
+
+# ------------------------------------------------------------------------------ self-play
+
+
+@dataclass
+class SelfPlay:
+    """What one iteration of self-play produced."""
+
+    observations: np.ndarray
+    masks: np.ndarray
+    policies: np.ndarray
+    values: np.ndarray
+    games: int
+    moves: int
+    solved: int
+    first_mover_wins: float
+
+
+def make_search(config: AZConfig) -> BatchedSearch:
+    open_hands = make_config(config.env).open_hands
+    return BatchedSearch(config.games_per_iteration, config.simulations, mode=config.search,
+                         max_considered=config.max_considered, c_puct=config.c_puct, open_hands=open_hands)  # fmt: skip
+
+
+def play_games(
+    network: AZNetwork, config: AZConfig, search: BatchedSearch, games: FastGames, rng: np.random.Generator,
+    solver: Solver | None,
+) -> SelfPlay:  # fmt: skip
+    """Play every game of ``games`` (freshly reset) to its end, one batched search per ply; the positions."""
+    evaluate = evaluator(network)
+    open_hands = games.config.open_hands
+    count = games.num_games
+    active = np.ones(count, bool)
+    plies = np.zeros(count, np.int64)
+    records: list[tuple[np.ndarray, ...]] = []  # per ply: game ids, movers, observations, masks, policies, solved
+    outcome = np.full(count, -1, np.int64)
+    first = games.batch.info[:, FIRST_PLAYER].copy()  # drawn when the game starts
+    solved = 0
+    while active.any():
+        idx = np.flatnonzero(active)
+        observations, masks = games.observations()[idx], games.masks()[idx]
+        movers = games.batch.info[idx, TO_MOVE].astype(np.int64)
+        choice = masks.sum(axis=1) > 1
+        roots = Batch.empty(idx.size)
+        for j, g in enumerate(idx):
+            if open_hands and games.batch.info[g, PHASE] == PLAY:  # nothing is hidden from the mover
+                for target, source in zip(roots, games.batch):
+                    target[j] = source[g]
+            else:  # build the root from the mover's observation only; deal what it cannot see
+                world = determinise(decode(observations[j]), rng)
+                for target, source in zip(roots, world):
+                    target[j] = source[0]
+        result = search.run(roots, evaluate, rng, gumbel_scale=1.0, noise_alpha=config.dirichlet_alpha,
+                            noise_fraction=config.noise_fraction if config.search == "puct" else 0.0)  # fmt: skip
+        if config.search == "gumbel":
+            actions, targets = result.action.copy(), result.policy
+        else:
+            visits = result.visits.astype(np.float64)
+            targets = (visits / visits.sum(axis=1, keepdims=True)).astype(np.float32)
+            actions = visits.argmax(axis=1)
+            for j, g in enumerate(idx):
+                if plies[g] < config.temperature_moves:
+                    actions[j] = rng.choice(256, p=visits[j] / visits[j].sum())
+        values = np.full(idx.size, np.nan, np.float32)
+        if solver is not None and open_hands:
+            for j, g in enumerate(idx):
+                empty = int((games.batch.owner[g] == -1).sum())
+                if choice[j] and games.batch.info[g, PHASE] == PLAY and empty <= config.solver_empty:
+                    values[j] = solver.value(read_state(games.batch, int(g)))
+                    solved += 1
+        keep = choice
+        records.append((idx[keep], movers[keep], observations[keep], masks[keep], targets[keep], values[keep]))
+        step = games.step(actions, games=idx)
+        plies[idx] += 1
+        ended = idx[step.terminated[idx]]
+        outcome[ended] = step.winner[ended]
+        active[ended] = False
+    ids, movers, observations, masks, policies, values = (np.concatenate(parts) for parts in zip(*records))
+    result_values = np.where(outcome[ids] == -1, 0.0, np.where(outcome[ids] == movers, 1.0, -1.0))
+    values = np.where(np.isnan(values), result_values, values).astype(np.float32)
+    return SelfPlay(observations, masks, policies, values, count, int(plies.sum()), solved,
+                    float(np.mean(outcome == first)))  # fmt: skip
+
+
+# ------------------------------------------------------------------------------ the learner
+
+
+def learn(network: AZNetwork, optimizer, replay: Replay, config: AZConfig, rng: np.random.Generator,
+          steps: int) -> dict[str, float]:  # fmt: skip
+    """``steps`` minibatch steps on uniform samples of the buffer; the mean losses."""
+    network.train()
+    sums = dict.fromkeys(("policy", "value", "target_entropy"), 0.0)
+    for _ in range(steps):
+        rows = np.sort(rng.integers(0, replay.size, config.batch_size))
+        observations = replay.observations[rows]
+        tactical = torch.from_numpy(tactical_batch(observations)) if config.tactics else None
+        logits, value = network(torch.from_numpy(observations), torch.from_numpy(replay.masks[rows]), tactical)
+        target = torch.from_numpy(replay.policies[rows].astype(np.float32))
+        target = target / target.sum(dim=1, keepdim=True).clamp_min(1e-8)
+        log_probs = torch.log_softmax(logits, dim=1)
+        policy_loss = -(target * log_probs).sum(dim=1).mean()
+        value_loss = (value - torch.from_numpy(replay.values[rows])).pow(2).mean()
+        loss = policy_loss + config.value_coef * value_loss
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        with torch.no_grad():
+            sums["policy"] += policy_loss.item()
+            sums["value"] += value_loss.item()
+            sums["target_entropy"] += -(target * torch.log(target.clamp_min(1e-12))).sum(dim=1).mean().item()
+    network.eval()
+    means = {name: total / max(steps, 1) for name, total in sums.items()}
+    return means | {"learning_rate": optimizer.param_groups[0]["lr"]}
+
+
+# ------------------------------------------------------------------------------ the checkpoint
+
+
+@dataclass
+class Progress:
+    """Where a run stands: what ``latest.pt`` keeps besides the network, optimiser, buffer and random states."""
+
+    iterations: int = 0
+    games: int = 0
+    learner_steps: int = 0
+    positions: int = 0
+    seconds: float = 0.0
+    """Training time of the run so far (all sessions), at the last checkpoint."""
+    best: float = -1.0
+    """The best ``selection_score`` so far (``best.pt``'s)."""
+    next_eval: int = 0
+    history: list[dict] = field(default_factory=list)
+
+
+def save_latest(path: Path, network, optimizer, replay: Replay, rng: np.random.Generator, progress: Progress) -> None:
+    """``latest.pt``: everything the rest of the run depends on, written atomically."""
+    extra = {
+        "iterations": progress.iterations,
+        "games": progress.games,
+        "learner_steps": progress.learner_steps,
+        "positions": progress.positions,
+        "seconds": progress.seconds,
+        "best": progress.best,
+        "next_eval": progress.next_eval,
+        "history": json.dumps(progress.history),
+        "optimizer": optimizer.state_dict(),
+        "replay": replay.state_dict(),
+        "rng": json.dumps(rng.bit_generator.state),
+        "torch_rng": torch.get_rng_state(),
+    }
+    save_network(path, network, extra)
+
+
+def load_latest(path: Path, config: AZConfig, replay: Replay, rng: np.random.Generator):
+    """The network, optimiser and progress of ``latest.pt``; restores the buffer and the random states."""
+    network, payload = load_network(path)
+    if (network.hidden, network.layers, network.tactics) != (config.hidden, config.layers, config.tactics):
+        raise CheckpointError(f"{path} holds another network than the config's")
+    try:
+        optimizer = make_optimizer(network, config)
+        optimizer.load_state_dict(payload["optimizer"])
+        replay.load_state_dict(payload["replay"], path)
+        rng.bit_generator.state = json.loads(payload["rng"])
+        torch.set_rng_state(payload["torch_rng"])
+        progress = Progress(
+            *(int(payload[k]) for k in ("iterations", "games", "learner_steps", "positions")),
+            float(payload["seconds"]), float(payload["best"]), int(payload["next_eval"]),
+            history_from_json(json.loads(payload["history"])),
+        )  # fmt: skip
+    except CheckpointError:
+        raise
+    except (KeyError, ValueError, TypeError, RuntimeError) as err:
+        raise CheckpointError(f"{path} is not a resumable alphazero checkpoint ({type(err).__name__}: {err})") from None
+    return network, optimizer, progress
+
+
+# ------------------------------------------------------------------------------ training
+
+
+def make_optimizer(network: AZNetwork, config: AZConfig) -> AdamW:
+    return AdamW(network.parameters(), lr=config.learning_rate, weight_decay=config.weight_decay)
+
+
+def evaluate(network: AZNetwork, config: AZConfig, seed: int) -> Results:
+    """The network's search (``eval_simulations``) against each evaluation opponent, and the endgame suite."""
+    agent = AZAgent(copy.deepcopy(network), config.eval_simulations, seed=seed, name="learner")
+    return evaluate_agent(agent, config, seed)
+
+
+def train(config: AZConfig, run: Path, resume: bool = False, progress: bool = True, *, overwrite: bool = False,
+          stop_at: int | None = None) -> list[dict]:  # fmt: skip
+    """Train in the run folder ``run``; returns the evaluation history (``games``, ``seconds``, ``results``).
+
+    Writes ``config.json``, ``metrics.csv``, ``latest.pt``, ``best.pt`` and TensorBoard events
+    (``tb/``). ``stop_at``: end this session once that many games are played (as ``max_minutes``
+    would; the schedule stays ``total_games``'s). Ctrl-C saves ``latest.pt`` and raises ``TrainingInterrupted``.
+    """
+    with claim(run, config, "alphazero", resume=resume, overwrite=overwrite, checkpoint="latest.pt") as folder:
+        run = folder.path
+        torch.set_num_threads(config.threads)
+        torch.manual_seed(config.seed)
+        rng = np.random.default_rng(config.seed)
+        replay = Replay(config.replay_size)
+        if folder.resuming:
+            network, optimizer, state = load_latest(run / "latest.pt", config, replay, rng)
+        else:
+            network = AZNetwork(config.hidden, config.layers, config.tactics).eval()
+            optimizer = make_optimizer(network, config)
+            state = Progress(next_eval=config.eval_every)
+        log = RunLog(run, config.tensorboard, resume_from=(state.games, state.history) if folder.resuming else None)
+        log.text("hyperparameters", config.table(), state.games)
+        try:
+            return _train_loop(config, run, network, optimizer, replay, rng, state, log, progress, stop_at)
+        finally:
+            log.close()
+
+
+def _train_loop(config: AZConfig, run: Path, network, optimizer, replay: Replay, rng, state: Progress, log: RunLog,
+                progress: bool, stop_at: int | None) -> list[dict]:  # fmt: skip
+    """Evaluate when due, checkpoint, then self-play one iteration and learn from it; until ``total_games``."""
+    search = make_search(config)
+    games = FastGames(config.games_per_iteration, draft_share=config.draft_share, **config.env)
+    solver = Solver() if config.solver_empty else None
+    session, session_games, before = time.perf_counter(), state.games, state.seconds
+    total = config.iterations * config.games_per_iteration
+
+    def elapsed() -> float:  # training time of the run: earlier sessions', and this one's so far
+        return before + time.perf_counter() - session
+
+    stopped, saved_at = None, state.iterations
+    last_eval = ""
+    bar = tqdm(total=total, initial=state.games, disable=not progress, desc="alphazero", unit="game")
+    stop = GracefulStop()
+    with stop.installed():
+        while True:
+            due = state.iterations % config.checkpoint_every == 0 and state.iterations != saved_at
+            if state.games >= state.next_eval or (state.games >= total and not _evaluated(state)):
+                try:
+                    with stop.interruptible():
+                        results = evaluate(network, config, seed=10_000_000 + state.games)
+                except KeyboardInterrupt:
+                    if not stop.graceful:
+                        raise
+                    stopped = "interrupted"  # pending in the checkpoint: done again on resume
+                else:
+                    _record(state, results, elapsed(), log, network, run)
+                    state.next_eval = (state.games // config.eval_every + 1) * config.eval_every
+                    last_eval = ", ".join(f"{label(k)} {v[0]:.0%}" for k, v in results.items())
+                due = True
+            if due:
+                state.seconds = elapsed()
+                save_latest(run / "latest.pt", network, optimizer, replay, rng, state)
+                saved_at = state.iterations
+            if stopped or state.games >= total:
+                break
+            stopped = _stop_reason(config, stop, session, state.games, stop_at)
+            if stopped:
+                break
+            started = time.perf_counter()
+            games.reset(seed=config.seed * 1_000_003 + state.iterations)
+            played = play_games(network, config, search, games, rng, solver)
+            replay.add(played.observations, played.masks, played.policies, played.values)
+            steps = max(1, round(config.sample_reuse * len(played.values) / config.batch_size))
+            if config.anneal_lr:  # over the planned games: a stopped run keeps the full run's schedule
+                optimizer.param_groups[0]["lr"] = config.learning_rate * (1 - 0.9 * state.games / total)
+            stats = learn(network, optimizer, replay, config, rng, steps)
+            state.iterations += 1
+            state.games += played.games
+            state.learner_steps += steps
+            state.positions += len(played.values)
+            bar.update(played.games)
+            bar.set_postfix_str(f"policy {stats['policy']:.3f}, value {stats['value']:.3f}, " + last_eval)
+            _log_iteration(log, state, stats, played, time.perf_counter() - started, session_games, session)
+    bar.close()
+    if stopped and saved_at != state.iterations:
+        state.seconds = elapsed()
+        save_latest(run / "latest.pt", network, optimizer, replay, rng, state)
+    if stopped == "interrupted":
+        raise TrainingInterrupted(f"saved {run / 'latest.pt'} after {state.games:,} games; --resume continues the run")
+    history = list(state.history)
+    if not _evaluated(state):  # stopped early: measure where it stopped, for the report (latest.pt keeps no
+        results = evaluate(network, config, seed=10_000_000 + state.games)  # record of it: a resume stays exact)
+        history.append({"games": state.games, "steps": state.games, "learner_steps": state.learner_steps,
+                        "seconds": elapsed(), "results": results})  # fmt: skip
+        log.results(state.games, elapsed(), results)
+        if selection_score(results) > state.best:
+            save_network(run / "best.pt", network, {"games": state.games})
+    if not (run / "best.pt").is_file():
+        save_network(run / "best.pt", network, {"games": state.games})
+    return history
+
+
+def _evaluated(state: Progress) -> bool:
+    return bool(state.history) and state.history[-1]["games"] == state.games
+
+
+def _record(state: Progress, results: Results, seconds: float, log: RunLog, network: AZNetwork, run: Path) -> None:
+    """An evaluation into the history, ``metrics.csv`` and TensorBoard; ``best.pt`` if it is the best so far."""
+    state.history.append({"games": state.games, "steps": state.games, "learner_steps": state.learner_steps,
+                          "seconds": seconds, "results": results})  # fmt: skip
+    log.results(state.games, seconds, results)
+    score = selection_score(results)
+    if score > state.best:
+        state.best = score
+        save_network(run / "best.pt", network, {"games": state.games})
+
+
+def _stop_reason(config: AZConfig, stop: GracefulStop, session: float, games: int, stop_at: int | None):
+    if stop.requested:
+        return "interrupted"
+    if config.max_minutes and time.perf_counter() - session > 60 * config.max_minutes:
+        return "max_minutes"
+    if stop_at is not None and games >= stop_at:
+        return "stop_at"
+    return None
+
+
+def _log_iteration(log: RunLog, state: Progress, stats: dict, played: SelfPlay, seconds: float, session_games: int,
+                   session: float) -> None:  # fmt: skip
+    for name, value in stats.items():
+        log.scalar(f"loss/{name}", value, state.games)
+    log.scalar("selfplay/positions", len(played.values), state.games)
+    log.scalar("selfplay/solved_positions", played.solved, state.games)
+    log.scalar("selfplay/first_mover_wins", played.first_mover_wins, state.games)
+    log.scalar("selfplay/moves_per_game", played.moves / played.games, state.games)
+    log.scalar("speed/iteration_seconds", seconds, state.games)
+    log.scalar("speed/games_per_second", (state.games - session_games) / (time.perf_counter() - session), state.games)
+    log.scalar("train/learner_steps", state.learner_steps, state.games)
+    log.scalar("train/learning_rate", stats["learning_rate"], state.games)
+
+
+# ------------------------------------------------------------------------------ the report
+
+
+def write_report(run: Path, history: list[dict], title: str) -> Path:
+    """``report.md`` and ``win_rate.png`` (the learning curve: evaluations against self-play games) in ``run``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for spec in history[-1]["results"]:
+        games = [h["games"] for h in history if spec in h["results"]]
+        rates = [h["results"][spec] for h in history if spec in h["results"]]
+        ax.plot(games, [r[0] for r in rates], marker="o", label=label(spec))
+        ax.fill_between(games, [r[1] for r in rates], [r[2] for r in rates], alpha=0.2)
+    ax.set_xlabel("self-play games")
+    ax.set_ylabel("win rate (seats swapped) / endgame score")
+    ax.set_ylim(0, 1)
+    ax.grid(alpha=0.3)
+    ax.legend()
+    ax.set_title(title)
+    fig.tight_layout()
+    fig.savefig(run / "win_rate.png", dpi=110)
+    plt.close(fig)
+    lines = [
+        f"# {title}",
+        "",
+        "| games | learner steps | minutes | measure | share | 95% interval |",
+        "|---|---|---|---|---|---|",
+    ]
+    for h in history:
+        for spec, (rate, low, high) in h["results"].items():
+            lines.append(f"| {h['games']:,} | {h.get('learner_steps', 0):,} | {h['seconds'] / 60:.1f} | {label(spec)} "
+                         f"| {rate:.1%} | [{low:.1%}, {high:.1%}] |")  # fmt: skip
+    lines += ["", "![learning curve](win_rate.png)", ""]
+    path = run / "report.md"
+    path.write_text("\n".join(lines), encoding="utf-8")
+    return path
+
+
+# ------------------------------------------------------------------------------ the command line
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m training.alphazero", description=__doc__.splitlines()[0])
+    add_run_arguments(parser, default_config="az-quick", default_run="runs/az-quick", resume=True)
+    run_command(parser, _command, argv)
+
+
+def _command(args: argparse.Namespace) -> None:
+    config = AZConfig.load(args.config)
+    with claim(args.run, config, "alphazero", resume=args.resume, overwrite=args.overwrite) as folder:
+        history = train(config, folder.path, resume=args.resume, overwrite=args.overwrite)
+        last = history[-1]
+        if last["games"] < config.total_games:
+            print(f"stopped by max_minutes ({config.max_minutes}) after {last['games']:,} of "
+                  f"{config.total_games:,} games: --resume continues it")  # fmt: skip
+        print(f"after {last['games']:,} games ({last['seconds'] / 60:.1f} min), {config.eval_games} games each:")
+        print(format_results(last["results"]))
+        print(f"report: {write_report(folder.path, history, f'alphazero, config {args.config}')}")
+
+
+if __name__ == "__main__":
+    main()
+
+
+__all__ = ["ENDGAMES", "AZConfig", "Replay", "learn", "play_games", "train"]

@@ -1,0 +1,283 @@
+"""``az``: a policy-value network trained by self-play search (``training/alphazero.py``), and its agent.
+
+``AZNetwork`` maps the observation (int8 [339], ``docs/observation.md``) to 256 action logits
+and a value in [-1, 1] for the observer (an MLP; with ``tactics`` each placement's logit also
+gets a learned function of its tactical features, ``trinity_env.agents.tactics``).
+
+``AZAgent`` plays it: with ``simulations=0`` the network's most likely legal action, otherwise
+the move of a Gumbel (or PUCT) search guided by the network (``trinity_env.search.az``),
+built from the seat's own observation only. Where the rules hide something (the opponent's
+secret draft picks, its hand with ``open_hands=False``) it searches ``worlds``
+determinisations at once, each dealing the hidden cards at random among the hands consistent
+with the observation (``trinity_env.agents.view``), and plays the action with the largest
+summed improved policy. ``solver=K`` plays the exact solver's move when at most K tiles are
+empty and everything is visible.
+
+Checkpoints are ``torch.save`` files of plain tensors and numbers, read with
+``torch.load(weights_only=True)`` (no code in a file can run) and checked field by field:
+every malformed one raises ``CheckpointError`` naming the file. torch is imported here, so
+only ``make("az:...")`` loads this module.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from trinity_env.agents.base import Agent, Observation
+from trinity_env.agents.policy import CheckpointError, describe_error
+from trinity_env.agents.tactics import FEATURES
+from trinity_env.agents.view import decode, determinise
+from trinity_env.core import GameState, TrinityError
+from trinity_env.core.actions import DECK_SIZE
+from trinity_env.envs.observation import OBSERVATION_HIGH, OBSERVATION_SIZE
+from trinity_env.fast.convert import read_state
+from trinity_env.fast.layout import IN_HAND, PHASE, PLAY, Batch
+from trinity_env.search.az import MODES, BatchedSearch, tactical_batch
+
+FORMAT = "trinity-towers-az"
+DEFAULT_SIMULATIONS = 1600
+"""Simulations per move of ``az:`` agents unless the spec says otherwise."""
+
+
+class AZNetwork(nn.Module):
+    """An MLP (ReLU) from the observation to masked action logits and a value in [-1, 1]."""
+
+    def __init__(self, hidden: int = 256, layers: int = 2, tactics: bool = True):
+        super().__init__()
+        self.hidden, self.layers, self.tactics = hidden, layers, tactics
+        blocks: list[nn.Module] = []
+        width = OBSERVATION_SIZE
+        for _ in range(layers):
+            blocks += [nn.Linear(width, hidden), nn.ReLU()]
+            width = hidden
+        self.body = nn.Sequential(*blocks)
+        self.policy = nn.Linear(hidden, 256)
+        self.value = nn.Linear(hidden, 1)
+        if tactics:
+            self.placement = nn.Sequential(nn.Linear(FEATURES, 8), nn.ReLU(), nn.Linear(8, 1))
+
+    def forward(
+        self, observations: torch.Tensor, masks: torch.Tensor, tactical: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Logits (illegal actions at -1e9) and values, for int8 observations [B, 339] and masks [B, 256].
+
+        ``tactical``: the observations' tactical features [B, 16, 15, 6] when the caller has them
+        (``tactical_batch``, the compiled twin of ``tactical_features``)."""
+        features = self.body(observations.float() / OBSERVATION_HIGH)
+        logits = self.policy(features)
+        if self.tactics:
+            if tactical is None:
+                tactical = torch.from_numpy(tactical_batch(observations.numpy()))
+            bonus = self.placement(tactical).flatten(1)  # [B, 240]: 16 cards x 15 tiles
+            logits = logits + nn.functional.pad(bonus, (DECK_SIZE, 0))
+        logits = logits.masked_fill(~masks.bool(), -1e9)
+        return logits, torch.tanh(self.value(features).squeeze(-1))
+
+
+def evaluator(network: AZNetwork):
+    """The search's evaluation callback: numpy in, numpy out, one forward pass, no gradients."""
+
+    def evaluate(observations: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        with torch.inference_mode():
+            logits, values = network(torch.from_numpy(observations), torch.from_numpy(masks))
+        return logits.numpy(), values.numpy()
+
+    return evaluate
+
+
+def numpy_evaluator(network: AZNetwork):
+    """The same evaluation as ``evaluator`` in plain numpy (float32), for the agent's small batches:
+    at one to a few positions per call, torch's per-operation overhead is most of the time."""
+    weights = {key: tensor.detach().numpy().astype(np.float32) for key, tensor in network.state_dict().items()}
+    body = [(weights[f"body.{2 * k}.weight"].T.copy(), weights[f"body.{2 * k}.bias"]) for k in range(network.layers)]
+    policy = (weights["policy.weight"].T.copy(), weights["policy.bias"])
+    value = (weights["value.weight"].T.copy(), weights["value.bias"])
+    if network.tactics:
+        first = (weights["placement.0.weight"].T.copy(), weights["placement.0.bias"])
+        second = (weights["placement.2.weight"].T.copy(), weights["placement.2.bias"])
+    scale = np.float32(1 / OBSERVATION_HIGH)
+
+    def evaluate(observations: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        x = observations.astype(np.float32) * scale
+        for w, b in body:
+            x = np.maximum(x @ w + b, 0)
+        logits = x @ policy[0] + policy[1]
+        if network.tactics:
+            hidden = np.maximum(tactical_batch(observations) @ first[0] + first[1], 0)
+            logits[:, DECK_SIZE:] += (hidden @ second[0] + second[1]).reshape(len(x), -1)
+        logits[masks == 0] = -1e9
+        return logits, np.tanh((x @ value[0] + value[1])[:, 0])
+
+    return evaluate
+
+
+# ------------------------------------------------------------------------------ checkpoints
+
+
+def save_network(path: str | Path, network: AZNetwork, extra: dict[str, Any] | None = None) -> None:
+    """Write the network (and ``extra`` tensors and numbers) atomically: a crash leaves the old file."""
+    path = Path(path)
+    payload = {"format": FORMAT, "hidden": network.hidden, "layers": network.layers, "tactics": network.tactics,
+               "model": network.state_dict()}  # fmt: skip
+    payload |= extra or {}
+    temporary = path.with_suffix(path.suffix + ".tmp")
+    torch.save(payload, temporary)
+    temporary.replace(path)
+
+
+def _int_field(path: Path, payload: dict, key: str, low: int, high: int) -> int:
+    if key not in payload:
+        raise CheckpointError(f"{path} is missing the field {key!r}")
+    value = payload[key]
+    if type(value) is not int:
+        raise CheckpointError(f"{path}: field {key!r} must be an int, got {type(value).__name__} {value!r:.60}")
+    if not low <= value <= high:
+        raise CheckpointError(f"{path}: field {key!r} must be between {low} and {high}, got {value}")
+    return value
+
+
+def load_network(path: str | Path) -> tuple[AZNetwork, dict[str, Any]]:
+    """The network of an ``az`` checkpoint and the whole payload; ``CheckpointError`` names the file and the fault."""
+    path = Path(path)
+    if path.is_dir():
+        raise CheckpointError(f"{path} is a directory, not a checkpoint file")
+    try:
+        payload = torch.load(path, map_location="cpu", weights_only=True)
+    except FileNotFoundError:
+        raise CheckpointError(f"no checkpoint at {path}") from None
+    except Exception as err:  # torch raises many kinds for a damaged, truncated or pickled-class file
+        raise CheckpointError(f"{path} is not a readable checkpoint ({describe_error(err)})") from None
+    if not isinstance(payload, dict) or payload.get("format") != FORMAT:
+        raise CheckpointError(f"{path} is not a trinity-towers az checkpoint (no format {FORMAT!r})")
+    hidden = _int_field(path, payload, "hidden", 1, 4096)
+    layers = _int_field(path, payload, "layers", 1, 16)
+    tactics = payload.get("tactics")
+    if type(tactics) is not bool:
+        raise CheckpointError(f"{path}: field 'tactics' must be a bool, got {type(tactics).__name__} {tactics!r:.60}")
+    model = payload.get("model")
+    if not isinstance(model, dict):
+        raise CheckpointError(f"{path}: field 'model' must be a dict of tensors, got {type(model).__name__}")
+    with torch.device("meta"):
+        expected = {key: tuple(t.shape) for key, t in AZNetwork(hidden, layers, tactics).state_dict().items()}
+    if set(model) != set(expected):
+        missing, unexpected = sorted(set(expected) - set(model)), sorted(map(str, set(model) - set(expected)))
+        raise CheckpointError(f"{path} does not match the az network (hidden={hidden}, layers={layers}, "
+                              f"tactics={tactics}): missing {missing[:4]}, unexpected {unexpected[:4]}")  # fmt: skip
+    for key, shape in expected.items():
+        tensor = model[key]
+        if not isinstance(tensor, torch.Tensor) or tensor.layout != torch.strided or not tensor.is_floating_point():
+            raise CheckpointError(f"{path}: model entry {key!r} is not a dense floating-point tensor")
+        if tuple(tensor.shape) != shape:
+            raise CheckpointError(f"{path}: model entry {key!r} has shape {tuple(tensor.shape)}, expected {shape}")
+        if not bool(torch.isfinite(tensor).all()):
+            raise CheckpointError(f"{path}: model entry {key!r} holds NaN or infinite values")
+    network = AZNetwork(hidden, layers, tactics)
+    network.load_state_dict(model)
+    network.eval()
+    return network, payload
+
+
+def resolve_checkpoint(spec: str) -> Path:
+    """A checkpoint file, or a run folder's ``best.pt`` (else its ``latest.pt``); ``CheckpointError`` if none."""
+    path = Path(spec)
+    if path.is_dir():
+        for name in ("best.pt", "latest.pt"):
+            if (path / name).is_file():
+                return path / name
+        raise CheckpointError(f"no checkpoint in the run folder {path}: no best.pt or latest.pt")
+    if not path.suffix and Path(spec + ".pt").is_file():
+        return Path(spec + ".pt")
+    return path
+
+
+# ------------------------------------------------------------------------------ the agent
+
+
+class AZAgent(Agent):
+    """Plays an ``AZNetwork``: the raw policy (``simulations=0``) or network-guided search (see the module)."""
+
+    def __init__(
+        self,
+        network: AZNetwork,
+        simulations: int = DEFAULT_SIMULATIONS,
+        *,
+        solver: int = 0,
+        worlds: int = 4,
+        mode: str = "gumbel",
+        max_considered: int = 16,
+        c_puct: float = 1.25,
+        seed: int | None = None,
+        name: str = "az",
+    ):
+        if simulations < 0 or worlds < 1 or not 0 <= solver <= 15:
+            raise TrinityError(f"az needs sims >= 0, worlds >= 1 and 0 <= solver <= 15; got {simulations}, "
+                               f"{worlds}, {solver}")  # fmt: skip
+        if mode not in MODES:
+            raise TrinityError(f"az search must be one of {', '.join(MODES)}, got {mode!r}")
+        self.network = network.eval()
+        self.simulations, self.solver_empty, self.worlds = simulations, solver, worlds
+        self.mode, self.max_considered, self.c_puct = mode, max_considered, c_puct
+        self.name = name
+        self._evaluate = numpy_evaluator(self.network)
+        self._searches: dict[tuple[int, bool], BatchedSearch] = {}
+        self._solver = None
+        self.reset(seed)
+
+    def reset(self, seed: int | None = None) -> None:
+        self._rng = np.random.default_rng(seed)
+
+    def _search(self, games: int, open_hands: bool) -> BatchedSearch:
+        key = (games, open_hands)
+        if key not in self._searches:
+            self._searches[key] = BatchedSearch(games, self.simulations, mode=self.mode, c_puct=self.c_puct,
+                                                max_considered=self.max_considered, open_hands=open_hands)  # fmt: skip
+        return self._searches[key]
+
+    def act(self, observation: Observation, state: GameState | None = None) -> int:
+        obs = np.asarray(observation["observation"], np.int8)
+        mask = np.asarray(observation["action_mask"], np.int8)
+        legal = np.flatnonzero(mask)
+        if legal.size == 0:
+            raise TrinityError("az was asked to act with no legal action (is it its turn?)")
+        if legal.size == 1:
+            return int(legal[0])
+        view = decode(obs)
+        playing = view.batch.info[0, PHASE] == PLAY
+        empty = int((view.batch.owner[0] == -1).sum())
+        if self.solver_empty and playing and view.complete and empty <= self.solver_empty:
+            return self._solve(view.batch)
+        if self.simulations == 0:
+            logits, _ = self._evaluate(obs[None], mask[None])
+            return int(legal[np.argmax(logits[0, legal])])
+        # leaves show what their player would see: hidden hands only where this seat's own play phase shows them
+        # hidden (a draft does not tell; the standard rules open the hands after it)
+        open_hands = not (playing and not view.complete)
+        if view.complete:
+            result = self._search(1, open_hands).run(view.batch, self._evaluate, self._rng)
+            return int(result.action[0])
+        worlds = [determinise(view, self._rng) for _ in range(self.worlds)]
+        roots = Batch(*(np.concatenate(parts) for parts in zip(*worlds)))
+        result = self._search(self.worlds, False).run(roots, self._evaluate, self._rng)
+        summed = result.policy.sum(axis=0)
+        return int(legal[np.argmax(summed[legal])])
+
+    def _solve(self, position: Batch) -> int:
+        from trinity_env.search.solver import Solver
+
+        if self._solver is None:
+            self._solver = Solver(table_bits=18)
+        state = read_state(position, 0)
+        _, (card, tile) = self._solver.best_move(state)
+        deck = state.decks[state.to_move]
+        index = next(i for i, c in enumerate(deck) if c.notation == card and state.status[state.to_move][i] == IN_HAND)
+        return DECK_SIZE + 15 * index + tile
+
+    @classmethod
+    def from_checkpoint(cls, spec: str, **keywords) -> AZAgent:
+        network, _ = load_network(resolve_checkpoint(spec))
+        return cls(network, **keywords)
