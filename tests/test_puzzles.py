@@ -1,0 +1,238 @@
+"""Puzzles: built from self-play, re-solved, saved and loaded, agents scored; ``trinity puzzles`` and its bad input."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from trinity_env.agents import Agent, make
+from trinity_env.cli import main
+from trinity_env.core import GameState, PositionError
+from trinity_env.evaluation.endgames import DEFAULT_SUITE
+from trinity_env.evaluation.match import RunInterrupted
+from trinity_env.evaluation.puzzles import (
+    DEFAULT_SET,
+    Puzzle,
+    agent_move,
+    build_puzzles,
+    load_puzzles,
+    save_puzzles,
+    score_agent,
+    score_agents,
+)
+from trinity_env.evaluation.ratings import wilson_interval
+from trinity_env.search.solver import Solver
+
+SMALL = {"empty": (5, 7), "agent": "greedy", "max_nodes": 2_000_000}
+
+
+def winning_moves(position: GameState, solver: Solver) -> set[tuple[str, int]]:
+    """Every legal move after which the mover wins, each child solved on its own (not by ``Solution.best_moves``)."""
+    mover = position.to_move
+    won = set()
+    for card, tile in position.legal_moves():
+        child = position.play(card, tile)
+        if child.is_over:
+            value = 0 if child.winner is None else (1 if child.winner == mover else -1)
+        else:
+            value = solver.value(child) * (1 if child.to_move == mover else -1)
+        if value == 1:
+            won.add((card, tile))
+    return won
+
+
+def assert_sound(puzzle: Puzzle, solver: Solver) -> None:
+    position = puzzle.position
+    assert position.phase == "play" and not position.is_over
+    winning = winning_moves(position, solver)
+    assert winning == set(puzzle.solution), "the stored solution is not exactly the winning moves"
+    assert 1 <= len(winning) <= len(position.legal_moves()) / 3
+
+
+class PerfectAgent(Agent):
+    def __init__(self):
+        self.solver = Solver(table_bits=16)
+
+    def act(self, observation, state=None):
+        _, (card, tile) = self.solver.best_move(state)
+        return state.play(card, tile).last.action
+
+
+def test_built_puzzles_are_re_solved_and_sound(tmp_path):
+    found = []
+    report = build_puzzles(3, seed=1, on_puzzle=found.append, **SMALL)
+    assert len(report.puzzles) == 3 and found == report.puzzles and not report.partial
+    solver = Solver(table_bits=18)
+    for puzzle in report.puzzles:
+        assert 5 <= puzzle.empty <= 7
+        assert_sound(puzzle, solver)
+    path = tmp_path / "p.jsonl"
+    save_puzzles(report.puzzles, path)
+    loaded = load_puzzles(path)
+    assert [(p.position, p.solution) for p in loaded] == [(p.position, p.solution) for p in report.puzzles]
+    record = json.loads(path.read_text().splitlines()[0])
+    assert record["value"] == 1 and record["source"] == {"agent": "greedy", "seed": 1, "game": record["source"]["game"]}
+    assert record["legal_moves"] == len(loaded[0].position.legal_moves())
+    # a build is reproducible, and a longer one starts with the shorter one's puzzles
+    again = build_puzzles(4, seed=1, **SMALL)
+    assert [p.to_json() for p in again.puzzles[:3]] == [p.to_json() for p in report.puzzles]
+
+
+def test_the_shipped_set_is_sound():
+    puzzles = load_puzzles(DEFAULT_SET)
+    assert len(puzzles) >= 100
+    assert all(8 <= p.empty <= 10 and 1 <= len(p.solution) <= p.legal_moves / 3 for p in puzzles)
+    assert len({json.dumps(p.position.to_dict(), sort_keys=True) for p in puzzles}) == len(puzzles)
+    solver = Solver(table_bits=20)
+    for puzzle in sorted(puzzles, key=lambda p: p.empty)[:2]:  # spot-check: re-solved move by move
+        assert_sound(puzzle, solver)
+
+
+@pytest.mark.slow
+def test_every_shipped_puzzle_re_solves():
+    solver = Solver()
+    for puzzle in load_puzzles(DEFAULT_SET):
+        assert_sound(puzzle, solver)
+
+
+def test_scores_are_shares_with_wilson_intervals(tmp_path):
+    puzzles = build_puzzles(3, seed=2, **SMALL).puzzles
+    perfect = score_agent(PerfectAgent(), puzzles)
+    assert (perfect.solved, perfect.total, perfect.share) == (3, 3, 1.0)
+    assert perfect.interval == wilson_interval(3, 3)
+    greedy = score_agent("greedy", puzzles)
+    moves = [agent_move(make("greedy"), p.position, k) for k, p in enumerate(puzzles)]
+    assert greedy.solved == sum(m in p.solution for m, p in zip(moves, puzzles))
+    scores = score_agents(["random", "greedy"], puzzles)
+    assert [s.agent for s in scores] == ["random", "greedy"] and scores[1] == greedy
+
+
+def test_the_endgame_suite_can_be_scored_as_puzzles():
+    puzzles = load_puzzles(DEFAULT_SUITE)
+    assert len(puzzles) >= 50 and all(p.solution for p in puzzles)
+
+
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        ("not json", "not valid JSON"),
+        ('{"solution": []}', "a 'position'"),
+        ('["a list"]', "a 'position'"),
+    ],
+)
+def test_a_bad_record_names_its_line(tmp_path, line, message):
+    path = tmp_path / "bad.jsonl"
+    path.write_text("\n" + line + "\n")
+    with pytest.raises(PositionError, match=f"line 2: not a puzzle record.*{re.escape(message)}"):
+        load_puzzles(path)
+
+
+def test_records_that_cannot_be_puzzles_are_refused(tmp_path):
+    puzzle = build_puzzles(1, seed=3, **SMALL).puzzles[0]
+    record = puzzle.to_json()
+    cases = {
+        "empty": {**record, "solution": []},
+        "not legal": {**record, "solution": [{"card": "1111", "tile": 0}]},
+        "position": {k: v for k, v in record.items() if k != "solution"},
+    }
+    for expected, bad in cases.items():
+        path = tmp_path / "bad.jsonl"
+        path.write_text(json.dumps(bad) + "\n")
+        with pytest.raises(PositionError, match=expected if expected != "position" else "needs 'solution'"):
+            load_puzzles(path)
+    (tmp_path / "empty.jsonl").write_text("\n")
+    with pytest.raises(PositionError, match="no puzzles"):
+        load_puzzles(tmp_path / "empty.jsonl")
+
+
+def test_the_command_builds_and_scores(tmp_path, capsys):
+    out = tmp_path / "p.jsonl"
+    argv = ["puzzles", "--count", "2", "--empty", "5-7", "--agent", "greedy", "--out", str(out), "--quiet"]
+    assert main(argv) == 0
+    assert "2 puzzles from" in capsys.readouterr().out
+    assert len(load_puzzles(out)) == 2
+    scores = tmp_path / "scores.json"
+    assert main(["puzzles", "--score", str(out), "--agents", "random", "greedy", "--json", str(scores)]) == 0
+    printed = capsys.readouterr().out
+    assert re.search(r"\| greedy \| \d / 2 \| \d+\.\d% \[\d+\.\d%, \d+\.\d%\] \|", printed), printed
+    data = json.loads(scores.read_text())
+    assert [s["agent"] for s in data["scores"]] == ["random", "greedy"] and data["count"] == 2
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        ([], "one of the arguments --out --score is required"),
+        (["--out", "x.jsonl", "--score", "y.jsonl"], "not allowed with argument"),
+        (["--score", "{suite}"], "--score needs --agents"),
+        (["--score", "{suite}", "--agents", "nobody"], "no agent named 'nobody'"),
+        (["--score", "{suite}", "--agents", "greedy", "--count", "3"], "--count: only for building"),
+        (["--score", "{replay}", "--agents", "greedy"], "line 1: not a puzzle record"),
+        (["--score", "{missing}", "--agents", "greedy"], "cannot read"),
+        (["--out", "{out}", "--agents", "greedy"], "--agents and --json are for scoring"),
+        (["--out", "{out}", "--agent", "nobody"], "no agent named 'nobody'"),
+        (["--out", "{out}", "--empty", "10-8"], "expected empty tiles"),
+        (["--out", "{out}", "--empty", "0"], "expected empty tiles"),
+        (["--out", "{out}", "--empty", "x"], "expected empty tiles"),
+        (["--out", "{out}", "--count", "0"], "expected a whole number >= 1"),
+        (["--out", "{out}", "--max-nodes", "-1"], "expected"),
+        (["--out", "{folder}"], "is a folder"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, argv, message):
+    replay = tmp_path / "replay.json"
+    replay.write_text('{\n "format": "trinity-towers-replay"\n}\n')
+    paths = {"suite": str(DEFAULT_SUITE), "replay": str(replay), "missing": str(tmp_path / "none.jsonl"),
+             "out": str(tmp_path / "out.jsonl"), "folder": str(tmp_path)}  # fmt: skip
+    assert main(["puzzles", *(a.format(**paths) for a in argv)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1
+    assert captured.err.startswith("trinity puzzles: ") and message in captured.err, captured.err
+    assert not (tmp_path / "out.jsonl").exists()
+
+
+def test_ctrl_c_keeps_the_puzzles_found(tmp_path, capsys, monkeypatch):
+    from trinity_env.evaluation import puzzles as module
+
+    original = module.classify
+    found = {"n": 0}
+
+    def interrupted_after_two(position, solver, max_nodes, *rest):
+        solution = original(position, solver, max_nodes, *rest)
+        found["n"] += solution is not None
+        if found["n"] == 3:
+            raise KeyboardInterrupt
+        return solution
+
+    monkeypatch.setattr(module, "classify", interrupted_after_two)
+    with pytest.raises(RunInterrupted) as stop:
+        build_puzzles(5, seed=1, **SMALL)
+    assert stop.value.partial.partial and len(stop.value.partial.puzzles) == 2
+
+    found["n"] = 0
+    out = tmp_path / "p.jsonl"
+    argv = ["puzzles", "--count", "5", "--empty", "5-7", "--agent", "greedy", "--seed", "1", "--out", str(out)]
+    argv.append("--quiet")
+    assert main(argv) == 130
+    captured = capsys.readouterr()
+    assert captured.err == f"trinity puzzles: interrupted: 2 puzzles written to {out}\n"
+    assert len(load_puzzles(out)) == 2
+
+
+def test_ctrl_c_while_scoring_prints_the_finished_scores(tmp_path, capsys, monkeypatch):
+    from trinity_env.evaluation import puzzles as module
+
+    original = module.score_agent
+
+    def interrupted_on_the_second(agent, puzzles, seed=0):
+        if agent.name == "greedy":
+            raise KeyboardInterrupt
+        return original(agent, puzzles, seed)
+
+    monkeypatch.setattr(module, "score_agent", interrupted_on_the_second)
+    assert main(["puzzles", "--score", str(DEFAULT_SUITE), "--agents", "random", "greedy"]) == 130
+    captured = capsys.readouterr()
+    assert "| random |" in captured.out and "| greedy |" not in captured.out
+    assert captured.err == "trinity puzzles: interrupted: scores of 1 of 2 agents written\n"

@@ -1,0 +1,318 @@
+"""Puzzles: solved positions from strong self-play in which few moves win, and scores of agents on them.
+
+A puzzle is an open-hand play-phase position, won for the player to move, in which at
+least one and at most a third of the legal moves (distinct card and tile) win; its
+solution is exactly the set of winning moves, as the exact solver finds them. Positions
+come from games of an agent against itself (``mcts:400`` by default) on dealt hands, taken
+when the board has a chosen number of empty tiles (8 to 10 by default): each game draws
+its target in that range and offers its positions from there down to the lower end, and
+gives at most one puzzle. A position the solver cannot settle within ``max_nodes`` nodes is
+skipped (the same outcome on any machine).
+
+An agent's score is the share of puzzles in which its move is one of the winning moves,
+with a 95% Wilson interval. Any file of records with a ``position`` and its winning moves
+can be scored: this module's puzzle files (``solution``), and the endgame suite's records
+that are won for the mover (``best_moves`` with ``value`` 1).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from trinity_env.agents.base import Agent
+from trinity_env.agents.registry import make
+from trinity_env.core import GameState, Phase, PositionError, TrinityError
+from trinity_env.core.files import parse_json, read_text
+from trinity_env.envs.config import make_config
+from trinity_env.envs.observation import observation_dict
+from trinity_env.evaluation.match import RunInterrupted
+from trinity_env.evaluation.ratings import wilson_interval
+from trinity_env.search.solver import Solver, SolverBudgetError
+
+DEFAULT_SET = Path(__file__).resolve().parent / "data" / "puzzles.jsonl"
+DEFAULT_AGENT = "mcts:400"
+DEFAULT_EMPTY = (8, 10)
+DEFAULT_MAX_NODES = 20_000_000
+"""Solver nodes per position: most positions with 10 empty tiles are classified within it."""
+MAX_SHARE = 1 / 3
+"""At most this share of the legal moves may win."""
+
+
+@dataclass(frozen=True)
+class Puzzle:
+    """A position won for its mover, and ``solution``: every winning ``(card, tile)``."""
+
+    position: GameState
+    solution: frozenset[tuple[str, int]]
+    source: dict[str, Any] | None = None
+
+    @property
+    def empty(self) -> int:
+        return len(self.position.empty_tiles())
+
+    @property
+    def legal_moves(self) -> int:
+        return len(self.position.legal_moves())
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "position": self.position.to_dict(),
+            "empty_tiles": self.empty,
+            "to_move": self.position.to_move,
+            "value": 1,
+            "solution": [{"card": c, "tile": t} for c, t in sorted(self.solution)],
+            "legal_moves": self.legal_moves,
+        }
+        if self.source is not None:
+            data["source"] = self.source
+        return data
+
+
+def classify(
+    position: GameState, solver: Solver, max_nodes: int | None, max_share: float = MAX_SHARE
+) -> frozenset[tuple[str, int]] | None:
+    """The winning moves of ``position`` if it makes a puzzle (won, at most ``max_share`` of its moves win),
+    else ``None``; ``SolverBudgetError`` past ``max_nodes`` (for the value, then for the moves)."""
+    if solver.value(position, max_nodes=max_nodes) != 1:  # cheap: most positions stop here
+        return None
+    solution = solver.solve(position, max_nodes=max_nodes)
+    legal = len(position.legal_moves())
+    if solution.value != 1 or not solution.best_moves or len(solution.best_moves) > max_share * legal:
+        return None
+    return frozenset(solution.best_moves)
+
+
+def check_build(count: int, empty: tuple[int, int], agent: str, max_nodes: int) -> None:
+    """Bad arguments of ``build_puzzles`` raise here, before any game is played."""
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise TrinityError(f"count must be a whole number >= 1, got {count!r}")
+    low, high = empty
+    if not (isinstance(low, int) and isinstance(high, int) and 1 <= low <= high <= 14):
+        raise TrinityError(f"empty tiles must be a range within 1-14 (low <= high), got {low}-{high}")
+    if isinstance(max_nodes, bool) or not isinstance(max_nodes, int) or max_nodes < 1:
+        raise TrinityError(f"max_nodes must be a whole number >= 1, got {max_nodes!r}")
+    make(agent)
+
+
+@dataclass
+class BuildReport:
+    """What a build found: the puzzles, and how many games and positions it went through."""
+
+    puzzles: list[Puzzle]
+    games: int = 0
+    positions: int = 0
+    over_budget: int = 0
+    partial: bool = False
+
+    def summary(self) -> str:
+        return (
+            f"{len(self.puzzles)} puzzles from {self.games} games ({self.positions} positions solved, "
+            f"{self.over_budget} over the node budget)"
+        )
+
+
+def build_puzzles(
+    count: int,
+    *,
+    empty: tuple[int, int] = DEFAULT_EMPTY,
+    agent: str = DEFAULT_AGENT,
+    seed: int = 0,
+    max_nodes: int = DEFAULT_MAX_NODES,
+    max_games: int | None = None,
+    progress: bool = False,
+    on_puzzle: Callable[[Puzzle], object] | None = None,
+) -> BuildReport:
+    """``count`` puzzles from games of ``agent`` against itself, reproducible from ``seed``.
+
+    Game ``k`` is seeded by ``seed`` and ``k`` alone, so a longer build starts with the puzzles
+    of a shorter one. ``on_puzzle`` sees each puzzle as it is found (to write it at once).
+    Gives up after ``max_games`` games (default ``50 * count``). Ctrl-C raises
+    ``RunInterrupted`` whose ``partial`` is the report of the puzzles found so far.
+    """
+    check_build(count, empty, agent, max_nodes)
+    max_games = 50 * count if max_games is None else max_games
+    config = make_config(draft="random", open_hands=True)
+    players = (make(agent), make(agent))
+    solver = Solver()
+    seen: set[str] = set()
+    report = BuildReport([])
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=count, desc="puzzles", unit="puzzle")
+    try:
+        while len(report.puzzles) < count and report.games < max_games:
+            game = report.games
+            report.games += 1
+            rng = random.Random(seed * 1_000_003 + game)
+            target = rng.randint(*empty)
+            state = config.new_game(rng)
+            for seat, player in enumerate(players):
+                player.reset(rng.randrange(2**31) + seat)
+            while not state.is_over and len(state.empty_tiles()) >= empty[0]:
+                if len(state.empty_tiles()) <= target:
+                    key = json.dumps(state.to_dict(), sort_keys=True)
+                    if key not in seen:
+                        seen.add(key)
+                        position = GameState.from_dict(state.to_dict())
+                        try:
+                            solution = classify(position, solver, max_nodes)
+                            report.positions += 1
+                        except SolverBudgetError:
+                            solution = None
+                            report.over_budget += 1
+                        if solution is not None:
+                            source = {"agent": agent, "seed": seed, "game": game}
+                            puzzle = Puzzle(position, solution, source)
+                            report.puzzles.append(puzzle)
+                            if on_puzzle is not None:
+                                on_puzzle(puzzle)
+                            if bar is not None:
+                                bar.update(1)
+                            break
+                seat = state.to_move
+                state = state.apply(players[seat].act(observation_dict(state, seat, True), state))
+    except KeyboardInterrupt:
+        report.partial = True
+        raise RunInterrupted(report) from None
+    finally:
+        if bar is not None:
+            bar.close()
+    return report
+
+
+# ---------------------------------------------------------------------- files
+
+
+def puzzle_line(puzzle: Puzzle) -> str:
+    return json.dumps(puzzle.to_json())
+
+
+def save_puzzles(puzzles: Iterable[Puzzle], path: str | Path) -> None:
+    lines = [puzzle_line(p) for p in puzzles]
+    Path(path).write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+
+
+def _moves(records: object) -> frozenset[tuple[str, int]]:
+    if not isinstance(records, list):
+        raise TypeError("the winning moves are a list of {card, tile} objects")
+    moves = set()
+    for move in records:
+        if not isinstance(move, dict) or set(move) != {"card", "tile"}:
+            raise TypeError(f"a move is an object with card and tile, got {move!r}")
+        if not isinstance(move["card"], str) or isinstance(move["tile"], bool) or not isinstance(move["tile"], int):
+            raise TypeError(f"a move has a card string and a tile number, got {move!r}")
+        moves.add((move["card"].upper(), move["tile"]))
+    return frozenset(moves)
+
+
+def _puzzle(data: object) -> Puzzle | None:
+    """A record as a puzzle; ``None`` for an endgame-suite record that is not won for the mover."""
+    if not isinstance(data, dict) or "position" not in data:
+        raise TypeError("a puzzle record is a JSON object with a 'position'")
+    position = GameState.from_dict(data["position"])
+    if "solution" in data:
+        solution = _moves(data["solution"])
+    elif "best_moves" in data and "value" in data:  # an endgame-suite record
+        if data["value"] != 1:
+            return None
+        solution = _moves(data["best_moves"])
+    else:
+        raise TypeError("a puzzle record needs 'solution' (or an endgame's 'value' and 'best_moves')")
+    if position.phase != Phase.PLAY or position.is_over:
+        raise ValueError("the position is not in the play phase: there is no move to find")
+    if not solution:
+        raise ValueError("the solution is empty: a puzzle has at least one winning move")
+    legal = set(position.legal_moves())
+    illegal = sorted(solution - legal)
+    if illegal:
+        raise ValueError(f"solution moves that are not legal in the position: {illegal}")
+    return Puzzle(position, solution, data.get("source"))
+
+
+def load_puzzles(path: str | Path) -> list[Puzzle]:
+    """Read a puzzle file (JSON lines); ``PositionError`` names the file and the first bad line."""
+    text = read_text(str(path), "puzzle file", PositionError)
+    puzzles = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            puzzle = _puzzle(parse_json(line, "the record", PositionError))
+        except (ValueError, KeyError, TypeError, TrinityError, RecursionError) as err:
+            raise PositionError(f"{path}, line {number}: not a puzzle record ({err})") from None
+        if puzzle is not None:
+            puzzles.append(puzzle)
+    if not puzzles:
+        raise PositionError(f"{path}: no puzzles in the file")
+    return puzzles
+
+
+# ---------------------------------------------------------------------- scoring
+
+
+@dataclass(frozen=True)
+class PuzzleScore:
+    """``solved`` of ``total`` puzzles, as a share with its 95% Wilson interval."""
+
+    agent: str
+    solved: int
+    total: int
+
+    @property
+    def share(self) -> float:
+        return self.solved / self.total if self.total else float("nan")
+
+    @property
+    def interval(self) -> tuple[float, float]:
+        return wilson_interval(self.solved, self.total)
+
+    def to_json(self) -> dict[str, Any]:
+        low, high = self.interval
+        return {"agent": self.agent, "solved": self.solved, "puzzles": self.total, "share": self.share,
+                "low": low, "high": high}  # fmt: skip
+
+
+def agent_move(agent: Agent, position: GameState, seed: int) -> tuple[str, int]:
+    """The ``(card, tile)`` that ``agent`` plays in ``position`` (open hands), reset with ``seed``."""
+    seat = position.to_move
+    agent.reset(seed)
+    step = position.apply(agent.act(observation_dict(position, seat, True), position)).last
+    assert step is not None and step.tile is not None
+    return step.card.notation, step.tile
+
+
+def score_agent(agent: Agent | str, puzzles: Sequence[Puzzle], seed: int = 0) -> PuzzleScore:
+    """How many ``puzzles`` ``agent`` solves with its first move (puzzle ``k`` resets it with ``seed + k``)."""
+    spec = agent if isinstance(agent, str) else getattr(agent, "name", type(agent).__name__)
+    player = make(agent) if isinstance(agent, str) else agent
+    solved = sum(agent_move(player, p.position, seed + k) in p.solution for k, p in enumerate(puzzles))
+    return PuzzleScore(spec, solved, len(puzzles))
+
+
+def score_table(scores: Sequence[PuzzleScore]) -> str:
+    """A markdown table: agent, puzzles solved, share and its 95% interval."""
+    lines = ["| agent | solved | share [95% interval] |", "|---|---:|---|"]
+    for s in scores:
+        low, high = s.interval
+        lines.append(f"| {s.agent} | {s.solved} / {s.total} | {s.share:.1%} [{low:.1%}, {high:.1%}] |")
+    return "\n".join(lines)
+
+
+def score_agents(specs: Sequence[str], puzzles: Sequence[Puzzle], seed: int = 0) -> list[PuzzleScore]:
+    """Each agent's score; Ctrl-C raises ``RunInterrupted`` whose ``partial`` is the scores finished."""
+    agents = [make(spec) for spec in specs]  # every bad spec raises before any puzzle is played
+    scores: list[PuzzleScore] = []
+    try:
+        for spec, agent in zip(specs, agents):
+            agent.name = spec
+            scores.append(score_agent(agent, puzzles, seed))
+    except KeyboardInterrupt:
+        raise RunInterrupted(scores) from None
+    return scores

@@ -1,0 +1,559 @@
+"""Reviewing a game: every placement of a replay with the value before and after it, the best moves, the blunders.
+
+A value is always for the player about to move: +1 the position is won, 0 drawn, -1 lost
+under perfect play from both sides. Where the exact solver answers within ``max_nodes``
+nodes (a budget per position: the same outcome on any machine), the value is exact and the
+best moves are every move that keeps it (``Solution.best_moves``). Where it does not (many
+empty tiles), the value is an **estimate** by an agent, and says so: for an ``mcts`` agent
+the share of its simulations won by the mover (``2 * share - 1``, so +1 means it won every
+simulation) and the moves it visited most; for any other agent the mean result of a few
+self-play games from the position. An estimate is never called a blunder: a placement is a
+blunder only when the solver proves it, a won position made drawn or lost, or a drawn one
+made lost. A placement whose estimated value falls by ``suspect_drop`` or more is marked
+*questionable*, nothing stronger.
+
+The solver needs both hands, so only play-phase positions are reviewed (the draft is not),
+and a game played with hidden hands is reviewed with both hands revealed: its values are
+what a player who saw both hands could achieve, which the review says.
+
+Positions are evaluated from the end of the game backwards, so the solver's transposition
+table, kept from one position to the next, carries what it learnt to the earlier ones.
+Ctrl-C stops a review within moments and raises ``RunInterrupted`` carrying the review of
+the positions finished so far, marked ``partial``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from trinity_env.agents.base import Agent
+from trinity_env.agents.mcts import BRANCHING, MCTSAgent, search_rows
+from trinity_env.agents.registry import make
+from trinity_env.core import GameState, Phase, PositionError, Replay, Termination, TrinityError
+from trinity_env.envs.observation import observation_dict
+from trinity_env.evaluation.match import RunInterrupted
+from trinity_env.fast.convert import write_state
+from trinity_env.fast.layout import Batch
+from trinity_env.search.mcts import Tree, run_search
+from trinity_env.search.solver import Solver, SolverBudgetError
+
+DEFAULT_MAX_NODES = 2_000_000
+"""Solver nodes per position: enough for most positions with up to 9 empty tiles (about 1.5 s each)."""
+DEFAULT_AGENT = "mcts:1600"
+PLAYOUTS = 8
+"""Self-play games per position for the estimate of an agent that is not ``mcts``."""
+SUSPECT_DROP = 0.5
+FORMAT = "trinity-towers-review"
+VERSION = 1
+_OUTCOME = {1: "won", 0: "drawn", -1: "lost"}
+_SEAT = {0: "0 (w)", 1: "1 (b)"}
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """What is known about one position, for its player to move.
+
+    ``exact``: ``value`` is the solver's (or the game's result); otherwise an agent's estimate
+    in [-1, 1], made by ``method``. ``moves``: the best moves (exact), or the estimating
+    agent's preferred moves with the share of its search or playouts behind each (estimate).
+    """
+
+    value: float
+    exact: bool
+    method: str
+    moves: tuple[tuple[str, int, float | None], ...] = ()
+    nodes: int | None = None
+    seconds: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "value": self.value if not self.exact else int(self.value),
+            "exact": self.exact,
+            "kind": "exact" if self.exact else "estimate",
+            "method": self.method,
+        }
+        if self.nodes is not None:
+            data["nodes"] = self.nodes
+        data["seconds"] = round(self.seconds, 3)
+        return data
+
+
+@dataclass(frozen=True)
+class PlacementReview:
+    """One placement: ``before`` is the position it was made in (for the mover), ``after_value``
+    the value of the position it led to, for the same player (``None``: not evaluated)."""
+
+    number: int
+    player: int
+    card: str
+    tile: int
+    empty_tiles: int
+    legal_moves: int
+    before: Evaluation | None
+    after_value: float | None
+    after_exact: bool | None
+    blunder: str | None
+    questionable: bool
+
+    @property
+    def best_moves(self) -> list[tuple[str, int]] | None:
+        """The solver's best moves, when the position before was solved."""
+        if self.before is None or not self.before.exact:
+            return None
+        return [(card, tile) for card, tile, _ in self.before.moves]
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "number": self.number,
+            "player": self.player,
+            "card": self.card,
+            "tile": self.tile,
+            "empty_tiles": self.empty_tiles,
+            "legal_moves": self.legal_moves,
+            "before": None if self.before is None else self.before.to_json(),
+            "after": None
+            if self.after_value is None
+            else {
+                "value": int(self.after_value) if self.after_exact else self.after_value,
+                "exact": bool(self.after_exact),
+                "kind": "exact" if self.after_exact else "estimate",
+            },
+            "blunder": self.blunder,
+            "questionable": self.questionable,
+        }
+        if self.before is not None and self.before.exact:
+            data["best_moves"] = [{"card": c, "tile": t} for c, t, _ in self.before.moves]
+        elif self.before is not None:
+            data["estimated_best_moves"] = [{"card": c, "tile": t, "share": s} for c, t, s in self.before.moves]
+        return data
+
+
+@dataclass
+class Review:
+    """The review of one replay; ``text()``, ``to_json()`` and ``plot(path)`` present it."""
+
+    states: list[GameState]
+    """The play-phase states: before each placement, then the last one."""
+    evaluations: list[Evaluation | None]
+    rules: dict[str, Any]
+    max_nodes: int
+    agent: str
+    seed: int
+    source: str | None = None
+    partial: bool = False
+    suspect_drop: float = SUSPECT_DROP
+    placements: list[PlacementReview] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.placements = [self._placement(k) for k in range(len(self.states) - 1)]
+
+    @property
+    def hands_revealed(self) -> bool:
+        """True for a game played with hidden hands: it is reviewed with both hands shown."""
+        return not self.rules.get("open_hands", True)
+
+    @property
+    def blunders(self) -> list[PlacementReview]:
+        return [p for p in self.placements if p.blunder]
+
+    def _placement(self, k: int) -> PlacementReview:
+        state, after = self.states[k], self.states[k + 1]
+        step = after.last
+        assert step is not None and step.tile is not None
+        mover = state.to_move
+        before = self.evaluations[k]
+        following = self.evaluations[k + 1]
+        after_value: float | None = None
+        after_exact: bool | None = None
+        if after.is_over:
+            after_value, after_exact = float(_result_value(after, mover)), True
+        elif following is not None:
+            same_player = after.to_move == mover  # the opponent had to pass
+            after_value = following.value if same_player else -following.value
+            after_exact = following.exact
+        blunder = None
+        if before is not None and before.exact:
+            best = {(c, t) for c, t, _ in before.moves}
+            if (step.card.notation, step.tile) not in best:  # the move does worse than the position's value
+                now = _OUTCOME.get(int(after_value)) if after_exact and after_value is not None else None
+                was = _OUTCOME[int(before.value)]
+                blunder = f"{was} -> {now}" if now else f"{was} -> worse"
+        questionable = (
+            blunder is None
+            and before is not None
+            and after_value is not None
+            and not before.exact
+            and before.value - after_value >= self.suspect_drop
+        )
+        return PlacementReview(
+            number=k + 1,
+            player=mover,
+            card=step.card.notation,
+            tile=step.tile,
+            empty_tiles=len(state.empty_tiles()),
+            legal_moves=len(state.legal_moves()),
+            before=before,
+            after_value=after_value,
+            after_exact=after_exact,
+            blunder=blunder,
+            questionable=bool(questionable),
+        )
+
+    # ------------------------------------------------------------------ output
+
+    def result_line(self) -> str:
+        final = self.states[-1]
+        if not final.is_over:
+            return "the game is unfinished"
+        outcome = final.outcome
+        assert outcome is not None
+        scores = f"lane scores {outcome.scores[0]}-{outcome.scores[1]}"
+        how = {
+            Termination.LANE_CONTROL: f"by controlling lane {outcome.lane}",
+            Termination.FULL_BOARD: "on the full board",
+            Termination.NO_MOVES: "when nobody could place",
+        }.get(outcome.termination, str(outcome.termination))
+        if outcome.winner is None:
+            return f"a draw {how}, {scores}"
+        return f"player {_SEAT[outcome.winner]} won {how}, {scores}"
+
+    def text(self) -> str:
+        """The review as a table, one line per placement, with a summary and the blunders."""
+        solved = sum(1 for e in self.evaluations[:-1] if e is not None and e.exact)
+        estimated = sum(1 for e in self.evaluations[:-1] if e is not None and not e.exact)
+        missing = sum(1 for e in self.evaluations[:-1] if e is None)
+        lines = [
+            f"Review of {self.source or 'a replay'}: {len(self.placements)} placements, {self.result_line()}.",
+        ]
+        if self.partial:
+            lines.append(f"PARTIAL REVIEW: interrupted; {missing} of {len(self.placements)} positions not evaluated.")
+        if self.hands_revealed:
+            lines.append(
+                "This game was played with hidden hands; it is reviewed with both hands revealed: the values are "
+                "what a player who saw both hands could achieve."
+            )
+        lines.append(
+            f"Exact values: the solver ({self.max_nodes:,} nodes per position) solved {solved} of "
+            f"{len(self.placements)} positions; {estimated} are estimates by {self.agent} (marked ~, not proven)."
+        )
+        lines.append(
+            "Values are for the player to move: won / drawn / lost exactly, or ~+0.40 (estimate in [-1, 1]); "
+            "'after' is the position the move led to, for the same player."
+        )
+        lines.append("")
+        header = f"{'#':>3}  {'player':<6}  {'move':<10} {'empty':>5}  {'before':<8} {'after':<8} best moves"
+        lines.append(header)
+        lines.append("-" * len(header))
+        for p in self.placements:
+            move = f"{p.card} -> {p.tile}"
+            before = _show_value(p.before.value, p.before.exact) if p.before else "?"
+            after = _show_value(p.after_value, p.after_exact) if p.after_value is not None else "?"
+            note = _best_text(p)
+            if p.blunder:
+                note = f"BLUNDER ({p.blunder}); {note}"
+            elif p.questionable:
+                note = f"questionable (estimate fell {p.before.value - p.after_value:.2f}); {note}"  # type: ignore[union-attr,operator]
+            lines.append(
+                f"{p.number:>3}  {_SEAT[p.player]:<6}  {move:<10} {p.empty_tiles:>5}  {before:<8} {after:<8} {note}"
+            )
+        lines.append("")
+        if self.blunders:
+            lines.append(f"Blunders (proven by the solver): {len(self.blunders)}")
+            for p in self.blunders:
+                lines.append(
+                    f"  placement {p.number}: player {_SEAT[p.player]} played {p.card} on {p.tile}, {p.blunder}"
+                )
+        else:
+            lines.append("Blunders (proven by the solver): none")
+        questionable = [p for p in self.placements if p.questionable]
+        if questionable:
+            numbers = ", ".join(str(p.number) for p in questionable)
+            lines.append(f"Questionable (estimates only, not proven): placements {numbers}")
+        return "\n".join(lines)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": FORMAT,
+            "version": VERSION,
+            "source": self.source,
+            "rules": dict(self.rules),
+            "hands_revealed": self.hands_revealed,
+            "max_nodes": self.max_nodes,
+            "agent": self.agent,
+            "seed": self.seed,
+            "partial": self.partial,
+            "result": None if not self.states[-1].is_over else _result_json(self.states[-1]),
+            "value_meaning": "for the player to move: +1 won, 0 drawn, -1 lost (exact), or an estimate in [-1, 1]",
+            "placements": [p.to_json() for p in self.placements],
+            "blunders": [p.number for p in self.blunders],
+            "questionable": [p.number for p in self.placements if p.questionable],
+        }
+
+    def write_json(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps(self.to_json(), indent=1) + "\n", encoding="utf-8")
+
+    def plot(self, path: str | Path) -> None:
+        """A PNG: player 0's value over the game (exact and estimated, blunders marked) and the
+        board after each blunder (or the final board when there is none)."""
+        _plot(self, path)
+
+
+# ---------------------------------------------------------------------- evaluating positions
+
+
+def _result_value(state: GameState, player: int) -> int:
+    return 0 if state.winner is None else (1 if state.winner == player else -1)
+
+
+def _result_json(state: GameState) -> dict[str, Any]:
+    outcome = state.outcome
+    assert outcome is not None
+    return {"winner": outcome.winner, "scores": list(outcome.scores), "termination": outcome.termination.value}
+
+
+def _show_value(value: float | None, exact: bool | None) -> str:
+    if value is None:
+        return "?"
+    if exact:
+        return _OUTCOME[int(value)]
+    return f"~{value:+.2f}"
+
+
+def _best_text(p: PlacementReview, limit: int = 4) -> str:
+    if p.before is None:
+        return "not evaluated"
+    moves = p.before.moves
+    if p.before.exact:
+        if p.before.value == -1 and len(moves) == p.legal_moves:
+            return "every move loses"
+        shown = ", ".join(f"{c} on {t}" for c, t, _ in moves[:limit])
+        more = f" (+{len(moves) - limit} more)" if len(moves) > limit else ""
+        return f"best: {shown}{more}"
+    shown = ", ".join(f"{c} on {t}" + (f" {s:.0%}" if s is not None else "") for c, t, s in moves[:3])
+    return f"{p.before.method.split(' ')[0]} prefers {shown}"
+
+
+def _exact(solver: Solver, state: GameState, max_nodes: int) -> Evaluation | None:
+    if state.is_over:
+        return Evaluation(float(_result_value(state, state.to_move)), True, "result")
+    try:
+        solution = solver.solve(state, max_nodes=max_nodes)
+    except SolverBudgetError:
+        return None
+    moves = tuple((card, tile, None) for card, tile in solution.best_moves)
+    return Evaluation(float(solution.value), True, "solver", moves, solution.nodes, solution.seconds)
+
+
+def _mcts_estimate(agent: MCTSAgent, state: GameState, seed: int) -> Evaluation:
+    """The mover's share of ``agent``'s simulations won (draws half), as ``2 * share - 1``, from one
+    search of ``agent.simulations`` simulations with the agent's own constants."""
+    position = Batch.empty(1)
+    write_state(position, 0, state)
+    rows = search_rows(position)
+    tree = Tree(min(agent.simulations * BRANCHING + 512, 6_000_000))
+    tree.clear(1 - state.to_move)  # the root's "player" is whoever moved into it
+    rng = np.random.default_rng(seed).integers(1, 2**63, 2, dtype=np.uint64)
+    run_search(rows, 0, agent.simulations, agent.c, agent.greed, rng, tree)
+    first, count = int(tree.first_child[0]), int(tree.children[0])
+    visits = tree.visits[first : first + count].astype(np.int64)
+    wins = tree.wins[first : first + count].astype(np.float64)
+    total = int(visits.sum())
+    share = float(wins.sum() / total) if total else 0.5
+    deck = state.decks[state.to_move]
+    merged: dict[tuple[str, int], int] = {}
+    for k in range(count):
+        deck_index, tile = divmod(int(tree.action[first + k]) - 16, 15)
+        key = (deck[deck_index].notation, tile)
+        merged[key] = merged.get(key, 0) + int(visits[k])
+    ranked = sorted(merged.items(), key=lambda item: (-item[1], item[0]))[:5]
+    moves = tuple((card, tile, round(n / total, 3) if total else None) for (card, tile), n in ranked)
+    method = f"{agent.name} root win share ({total} simulations)"
+    return Evaluation(round(2 * share - 1, 3), False, method, moves)
+
+
+def _playout_estimate(spec: str, agents: tuple[Agent, Agent], state: GameState, seed: int) -> Evaluation:
+    """The mean result for the mover of ``PLAYOUTS`` games of the agent against itself from ``state``
+    (with both hands shown), and how often each first move was chosen."""
+    mover = state.to_move
+    total = 0.0
+    first_moves: dict[tuple[str, int], int] = {}
+    for k in range(PLAYOUTS):
+        for seat, agent in enumerate(agents):
+            agent.reset(seed * 7919 + 2 * k + seat)
+        game = state
+        while not game.is_over:
+            game = game.apply(agents[game.to_move].act(observation_dict(game, game.to_move, True), game))
+            if game.last is not None and len(game.empty_tiles()) == len(state.empty_tiles()) - 1:
+                key = (game.last.card.notation, game.last.tile)  # type: ignore[union-attr]
+                first_moves[key] = first_moves.get(key, 0) + 1
+        total += _result_value(game, mover)
+    ranked = sorted(first_moves.items(), key=lambda item: (-item[1], item[0]))[:5]
+    moves = tuple((card, tile, round(n / PLAYOUTS, 3)) for (card, tile), n in ranked)
+    return Evaluation(round(total / PLAYOUTS, 3), False, f"{spec} self-play playouts ({PLAYOUTS} games)", moves)
+
+
+def _load(replay: Replay | Mapping[str, Any] | str | Path) -> tuple[Replay, str | None]:
+    if isinstance(replay, Replay):
+        return replay, None
+    if isinstance(replay, Mapping):
+        return Replay.from_dict(replay), None
+    if isinstance(replay, str | Path):
+        return Replay.load(replay), str(replay)
+    raise TrinityError(f"review_replay needs a Replay, a replay dict or a path, got {type(replay).__name__}")
+
+
+def check_review(agent: str, max_nodes: int) -> Agent:
+    """The estimating agent, built from its spec; bad arguments raise before any work starts."""
+    if isinstance(max_nodes, bool) or not isinstance(max_nodes, int | np.integer) or max_nodes <= 0:
+        raise TrinityError(f"max_nodes must be a positive whole number, got {max_nodes!r}")
+    return make(agent)
+
+
+def review_replay(
+    replay: Replay | Mapping[str, Any] | str | Path,
+    *,
+    max_nodes: int = DEFAULT_MAX_NODES,
+    agent: str = DEFAULT_AGENT,
+    seed: int = 0,
+    progress: bool = False,
+    suspect_drop: float = SUSPECT_DROP,
+    solver: Solver | None = None,
+    source: str | None = None,
+) -> Review:
+    """Review every placement of ``replay`` (a ``Replay``, its dict, or a path to its JSON).
+
+    Positions the solver answers within ``max_nodes`` nodes get exact values and best moves;
+    the others an estimate by the agent ``agent`` (a spec string), labelled as one. Ctrl-C
+    raises ``RunInterrupted`` whose ``partial`` is the review of what was finished. ``source``
+    names the replay in the text (default: its path, when given one).
+    """
+    estimator = check_review(agent, max_nodes)
+    game, path = _load(replay)
+    source = source or path
+    states = [s for s in game.states() if s.phase != Phase.DRAFT]
+    if not states:
+        raise PositionError("the replay has no play phase: nothing to review")
+    if len(states) < 2:
+        raise PositionError("the replay has no placement: nothing to review")
+    solver = solver or Solver()
+    evaluations: list[Evaluation | None] = [None] * len(states)
+
+    def review(partial: bool) -> Review:
+        return Review(
+            states, list(evaluations), dict(game.rules), int(max_nodes), agent, seed, source, partial, suspect_drop
+        )
+
+    players: tuple[Agent, Agent] | None = None  # the two seats of the playouts, built once
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(states), desc="review", unit="position")
+    try:
+        # exact values from the end backwards (the table carries over), then estimates for the rest
+        for k in reversed(range(len(states))):
+            evaluations[k] = _exact(solver, states[k], int(max_nodes))
+            if bar is not None and evaluations[k] is not None:
+                bar.update(1)
+        for k, state in enumerate(states):
+            if evaluations[k] is not None:
+                continue
+            if isinstance(estimator, MCTSAgent):
+                evaluations[k] = _mcts_estimate(estimator, state, seed * 1_000_003 + k)
+            else:
+                players = players or (estimator, make(agent))
+                evaluations[k] = _playout_estimate(agent, players, state, seed * 1_000_003 + k)
+            if bar is not None:
+                bar.update(1)
+    except KeyboardInterrupt:
+        raise RunInterrupted(review(partial=True)) from None
+    finally:
+        if bar is not None:
+            bar.close()
+    return review(partial=False)
+
+
+def value_for_player_0(value: float | None, mover: int) -> float:
+    """A mover's value seen by player 0 (NaN for ``None``)."""
+    if value is None:
+        return math.nan
+    return value if mover == 0 else -value
+
+
+# ---------------------------------------------------------------------- the picture
+
+
+def _plot(review: Review, path: str | Path) -> None:
+    """Player 0's value after each placement (filled: exact, hollow: estimate, red X: a blunder),
+    and below it the board right after each blunder (at most three), or the final board."""
+    from matplotlib.figure import Figure
+
+    from trinity_env.envs.image import render_rgb
+
+    n = len(review.states)
+    xs = np.arange(n)
+    values = np.full(n, np.nan)
+    exact = np.zeros(n, bool)
+    for k, (state, evaluation) in enumerate(zip(review.states, review.evaluations)):
+        if state.is_over:
+            values[k], exact[k] = (0.0 if state.winner is None else (1.0 if state.winner == 0 else -1.0)), True
+        elif evaluation is not None:
+            values[k], exact[k] = value_for_player_0(evaluation.value, state.to_move), evaluation.exact
+    blunders = review.blunders
+    boards = [review.states[p.number] for p in blunders[:3]] or [review.states[-1]]
+    titles = [
+        f"after #{p.number}: {'white' if p.player == 0 else 'black'} {p.card} on {p.tile} ({p.blunder})"
+        for p in blunders[:3]
+    ] or ["final position"]
+
+    fig = Figure(figsize=(11, 7.4), dpi=110, layout="constrained")
+    grid = fig.add_gridspec(2, len(boards), height_ratios=[1.15, 1.0])
+    ax = fig.add_subplot(grid[0, :])
+    ax.axhline(0, color="#bbbbbb", lw=0.8)
+    ax.plot(xs, values, color="#888888", lw=1, zorder=1)
+    estimated = ~exact & ~np.isnan(values)
+    if estimated.any():
+        ax.fill_between(xs, -1.15, 1.15, where=estimated, step="mid", color="#f3ead4", zorder=0,
+                        label=f"estimate ({review.agent}), not proven")  # fmt: skip
+    ax.scatter(xs[exact], values[exact], s=46, color="#2e3440", zorder=3, label="exact (solver)")
+    ax.scatter(xs[estimated], values[estimated], s=46, facecolors="white", edgecolors="#2e3440", zorder=3,
+               label="estimate")  # fmt: skip
+    for p in blunders:
+        ax.scatter([p.number], [values[p.number]], marker="X", s=150, color="#bf616a", zorder=4)
+        offset = (0, -18 if values[p.number] >= 0 else 10)
+        who = "white" if p.player == 0 else "black"
+        ax.annotate(f"#{p.number} {who}: {p.blunder}", (p.number, values[p.number]), textcoords="offset points",
+                    xytext=offset, ha="center", fontsize=8, color="#bf616a",
+                    bbox={"boxstyle": "round,pad=0.2", "fc": "white", "ec": "none", "alpha": 0.85})  # fmt: skip
+    if blunders:
+        ax.scatter([], [], marker="X", s=80, color="#bf616a", label="blunder (proven)")
+    labels = ["start"] + [
+        f"{p.number}\n{'w' if p.player == 0 else 'b'} {p.card}\n\u2192{p.tile}" for p in review.placements
+    ]
+    ax.set_xticks(xs)
+    ax.set_xticklabels(labels, fontsize=7)
+    ax.set_xlim(-0.5, n - 0.5)
+    ax.set_ylim(-1.15, 1.15)
+    ax.set_yticks([-1, 0, 1])
+    ax.set_yticklabels(["black wins  -1", "draw  0", "white wins  +1"], fontsize=8)
+    ax.set_ylabel("value for white (player 0)", fontsize=9)
+    title = f"Review: {review.result_line()}"
+    if review.hands_revealed:
+        title += " (hidden-hand game, reviewed with both hands revealed)"
+    if review.partial:
+        title += " [PARTIAL]"
+    ax.set_title(title, fontsize=10, pad=22)
+    ax.legend(loc="lower left", bbox_to_anchor=(0.0, 1.0), ncol=4, fontsize=8, frameon=False)
+    for column, (state, caption) in enumerate(zip(boards, titles)):
+        board = fig.add_subplot(grid[1, column])
+        board.imshow(render_rgb(state))
+        board.set_axis_off()
+        board.set_title(caption, fontsize=8, color="#bf616a" if blunders else "black")
+    fig.savefig(path)
