@@ -164,10 +164,22 @@ def test_the_shipped_agent_figures_are_the_measured_ones():
     baselines = ", ".join(f"{spec} {scores[spec]}" for spec in ("random", "greedy", "lookahead", "mcts:400"))
     assert baselines in page.replace("\n", " ")
     assert f"winning move in {scores['ppo-standard']} of the endgame suite" in readme.replace("\n", " ")
-    start = readme.index("The package ships the strongest agent")
+    start = readme.index("The package also ships the strongest agent trained so far by PPO")
     end = readme.find("\n## ", start)  # the paragraph runs to the next heading
     shipped = readme[start : end if end >= 0 else None]
     for text in (page, shipped):
         for figure in _prose_figures(text, tables):
             if figure not in scores.values():
                 assert figure in tables, f"{figure} is quoted for ppo-standard but is not in the measured tables"
+
+
+def test_the_readme_quotes_the_alphazero_figures_the_arena_measured():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = readme.index("**AlphaZero**")
+    paragraph = readme[start : readme.index("\n\n", start)]
+    tables = "".join(path.read_text(encoding="utf-8") for path in (ROOT / "docs" / "alphazero").glob("*/arena.md"))
+    figures = re.findall(r"\d+\.\d%(?: \[\d+\.\d%, \d+\.\d%\])?", paragraph)
+    assert len(figures) >= 4
+    for figure in figures:
+        assert figure in tables, f"the README quotes {figure} for az-standard, which no arena table holds"
+

@@ -1,9 +1,12 @@
 """The ``trinity`` command line.
 
-``trinity show FILE`` draws a position (RULES §6 JSON) or a replay (its final position, or
-every state with ``--all``); ``trinity solve FILE`` prints the exact result of an
-open-hand position as JSON; ``trinity arena`` plays a round robin; ``trinity balance`` runs
-the balance lab; ``trinity play`` lets a person play an agent. ``-`` reads standard input.
+``trinity show FILE`` draws a position (the position JSON of docs/rules.md) or a replay (its
+final position, or every state with ``--all``); ``trinity solve FILE`` prints the exact
+result of an open-hand position as JSON; ``trinity arena`` plays a round robin; ``trinity
+balance`` runs the balance lab; ``trinity play`` lets a person play an agent in the
+terminal and ``trinity serve`` in the browser; ``trinity review`` annotates a replay with
+the solver; ``trinity puzzles`` builds and scores puzzles; ``trinity train`` trains an agent
+from a config. ``-`` reads standard input.
 
 Bad input — a usage error, a file that cannot be read or is not UTF-8 JSON, a bad position,
 agent spec, rules config or output path — is reported in one line on stderr,
@@ -457,7 +460,7 @@ def build_parser() -> argparse.ArgumentParser:
     show.set_defaults(run=_show)
 
     solve = commands.add_parser("solve", help="solve an open-hand position exactly; prints JSON")
-    solve.add_argument("file", help="a position JSON file (RULES section 6), or - for standard input")
+    solve.add_argument("file", help="a position JSON file (the position format of docs/rules.md), or - for stdin")
     solve.add_argument(
         "--max-seconds", type=positive_seconds, default=60.0, help="give up after this many seconds (default 60)"
     )

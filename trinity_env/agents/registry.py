@@ -206,7 +206,7 @@ def make(spec: str) -> Agent:
     if factory is None and name in shipped():
         factory = lambda **kw: _checkpoint(str(SHIPPED_DIR / f"{name}.pt"), **kw)  # noqa: E731
     if factory is None:
-        known = ", ".join(sorted([*AGENTS, *shipped()]))
+        known = ", ".join(sorted({*AGENTS, *shipped()}))
         raise AgentSpecError(f"no agent named {name!r} (in {spec!r}); known: {known}")
     args, kwargs = [], {}
     for part in filter(None, (p.strip() for p in rest.split(","))):
