@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -61,7 +61,6 @@ class EnvConfig:
     """Deck indices of each hand, for ``draft="fixed"``."""
     reward: str = "win_loss"
     """``"win_loss"``: +1/-1 at the end (0 for a draw); ``"margin"``: also the lane-score margin as it changes."""
-    extra: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def deal_decks(self, rng: random.Random) -> tuple[Deck, Deck]:
         """The two decks of one game: fixed ones as given, random ones drawn from ``rng``."""
@@ -98,7 +97,7 @@ class EnvConfig:
         }
 
 
-_KEYWORDS = {f.name for f in fields(EnvConfig) if f.name != "extra"} | {"deck", "config"}
+_KEYWORDS = {f.name for f in fields(EnvConfig)} | {"deck", "config"}
 
 
 def make_config(config: str | Path | Mapping[str, Any] | EnvConfig | None = None, **keywords: Any) -> EnvConfig:
