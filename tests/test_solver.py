@@ -127,3 +127,74 @@ def test_trinity_solve_names_a_bad_position(tmp_path, capsys):
     path.write_text(json.dumps({"phase": "play", "to_move": 0, "board": [], "hands": [[], []]}))
     assert main(["solve", str(path)]) == 2
     assert "board must be a list of 3 lanes" in capsys.readouterr().err
+
+
+def loaded_positions(count: int, seed: int, empty: int):
+    """Real positions with cards taken out of the hands: one player passes, or nobody can place."""
+    rng = random.Random(seed)
+    found = 0
+    for state in small_positions(10 * count, seed, empty):
+        data = state.to_dict()
+        for hand in data["hands"]:
+            del hand[: rng.randint(0, len(hand))]
+        if not any(data["hands"]):
+            continue
+        if not data["hands"][data["to_move"]]:
+            data["to_move"] = 1 - data["to_move"]
+        loaded = GameState.from_dict(data)
+        if loaded.is_over or not loaded.legal_actions():
+            continue
+        found += 1
+        yield loaded
+        if found == count:
+            return
+
+
+def _solution_matches_minimax(solver: Solver, state: GameState) -> int:
+    expected = minimax(state)
+    solution = solver.solve(state)
+    assert solution.value == expected
+    assert solver.value(state) == expected
+    assert solver.best_move(state)[0] == expected
+    for move in state.legal_moves():
+        child = state.play(*move)
+        if child.is_over:
+            v = 0 if child.winner is None else (1 if child.winner == state.to_move else -1)
+        else:
+            v = minimax(child) if child.to_move == state.to_move else -minimax(child)
+        assert (move in solution.best_moves) == (v == expected), (move, v, expected)
+    return expected
+
+
+def test_the_solver_agrees_with_brute_force_minimax_with_six_empty_tiles():
+    solver = Solver(table_bits=16)
+    for state in small_positions(2, seed=6, empty=6):
+        _solution_matches_minimax(solver, state)
+
+
+def test_loaded_positions_with_passes_agree_with_brute_force():
+    for empty in (3, 4, 5, 6):
+        solver = Solver(table_bits=12)
+        for state in loaded_positions(8, seed=100 + empty, empty=empty):
+            _solution_matches_minimax(solver, state)
+
+
+def _child_value(solver: Solver, state: GameState, move) -> int:
+    child = state.play(*move)
+    if child.is_over:
+        return 0 if child.winner is None else (1 if child.winner == state.to_move else -1)
+    return solver.value(child) if child.to_move == state.to_move else -solver.value(child)
+
+
+@pytest.mark.parametrize("empty", [7, 8, 9])
+def test_deeper_positions_are_consistent_one_ply_down_and_with_a_tiny_table(empty):
+    """Too deep for brute force: the value is the best of the children's values (each from a
+    fresh solver), the best moves are exactly the children that achieve it, and a table of 16
+    slots (so entries are replaced all the time) gives the same answers."""
+    for state in [*small_positions(2, seed=empty, empty=empty), *loaded_positions(1, seed=empty, empty=empty)]:
+        solution = Solver(table_bits=18).solve(state)
+        children = {move: _child_value(Solver(table_bits=18), state, move) for move in state.legal_moves()}
+        assert solution.value == max(children.values())
+        assert sorted(solution.best_moves) == sorted(m for m, v in children.items() if v == solution.value)
+        tiny = Solver(table_bits=4).solve(state)
+        assert tiny.value == solution.value and sorted(tiny.best_moves) == sorted(solution.best_moves)

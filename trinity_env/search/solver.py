@@ -6,6 +6,13 @@ perfect information and every position has a value for the player to move, +1 (w
 one batch row per search depth, each child copied from its parent row and stepped there.
 Identical cards in a hand give identical moves, so only one copy of each is searched.
 
+Speed-ups, all exact: a move that completes a lane at once is looked for before anything
+else is generated; the table's best move and two killer moves per depth are tried before
+the moves are generated; the rest are ordered by direct captures and a history
+of cut-offs. The table has buckets of two slots (one keeps the deeper search, the other
+takes the newest). Positions with two empty tiles or fewer are searched by plain minimax,
+without the table.
+
 A search can be bounded: ``max_nodes`` (deterministic: the same result on every machine)
 and ``max_seconds``; past either, ``SolverBudgetError`` is raised. The kernel runs without
 the GIL in a worker thread while the calling thread waits in short steps, so Ctrl-C
@@ -32,6 +39,8 @@ from trinity_env.fast.convert import write_state
 from trinity_env.fast.layout import HAND0, IN_HAND, OVER, PHASE, TO_MOVE, WINNER, Batch
 
 EXACT, LOWER, UPPER = 0, 1, 2
+TABLE_MIN_EMPTY = 3  # positions with fewer empty tiles skip the transposition table
+KILLER_BONUS = 50_000_000  # below completing a lane, above any number of captures
 TABLE_BITS = 22
 MAX_DEPTH = 17  # rows: the root, up to 15 placements, and a scratch row
 NO_LIMIT = np.iinfo(np.int64).max
@@ -91,7 +100,123 @@ def _last_placement(decks, status, sides, owner, marks, info, d):
 
 
 @njit(cache=True)
-def _moves(decks, status, sides, owner, info, b, out, scores, history):
+def _two_left(decks, status, sides, owner, marks, info, d):
+    """Value of row ``d`` when two empty tiles are left: plain minimax, no table, no ordering."""
+    mover = info[d, TO_MOVE]
+    best = -2
+    for i in range(16):
+        if status[d, mover, i] != IN_HAND:
+            continue
+        duplicate = False
+        for j in range(i):
+            if status[d, mover, j] == IN_HAND:
+                same = True
+                for k in range(4):
+                    if decks[d, mover, i, k] != decks[d, mover, j, k]:
+                        same = False
+                        break
+                if same:
+                    duplicate = True
+                    break
+        if duplicate:
+            continue
+        for t in range(15):
+            if owner[d, t] != -1:
+                continue
+            kernels.copy_row(status, sides, owner, info, d, d + 1)
+            kernels.apply_action(decks, status, sides, owner, marks, info, d + 1, 16 + 15 * i + t)
+            if info[d + 1, PHASE] == OVER:
+                w = info[d + 1, WINNER]
+                v = 0 if w == -1 else (1 if w == mover else -1)
+            elif info[d + 1, TO_MOVE] == mover:  # the opponent passes
+                v = _last_placement(decks, status, sides, owner, marks, info, d + 1)
+            else:
+                v = -_last_placement(decks, status, sides, owner, marks, info, d + 1)
+            if v > best:
+                best = v
+                if best == 1:
+                    return 1
+    return best
+
+
+@njit(cache=True, inline="always")
+def _store(keys, entries, bucket, key, value, bound, move, empty):
+    """Store a searched node in its bucket: the first slot keeps the deeper search (more
+    empty tiles) or the same position, the second slot takes whatever the first refuses."""
+    slot = bucket if keys[bucket] == key or entries[bucket, 3] <= empty else bucket + 1
+    keys[slot] = key
+    entries[slot, 0] = value
+    entries[slot, 1] = bound
+    entries[slot, 2] = move
+    entries[slot, 3] = empty
+
+
+@njit(cache=True, inline="always")
+def _usable(decks, status, owner, d, mover, action, other0, other1):
+    """Whether ``action`` (a killer) is a move ``_moves`` would generate in row ``d`` (its card in
+    hand and the first copy of that card there, its tile empty) and differs from the other two."""
+    if action < 0 or action == other0 or action == other1:  # noqa: SIM109 (numba: mixed int types)
+        return False
+    i = (action - 16) // 15
+    t = (action - 16) % 15
+    if status[d, mover, i] != IN_HAND or owner[d, t] != -1:
+        return False
+    for j in range(i):
+        if status[d, mover, j] == IN_HAND:
+            same = True
+            for k in range(4):
+                if decks[d, mover, i, k] != decks[d, mover, j, k]:
+                    same = False
+                    break
+            if same:
+                return False
+    return True
+
+
+@njit(cache=True)
+def _win_now(decks, status, sides, owner, marks, info, d):
+    """A move of row ``d``'s player to move that wins at once, or -1.
+
+    Only placements on the last empty tile of a lane are tried (row ``d + 1`` is scratch):
+    that is where most immediate wins are. Any other win is left to the search, so the
+    answer is sound but not complete.
+    """
+    mover = info[d, TO_MOVE]
+    for lane in range(3):
+        e = -1
+        count = 0
+        for t in range(5 * lane, 5 * lane + 5):
+            if owner[d, t] == -1:
+                e = t
+                count += 1
+        if count != 1:
+            continue
+        for i in range(16):
+            if status[d, mover, i] != IN_HAND:
+                continue
+            duplicate = False
+            for j in range(i):
+                if status[d, mover, j] == IN_HAND:
+                    same = True
+                    for k in range(4):
+                        if decks[d, mover, i, k] != decks[d, mover, j, k]:
+                            same = False
+                            break
+                    if same:
+                        duplicate = True
+                        break
+            if duplicate:
+                continue
+            action = 16 + 15 * i + e
+            kernels.copy_row(status, sides, owner, info, d, d + 1)
+            kernels.apply_action(decks, status, sides, owner, marks, info, d + 1, action)
+            if info[d + 1, PHASE] == OVER and info[d + 1, WINNER] == mover:
+                return action
+    return -1
+
+
+@njit(cache=True)
+def _moves(decks, status, sides, owner, info, b, out, scores, history, killers):
     """Placements of the player to move, one per distinct card in hand, with ordering scores.
 
     Scores: a cheap guess that needs no stepping (completing a lane, then the number of
@@ -130,6 +255,10 @@ def _moves(decks, status, sides, owner, info, b, out, scores, history):
             lane = t // 5
             action = 16 + 15 * i + t
             score = captures * 1_000_000 + history[action]
+            if action == killers[b, 0]:
+                score += KILLER_BONUS
+            elif action == killers[b, 1]:
+                score += KILLER_BONUS // 2
             mine = lane0 if lane == 0 else (lane1 if lane == 1 else lane2)
             if mine + in_lane == 4:
                 score += 100_000_000
@@ -140,12 +269,14 @@ def _moves(decks, status, sides, owner, info, b, out, scores, history):
 
 
 @njit(cache=True, nogil=True)
-def negamax(decks, status, sides, owner, marks, info, d, alpha, beta, table, moves, scores, history, nodes):
+def negamax(decks, status, sides, owner, marks, info, d, alpha, beta, table, moves, scores, history, killers, nodes):
     """Value of row ``d`` for its player to move, searched within the window ``(alpha, beta)``.
 
-    ``table`` holds keys and entries (value, bound: EXACT/LOWER/UPPER, best move). The
-    table's best move is tried before any other move is even generated: when it cuts
-    off, as it mostly does, the node costs one child.
+    ``table`` holds keys and entries (value, bound: EXACT/LOWER/UPPER, best move, empty
+    tiles) in buckets of two slots. The table's best move, then the killers of row ``d``,
+    are tried before any other move is even generated: when one cuts off, as it mostly
+    does, the node costs one child. ``history`` (per action) and ``killers``
+    (two actions per row) only order moves, so they never change a value.
 
     ``nodes`` is the budget, three int64: nodes searched so far, the most allowed (another
     thread stops the search by setting it to -1), and a flag set to 1 when the search
@@ -165,11 +296,15 @@ def negamax(decks, status, sides, owner, marks, info, d, alpha, beta, table, mov
     mover = info[d, TO_MOVE]
     if empty == 1 and info[d, HAND0 + mover] > 0:
         return _last_placement(decks, status, sides, owner, marks, info, d)
+    if empty == 2 and info[d, HAND0 + mover] > 0:
+        return _two_left(decks, status, sides, owner, marks, info, d)
     keys, entries = table
-    key = _key(status, sides, owner, info, d)
-    slot = np.int64(key & np.uint64(keys.shape[0] - 1))
+    tabled = empty >= TABLE_MIN_EMPTY  # smaller subtrees cost less to search than to look up
+    key = _key(status, sides, owner, info, d) if tabled else np.uint64(0)
+    bucket = np.int64(key & np.uint64(keys.shape[0] - 2))  # two slots: depth-preferred, always-replace
+    slot = bucket if keys[bucket] == key else bucket + 1
     first = -1
-    if keys[slot] == key:
+    if tabled and keys[slot] == key:
         v = entries[slot, 0]
         bound = entries[slot, 1]
         first = entries[slot, 2]
@@ -181,17 +316,28 @@ def negamax(decks, status, sides, owner, marks, info, d, alpha, beta, table, mov
             beta = v
         if alpha >= beta:
             return v
+    win = _win_now(decks, status, sides, owner, marks, info, d)
+    if win >= 0:
+        if tabled:
+            _store(keys, entries, bucket, key, 1, EXACT, win, empty)
+        return 1
     alpha0 = alpha
     best = -2
     best_move = -1
+    # the table's move and this depth's two killers are tried before the moves are generated
+    killer0 = killers[d, 0] if _usable(decks, status, owner, d, mover, killers[d, 0], first, -1) else -1
+    killer1 = killers[d, 1] if _usable(decks, status, owner, d, mover, killers[d, 1], first, killer0) else -1
     n = -1  # moves not generated yet
-    j = -1 if first >= 0 else 0
+    j = -3
     while True:
-        if j == -1:
-            action = first
+        if j < 0:
+            action = first if j == -3 else (killer0 if j == -2 else killer1)
+            j += 1
+            if action < 0:
+                continue
         else:
             if n < 0:
-                n = _moves(decks, status, sides, owner, info, d, moves[d], scores[d], history)
+                n = _moves(decks, status, sides, owner, info, d, moves[d], scores[d], history, killers)
             if j >= n:
                 break
             top = j  # selection: bring the best remaining move to position j
@@ -201,10 +347,9 @@ def negamax(decks, status, sides, owner, marks, info, d, alpha, beta, table, mov
             moves[d, j], moves[d, top] = moves[d, top], moves[d, j]
             scores[d, j], scores[d, top] = scores[d, top], scores[d, j]
             action = moves[d, j]
-            if action == first:
-                j += 1
+            j += 1
+            if action == first or action == killer0 or action == killer1:  # noqa: SIM109
                 continue
-        j += 1
         kernels.copy_row(status, sides, owner, info, d, d + 1)
         kernels.apply_action(decks, status, sides, owner, marks, info, d + 1, action)
         if info[d + 1, PHASE] == OVER:
@@ -212,11 +357,39 @@ def negamax(decks, status, sides, owner, marks, info, d, alpha, beta, table, mov
             v = 0 if w == -1 else (1 if w == mover else -1)
         elif info[d + 1, TO_MOVE] == mover:  # the opponent passed: same player, same window
             v = negamax(
-                decks, status, sides, owner, marks, info, d + 1, alpha, beta, table, moves, scores, history, nodes
+                decks,
+                status,
+                sides,
+                owner,
+                marks,
+                info,
+                d + 1,
+                alpha,
+                beta,
+                table,
+                moves,
+                scores,
+                history,
+                killers,
+                nodes,
             )
         else:
             v = -negamax(
-                decks, status, sides, owner, marks, info, d + 1, -beta, -alpha, table, moves, scores, history, nodes
+                decks,
+                status,
+                sides,
+                owner,
+                marks,
+                info,
+                d + 1,
+                -beta,
+                -alpha,
+                table,
+                moves,
+                scores,
+                history,
+                killers,
+                nodes,
             )
         if nodes[2] != 0:  # stopped: this node's search is unfinished, store nothing
             return 0
@@ -226,12 +399,22 @@ def negamax(decks, status, sides, owner, marks, info, d, alpha, beta, table, mov
         if v > alpha:
             alpha = v
         if alpha >= beta:
-            history[action] += empty * empty  # a cut-off move: try it early elsewhere too
+            history[action] += 1 << empty  # a cut-off move: try it early elsewhere too
+            if killers[d, 0] != action:
+                killers[d, 1] = killers[d, 0]
+                killers[d, 0] = action
             break
-    keys[slot] = key
-    entries[slot, 0] = best
-    entries[slot, 1] = UPPER if best <= alpha0 else (LOWER if best >= beta else EXACT)
-    entries[slot, 2] = best_move
+    if tabled:
+        _store(
+            keys,
+            entries,
+            bucket,
+            key,
+            best,
+            UPPER if best <= alpha0 else (LOWER if best >= beta else EXACT),
+            best_move,
+            empty,
+        )
     return best
 
 
@@ -364,16 +547,19 @@ class Solver:
 
     def __init__(self, table_bits: int = TABLE_BITS):
         size = 1 << table_bits
-        self._table = (np.zeros(size, np.uint64), np.zeros((size, 3), np.int16))
+        self._table = (np.zeros(size, np.uint64), np.zeros((size, 4), np.int16))
         self._rows = Batch.empty(MAX_DEPTH + 1)
         self._moves = np.zeros((MAX_DEPTH + 1, 256), np.int64)
         self._scores = np.zeros((MAX_DEPTH + 1, 256), np.int64)
         self._history = np.zeros(256, np.int64)
+        self._killers = np.full((MAX_DEPTH + 1, 2), -1, np.int64)
 
     def _search(self, state: GameState, alpha: int, beta: int, budget: _Budget) -> int:
         write_state(self._rows, 0, state)
         self._rows.decks[1:] = self._rows.decks[0]
-        return budget.search(*self._rows, 0, alpha, beta, self._table, self._moves, self._scores, self._history)
+        return budget.search(
+            *self._rows, 0, alpha, beta, self._table, self._moves, self._scores, self._history, self._killers
+        )
 
     def value(self, state: GameState, *, max_nodes: int | None = None, max_seconds: float | None = None) -> int:
         """The value of ``state`` for its player to move (the result itself when the game is over)."""
@@ -395,7 +581,8 @@ class Solver:
         value = self._search(state, -1, 1, budget)
         keys, entries = self._table
         key = _key(self._rows.status, self._rows.sides, self._rows.owner, self._rows.info, 0)
-        slot = int(key & np.uint64(keys.shape[0] - 1))
+        bucket = int(key & np.uint64(keys.shape[0] - 2))
+        slot = bucket if keys[bucket] == key else bucket + 1
         action = int(entries[slot, 2]) if keys[slot] == key else -1
         if action < 0:  # the last placement is searched without the table: take the first move that does it
             return value, next(m for m in state.legal_moves() if self._move_value(state, m, value, budget) >= value)
