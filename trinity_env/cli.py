@@ -6,7 +6,8 @@ result of an open-hand position as JSON; ``trinity arena`` plays a round robin; 
 balance`` runs the balance lab; ``trinity play`` lets a person play an agent in the
 terminal and ``trinity serve`` in the browser; ``trinity review`` annotates a replay with
 the solver; ``trinity puzzles`` builds and scores puzzles; ``trinity train`` trains an agent
-from a config. ``-`` reads standard input.
+from a config; ``trinity exploit`` trains a best response to an agent and reports its win
+rate. ``-`` reads standard input.
 
 Bad input — a usage error, a file that cannot be read or is not UTF-8 JSON, a bad position,
 agent spec, rules config or output path — is reported in one line on stderr,
@@ -316,6 +317,33 @@ def _train(args: argparse.Namespace) -> None:
     module.main(argv)
 
 
+def _exploit(args: argparse.Namespace) -> int:
+    import importlib
+
+    from trinity_env.evaluation.match import RunInterrupted
+
+    package = _trainers()
+    try:
+        module = importlib.import_module(f"{package.__name__}.exploit")
+    except ModuleNotFoundError as err:
+        raise TrinityError(f"exploit needs the train extra (pip install 'trinity-towers[train]'): {err}") from None
+    module.check_exploit(args.agent, args.steps, args.games)
+    if args.json:
+        _prepare_file("--json", args.json)
+    try:
+        result = module.exploit(args.agent, args.steps, seed=args.seed, games=args.games, progress=not args.quiet)
+    except RunInterrupted as stop:
+        result = stop.partial  # written like a whole result, marked partial
+    print(result.summary())
+    if args.json:
+        Path(args.json).write_text(json.dumps(result.to_json(), indent=1) + "\n", encoding="utf-8")
+        print(f"wrote {args.json}")
+    if result.partial:
+        _say("trinity exploit", f"interrupted: partial result ({result.steps:,} steps, {result.games} games) written")
+        return EXIT_INTERRUPTED
+    return 0
+
+
 def empty_range(text: str) -> tuple[int, int]:
     """An argparse type: a number of empty tiles (``9``) or a range (``8-10``) within 1-14."""
     low, dash, high = text.partition("-")
@@ -520,6 +548,19 @@ def build_parser() -> argparse.ArgumentParser:
     again.add_argument("--resume", action="store_true", help="continue the run in RUN")
     again.add_argument("--overwrite", action="store_true", help="delete the run in RUN and start again")
     train.set_defaults(run=_train)
+
+    exploit = commands.add_parser(
+        "exploit", help="approximate exploitability: train a best response to an agent with PPO, report its win rate"
+    )
+    exploit.add_argument("agent", help="the agent spec to exploit, e.g. greedy, ppo-standard, mcts:400")
+    exploit.add_argument("--steps", type=positive_int, required=True, help="learner steps of PPO training (budget)")
+    exploit.add_argument(
+        "--games", type=positive_int, default=400, help="seat-swapped evaluation games afterwards (default 400)"
+    )
+    exploit.add_argument("--seed", type=non_negative_int, default=0)
+    exploit.add_argument("--json", default=None, help="also write the result and learning curve as JSON to this path")
+    exploit.add_argument("--quiet", action="store_true", help="no progress line")
+    exploit.set_defaults(run=_exploit)
 
     review = commands.add_parser(
         "review", help="annotate every placement of a replay with exact values (or labelled estimates) and blunders"
