@@ -77,6 +77,29 @@ def _key(status, sides, owner, info, b):
     return _mix(h, np.uint64(info[b, TO_MOVE] + 7))
 
 
+@njit(cache=True, inline="always")
+def _repeats_a_card(decks, status, b, p, i):
+    """Whether player ``p``'s card ``i`` in row ``b`` equals a card earlier in its hand: identical
+    cards give identical moves, so only the first copy is searched."""
+    for j in range(i):
+        if status[b, p, j] == IN_HAND:
+            same = True
+            for k in range(4):
+                if decks[b, p, i, k] != decks[b, p, j, k]:
+                    same = False
+                    break
+            if same:
+                return True
+    return False
+
+
+@njit(cache=True, inline="always")
+def _result(info, b, player):
+    """The finished game of row ``b`` for ``player``: +1 won, 0 drawn, -1 lost."""
+    w = info[b, WINNER]
+    return 0 if w == -1 else (1 if w == player else -1)
+
+
 @njit(cache=True)
 def _last_placement(decks, status, sides, owner, marks, info, d):
     """Value of row ``d`` when one empty tile is left: every move ends the game."""
@@ -89,8 +112,7 @@ def _last_placement(decks, status, sides, owner, marks, info, d):
             if owner[d, t] == -1:
                 kernels.copy_row(status, sides, owner, info, d, d + 1)
                 kernels.apply_action(decks, status, sides, owner, marks, info, d + 1, 16 + 15 * i + t)
-                w = info[d + 1, WINNER]
-                v = 0 if w == -1 else (1 if w == mover else -1)
+                v = _result(info, d + 1, mover)
                 if v > best:
                     best = v
                     if best == 1:
@@ -107,18 +129,7 @@ def _two_left(decks, status, sides, owner, marks, info, d):
     for i in range(16):
         if status[d, mover, i] != IN_HAND:
             continue
-        duplicate = False
-        for j in range(i):
-            if status[d, mover, j] == IN_HAND:
-                same = True
-                for k in range(4):
-                    if decks[d, mover, i, k] != decks[d, mover, j, k]:
-                        same = False
-                        break
-                if same:
-                    duplicate = True
-                    break
-        if duplicate:
+        if _repeats_a_card(decks, status, d, mover, i):
             continue
         for t in range(15):
             if owner[d, t] != -1:
@@ -126,8 +137,7 @@ def _two_left(decks, status, sides, owner, marks, info, d):
             kernels.copy_row(status, sides, owner, info, d, d + 1)
             kernels.apply_action(decks, status, sides, owner, marks, info, d + 1, 16 + 15 * i + t)
             if info[d + 1, PHASE] == OVER:
-                w = info[d + 1, WINNER]
-                v = 0 if w == -1 else (1 if w == mover else -1)
+                v = _result(info, d + 1, mover)
             elif info[d + 1, TO_MOVE] == mover:  # the opponent passes
                 v = _last_placement(decks, status, sides, owner, marks, info, d + 1)
             else:
@@ -194,18 +204,7 @@ def _win_now(decks, status, sides, owner, marks, info, d):
         for i in range(16):
             if status[d, mover, i] != IN_HAND:
                 continue
-            duplicate = False
-            for j in range(i):
-                if status[d, mover, j] == IN_HAND:
-                    same = True
-                    for k in range(4):
-                        if decks[d, mover, i, k] != decks[d, mover, j, k]:
-                            same = False
-                            break
-                    if same:
-                        duplicate = True
-                        break
-            if duplicate:
+            if _repeats_a_card(decks, status, d, mover, i):
                 continue
             action = 16 + 15 * i + e
             kernels.copy_row(status, sides, owner, info, d, d + 1)
@@ -235,18 +234,7 @@ def _moves(decks, status, sides, owner, info, b, out, scores, history, killers):
     for i in range(16):
         if status[b, p, i] != IN_HAND:
             continue
-        duplicate = False
-        for j in range(i):
-            if status[b, p, j] == IN_HAND:
-                same = True
-                for k in range(4):
-                    if decks[b, p, i, k] != decks[b, p, j, k]:
-                        same = False
-                        break
-                if same:
-                    duplicate = True
-                    break
-        if duplicate:
+        if _repeats_a_card(decks, status, b, p, i):
             continue
         for t in range(15):
             if owner[b, t] != -1:
@@ -288,8 +276,7 @@ def negamax(decks, status, sides, owner, marks, info, d, alpha, beta, table, mov
         nodes[2] = 1
         return 0
     if info[d, PHASE] == OVER:
-        w = info[d, WINNER]
-        return 0 if w == -1 else (1 if w == info[d, TO_MOVE] else -1)
+        return _result(info, d, info[d, TO_MOVE])
     empty = 0
     for t in range(15):
         empty += owner[d, t] == -1
@@ -353,8 +340,7 @@ def negamax(decks, status, sides, owner, marks, info, d, alpha, beta, table, mov
         kernels.copy_row(status, sides, owner, info, d, d + 1)
         kernels.apply_action(decks, status, sides, owner, marks, info, d + 1, action)
         if info[d + 1, PHASE] == OVER:
-            w = info[d + 1, WINNER]
-            v = 0 if w == -1 else (1 if w == mover else -1)
+            v = _result(info, d + 1, mover)
         elif info[d + 1, TO_MOVE] == mover:  # the opponent passed: same player, same window
             v = negamax(
                 decks,
