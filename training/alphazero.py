@@ -54,7 +54,8 @@ from trinity_env.envs.observation import OBSERVATION_SIZE
 from trinity_env.fast.convert import read_state
 from trinity_env.fast.games import FastGames
 from trinity_env.fast.layout import FIRST_PLAYER, PHASE, PLAY, TO_MOVE, Batch
-from trinity_env.search.az import MODES, BatchedSearch, tactical_batch
+from trinity_env.fast.tactics import tactical_batch
+from trinity_env.search.az import MODES, BatchedSearch
 from trinity_env.search.solver import Solver
 
 from .config import TrainConfigError, YAMLConfig

@@ -37,7 +37,8 @@ from trinity_env.core.actions import DECK_SIZE
 from trinity_env.envs.observation import OBSERVATION_HIGH, OBSERVATION_SIZE
 from trinity_env.fast.convert import read_state
 from trinity_env.fast.layout import IN_HAND, PHASE, PLAY, Batch
-from trinity_env.search.az import MODES, BatchedSearch, tactical_batch
+from trinity_env.fast.tactics import tactical_batch
+from trinity_env.search.az import MODES, BatchedSearch
 
 FORMAT = "trinity-towers-az"
 DEFAULT_SIMULATIONS = 1600
@@ -67,7 +68,7 @@ class AZNetwork(nn.Module):
         """Logits (illegal actions at -1e9) and values, for int8 observations [B, 339] and masks [B, 256].
 
         ``tactical``: the observations' tactical features [B, 16, 15, 6] when the caller has them
-        (``tactical_batch``, the compiled twin of ``tactical_features``)."""
+        (``trinity_env.fast.tactics.tactical_batch``)."""
         features = self.body(observations.float() / OBSERVATION_HIGH)
         logits = self.policy(features)
         if self.tactics:

@@ -1,89 +1,24 @@
-"""Per-action tactical features computed from the observation, for the policy network.
+"""Tactical features for the policy networks, as torch tensors.
 
 The plain MLP must learn from raw side values that a card captures a neighbour when its
 facing side is higher; measured on a trained policy, it missed an immediate win in 29% of
-its games against random and allowed the opponent one in 20%. These features hand it, for
-every placement (card ``i`` on tile ``t``), what a player reads off the board at a glance:
-how many cards it captures directly, roughly how many the domino adds, whether it completes
-the mover's lane, whether it fills the lane the opponent holds four tiles of, and the
-two players' counts in that lane. They are a deterministic function of the observation
-(nothing hidden is read), exact for direct captures; the domino count ignores overlaps.
-
-The capture test is the fast engine's (``kernels.beats`` over its ``NEIGHBOUR`` table), in
-one numba kernel; torch only receives the result.
+its games against random and allowed the opponent one in 20%. The features
+(``trinity_env.fast.tactics``: captures, domino, lane completion, blocks) hand it what a
+player reads off the board at a glance; they are computed by one compiled kernel on the
+engine's capture test, and torch only receives the result.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import torch
-from numba import njit
 
-from trinity_env.core.board import POSITIONS
-from trinity_env.envs.observation import BOARD_OFFSET, OWN_CARD_FEATURES, OWN_DECK_OFFSET, TILE_FEATURES
-from trinity_env.fast import kernels
-from trinity_env.fast.layout import DECK_SIZE, NEIGHBOUR, TILES
+from trinity_env.fast.tactics import FEATURES, tactical_batch
 
-FEATURES = 6
-LANE_LENGTH = POSITIONS
-
-
-@njit(cache=True)
-def _features(observations, out):
-    """Fill ``out[b, i, t]`` (float32 ``[B, 16, 15, FEATURES]``) from int8 observations ``[B, 339]``."""
-    mine = np.zeros(TILES, np.int64)
-    theirs = np.zeros(TILES, np.int64)
-    sides = np.zeros((TILES, 4), np.int64)
-    chain = np.zeros(TILES, np.int64)
-    lanes = TILES // LANE_LENGTH
-    own_lane = np.zeros(lanes, np.int64)
-    their_lane = np.zeros(lanes, np.int64)
-    for b in range(observations.shape[0]):
-        own_lane[:] = 0
-        their_lane[:] = 0
-        for t in range(TILES):
-            base = BOARD_OFFSET + TILE_FEATURES * t
-            mine[t] = observations[b, base]
-            theirs[t] = observations[b, base + 1]
-            for k in range(4):
-                sides[t, k] = observations[b, base + 2 + k]
-            own_lane[t // LANE_LENGTH] += mine[t]
-            their_lane[t // LANE_LENGTH] += theirs[t]
-        # what each card on the board would take from its opponent neighbours once flipped (the domino)
-        for u in range(TILES):
-            chain[u] = 0
-            for k in range(4):
-                n = NEIGHBOUR[u, k, 0]
-                if n >= 0 and theirs[n] and kernels.beats(sides[u, NEIGHBOUR[u, k, 1]], sides[n, NEIGHBOUR[u, k, 2]]):
-                    chain[u] += 1
-        for i in range(DECK_SIZE):
-            card = OWN_DECK_OFFSET + OWN_CARD_FEATURES * i
-            for t in range(TILES):
-                direct = 0
-                domino = 0
-                in_lane = 0
-                for k in range(4):
-                    n = NEIGHBOUR[t, k, 0]
-                    if n < 0 or not theirs[n]:
-                        continue
-                    if kernels.beats(observations[b, card + NEIGHBOUR[t, k, 1]], sides[n, NEIGHBOUR[t, k, 2]]):
-                        direct += 1
-                        domino += chain[n]
-                        if n // LANE_LENGTH == t // LANE_LENGTH:
-                            in_lane += 1
-                lane = t // LANE_LENGTH
-                out[b, i, t, 0] = direct
-                out[b, i, t, 1] = domino
-                out[b, i, t, 2] = own_lane[lane] + 1 + in_lane >= LANE_LENGTH
-                out[b, i, t, 3] = their_lane[lane] == LANE_LENGTH - 1
-                out[b, i, t, 4] = own_lane[lane] / LANE_LENGTH
-                out[b, i, t, 5] = their_lane[lane] / LANE_LENGTH
+__all__ = ["FEATURES", "tactical_features"]
 
 
 def tactical_features(observations: torch.Tensor | np.ndarray) -> torch.Tensor:
     """``[B, 16, 15, FEATURES]`` float32 for raw observations ``[B, 339]`` (the observer's view)."""
     array = observations.numpy() if isinstance(observations, torch.Tensor) else np.asarray(observations)
-    array = np.ascontiguousarray(array, dtype=np.int8).reshape(-1, array.shape[-1])
-    out = np.empty((array.shape[0], DECK_SIZE, TILES, FEATURES), np.float32)
-    _features(array, out)
-    return torch.from_numpy(out)
+    return torch.from_numpy(tactical_batch(array))

@@ -40,14 +40,10 @@ import numpy as np
 from numba import njit, prange
 
 from trinity_env.envs.observation import (
-    BOARD_OFFSET,
     OBSERVATION_SIZE,
-    OWN_CARD_FEATURES,
-    OWN_DECK_OFFSET,
-    TILE_FEATURES,
 )
 from trinity_env.fast import kernels
-from trinity_env.fast.layout import NEIGHBOUR, OVER, PHASE, TO_MOVE, WINNER, A, Batch
+from trinity_env.fast.layout import OVER, PHASE, TO_MOVE, WINNER, Batch
 
 MAX_EDGES = 120
 """The most legal actions a position has: 8 cards in hand times 15 empty tiles (a draft has at most 16)."""
@@ -531,61 +527,6 @@ class BatchedSearch:
 
 def _generator(rng: np.random.Generator | None) -> np.random.Generator:
     return rng if rng is not None else np.random.default_rng()
-
-
-@njit(cache=True)
-def _tactical(observations, out):
-    for b in range(observations.shape[0]):
-        obs = observations[b]
-        chain = np.zeros(15, np.float32)
-        own_lane = np.zeros(3, np.float32)
-        their_lane = np.zeros(3, np.float32)
-        for t in range(15):
-            base = BOARD_OFFSET + TILE_FEATURES * t
-            own_lane[t // 5] += obs[base]
-            their_lane[t // 5] += obs[base + 1]
-            for k in range(4):
-                n = NEIGHBOUR[t, k, 0]
-                if n < 0 or obs[BOARD_OFFSET + TILE_FEATURES * n + 1] == 0:
-                    continue
-                mine = obs[base + 2 + NEIGHBOUR[t, k, 1]]
-                theirs = obs[BOARD_OFFSET + TILE_FEATURES * n + 2 + NEIGHBOUR[t, k, 2]]
-                if mine > theirs or (mine == A and theirs == A):
-                    chain[t] += 1
-        for i in range(16):
-            card = OWN_DECK_OFFSET + OWN_CARD_FEATURES * i
-            for t in range(15):
-                direct = 0.0
-                domino = 0.0
-                in_lane = 0.0
-                for k in range(4):
-                    n = NEIGHBOUR[t, k, 0]
-                    if n < 0 or obs[BOARD_OFFSET + TILE_FEATURES * n + 1] == 0:
-                        continue
-                    mine = obs[card + NEIGHBOUR[t, k, 1]]
-                    theirs = obs[BOARD_OFFSET + TILE_FEATURES * n + 2 + NEIGHBOUR[t, k, 2]]
-                    if mine > theirs or (mine == A and theirs == A):
-                        direct += 1
-                        domino += chain[n]
-                        if n // 5 == t // 5:
-                            in_lane += 1
-                own_here = own_lane[t // 5]
-                their_here = their_lane[t // 5]
-                out[b, i, t, 0] = direct
-                out[b, i, t, 1] = domino
-                out[b, i, t, 2] = 1.0 if own_here + 1 + in_lane >= 5 else 0.0
-                out[b, i, t, 3] = 1.0 if their_here == 4 else 0.0
-                out[b, i, t, 4] = own_here / 5
-                out[b, i, t, 5] = their_here / 5
-
-
-def tactical_batch(observations: np.ndarray) -> np.ndarray:
-    """``trinity_env.agents.tactics.tactical_features`` compiled: float32 [B, 16, 15, 6] for int8
-    observations [B, 339] (the same numbers, several times faster than the tensor version)."""
-    observations = np.ascontiguousarray(observations, dtype=np.int8)
-    out = np.zeros((observations.shape[0], 16, 15, 6), np.float32)
-    _tactical(observations, out)
-    return out
 
 
 def uniform_evaluate(observations: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
