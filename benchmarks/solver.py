@@ -26,6 +26,7 @@ from trinity_env.search.solver import Solver, SolverBudgetError
 
 
 def positions(empty: int, count: int, seed: int) -> list[GameState]:
+    """Open-hand games of the standard deck with dealt hands, played at random to ``empty`` empty tiles."""
     rng = random.Random(seed)
     deck = standard_deck()
     found = []

@@ -20,10 +20,11 @@ import numpy as np
 import pytest
 
 import trinity_env.agents.mcts as mcts_agent
+from benchmarks.solver import positions as dealt_positions  # open-hand dealt games played down to N empty tiles
 from trinity_env.agents import make, visible_state
 from trinity_env.agents.mcts import BRANCHING, search_rows
 from trinity_env.agents.view import decode
-from trinity_env.core import GameState, TrinityError, random_hand, standard_deck
+from trinity_env.core import GameState, TrinityError
 from trinity_env.envs import make_config
 from trinity_env.envs.observation import action_mask, encode_observation
 from trinity_env.search import mcts as mcts_search
@@ -31,22 +32,6 @@ from trinity_env.search.solver import Solver, SolverBudgetError
 
 ROOT = Path(__file__).resolve().parents[1]
 MESSAGE = r"^not solved within the budget \([\d,]+ nodes, \d+\.\d+ s\)$"
-
-
-def dealt_positions(empty: int, count: int, seed: int) -> list[GameState]:
-    """Open-hand games of the standard deck with dealt hands, played at random to ``empty`` empty tiles."""
-    rng = random.Random(seed)
-    deck = standard_deck()
-    found = []
-    while len(found) < count:
-        state = GameState.new_game(
-            hands=[random_hand(deck, 3, rng), random_hand(deck, 3, rng)], first_player=rng.randint(0, 1)
-        )
-        while not state.is_over and len(state.empty_tiles()) > empty:
-            state = state.apply(rng.choice(state.legal_actions()))
-        if not state.is_over and len(state.empty_tiles()) == empty:
-            found.append(state)
-    return found
 
 
 def empty_board() -> GameState:
