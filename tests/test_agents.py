@@ -14,6 +14,7 @@ from trinity_env.core.state import IN_HAND, UNPICKED
 from trinity_env.envs import make_config
 from trinity_env.envs.observation import action_mask, encode_observation
 from trinity_env.evaluation.match import seat_swapped_points
+from trinity_env.testing import hidden_twin
 
 SPECS = ["random", "greedy", "lookahead", "mcts:60"]
 
@@ -45,18 +46,6 @@ def test_every_agent_drafts_and_plays_only_legal_actions(spec, config):
             state = state.apply(action)
 
 
-def _hidden_variant(state: GameState, player: int, rng: random.Random) -> GameState:
-    status = list(state.status[player])
-    unplayed = [i for i, s in enumerate(status) if s in (IN_HAND, UNPICKED)]
-    held = sum(1 for i in unplayed if status[i] == IN_HAND)
-    chosen = set(rng.sample(unplayed, held))
-    new = tuple(IN_HAND if i in chosen else (UNPICKED if i in unplayed else s) for i, s in enumerate(status))
-    both = list(state.status)
-    both[player] = new
-    return GameState(state.phase, state.to_move, state.decks, tuple(both), state.cards, state.owners,
-                     state.max_a_cards, state.first_player, state.outcome)  # fmt: skip
-
-
 def test_mcts_never_reads_hidden_cards():
     """Swapping the opponent's hidden cards changes nothing MCTS decides, even if handed the true state."""
     config = make_config(open_hands=False)
@@ -65,8 +54,11 @@ def test_mcts_never_reads_hidden_cards():
     for _ in range(6):
         state = config.new_game(rng)
         while not state.is_over:
-            if state.to_move == 0 and rng.random() < 0.5:
-                other = _hidden_variant(state, 1, rng)
+            if (
+                state.to_move == 0
+                and rng.random() < 0.5
+                and (other := hidden_twin(state, 0, rng, open_hands=False)) is not None
+            ):
                 obs = _observation(state, 0, False)
                 assert (obs["observation"] == _observation(other, 0, False)["observation"]).all()
                 decisions = set()

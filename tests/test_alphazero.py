@@ -18,13 +18,13 @@ from trinity_env.agents.az import AZAgent, AZNetwork, load_network, save_network
 from trinity_env.agents.policy import CheckpointError
 from trinity_env.agents.tactics import tactical_features
 from trinity_env.core import GameState
-from trinity_env.core.state import IN_HAND, UNPICKED
 from trinity_env.envs import make_config
 from trinity_env.envs.observation import action_mask, encode_observation
 from trinity_env.fast.convert import from_states
 from trinity_env.fast.games import FastGames
 from trinity_env.fast.tactics import tactical_batch
 from trinity_env.search.az import BatchedSearch, considered_visits, uniform_evaluate
+from trinity_env.testing import hidden_twin
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -145,18 +145,6 @@ def test_compiled_tactical_features_equal_the_tensor_ones():
 # ------------------------------------------------------------------------------ the hidden-information rule
 
 
-def _hidden_variant(state: GameState, player: int, rng: random.Random) -> GameState:
-    status = list(state.status[player])
-    unplayed = [i for i, s in enumerate(status) if s in (IN_HAND, UNPICKED)]
-    held = sum(1 for i in unplayed if status[i] == IN_HAND)
-    chosen = set(rng.sample(unplayed, held))
-    new = tuple(IN_HAND if i in chosen else (UNPICKED if i in unplayed else s) for i, s in enumerate(status))
-    both = list(state.status)
-    both[player] = new
-    return GameState(state.phase, state.to_move, state.decks, tuple(both), state.cards, state.owners,
-                     state.max_a_cards, state.first_player, state.outcome)  # fmt: skip
-
-
 @pytest.mark.parametrize("open_hands", [True, False])
 def test_az_never_reads_what_its_seat_cannot_see(open_hands):
     """Drafts (secret picks) and hidden hands: states differing only in what seat 0 cannot see give one move."""
@@ -168,8 +156,12 @@ def test_az_never_reads_what_its_seat_cannot_see(open_hands):
         state = config.new_game(rng)
         while not state.is_over:
             hidden = state.phase == "draft" or not open_hands
-            if state.to_move == 0 and hidden and rng.random() < 0.5:
-                other = _hidden_variant(state, 1, rng)
+            if (
+                state.to_move == 0
+                and hidden
+                and rng.random() < 0.5
+                and (other := hidden_twin(state, 0, rng, open_hands=open_hands)) is not None
+            ):
                 obs = _observation(state, 0, open_hands)
                 assert (obs["observation"] == _observation(other, 0, open_hands)["observation"]).all()
                 moves = {AZAgent(network, 16, worlds=3, seed=5).act(obs, truth) for truth in (state, other)}
