@@ -60,7 +60,7 @@ from trinity_env.search.solver import Solver
 
 from .config import TrainConfigError, YAMLConfig
 from .evaluation import ENDGAMES, Results, RunLog, evaluate_agent, history_from_json, selection_score
-from .report import format_results, label
+from .report import format_results, label, plot_learning_curve
 from .run_folder import claim
 from .session import GracefulStop, TrainingInterrupted, add_run_arguments, run_command
 
@@ -554,26 +554,7 @@ def _log_iteration(log: RunLog, state: Progress, stats: dict, played: SelfPlay, 
 
 def write_report(run: Path, history: list[dict], title: str) -> Path:
     """``report.md`` and ``win_rate.png`` (the learning curve: evaluations against self-play games) in ``run``."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7, 4))
-    for spec in history[-1]["results"]:
-        games = [h["games"] for h in history if spec in h["results"]]
-        rates = [h["results"][spec] for h in history if spec in h["results"]]
-        ax.plot(games, [r[0] for r in rates], marker="o", label=label(spec))
-        ax.fill_between(games, [r[1] for r in rates], [r[2] for r in rates], alpha=0.2)
-    ax.set_xlabel("self-play games")
-    ax.set_ylabel("win rate (seats swapped) / endgame score")
-    ax.set_ylim(0, 1)
-    ax.grid(alpha=0.3)
-    ax.legend()
-    ax.set_title(title)
-    fig.tight_layout()
-    fig.savefig(run / "win_rate.png", dpi=110)
-    plt.close(fig)
+    plot_learning_curve(run / "win_rate.png", history, title, x="games", x_label="self-play games")
     lines = [
         f"# {title}",
         "",

@@ -19,34 +19,36 @@ def format_results(results: dict[str, tuple[float, float, float]]) -> str:
     )
 
 
-def write_report(run: Path, history: list[dict], title: str, best: dict | None = None) -> Path:
-    """``report.md`` and ``win_rate.png`` in ``run``; the report's path.
-
-    ``best``: the kept checkpoint's evaluation on fresh games, reported beside the last one.
-    """
+def plot_learning_curve(path: Path, history: list[dict], title: str, x: str, x_label: str) -> None:
+    """Each evaluation measure (with its 95% band) against ``x`` (a key of the history's rows)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    opponents = list(history[-1]["results"])
     fig, ax = plt.subplots(figsize=(7, 4))
-    for spec in opponents:
-        steps = [h["steps"] for h in history]
-        rates = [h["results"][spec][0] for h in history]
-        lows = [h["results"][spec][1] for h in history]
-        highs = [h["results"][spec][2] for h in history]
-        ax.plot(steps, rates, marker="o", label=label(spec))
-        ax.fill_between(steps, lows, highs, alpha=0.2)
-    ax.set_xlabel("learner steps")
+    for spec in history[-1]["results"]:
+        rows = [h for h in history if spec in h["results"]]
+        where = [h[x] for h in rows]
+        ax.plot(where, [h["results"][spec][0] for h in rows], marker="o", label=label(spec))
+        ax.fill_between(where, [h["results"][spec][1] for h in rows], [h["results"][spec][2] for h in rows], alpha=0.2)
+    ax.set_xlabel(x_label)
     ax.set_ylabel("win rate (seats swapped) / endgame score")
     ax.set_ylim(0, 1)
     ax.grid(alpha=0.3)
     ax.legend()
     ax.set_title(title)
     fig.tight_layout()
-    fig.savefig(run / "win_rate.png", dpi=110)
+    fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def write_report(run: Path, history: list[dict], title: str, best: dict | None = None) -> Path:
+    """``report.md`` and ``win_rate.png`` in ``run``; the report's path.
+
+    ``best``: the kept checkpoint's evaluation on fresh games, reported beside the last one.
+    """
+    plot_learning_curve(run / "win_rate.png", history, title, x="steps", x_label="learner steps")
     last = history[-1]
     lines = [
         f"# {title}",
