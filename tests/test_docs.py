@@ -183,3 +183,16 @@ def test_the_readme_quotes_the_alphazero_figures_the_arena_measured():
     for figure in figures:
         assert figure in tables, f"the README quotes {figure} for az-standard, which no arena table holds"
 
+
+def test_the_readme_quotes_the_make_train_run_it_ships_the_report_of():
+    import csv
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8").replace("\n", " ")
+    rows = list(csv.reader((ROOT / "docs" / "train-quick" / "metrics.csv").read_text(encoding="utf-8").splitlines()))
+    last_step = rows[-1][0]
+    final = {row[2]: row[3:6] for row in rows if row[0] == last_step}
+    assert f"{int(last_step) / 1e6:.1f}M learner steps" in readme
+    for opponent in ("random", "greedy"):
+        rate, low, high = (float(x) for x in final[opponent])
+        assert f"{rate:.1%} [{low:.1%}, {high:.1%}] against {opponent}" in readme, opponent
+
