@@ -195,4 +195,3 @@ def test_the_readme_quotes_the_make_train_run_it_ships_the_report_of():
     for opponent in ("random", "greedy"):
         rate, low, high = (float(x) for x in final[opponent])
         assert f"{rate:.1%} [{low:.1%}, {high:.1%}] against {opponent}" in readme, opponent
-

@@ -70,6 +70,46 @@ def test_the_solver_agrees_with_brute_force_minimax():
     assert checked == 48
 
 
+def _wins_at_once(state: GameState) -> set[int]:
+    """The actions whose placement ends the game at once in the mover's favour by lane control."""
+    return {
+        action for action in state.legal_actions()
+        if (child := state.apply(action)).is_over and child.winner == state.to_move
+        and child.outcome.termination == "lane_control"
+    }  # fmt: skip
+
+
+def test_the_immediate_win_check_finds_a_lane_win_whenever_there_is_one():
+    """``_win_now`` (no stepping) against stepping every legal move of the core, on random
+    games at every depth; wins by flipping the last cards of theirs in another, full lane among them."""
+    import numpy as np
+
+    from trinity_env.core import random_hand, standard_deck
+    from trinity_env.fast.convert import write_state
+    from trinity_env.fast.layout import Batch
+    from trinity_env.search.solver import _last_placement, _win_now
+
+    rng, deck = random.Random(5), standard_deck()
+    rows, own = Batch.empty(2), np.zeros((2, 15), np.int8)
+    checked, winning, across = 0, 0, 0
+    while checked < 3000:
+        state = GameState.new_game(hands=[random_hand(deck, 3, rng), random_hand(deck, 3, rng)],
+                                   first_player=rng.randint(0, 1))  # fmt: skip
+        while not state.is_over:
+            write_state(rows, 0, state)
+            expected = _wins_at_once(state)
+            found = _win_now(rows.decks, rows.status, rows.sides, rows.owner, rows.info, 0, own)
+            assert (found in expected) if expected else found == -1, (state.to_dict(), expected, found)
+            if len(state.empty_tiles()) == 1:
+                best = max(1 if state.apply(a).winner == state.to_move else -1 for a in state.legal_actions())
+                assert _last_placement(rows.decks, rows.status, rows.sides, rows.owner, rows.info, 0, own) == best
+            checked += 1
+            winning += bool(expected)
+            across += any(state.apply(a).last.tile // 5 != state.apply(a).outcome.lane for a in expected)
+            state = state.apply(rng.choice(state.legal_actions()))
+    assert winning > 100 and across > 0  # some wins complete a full lane other than the placement's
+
+
 def test_passes_and_draws_in_loaded_positions():
     # player 1 has no card: player 0 places twice; the result is a 3-3 draw whatever it does
     s = drawn_state(

@@ -1,22 +1,31 @@
-"""Distributed self-play on Ray RLlib: a ``main`` PPO policy against a league of its past selves.
+"""Distributed self-play on Ray RLlib: a ``main`` PPO policy against a league of opponents.
 
 Read it top to bottom: the config, the league (who plays ``main`` in each episode), the
-callback that freezes ``main`` into the league when it wins often enough, then ``train``.
-``main`` takes a random seat in every episode; its opponent is the masked random module
-until the first frozen copy exists, then a frozen copy (uniformly) or, with ``p_random``,
-still the random module. Only ``main`` trains. Evaluation plays ``main``'s best moves
-against the same baselines as the other trainers (and scores the endgame suite), into
-``metrics.csv`` and TensorBoard; checkpoints are RLlib's (``algo.save_to_path``).
+callback that logs ``main``'s games, then ``train``. ``main`` is the batched trainer's own
+network (``trinity_env.integrations.rllib.TrinityPPOModule``: the same MLP and tactical
+features) and takes a random seat in every episode. Its opponent is drawn per episode as
+``fast_ppo`` draws it: the random agent (``p_random``), the greedy baseline (``p_greedy``),
+``main`` itself (``p_latest``; both seats then train), otherwise a frozen copy of ``main``
+(``main`` itself until the first copy exists). Every ``snapshot_every`` iterations a copy
+joins the league; past ``max_league`` copies the newest replaces the oldest.
+Evaluation plays ``main``'s best moves against the same baselines as the other trainers
+(and scores the endgame suite), into ``metrics.csv`` and TensorBoard.
 
 The run folder is claimed as ``fast_ppo``'s is (``training.run_folder``: one trainer at a
-time, a fresh start needs an empty folder or ``--overwrite``); there is no ``--resume``.
-Ctrl-C stops after the current iteration (at once during an evaluation), saves
-``RUN/checkpoint`` and exits with status 130; a bad config or run folder prints one line
-and exits with status 2.
+time, a fresh start needs an empty folder or ``--overwrite``). After every evaluation the
+run saves RLlib's checkpoint (``RUN/checkpoint``, with the league), ``RUN/latest.pt`` and,
+when it is the best so far, ``RUN/best.pt`` (``main``'s network as a checkpoint every agent
+tool reads: ``trinity arena --agents RUN ...``) and ``RUN/progress.json`` (iterations,
+steps, league, evaluation history). ``--resume`` continues from there: the league's copies
+are rebuilt, the weights and optimiser restored, and the run goes on to ``iterations``.
+Ctrl-C stops after the current iteration (at once during an evaluation), saves the
+checkpoint and exits with status 130; a bad config or run folder prints one line and
+exits with status 2.
 
 The same command runs on a laptop and on a cluster:
 
     python -m training.rllib_selfplay --config rllib --run runs/rllib                 # a local Ray
+    python -m training.rllib_selfplay --config rllib --run runs/rllib --resume        # continue it
     python -m training.rllib_selfplay --config rllib --run runs/rllib --address auto  # join a cluster
 """
 
@@ -25,25 +34,34 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import math
 import time
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from tqdm import tqdm
 
 from .config import TrainConfigError, YAMLConfig
-from .evaluation import RunLog, evaluate_agent, selection_score
+from .evaluation import RunLog, evaluate_agent, history_from_json, selection_score
 from .report import format_results, write_report
 from .run_folder import claim
 from .session import GracefulStop, TrainingInterrupted, add_run_arguments, run_command
+
+PROGRESS = "progress.json"
+"""What ``--resume`` needs beside RLlib's checkpoint: iterations done, steps, league size, history."""
 
 
 @dataclass(frozen=True)
 class RLlibConfig(YAMLConfig):
     """The config of ``rllib_selfplay`` (``configs/train/rllib.yaml``)."""
+
+    resume_may_change: ClassVar[frozenset[str]] = frozenset(
+        {"iterations", "num_env_runners", "eval_every", "eval_games", "eval_opponents", "eval_endgames", "tensorboard"}
+    )
+    """How long to train, how many samplers, what is measured and where it is logged."""
 
     seed: int = 0
     """Seeds RLlib (``.debugging(seed=...)``) and the evaluation games."""
@@ -57,22 +75,34 @@ class RLlibConfig(YAMLConfig):
     """Env steps (both seats' decisions) per iteration."""
     minibatch: int = 500
     """Env steps per SGD minibatch (at most ``train_batch``)."""
-    epochs: int = 6
+    epochs: int = 4
     """Passes over each iteration's batch."""
     learning_rate: float = 3e-4
     """The learner's step size (above 0)."""
     entropy: float = 0.01
     """Weight of the entropy bonus (at least 0)."""
+    clip: float = 0.2
+    """PPO's clip range (above 0), as ``fast_ppo``'s; RLlib's KL penalty is off, as in CleanRL."""
+    value_coef: float = 0.5
+    """Weight of the value loss (at least 0)."""
+    max_grad_norm: float = 0.5
+    """Gradients are clipped to this global norm (above 0)."""
     hidden: int = 256
     """Width of ``main``'s hidden layers."""
     layers: int = 2
     """Hidden layers of ``main``."""
-    league_threshold: float = 0.75
-    """``main``'s recent win rate against its opponents at which a frozen copy joins the league."""
+    tactics: bool = True
+    """Give ``main`` the per-placement tactical features (as ``fast_ppo``'s ``tactics``)."""
+    p_random: float = 0.25
+    """Chance that an episode's opponent is the random agent."""
+    p_greedy: float = 0.25
+    """Chance that it is the greedy baseline."""
+    p_latest: float = 0.3
+    """Chance that it is ``main`` itself (both seats learn); otherwise a frozen copy."""
+    snapshot_every: int = 25
+    """Iterations between frozen copies of ``main`` joining the league."""
     max_league: int = 8
-    """Frozen copies kept at most (the league stops growing there)."""
-    p_random: float = 0.2
-    """Chance that an episode's opponent is the random module once the league has frozen copies."""
+    """Frozen copies kept at most (the newest replaces the oldest)."""
     eval_every: int = 5
     """Iterations between evaluations (and checkpoints)."""
     eval_games: int = 100
@@ -88,11 +118,14 @@ class RLlibConfig(YAMLConfig):
 
     def check(self, source: str = "config") -> None:
         self._check_common(source)
-        self._check_above_zero(source, ("learning_rate",))
-        self._check_not_negative(source, ("entropy",))
+        self._check_above_zero(source, ("learning_rate", "clip", "max_grad_norm"))
+        self._check_not_negative(source, ("entropy", "value_coef"))
         self._check_positive(source, ("iterations", "envs_per_runner", "train_batch", "minibatch", "epochs",
-                                      "hidden", "layers", "max_league", "eval_every", "eval_games"))  # fmt: skip
-        self._check_unit(source, ("league_threshold", "p_random"))
+                                      "hidden", "layers", "snapshot_every", "max_league", "eval_every",
+                                      "eval_games"))  # fmt: skip
+        self._check_unit(source, ("p_random", "p_greedy", "p_latest"))
+        if self.p_random + self.p_greedy + self.p_latest > 1:
+            raise TrainConfigError(f"{source}: fields 'p_random' + 'p_greedy' + 'p_latest' must not exceed 1")
         self._check_evaluation(source)
         if self.num_env_runners < 0:
             raise TrainConfigError(f"{source}: field 'num_env_runners' must be at least 0")
@@ -105,177 +138,235 @@ def _episode_draw(episode: Any) -> int:
     return zlib.crc32(str(episode.id_).encode())
 
 
-def league_mapping(agent_id: str, episode: Any, *, versions: int, p_random: float, **kwargs: Any) -> str:
-    """Which module plays ``agent_id`` in ``episode``: ``main`` in one seat, an opponent in the other."""
+def league_mapping(
+    agent_id: str, episode: Any, *, versions: int, p_random: float, p_greedy: float, p_latest: float, **kwargs: Any
+) -> str:
+    """Which module plays ``agent_id`` in ``episode``: ``main`` in one seat, an opponent in the other.
+
+    ``versions``: frozen copies in the league (``main_v1`` ...).
+    """
     draw = _episode_draw(episode)
     if int(agent_id[-1]) == draw % 2:
         return "main"
-    if versions == 0 or (draw // 2 % 1000) / 1000 < p_random:
+    u = (draw // 2 % 1000) / 1000
+    if u < p_random:
         return "random"
+    if u < p_random + p_greedy:
+        return "greedy"
+    if versions == 0 or u < p_random + p_greedy + p_latest:
+        return "main"
     return f"main_v{draw // 2000 % versions + 1}"
 
 
-def _league_callback_class():
+def _mapping(config: RLlibConfig, versions: int):
+    return functools.partial(
+        league_mapping, versions=min(versions, config.max_league), p_random=config.p_random,
+        p_greedy=config.p_greedy, p_latest=config.p_latest,
+    )  # fmt: skip
+
+
+def _callback_class():
     from ray.rllib.callbacks.callbacks import RLlibCallback
-    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
     class LeagueCallback(RLlibCallback):
-        """Logs ``main``'s win rate per episode; freezes a copy of ``main`` into the league when it is high."""
-
-        def __init__(self, threshold: float, max_league: int, p_random: float):
-            super().__init__()
-            self.threshold, self.max_league, self.p_random = threshold, max_league, p_random
-            self.versions = 0
+        """Logs ``main``'s results per episode, against all opponents and per kind."""
 
         def on_episode_end(self, *, episode, metrics_logger, **kwargs) -> None:
             rewards = episode.get_rewards()
             for agent in rewards:
-                if episode.module_for(agent) == "main":
-                    opponent = episode.module_for("player_1" if agent == "player_0" else "player_0")
-                    won = float(rewards[agent][-1] > 0)
-                    metrics_logger.log_value("main_win_rate", won, reduce="mean", window=200)
-                    kind = "random" if opponent == "random" else "league"
-                    metrics_logger.log_value(f"main_win_rate_vs_{kind}", won, reduce="mean", window=200)
-
-        def on_train_result(self, *, algorithm, result, **kwargs) -> None:
-            from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS
-
-            win_rate = result.get(ENV_RUNNER_RESULTS, {}).get("main_win_rate")
-            if win_rate is not None and win_rate >= self.threshold and self.versions < self.max_league:
-                self.versions += 1
-                main = algorithm.get_module("main")
-                algorithm.add_module(
-                    module_id=f"main_v{self.versions}",
-                    module_spec=RLModuleSpec.from_module(main),
-                    new_agent_to_module_mapping_fn=functools.partial(
-                        league_mapping, versions=self.versions, p_random=self.p_random
-                    ),
-                )
-                algorithm.set_state(
-                    {"learner_group": {"learner": {"rl_module": {f"main_v{self.versions}": main.get_state()}}}}
-                )
-            result["league_size"] = self.versions
+                if episode.module_for(agent) != "main":
+                    continue
+                opponent = episode.module_for("player_1" if agent == "player_0" else "player_0")
+                won = float(rewards[agent][-1] > 0)
+                kind = opponent if opponent in ("random", "greedy", "main") else "league"
+                metrics_logger.log_value("main_win_rate", won, reduce="mean", window=200)
+                metrics_logger.log_value(f"main_win_rate_vs_{kind}", won, reduce="mean", window=200)
 
     return LeagueCallback
 
 
-def build_algorithm(config: RLlibConfig):
-    """The PPO algorithm: ``main`` (trained), ``random``, and the league callback."""
+def build_algorithm(config: RLlibConfig, versions: int = 0):
+    """The PPO algorithm: ``main`` (trained), ``random``, ``greedy``, ``versions`` frozen copies, the callback."""
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
-    from trinity_env.integrations.rllib import MaskedPPOModule, MaskedRandomModule, register
+    from trinity_env.integrations.rllib import AgentModule, TrinityPPOModule, register
 
-    hidden = [config.hidden] * config.layers
+    network = {"hidden": config.hidden, "layers": config.layers, "tactics": config.tactics}
+    copies = [f"main_v{k}" for k in range(1, min(versions, config.max_league) + 1)]
+    specs = {name: RLModuleSpec(module_class=TrinityPPOModule, model_config=network) for name in ["main", *copies]} | {
+        name: RLModuleSpec(module_class=AgentModule, model_config={"agent": name, "seed": config.seed})
+        for name in ("random", "greedy")
+    }
     ppo = (
         PPOConfig()
-        # RLlib's env pre-check steps random, unmasked actions, which our env refuses as illegal
-        .environment(register(), env_config=dict(config.env), disable_env_checking=True)
+        .environment(register(), env_config=dict(config.env))
         .env_runners(num_env_runners=config.num_env_runners, num_envs_per_env_runner=config.envs_per_runner)
-        .multi_agent(
-            policies={"main", "random"},
-            policy_mapping_fn=functools.partial(league_mapping, versions=0, p_random=config.p_random),
-            policies_to_train=["main"],
-        )
-        .rl_module(
-            rl_module_spec=MultiRLModuleSpec(
-                rl_module_specs={
-                    "main": RLModuleSpec(
-                        module_class=MaskedPPOModule, model_config={"fcnet_hiddens": hidden, "head_fcnet_hiddens": []}
-                    ),
-                    "random": RLModuleSpec(module_class=MaskedRandomModule),
-                }
-            )
-        )
+        .multi_agent(policies=set(specs), policy_mapping_fn=_mapping(config, versions), policies_to_train=["main"])
+        .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs=specs))
         .training(
             lr=config.learning_rate,
             train_batch_size_per_learner=config.train_batch,
             minibatch_size=config.minibatch,
             num_epochs=config.epochs,
             entropy_coeff=config.entropy,
+            clip_param=config.clip,
+            vf_loss_coeff=config.value_coef,
+            grad_clip=config.max_grad_norm,
+            grad_clip_by="global_norm",
+            use_kl_loss=False,
             gamma=1.0,
             lambda_=0.95,
         )
-        .callbacks(
-            functools.partial(_league_callback_class(), config.league_threshold, config.max_league, config.p_random)
-        )
+        .callbacks(_callback_class())
         .debugging(seed=config.seed, log_level="ERROR")
     )
     return ppo.build_algo()
 
 
+def freeze_main(algorithm: Any, config: RLlibConfig, versions: int) -> int:
+    """Copy ``main`` into the league as its ``versions + 1``-th copy; the new number of copies.
+
+    The first ``max_league`` copies are new modules; after that the newest overwrites the oldest slot.
+    """
+    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+
+    main = algorithm.get_module("main")
+    slot = f"main_v{versions % config.max_league + 1}"
+    if versions < config.max_league:
+        algorithm.add_module(
+            module_id=slot,
+            module_spec=RLModuleSpec.from_module(main),
+            new_agent_to_module_mapping_fn=_mapping(config, versions + 1),
+        )
+    algorithm.set_state({"learner_group": {"learner": {"rl_module": {slot: main.get_state()}}}})
+    algorithm.env_runner_group.sync_weights(policies=[slot], from_worker_or_learner_group=algorithm.learner_group)
+    return versions + 1
+
+
+def _counts(runners: dict, before: tuple[int, int]) -> tuple[int, int]:
+    """Env steps and ``main``'s decisions sampled so far: RLlib's lifetime counters (restored with
+    its checkpoint), or ``before`` where an iteration reports none (RLlib reports NaN then)."""
+    from ray.rllib.utils.metrics import NUM_ENV_STEPS_SAMPLED_LIFETIME, NUM_MODULE_STEPS_SAMPLED_LIFETIME
+
+    def count(value: Any, previous: int) -> int:
+        return int(value) if isinstance(value, int | float) and math.isfinite(value) and value >= previous else previous
+
+    modules = runners.get(NUM_MODULE_STEPS_SAMPLED_LIFETIME) or {}
+    return count(runners.get(NUM_ENV_STEPS_SAMPLED_LIFETIME), before[0]), count(modules.get("main"), before[1])
+
+
 def train(
     config: RLlibConfig, run: Path, address: str | None = None, progress: bool = True, iterations: int | None = None,
-    *, overwrite: bool = False,
+    *, resume: bool = False, overwrite: bool = False,
 ) -> list[dict]:  # fmt: skip
-    """Train for ``config.iterations`` (or ``iterations``) in the run folder ``run``; returns the evaluation history.
+    """Train to ``config.iterations`` (or ``iterations``) in the run folder ``run``; returns the evaluation history.
 
-    ``overwrite``: delete the run already in ``run`` first. Ctrl-C saves ``RUN/checkpoint`` after the
-    current iteration and raises ``TrainingInterrupted``.
+    ``resume``: continue the run in ``run`` from its last checkpoint; ``overwrite``: delete it first.
+    Ctrl-C saves ``RUN/checkpoint`` after the current iteration and raises ``TrainingInterrupted``.
     """
-    with claim(run, config, "rllib_selfplay", overwrite=overwrite, checkpoint="checkpoint") as folder:
-        return _train(config, folder.path, address, progress, iterations)
+    with claim(run, config, "rllib_selfplay", resume=resume, overwrite=overwrite, checkpoint=PROGRESS) as folder:
+        return _train(config, folder.path, address, progress, iterations, folder.resuming)
 
 
-def _train(config: RLlibConfig, run: Path, address: str | None, progress: bool, iterations: int | None):
+def _load_progress(run: Path) -> dict:
+    from trinity_env.core.files import read_json
+
+    progress = read_json(run / PROGRESS)
+    for key in ("iteration", "env_steps", "main_steps", "versions", "best", "history"):
+        if key not in progress:
+            raise TrainConfigError(f"{run / PROGRESS}: field {key!r} is missing (start the run again)")
+    return progress
+
+
+def _train(
+    config: RLlibConfig, run: Path, address: str | None, progress: bool, iterations: int | None, resume: bool
+) -> list[dict]:
     import ray
-    from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME
+    from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS
 
-    from trinity_env.integrations.rllib import RLlibModuleAgent
+    from trinity_env.agents.policy import NetworkAgent, save_checkpoint
 
+    state = (
+        _load_progress(run) if resume
+        else {"iteration": 0, "env_steps": 0, "main_steps": 0, "versions": 0, "best": -1.0, "history": []}
+    )  # fmt: skip
+    history = history_from_json(state["history"])
     started_ray = not ray.is_initialized()
     if started_ray:
         ray.init(address=address, include_dashboard=False, log_to_driver=False, configure_logging=False)
-    algorithm = build_algorithm(config)
-    log = RunLog(run, config.tensorboard)
-    (run / "iterations.jsonl").write_text("", encoding="utf-8")  # this run's iterations only (no resume)
-    history, best, steps_before = [], -1.0, 0
+    algorithm = build_algorithm(config, state["versions"])
+    if resume:
+        algorithm.restore_from_path(str((run / "checkpoint").resolve()))
+    log = RunLog(run, config.tensorboard, resume_from=(state["main_steps"], history) if resume else None)
+    if not resume:
+        (run / "iterations.jsonl").write_text("", encoding="utf-8")
     total = iterations or config.iterations
+    seconds_before = history[-1]["seconds"] if history else 0.0
     started = time.perf_counter()
     stop = GracefulStop()
+
+    def save(iteration: int, score: float | None) -> None:
+        """RLlib's checkpoint, ``main``'s network, and what a resume needs, in that order."""
+        algorithm.save_to_path(str((run / "checkpoint").resolve()))
+        network = algorithm.get_module("main").network
+        extra = {"steps": state["main_steps"], "env_steps": state["env_steps"]}
+        save_checkpoint(run / "latest.pt", network, extra)
+        if score is not None and score > state["best"]:
+            state["best"] = score
+            save_checkpoint(run / "best.pt", network, extra)
+        state["iteration"] = iteration
+        state["history"] = [h | {"results": {k: list(v) for k, v in h["results"].items()}} for h in history]
+        temporary = run / (PROGRESS + ".tmp")
+        temporary.write_text(json.dumps(state, indent=1) + "\n", encoding="utf-8")
+        temporary.replace(run / PROGRESS)
+
     try:
         with stop.installed():
-            for iteration in tqdm(range(1, total + 1), disable=not progress, desc="rllib_selfplay", unit="iter"):
+            bar = tqdm(
+                range(state["iteration"] + 1, total + 1), disable=not progress, desc="rllib_selfplay", unit="iter",
+                initial=state["iteration"], total=total,
+            )  # fmt: skip
+            for iteration in bar:
                 if stop.requested:
-                    algorithm.save_to_path(str((run / "checkpoint").resolve()))
+                    save(iteration - 1, None)
                     raise TrainingInterrupted(f"saved {run / 'checkpoint'} after iteration {iteration - 1}")
                 tick = time.perf_counter()
                 result = algorithm.train()
                 runners = result.get(ENV_RUNNER_RESULTS, {})
-                steps = int(runners.get(NUM_ENV_STEPS_SAMPLED_LIFETIME, 0))
-                speed = (steps - steps_before) / (time.perf_counter() - tick)
-                steps_before = steps
+                env_steps, state["main_steps"] = _counts(runners, (state["env_steps"], state["main_steps"]))
+                speed = (env_steps - state["env_steps"]) / (time.perf_counter() - tick)
+                state["env_steps"] = env_steps
+                if iteration % config.snapshot_every == 0:
+                    state["versions"] = freeze_main(algorithm, config, state["versions"])
                 record = {
                     "iteration": iteration,
-                    "steps": steps,
+                    "env_steps": env_steps,
+                    "main_steps": state["main_steps"],
                     "steps_per_second": speed,
-                    "main_win_rate": runners.get("main_win_rate"),
-                    "league_size": result.get("league_size", 0),
-                }
+                    "league_size": min(state["versions"], config.max_league),
+                } | {key: value for key, value in runners.items() if key.startswith("main_win_rate")}
                 with (run / "iterations.jsonl").open("a", encoding="utf-8") as handle:
                     handle.write(json.dumps(record) + "\n")
-                for name in ("steps_per_second", "main_win_rate", "league_size"):
-                    if record[name] is not None:
-                        log.scalar(f"train/{name}", float(record[name]), steps)
+                for name, value in record.items():
+                    if name not in ("iteration", "main_steps") and value is not None:
+                        log.scalar(f"train/{name}", float(value), state["main_steps"])
                 if iteration % config.eval_every == 0 or iteration == total:
-                    agent = RLlibModuleAgent(algorithm.get_module("main"), name="main")
+                    agent = NetworkAgent(algorithm.get_module("main").network, name="main")
                     try:
                         with stop.interruptible():
-                            results = evaluate_agent(agent, config, seed=10_000_000 + steps)
+                            results = evaluate_agent(agent, config, seed=10_000_000 + env_steps)
                     except KeyboardInterrupt:
                         if not stop.graceful:
                             raise
-                        algorithm.save_to_path(str((run / "checkpoint").resolve()))
+                        save(iteration, None)
                         raise TrainingInterrupted(f"saved {run / 'checkpoint'} after iteration {iteration}") from None
-                    seconds = time.perf_counter() - started
-                    log.results(steps, seconds, results)
-                    history.append({"steps": steps, "seconds": seconds, "results": results})
-                    algorithm.save_to_path(str((run / "checkpoint").resolve()))
-                    score = selection_score(results)
-                    if score > best:
-                        best = score
-                        algorithm.save_to_path(str((run / "best").resolve()))
+                    seconds = seconds_before + time.perf_counter() - started
+                    log.results(state["main_steps"], seconds, results)
+                    history.append({"steps": state["main_steps"], "env_steps": env_steps, "seconds": seconds,
+                                    "results": results})  # fmt: skip
+                    save(iteration, selection_score(results))
     finally:
         log.close()
         algorithm.stop()
@@ -286,7 +377,7 @@ def _train(config: RLlibConfig, run: Path, address: str | None, progress: bool, 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m training.rllib_selfplay", description=__doc__.splitlines()[0])
-    add_run_arguments(parser, default_config="rllib", default_run="runs/rllib", resume=False)
+    add_run_arguments(parser, default_config="rllib", default_run="runs/rllib", resume=True)
     parser.add_argument("--address", default=None, help="a Ray cluster to join ('auto': the one on this node)")
     parser.add_argument("--env-runners", type=int, default=None, help="override num_env_runners")
     parser.add_argument("--iterations", type=int, default=None, help="override iterations")
@@ -298,12 +389,15 @@ def _command(args: argparse.Namespace) -> None:
     if args.iterations is not None:
         overrides["iterations"] = args.iterations
     config = RLlibConfig.load(args.config, **overrides)
-    with claim(args.run, config, "rllib_selfplay", overwrite=args.overwrite, checkpoint="checkpoint") as folder:
+    with claim(
+        args.run, config, "rllib_selfplay", resume=args.resume, overwrite=args.overwrite, checkpoint=PROGRESS
+    ) as folder:
         run = folder.path
-        history = train(config, run, address=args.address, overwrite=args.overwrite)
-        speeds = [json.loads(line)["steps_per_second"] for line in (run / "iterations.jsonl").open(encoding="utf-8")]
-        print(f"{history[-1]['steps']:,} env steps, median {np.median(speeds):,.0f} steps/s "
-              f"with {config.num_env_runners} env runner(s)")  # fmt: skip
+        history = train(config, run, address=args.address, resume=args.resume, overwrite=args.overwrite)
+        records = [json.loads(line) for line in (run / "iterations.jsonl").open(encoding="utf-8")]
+        speeds = [record["steps_per_second"] for record in records]
+        print(f"{history[-1]['env_steps']:,} env steps ({history[-1]['steps']:,} of main's decisions), median "
+              f"{np.median(speeds):,.0f} env steps/s with {config.num_env_runners} env runner(s)")  # fmt: skip
         print(format_results(history[-1]["results"]))
         print(f"report: {write_report(run, history, f'rllib_selfplay, config {args.config}')}")
 

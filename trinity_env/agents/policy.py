@@ -66,7 +66,18 @@ class PolicyNetwork(nn.Module):
         ``tactical``: the observations' ``tactical_features``, when the caller already has them
         (the PPO update reuses one computation over all its epochs).
         """
-        features = self.body(observations.float() / OBSERVATION_HIGH)
+        features = self.features(observations)
+        return self.logits(features, observations, masks, tactical), self.values(features)
+
+    def features(self, observations: torch.Tensor) -> torch.Tensor:
+        """The body's output, shared by the policy and value heads (RLlib's "embeddings")."""
+        return self.body(observations.float() / OBSERVATION_HIGH)
+
+    def logits(
+        self, features: torch.Tensor, observations: torch.Tensor, masks: torch.Tensor,
+        tactical: torch.Tensor | None = None,
+    ) -> torch.Tensor:  # fmt: skip
+        """The policy head on ``features`` (with the tactical bonus), illegal actions masked."""
         logits = self.policy(features)
         if self.tactics:
             if tactical is None:
@@ -74,8 +85,11 @@ class PolicyNetwork(nn.Module):
                     tactical = tactical_features(observations)
             bonus = self.placement(tactical).flatten(1)  # [B, 240]: 16 cards x 15 tiles
             logits = torch.cat([logits[:, :DECK_SIZE], logits[:, DECK_SIZE:] + bonus], dim=1)
-        logits = logits.masked_fill(~masks.bool(), -1e9)
-        return logits, self.value(features).squeeze(-1)
+        return logits.masked_fill(~masks.bool(), -1e9)
+
+    def values(self, features: torch.Tensor) -> torch.Tensor:
+        """The value head on ``features``."""
+        return self.value(features).squeeze(-1)
 
     @torch.no_grad()
     def act(self, observations: np.ndarray, masks: np.ndarray, greedy: bool = True, generator=None) -> np.ndarray:

@@ -181,6 +181,34 @@ def score(owner, info, b):
     return -1
 
 
+@njit(cache=True, inline="always")
+def capture(decks, sides, b, p, i, t, own, marks):
+    """Player ``p``'s card ``i`` just placed on tile ``t`` of game ``b``: flip what it takes in ``own``.
+
+    ``own`` is a row of owners (the game's own, or a scratch copy to look ahead without
+    stepping) with ``own[t]`` already ``p``; ``marks`` (zeroed by the caller) gets ``CAPTURED``
+    and ``DOMINO``. Direct captures, then the domino: each captured card against the
+    opponent's cards it touches, one level. Flipping as we go equals flipping together:
+    whether a card is taken depends only on the capturing card and the card itself, and a
+    card already flipped is no longer the opponent's, so it is never taken twice.
+    """
+    o = 1 - p
+    for k in range(4):
+        n = NEIGHBOUR[t, k, 0]
+        if n >= 0 and own[n] == o and beats(decks[b, p, i, NEIGHBOUR[t, k, 1]], sides[b, n, NEIGHBOUR[t, k, 2]]):
+            marks[n] = CAPTURED
+            own[n] = p
+    for k in range(4):
+        c = NEIGHBOUR[t, k, 0]
+        if c < 0 or marks[c] != CAPTURED:
+            continue
+        for j in range(4):
+            n = NEIGHBOUR[c, j, 0]
+            if n >= 0 and own[n] == o and beats(sides[b, c, NEIGHBOUR[c, j, 1]], sides[b, n, NEIGHBOUR[c, j, 2]]):
+                marks[n] = DOMINO
+                own[n] = p
+
+
 @njit(cache=True)
 def apply_action(decks, status, sides, owner, marks, info, b, action):
     """Apply a legal ``action`` of the player to move in game ``b`` (no legality check)."""
@@ -207,24 +235,7 @@ def apply_action(decks, status, sides, owner, marks, info, b, action):
     marks[b, t] = PLACED
     status[b, p, i] = PLAYED
     info[b, HAND0 + p] -= 1
-    # Direct captures, then the domino (each captured card against the opponent's cards it
-    # touches, one level). Flipping as we go equals flipping together: whether a card is
-    # taken depends only on the capturing card and the card itself, and a card already
-    # flipped is no longer the opponent's, so it is never taken twice.
-    for k in range(4):
-        n = NEIGHBOUR[t, k, 0]
-        if n >= 0 and owner[b, n] == o and beats(sides[b, t, NEIGHBOUR[t, k, 1]], sides[b, n, NEIGHBOUR[t, k, 2]]):
-            marks[b, n] = CAPTURED
-            owner[b, n] = p
-    for k in range(4):
-        c = NEIGHBOUR[t, k, 0]
-        if c < 0 or marks[b, c] != CAPTURED:
-            continue
-        for j in range(4):
-            n = NEIGHBOUR[c, j, 0]
-            if n >= 0 and owner[b, n] == o and beats(sides[b, c, NEIGHBOUR[c, j, 1]], sides[b, n, NEIGHBOUR[c, j, 2]]):
-                marks[b, n] = DOMINO
-                owner[b, n] = p
+    capture(decks, sides, b, p, i, t, owner[b], marks[b])
     full = True
     for n in range(TILES):
         if owner[b, n] == -1:

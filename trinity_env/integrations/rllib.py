@@ -4,15 +4,21 @@
 observation is the dict RLlib's action-masking examples use — ``"observations"`` (the
 339 numbers of ``docs/observation.md``, as float32) and ``"action_mask"`` (256, float32) —
 and only the agent to move receives one, so each agent's episode holds its own decisions.
-When the game ends both agents get their last observation and their ``+1/-1``. With
+When the game ends both agents get their last observation and their ``+1/-1``. An illegal
+action ends the game as PettingZoo's ``TerminateIllegalWrapper`` does: ``-1`` for the agent
+that played it, ``0`` for the other, ``info["illegal_action"]`` set (RLlib's env pre-check
+steps random unmasked actions, and passes); ``env_config={"illegal_action": "raise"}``
+raises ``IllegalMoveError`` instead. With
 ``reward: margin`` both agents also get their margin shaping after every placement (the
 agent not to move without an observation: RLlib adds such rewards to its next step).
 Rewards come from ``trinity_env.core.rewards``, as in the AEC env.
 
-``MaskedPPOModule`` is PPO's default torch module with illegal actions' logits pushed to
-the float minimum before sampling, training and evaluation; ``MaskedRandomModule`` plays
-a uniformly random legal action (the league's first opponent). Install with
-``pip install "trinity-towers[rllib]"``.
+``TrinityPPOModule`` is a PPO module around the batched trainer's own ``PolicyNetwork``
+(the same MLP, the same per-placement tactical features, illegal actions masked in every
+forward pass), so an RLlib run learns with the network ``fast_ppo`` uses and its weights
+save as a checkpoint every agent tool reads. ``AgentModule`` plays any agent of the
+registry (``random``, ``greedy``, ...) from the observations alone: the league's fixed
+opponents. Install with ``pip install "trinity-towers[rllib]"``.
 """
 
 from __future__ import annotations
@@ -23,14 +29,17 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import torch
-from ray.rllib.algorithms.ppo.torch.default_ppo_torch_rl_module import DefaultPPOTorchRLModule
 from ray.rllib.core.columns import Columns
+from ray.rllib.core.rl_module.apis.value_function_api import ValueFunctionAPI
 from ray.rllib.core.rl_module.rl_module import RLModule
+from ray.rllib.core.rl_module.torch import TorchRLModule
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
 from ray.tune.registry import register_env
 
-from trinity_env.agents.base import Agent, Observation
+from trinity_env.agents.policy import PolicyNetwork
+from trinity_env.agents.registry import make
 from trinity_env.core import GameState, IllegalMoveError
+from trinity_env.core.checks import describe, is_int
 from trinity_env.core.rewards import REWARD_MODES, margin_shaping, result_rewards
 from trinity_env.envs.config import ConfigError, make_config
 from trinity_env.envs.observation import OBSERVATION_HIGH, OBSERVATION_SIZE, action_mask, encode_observation
@@ -38,6 +47,7 @@ from trinity_env.envs.observation import OBSERVATION_HIGH, OBSERVATION_SIZE, act
 ENV_NAME = "trinity_towers"
 AGENTS = ("player_0", "player_1")
 NUM_ACTIONS = 256
+ILLEGAL_ACTIONS = ("terminate", "raise")
 
 
 def observation_space() -> gym.spaces.Dict:
@@ -51,11 +61,16 @@ def observation_space() -> gym.spaces.Dict:
 
 
 class TrinityTowersMultiAgentEnv(MultiAgentEnv):
-    """Turn-based Trinity Towers for RLlib; ``config`` holds the env config's fields (``draft``, ...)."""
+    """Turn-based Trinity Towers for RLlib; ``config`` holds the env config's fields (``draft``, ...)
+    and ``illegal_action`` (``"terminate"``, the default, or ``"raise"``)."""
 
     def __init__(self, config: dict[str, Any] | None = None):
         super().__init__()
-        self.config = make_config(dict(config or {}))
+        config = dict(config or {})
+        self.illegal_action = config.pop("illegal_action", "terminate")
+        if self.illegal_action not in ILLEGAL_ACTIONS:
+            raise ConfigError(f"illegal_action must be 'terminate' or 'raise', got {self.illegal_action!r}")
+        self.config = make_config(config)
         if self.config.reward not in REWARD_MODES:  # step() computes exactly the core's reward modes
             raise ConfigError(f"reward must be one of {', '.join(map(repr, REWARD_MODES))}, got {self.config.reward!r}")
         self.agents = self.possible_agents = list(AGENTS)
@@ -63,6 +78,7 @@ class TrinityTowersMultiAgentEnv(MultiAgentEnv):
         self.action_spaces = {agent: gym.spaces.Discrete(NUM_ACTIONS) for agent in AGENTS}
         self._rng = random.Random()
         self.game_state: GameState | None = None
+        self._over = True  # until reset()
 
     def _observe(self, seat: int) -> dict[str, np.ndarray]:
         return {
@@ -74,20 +90,34 @@ class TrinityTowersMultiAgentEnv(MultiAgentEnv):
         if seed is not None:
             self._rng.seed(seed)
         self.game_state = self.config.new_game(self._rng)
+        self._over = False
         mover = self.game_state.to_move
         return {AGENTS[mover]: self._observe(mover)}, {}
 
     def step(self, action_dict: dict[str, int]):
+        if self._over:
+            raise IllegalMoveError("the episode is over (or reset() was never called): call reset()")
         before = self.game_state
         mover = before.to_move
         if AGENTS[mover] not in action_dict:
             raise IllegalMoveError(f"{AGENTS[mover]} is to move, got actions for {sorted(action_dict)}")
-        after = self.game_state = before.apply(int(action_dict[AGENTS[mover]]))
+        action = action_dict[AGENTS[mover]]
+        if not is_int(action) or not 0 <= action < NUM_ACTIONS:
+            raise IllegalMoveError(f"an action is an integer 0-{NUM_ACTIONS - 1}, got {describe(action)}")
+        action = int(action)
+        if self.illegal_action == "terminate" and action not in before.legal_actions():
+            self._over = True
+            observations = {a: self._observe(seat) for seat, a in enumerate(AGENTS)}
+            rewards = {AGENTS[mover]: -1.0, AGENTS[1 - mover]: 0.0}
+            infos = {AGENTS[mover]: {"illegal_action": True}}
+            return observations, rewards, {"__all__": True}, {"__all__": False}, infos
+        after = self.game_state = before.apply(action)
         rewards: dict[str, float] = {}
         if self.config.reward == "margin" and after.last.tile is not None:
             shaping = margin_shaping(before.owners, after.owners)
             rewards = {AGENTS[0]: shaping, AGENTS[1]: -shaping}
         if after.is_over:
+            self._over = True
             for agent, reward in zip(AGENTS, result_rewards(after.winner)):
                 rewards[agent] = rewards.get(agent, 0.0) + reward
             observations = {a: self._observe(seat) for seat, a in enumerate(AGENTS)}
@@ -102,73 +132,65 @@ def register(name: str = ENV_NAME) -> str:
     return name
 
 
-def _split(batch: dict) -> tuple[torch.Tensor, dict]:
-    """The mask, and the batch with only the observation vector under ``Columns.OBS``."""
+def _unpack(batch: dict) -> tuple[torch.Tensor, torch.Tensor]:
+    """The raw observations and the legal-action masks of a batch."""
     observation = batch[Columns.OBS]
-    batch = dict(batch)
-    batch[Columns.OBS] = observation["observations"] / OBSERVATION_HIGH
-    return observation["action_mask"], batch
+    return observation["observations"], observation["action_mask"]
 
 
-def _masked(output: dict, mask: torch.Tensor) -> dict:
-    floor = torch.finfo(output[Columns.ACTION_DIST_INPUTS].dtype).min
-    output[Columns.ACTION_DIST_INPUTS] = output[Columns.ACTION_DIST_INPUTS].masked_fill(mask < 0.5, floor)
-    return output
+class TrinityPPOModule(TorchRLModule, ValueFunctionAPI):
+    """PPO's module for ``main``: the batched trainer's ``PolicyNetwork`` (``self.network``).
 
-
-class MaskedPPOModule(DefaultPPOTorchRLModule):
-    """PPO's default module on ``observations``, with illegal actions masked out of every forward pass."""
-
-    def __init__(self, *args, observation_space: gym.spaces.Dict | None = None, **kwargs):
-        self.full_observation_space = observation_space
-        super().__init__(*args, observation_space=observation_space["observations"], **kwargs)
+    ``model_config``: ``hidden`` (256), ``layers`` (2) and ``tactics`` (``True``), the fields of
+    ``PolicyNetwork``. Illegal actions are masked in exploration, inference and training; the
+    value head shares the body, whose output travels as RLlib's embeddings from the training
+    forward pass to ``compute_values``.
+    """
 
     def setup(self) -> None:
-        super().setup()  # the networks are built for the observation vector ...
-        self.observation_space = self.full_observation_space  # ... copies (league members) get the dict
-
-    def _forward_inference(self, batch: dict, **kwargs) -> dict:
-        mask, batch = _split(batch)
-        return _masked(super()._forward_inference(batch, **kwargs), mask)
-
-    def _forward_exploration(self, batch: dict, **kwargs) -> dict:
-        mask, batch = _split(batch)
-        return _masked(super()._forward_exploration(batch, **kwargs), mask)
-
-    def _forward_train(self, batch: dict, **kwargs) -> dict:
-        mask, batch = _split(batch)
-        return _masked(super()._forward_train(batch, **kwargs), mask)
-
-    def compute_values(self, batch: dict, embeddings=None):
-        if isinstance(batch[Columns.OBS], dict):
-            _, batch = _split(batch)
-        return super().compute_values(batch, embeddings)
-
-
-class MaskedRandomModule(RLModule):
-    """A uniformly random legal action; never trained."""
+        config = self.model_config or {}
+        self.network = PolicyNetwork(
+            hidden=int(config.get("hidden", 256)), layers=int(config.get("layers", 2)),
+            tactics=bool(config.get("tactics", True)),
+        )  # fmt: skip
 
     def _forward(self, batch: dict, **kwargs) -> dict:
-        mask = torch.as_tensor(batch[Columns.OBS]["action_mask"], dtype=torch.float32)
-        return {Columns.ACTIONS: torch.multinomial(mask, 1).squeeze(-1)}
+        observations, masks = _unpack(batch)
+        features = self.network.features(observations)
+        return {Columns.ACTION_DIST_INPUTS: self.network.logits(features, observations, masks)}
+
+    def _forward_train(self, batch: dict, **kwargs) -> dict:
+        observations, masks = _unpack(batch)
+        features = self.network.features(observations)
+        return {
+            Columns.ACTION_DIST_INPUTS: self.network.logits(features, observations, masks),
+            Columns.EMBEDDINGS: features,
+        }
+
+    def compute_values(self, batch: dict, embeddings: torch.Tensor | None = None) -> torch.Tensor:
+        if embeddings is None:
+            embeddings = self.network.features(_unpack(batch)[0])
+        return self.network.values(embeddings)
+
+
+class AgentModule(RLModule):
+    """Plays an agent of the registry (``model_config={"agent": "greedy"}``) on each observation; never trained.
+
+    The agent sees exactly what a network would: the observation vector and the mask.
+    """
+
+    def setup(self) -> None:
+        config = self.model_config or {}
+        self.agent = make(str(config.get("agent", "random")))
+        self.agent.reset(seed=int(config.get("seed", 0)))
+
+    def _forward(self, batch: dict, **kwargs) -> dict:
+        observations, masks = (np.asarray(x) for x in _unpack(batch))
+        actions = [
+            self.agent.act({"observation": o.astype(np.int8), "action_mask": m.astype(np.int8)})
+            for o, m in zip(observations, masks)
+        ]
+        return {Columns.ACTIONS: torch.as_tensor(actions, dtype=torch.int64)}
 
     def _forward_train(self, *args, **kwargs):
-        raise NotImplementedError("the random module is not trained")
-
-
-class RLlibModuleAgent(Agent):
-    """Plays an RLlib module's most likely legal action, so the arena and evaluations can use it."""
-
-    def __init__(self, module: MaskedPPOModule, name: str = "rllib"):
-        self.module, self.name = module, name
-
-    def act(self, observation: Observation, state: GameState | None = None) -> int:
-        batch = {
-            Columns.OBS: {
-                "observations": torch.as_tensor(observation["observation"], dtype=torch.float32)[None],
-                "action_mask": torch.as_tensor(observation["action_mask"], dtype=torch.float32)[None],
-            }
-        }
-        with torch.no_grad():
-            logits = self.module.forward_inference(batch)[Columns.ACTION_DIST_INPUTS]
-        return int(logits[0].argmax())
+        raise NotImplementedError(f"{self.agent.name} is a fixed opponent: it is not trained")

@@ -6,12 +6,15 @@ perfect information and every position has a value for the player to move, +1 (w
 one batch row per search depth, each child copied from its parent row and stepped there.
 Identical cards in a hand give identical moves, so only one copy of each is searched.
 
-Speed-ups, all exact: a move that completes a lane at once is looked for before anything
-else is generated; the table's best move and two killer moves per depth are tried before
-the moves are generated; the rest are ordered by direct captures and a history
-of cut-offs. The table has buckets of two slots (one keeps the deeper search, the other
-takes the newest). Positions with two empty tiles or fewer are searched by plain minimax,
-without the table.
+Speed-ups, all exact: a move that completes a lane at once (filling its last tile, or
+flipping the last cards of theirs in a full lane) is looked for before anything else is generated,
+without stepping; the table's best move and two killer moves per depth are tried before
+the moves are generated; the rest are ordered by completing a lane, blocking a lane the
+opponent nearly holds, direct captures and a history of cut-offs. The table has buckets of
+two slots (one keeps the deeper search, the other takes the newest) and holds positions
+with five empty tiles or more: smaller subtrees cost less to search again than to look up.
+With two empty tiles or fewer, plain minimax; the last placement is worked out without
+stepping.
 
 A search can be bounded: ``max_nodes`` (deterministic: the same result on every machine)
 and ``max_seconds``; past either, ``SolverBudgetError`` is raised. The kernel runs without
@@ -39,8 +42,9 @@ from trinity_env.fast.convert import write_state
 from trinity_env.fast.layout import HAND0, IN_HAND, OVER, PHASE, TO_MOVE, WINNER, Batch
 
 EXACT, LOWER, UPPER = 0, 1, 2
-TABLE_MIN_EMPTY = 3  # positions with fewer empty tiles skip the transposition table
+TABLE_MIN_EMPTY = 5  # positions with fewer empty tiles skip the transposition table
 KILLER_BONUS = 50_000_000  # below completing a lane, above any number of captures
+BLOCK_BONUS = 20_000_000  # the last empty tile of a lane the opponent nearly holds: below the killers
 TABLE_BITS = 22
 MAX_DEPTH = 17  # rows: the root, up to 15 placements, and a scratch row
 NO_LIMIT = np.iinfo(np.int64).max
@@ -101,28 +105,34 @@ def _result(info, b, player):
 
 
 @njit(cache=True)
-def _last_placement(decks, status, sides, owner, marks, info, d):
-    """Value of row ``d`` when one empty tile is left: every move ends the game."""
+def _last_placement(decks, status, sides, owner, info, d, own):
+    """Value of row ``d`` when one empty tile is left: every move fills the board and ends the game.
+
+    Worked out on ``own`` without stepping: a completed lane wins, else the lane majorities
+    decide (a full board has no draw: two lanes of three or more cards outscore one).
+    """
     mover = info[d, TO_MOVE]
-    best = -2
+    t = 0
+    while owner[d, t] != -1:
+        t += 1
     for i in range(16):
-        if status[d, mover, i] != IN_HAND:
+        if status[d, mover, i] != IN_HAND or _repeats_a_card(decks, status, d, mover, i):
             continue
-        for t in range(15):
-            if owner[d, t] == -1:
-                kernels.copy_row(status, sides, owner, info, d, d + 1)
-                kernels.apply_action(decks, status, sides, owner, marks, info, d + 1, 16 + 15 * i + t)
-                v = _result(info, d + 1, mover)
-                if v > best:
-                    best = v
-                    if best == 1:
-                        return 1
-                break
-    return best
+        if _completes_a_lane(decks, sides, owner, d, mover, i, t, own):
+            return 1
+        lanes = 0
+        for lane in range(3):
+            mine = 0
+            for r in range(5):
+                mine += own[0, 5 * lane + r] == mover
+            lanes += mine >= 3
+        if lanes >= 2:
+            return 1
+    return -1
 
 
 @njit(cache=True)
-def _two_left(decks, status, sides, owner, marks, info, d):
+def _two_left(decks, status, sides, owner, marks, info, d, own):
     """Value of row ``d`` when two empty tiles are left: plain minimax, no table, no ordering."""
     mover = info[d, TO_MOVE]
     best = -2
@@ -139,9 +149,9 @@ def _two_left(decks, status, sides, owner, marks, info, d):
             if info[d + 1, PHASE] == OVER:
                 v = _result(info, d + 1, mover)
             elif info[d + 1, TO_MOVE] == mover:  # the opponent passes
-                v = _last_placement(decks, status, sides, owner, marks, info, d + 1)
+                v = _last_placement(decks, status, sides, owner, info, d + 1, own)
             else:
-                v = -_last_placement(decks, status, sides, owner, marks, info, d + 1)
+                v = -_last_placement(decks, status, sides, owner, info, d + 1, own)
             if v > best:
                 best = v
                 if best == 1:
@@ -183,35 +193,81 @@ def _usable(decks, status, owner, d, mover, action, other0, other1):
     return True
 
 
-@njit(cache=True)
-def _win_now(decks, status, sides, owner, marks, info, d):
-    """A move of row ``d``'s player to move that wins at once, or -1.
+@njit(cache=True, inline="always")
+def _completes_a_lane(decks, sides, owner, d, p, i, t, own):
+    """Whether player ``p``'s card ``i`` on empty tile ``t`` of row ``d`` leaves some lane all ``p``'s.
 
-    Only placements on the last empty tile of a lane are tried (row ``d + 1`` is scratch):
-    that is where most immediate wins are. Any other win is left to the search, so the
-    answer is sound but not complete.
+    The placement's flips are worked out by the engine's ``capture`` on ``own`` (two scratch
+    rows: owners, then marks), a copy of the row's owners: nothing is copied or stepped.
+    """
+    for n in range(15):
+        own[0, n] = owner[d, n]
+        own[1, n] = 0
+    own[0, t] = p
+    kernels.capture(decks, sides, d, p, i, t, own[0], own[1])
+    for lane in range(3):
+        if (
+            own[0, 5 * lane] == p
+            and own[0, 5 * lane + 1] == p
+            and own[0, 5 * lane + 2] == p
+            and own[0, 5 * lane + 3] == p
+            and own[0, 5 * lane + 4] == p
+        ):
+            return True
+    return False
+
+
+@njit(cache=True)
+def _win_now(decks, status, sides, owner, info, d, own):
+    """A move of row ``d``'s player to move that completes a lane at once (and so wins), or -1.
+
+    Complete, without stepping: a lane is completed by filling its last empty tile or by
+    flipping the last cards of theirs in a full lane, and a placement flips only cards within
+    two steps of it (a direct capture, then the domino). Only the empty tiles where that can
+    complete some lane are tried, each with every distinct card in hand.
     """
     mover = info[d, TO_MOVE]
-    for lane in range(3):
-        e = -1
-        count = 0
-        for t in range(5 * lane, 5 * lane + 5):
-            if owner[d, t] == -1:
-                e = t
-                count += 1
-        if count != 1:
+    for t in range(15):
+        if owner[d, t] != -1:
+            continue
+        lane = t // 5
+        q = t - 5 * lane
+        candidate = False
+        for other in range(3):
+            empty = 0
+            out_of_reach = 0
+            for r in range(5):
+                w = owner[d, 5 * other + r]
+                if w == -1:
+                    empty += 1
+                elif w != mover and abs(other - lane) + abs(r - q) > 2:
+                    out_of_reach += 1
+            if out_of_reach == 0 and empty == (1 if other == lane else 0):
+                candidate = True
+                break
+        if not candidate:
             continue
         for i in range(16):
             if status[d, mover, i] != IN_HAND:
                 continue
             if _repeats_a_card(decks, status, d, mover, i):
                 continue
-            action = 16 + 15 * i + e
-            kernels.copy_row(status, sides, owner, info, d, d + 1)
-            kernels.apply_action(decks, status, sides, owner, marks, info, d + 1, action)
-            if info[d + 1, PHASE] == OVER and info[d + 1, WINNER] == mover:
-                return action
+            if _completes_a_lane(decks, sides, owner, d, mover, i, t, own):
+                return 16 + 15 * i + t
     return -1
+
+
+@njit(cache=True, inline="always")
+def _nearly_theirs(owner, b, p, lane):
+    """Whether ``lane`` of row ``b`` has one empty tile and at least three cards not ``p``'s."""
+    empty = 0
+    theirs = 0
+    for t in range(5 * lane, 5 * lane + 5):
+        if owner[b, t] == -1:
+            empty += 1
+        elif owner[b, t] != p:
+            theirs += 1
+    return empty == 1 and theirs >= 3
 
 
 @njit(cache=True)
@@ -230,6 +286,10 @@ def _moves(decks, status, sides, owner, info, b, out, scores, history, killers):
         lane0 += owner[b, t] == p
         lane1 += owner[b, 5 + t] == p
         lane2 += owner[b, 10 + t] == p
+    # lanes of three tiles or more of theirs with one empty tile: placing there blocks a lane they may complete
+    blocks0 = _nearly_theirs(owner, b, p, 0)
+    blocks1 = _nearly_theirs(owner, b, p, 1)
+    blocks2 = _nearly_theirs(owner, b, p, 2)
     n = 0
     for i in range(16):
         if status[b, p, i] != IN_HAND:
@@ -250,6 +310,8 @@ def _moves(decks, status, sides, owner, info, b, out, scores, history, killers):
             mine = lane0 if lane == 0 else (lane1 if lane == 1 else lane2)
             if mine + in_lane == 4:
                 score += 100_000_000
+            if (blocks0 if lane == 0 else (blocks1 if lane == 1 else blocks2)) and in_lane == 0:
+                score += BLOCK_BONUS
             out[n] = action
             scores[n] = score
             n += 1
@@ -257,7 +319,9 @@ def _moves(decks, status, sides, owner, info, b, out, scores, history, killers):
 
 
 @njit(cache=True, nogil=True)
-def negamax(decks, status, sides, owner, marks, info, d, alpha, beta, table, moves, scores, history, killers, nodes):
+def negamax(
+    decks, status, sides, owner, marks, info, d, alpha, beta, table, moves, scores, history, killers, own, nodes
+):
     """Value of row ``d`` for its player to move, searched within the window ``(alpha, beta)``.
 
     ``table`` holds keys and entries (value, bound: EXACT/LOWER/UPPER, best move, empty
@@ -282,9 +346,9 @@ def negamax(decks, status, sides, owner, marks, info, d, alpha, beta, table, mov
         empty += owner[d, t] == -1
     mover = info[d, TO_MOVE]
     if empty == 1 and info[d, HAND0 + mover] > 0:
-        return _last_placement(decks, status, sides, owner, marks, info, d)
+        return _last_placement(decks, status, sides, owner, info, d, own)
     if empty == 2 and info[d, HAND0 + mover] > 0:
-        return _two_left(decks, status, sides, owner, marks, info, d)
+        return _two_left(decks, status, sides, owner, marks, info, d, own)
     keys, entries = table
     tabled = empty >= TABLE_MIN_EMPTY  # smaller subtrees cost less to search than to look up
     key = _key(status, sides, owner, info, d) if tabled else np.uint64(0)
@@ -303,7 +367,7 @@ def negamax(decks, status, sides, owner, marks, info, d, alpha, beta, table, mov
             beta = v
         if alpha >= beta:
             return v
-    win = _win_now(decks, status, sides, owner, marks, info, d)
+    win = _win_now(decks, status, sides, owner, info, d, own)
     if win >= 0:
         if tabled:
             _store(keys, entries, bucket, key, 1, EXACT, win, empty)
@@ -357,6 +421,7 @@ def negamax(decks, status, sides, owner, marks, info, d, alpha, beta, table, mov
                 scores,
                 history,
                 killers,
+                own,
                 nodes,
             )
         else:
@@ -375,6 +440,7 @@ def negamax(decks, status, sides, owner, marks, info, d, alpha, beta, table, mov
                 scores,
                 history,
                 killers,
+                own,
                 nodes,
             )
         if nodes[2] != 0:  # stopped: this node's search is unfinished, store nothing
@@ -539,12 +605,13 @@ class Solver:
         self._scores = np.zeros((MAX_DEPTH + 1, 256), np.int64)
         self._history = np.zeros(256, np.int64)
         self._killers = np.full((MAX_DEPTH + 1, 2), -1, np.int64)
+        self._own = np.zeros((2, 15), np.int8)  # scratch owners and marks for looking ahead
 
     def _search(self, state: GameState, alpha: int, beta: int, budget: _Budget) -> int:
         write_state(self._rows, 0, state)
         self._rows.decks[1:] = self._rows.decks[0]
         return budget.search(
-            *self._rows, 0, alpha, beta, self._table, self._moves, self._scores, self._history, self._killers
+            *self._rows, 0, alpha, beta, self._table, self._moves, self._scores, self._history, self._killers, self._own
         )
 
     def value(self, state: GameState, *, max_nodes: int | None = None, max_seconds: float | None = None) -> int:
