@@ -238,3 +238,48 @@ def test_deeper_positions_are_consistent_one_ply_down_and_with_a_tiny_table(empt
         assert sorted(solution.best_moves) == sorted(m for m, v in children.items() if v == solution.value)
         tiny = Solver(table_bits=4).solve(state)
         assert tiny.value == solution.value and sorted(tiny.best_moves) == sorted(solution.best_moves)
+
+
+def test_two_search_threads_give_the_same_answers_as_one():
+    """Lazy SMP: two threads share the table (a tiny one too, so they overwrite each other's
+    slots all the time); the values and the sets of best moves are those of one thread."""
+    for state in [*small_positions(2, seed=31, empty=9), *small_positions(1, seed=32, empty=10)]:
+        one = Solver(table_bits=18).solve(state)
+        for solver in (Solver(table_bits=18, threads=2), Solver(table_bits=4, threads=2)):
+            two = solver.solve(state)
+            assert (two.value, sorted(two.best_moves)) == (one.value, sorted(one.best_moves))
+            value, move = solver.best_move(state)
+            assert value == one.value and move in one.best_moves
+
+
+def test_a_node_budget_searches_with_one_thread_and_so_counts_the_same():
+    from trinity_env.search.solver import SolverBudgetError
+
+    (state,) = small_positions(1, seed=33, empty=11)
+    counts = set()
+    for threads in (1, 2):
+        with pytest.raises(SolverBudgetError) as stopped:
+            Solver(threads=threads).solve(state, max_nodes=20_000)
+        counts.add(stopped.value.nodes)
+    assert len(counts) == 1
+
+
+def test_a_time_budget_stops_both_threads_and_keeps_the_table_exact():
+    import time
+
+    from trinity_env.search.solver import SolverBudgetError
+
+    (big,) = small_positions(1, seed=34, empty=13)
+    solver = Solver(threads=2)
+    start = time.perf_counter()
+    with pytest.raises(SolverBudgetError):
+        solver.solve(big, max_seconds=0.2)
+    assert time.perf_counter() - start < 10  # both threads unwound (not a timing test: minutes otherwise)
+    for state in small_positions(3, seed=35, empty=9):
+        assert solver.solve(state).value == Solver(threads=1).solve(state).value
+
+
+def test_threads_must_be_a_positive_int():
+    for bad in (0, -1, 1.5, True, "2"):
+        with pytest.raises(TrinityError, match="threads must be a positive int"):
+            Solver(table_bits=4, threads=bad)

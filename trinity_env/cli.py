@@ -219,13 +219,8 @@ def _solve(args: argparse.Namespace) -> None:
         raise TrinityError("no move to solve: the position is in the draft (the solver needs both hands)")
     if state.is_over or not state.legal_actions():
         raise TrinityError("no move to solve: the game is over")
-    try:  # budgets arrived with SolverBudgetError; a solver without them runs to the end
-        from trinity_env.search.solver import SolverBudgetError  # noqa: F401
-
-        budgets = {"max_nodes": args.max_nodes, "max_seconds": args.max_seconds}
-    except ImportError:
-        budgets = {}
-    print(json.dumps(Solver().solve(state, **budgets).to_json()))
+    solver = Solver(threads=args.threads)
+    print(json.dumps(solver.solve(state, max_nodes=args.max_nodes, max_seconds=args.max_seconds).to_json()))
 
 
 def _arena(args: argparse.Namespace) -> int:
@@ -493,8 +488,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--max-seconds", type=positive_seconds, default=60.0, help="give up after this many seconds (default 60)"
     )
     solve.add_argument(
-        "--max-nodes", type=positive_int, default=None, help="give up after this many nodes (default: no limit)"
-    )
+        "--max-nodes", type=positive_int, default=None,
+        help="give up after this many nodes (default: no limit; searches with one thread, the same on any machine)",
+    )  # fmt: skip
+    solve.add_argument("--threads", type=positive_int, default=2, help="search threads sharing the table (default 2)")
     solve.set_defaults(run=_solve)
 
     arena = commands.add_parser("arena", help="round robin between agents, seats swapped, with ratings")

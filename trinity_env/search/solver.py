@@ -37,6 +37,7 @@ import numpy as np
 from numba import njit
 
 from trinity_env.core import GameState, Phase, TrinityError
+from trinity_env.core.board import EMPTY
 from trinity_env.fast import kernels
 from trinity_env.fast.convert import write_state
 from trinity_env.fast.layout import HAND0, IN_HAND, OVER, PHASE, TO_MOVE, WINNER, Batch
@@ -48,6 +49,7 @@ BLOCK_BONUS = 20_000_000  # the last empty tile of a lane the opponent nearly ho
 TABLE_BITS = 22
 MAX_DEPTH = 17  # rows: the root, up to 15 placements, and a scratch row
 NO_LIMIT = np.iinfo(np.int64).max
+PARALLEL_MIN_EMPTY = 9  # smaller positions are searched by one thread: starting another costs more
 WAIT_STEP = 0.1  # seconds the calling thread waits between looks at the clock and for Ctrl-C
 T = TypeVar("T")
 _FNV_OFFSET = np.uint64(0xCBF29CE484222325)
@@ -160,15 +162,35 @@ def _two_left(decks, status, sides, owner, marks, info, d, own):
 
 
 @njit(cache=True, inline="always")
-def _store(keys, entries, bucket, key, value, bound, move, empty):
+def _pack(value, bound, move, empty):
+    """One table entry in one word: value + 1 (2 bits), bound (2), move + 1 (9), empty tiles (4)."""
+    return (
+        np.uint64(value + 1)
+        | (np.uint64(bound) << np.uint64(2))
+        | (np.uint64(move + 1) << np.uint64(4))
+        | (np.uint64(empty) << np.uint64(13))
+    )
+
+
+@njit(cache=True, inline="always")
+def _field(data, shift, bits):
+    return np.int64((data >> np.uint64(shift)) & np.uint64((1 << bits) - 1))
+
+
+@njit(cache=True, inline="always")
+def _store(keys, data, bucket, key, value, bound, move, empty):
     """Store a searched node in its bucket: the first slot keeps the deeper search (more
-    empty tiles) or the same position, the second slot takes whatever the first refuses."""
-    slot = bucket if keys[bucket] == key or entries[bucket, 3] <= empty else bucket + 1
-    keys[slot] = key
-    entries[slot, 0] = value
-    entries[slot, 1] = bound
-    entries[slot, 2] = move
-    entries[slot, 3] = empty
+    empty tiles) or the same position, the second slot takes whatever the first refuses.
+
+    A slot holds ``key ^ entry`` beside the entry, so a slot that another search thread
+    is writing at the same moment (one word stored, not yet the other) reads as a miss,
+    never as a wrong entry (the "lockless" table of Hyatt and Mann).
+    """
+    old = data[bucket]
+    slot = bucket if keys[bucket] ^ old == key or _field(old, 13, 4) <= empty else bucket + 1
+    entry = _pack(value, bound, move, empty)
+    data[slot] = entry
+    keys[slot] = key ^ entry
 
 
 @njit(cache=True, inline="always")
@@ -324,8 +346,9 @@ def negamax(
 ):
     """Value of row ``d`` for its player to move, searched within the window ``(alpha, beta)``.
 
-    ``table`` holds keys and entries (value, bound: EXACT/LOWER/UPPER, best move, empty
-    tiles) in buckets of two slots. The table's best move, then the killers of row ``d``,
+    ``table`` holds checks and entries (value, bound: EXACT/LOWER/UPPER, best move, empty
+    tiles, packed in one word; see ``_store``) in buckets of two slots, and may be shared by
+    search threads. The table's best move, then the killers of row ``d``,
     are tried before any other move is even generated: when one cuts off, as it mostly
     does, the node costs one child. ``history`` (per action) and ``killers``
     (two actions per row) only order moves, so they never change a value.
@@ -349,28 +372,33 @@ def negamax(
         return _last_placement(decks, status, sides, owner, info, d, own)
     if empty == 2 and info[d, HAND0 + mover] > 0:
         return _two_left(decks, status, sides, owner, marks, info, d, own)
-    keys, entries = table
+    keys, data = table
     tabled = empty >= TABLE_MIN_EMPTY  # smaller subtrees cost less to search than to look up
     key = _key(status, sides, owner, info, d) if tabled else np.uint64(0)
     bucket = np.int64(key & np.uint64(keys.shape[0] - 2))  # two slots: depth-preferred, always-replace
-    slot = bucket if keys[bucket] == key else bucket + 1
     first = -1
-    if tabled and keys[slot] == key:
-        v = entries[slot, 0]
-        bound = entries[slot, 1]
-        first = entries[slot, 2]
-        if bound == EXACT:
-            return v
-        if bound == LOWER and v > alpha:
-            alpha = v
-        elif bound == UPPER and v < beta:
-            beta = v
-        if alpha >= beta:
-            return v
+    if tabled:
+        entry = data[bucket]
+        hit = keys[bucket] ^ entry == key
+        if not hit:
+            entry = data[bucket + 1]
+            hit = keys[bucket + 1] ^ entry == key
+        if hit:
+            v = _field(entry, 0, 2) - 1
+            bound = _field(entry, 2, 2)
+            first = _field(entry, 4, 9) - 1
+            if bound == EXACT:
+                return v
+            if bound == LOWER and v > alpha:
+                alpha = v
+            elif bound == UPPER and v < beta:
+                beta = v
+            if alpha >= beta:
+                return v
     win = _win_now(decks, status, sides, owner, info, d, own)
     if win >= 0:
         if tabled:
-            _store(keys, entries, bucket, key, 1, EXACT, win, empty)
+            _store(keys, data, bucket, key, 1, EXACT, win, empty)
         return 1
     alpha0 = alpha
     best = -2
@@ -459,7 +487,7 @@ def negamax(
     if tabled:
         _store(
             keys,
-            entries,
+            data,
             bucket,
             key,
             best,
@@ -505,10 +533,28 @@ class Solution:
         return {"winner": self.winner, "best_moves": [{"card": c, "tile": t} for c, t in self.best_moves]}
 
 
-class _Budget:
-    """One call's budget: the kernel's node counters (see ``negamax``) and the deadline."""
+class _Worker:
+    """What one search thread owns: the rows of its search path, move lists and ordering."""
 
-    def __init__(self, max_nodes: int | None, max_seconds: float | None):
+    def __init__(self, seed: int = 0):
+        self.rows = Batch.empty(MAX_DEPTH + 1)
+        self.moves = np.zeros((MAX_DEPTH + 1, 256), np.int64)
+        self.scores = np.zeros((MAX_DEPTH + 1, 256), np.int64)
+        # a helper thread starts with a different history, so it orders equal-capture moves
+        # differently and reaches other parts of the tree first (as in "lazy SMP" chess engines)
+        self.history = np.random.default_rng(seed).integers(0, 500_000, 256) if seed else np.zeros(256, np.int64)
+        self.killers = np.full((MAX_DEPTH + 1, 2), -1, np.int64)
+        self.own = np.zeros((2, 15), np.int8)  # scratch owners and marks for looking ahead
+
+
+class _Budget:
+    """One call's budget: a node counter per search thread (see ``negamax``) and the deadline.
+
+    A node budget is counted by one thread (the solver searches alone under it), so it gives
+    the same outcome on every machine.
+    """
+
+    def __init__(self, max_nodes: int | None, max_seconds: float | None, threads: int = 1):
         if max_nodes is not None and (
             isinstance(max_nodes, bool | np.bool_) or not isinstance(max_nodes, int | np.integer) or max_nodes <= 0
         ):
@@ -524,28 +570,67 @@ class _Budget:
         self.max_seconds = None if max_seconds is None else float(max_seconds)
         self.start = time.perf_counter()
         self.deadline = None if max_seconds is None else self.start + self.max_seconds
-        limit = NO_LIMIT if max_nodes is None else min(int(max_nodes), NO_LIMIT)
-        self.nodes = np.array([0, limit, 0], np.int64)
+        self.limit = NO_LIMIT if max_nodes is None else min(int(max_nodes), NO_LIMIT)
+        self.threads = 1 if max_nodes is not None else threads
+        self.nodes = [np.array([0, self.limit, 0], np.int64) for _ in range(self.threads)]
+        self.cancelled = False
 
     @property
     def searched(self) -> int:
         """Nodes searched: a stopped search counted the node it refused."""
-        return int(self.nodes[0] - self.nodes[2])
+        return int(sum(n[0] - n[2] for n in self.nodes))
 
     @property
     def seconds(self) -> float:
         return time.perf_counter() - self.start
 
     def stop(self) -> None:
-        """Stop the running search (from another thread) and every later one of this call."""
-        self.nodes[1] = -1
+        """Stop the running searches (from another thread) and every later one of this call."""
+        self.cancelled = True
+        for nodes in self.nodes:
+            nodes[1] = -1
 
-    def search(self, *args) -> int:
-        """``negamax(*args, nodes)``; ``SolverBudgetError`` if it stopped before the end."""
-        value = negamax(*args, self.nodes)
-        if self.nodes[2] != 0:
-            raise SolverBudgetError(self.searched, self.seconds, self.max_nodes, self.max_seconds)
-        return int(value)
+    def _failed(self) -> SolverBudgetError:
+        return SolverBudgetError(self.searched, self.seconds, self.max_nodes, self.max_seconds)
+
+    def search(self, workers: list[_Worker], table, state: GameState, alpha: int, beta: int) -> int:
+        """The value of ``state`` in the window, by ``negamax`` in each worker's thread at once;
+        the first to finish gives it and stops the others. ``SolverBudgetError`` past the budget."""
+        if self.cancelled:
+            raise self._failed()
+        count = min(self.threads, len(workers)) if state.owners.count(EMPTY) >= PARALLEL_MIN_EMPTY else 1
+        for worker in workers[:count]:
+            write_state(worker.rows, 0, state)
+            worker.rows.decks[1:] = worker.rows.decks[0]
+        for nodes in self.nodes[:count]:
+            nodes[1], nodes[2] = self.limit, 0
+
+        def one(k: int) -> int | None:
+            w, nodes = workers[k], self.nodes[k]
+            value = negamax(
+                *w.rows, 0, alpha, beta, table, w.moves, w.scores, w.history, w.killers, w.own, nodes
+            )  # fmt: skip
+            if nodes[2] != 0:
+                return None
+            for other in self.nodes[:count]:  # the others stop: their answer would be the same
+                if other is not nodes:
+                    other[1] = -1
+            return int(value)
+
+        if count == 1:
+            value = one(0)
+        else:
+            found: list[int | None] = [None] * count
+            helpers = [threading.Thread(target=lambda k=k: found.__setitem__(k, one(k))) for k in range(1, count)]
+            for helper in helpers:
+                helper.start()
+            found[0] = one(0)
+            for helper in helpers:
+                helper.join()
+            value = next((v for v in found if v is not None), None)
+        if value is None or self.cancelled:
+            raise self._failed()
+        return value
 
     def run(self, work: Callable[[], T]) -> T:
         """``work()`` in a worker thread while this one waits in short steps: when the
@@ -591,32 +676,37 @@ class _Budget:
 class Solver:
     """Solves open-hand play-phase positions exactly; the transposition table lives between calls.
 
+    ``threads``: search threads sharing the table (``trinity solve`` uses two). They search
+    the same position with different move orders and the first to finish answers. Values,
+    and ``solve``'s set of best moves, are exact and the same with any number of threads;
+    which winning move ``best_move`` names may differ between runs with more than one, so
+    the default is one thread: the same answer on every run. Under a ``max_nodes`` budget,
+    and on positions with fewer than ``PARALLEL_MIN_EMPTY`` empty tiles, the solver
+    searches with one thread.
+
     Every query takes an optional budget for the whole call: ``max_nodes`` (a positive int;
     the same outcome on any machine) and ``max_seconds`` (finite, > 0). A call that runs out
     raises ``SolverBudgetError``; Ctrl-C raises ``KeyboardInterrupt`` within a fraction of a
     second. Either way the table keeps only what was fully searched, so later calls stay exact.
     """
 
-    def __init__(self, table_bits: int = TABLE_BITS):
+    def __init__(self, table_bits: int = TABLE_BITS, threads: int = 1):
+        if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+            raise TrinityError(f"threads must be a positive int, got {threads!r}")
         size = 1 << table_bits
-        self._table = (np.zeros(size, np.uint64), np.zeros((size, 4), np.int16))
-        self._rows = Batch.empty(MAX_DEPTH + 1)
-        self._moves = np.zeros((MAX_DEPTH + 1, 256), np.int64)
-        self._scores = np.zeros((MAX_DEPTH + 1, 256), np.int64)
-        self._history = np.zeros(256, np.int64)
-        self._killers = np.full((MAX_DEPTH + 1, 2), -1, np.int64)
-        self._own = np.zeros((2, 15), np.int8)  # scratch owners and marks for looking ahead
+        self._table = (np.zeros(size, np.uint64), np.zeros(size, np.uint64))
+        self.threads = threads
+        self._workers = [_Worker(seed=k) for k in range(threads)]
 
     def _search(self, state: GameState, alpha: int, beta: int, budget: _Budget) -> int:
-        write_state(self._rows, 0, state)
-        self._rows.decks[1:] = self._rows.decks[0]
-        return budget.search(
-            *self._rows, 0, alpha, beta, self._table, self._moves, self._scores, self._history, self._killers, self._own
-        )
+        return budget.search(self._workers, self._table, state, alpha, beta)
+
+    def _budget(self, max_nodes: int | None, max_seconds: float | None) -> _Budget:
+        return _Budget(max_nodes, max_seconds, self.threads)
 
     def value(self, state: GameState, *, max_nodes: int | None = None, max_seconds: float | None = None) -> int:
         """The value of ``state`` for its player to move (the result itself when the game is over)."""
-        budget = _Budget(max_nodes, max_seconds)
+        budget = self._budget(max_nodes, max_seconds)
         _check(state, over_ok=True)
         if state.is_over:
             return 0 if state.winner is None else (1 if state.winner == state.to_move else -1)
@@ -626,18 +716,24 @@ class Solver:
         self, state: GameState, *, max_nodes: int | None = None, max_seconds: float | None = None
     ) -> tuple[int, tuple[str, int]]:
         """The value of ``state`` for its player to move and one move that achieves it."""
-        budget = _Budget(max_nodes, max_seconds)
+        budget = self._budget(max_nodes, max_seconds)
         _check(state)
         return budget.run(lambda: self._best_move(state, budget))
 
     def _best_move(self, state: GameState, budget: _Budget) -> tuple[int, tuple[str, int]]:
         value = self._search(state, -1, 1, budget)
-        keys, entries = self._table
-        key = _key(self._rows.status, self._rows.sides, self._rows.owner, self._rows.info, 0)
+        rows = self._workers[0].rows
+        write_state(rows, 0, state)
+        keys, data = self._table
+        key = _key(rows.status, rows.sides, rows.owner, rows.info, 0)
         bucket = int(key & np.uint64(keys.shape[0] - 2))
-        slot = bucket if keys[bucket] == key else bucket + 1
-        action = int(entries[slot, 2]) if keys[slot] == key else -1
-        if action < 0:  # the last placement is searched without the table: take the first move that does it
+        action = -1
+        for slot in (bucket, bucket + 1):
+            entry = data[slot]
+            if keys[slot] ^ entry == key:
+                action = int(_field(entry, 4, 9)) - 1
+                break
+        if action < 0:  # searched without the table (few empty tiles): take the first move that does it
             return value, next(m for m in state.legal_moves() if self._move_value(state, m, value, budget) >= value)
         deck_index, tile = divmod(action - 16, 15)
         return value, (state.decks[state.to_move][deck_index].notation, tile)
@@ -657,7 +753,7 @@ class Solver:
 
     def solve(self, state: GameState, *, max_nodes: int | None = None, max_seconds: float | None = None) -> Solution:
         """The value of ``state`` and every move that achieves it; the budget covers both."""
-        budget = _Budget(max_nodes, max_seconds)
+        budget = self._budget(max_nodes, max_seconds)
         _check(state)
         return budget.run(lambda: self._solve(state, budget))
 
