@@ -533,3 +533,11 @@ def test_a_loader_gap_is_still_one_line(error, command, tmp_path, capsys, monkey
     path.write_text(json.dumps(POSITION))
     assert main([command, str(path)]) == 2
     assert f"is not a valid position: {type(error).__name__}" in _one_line_error(capsys, command)
+
+
+def test_train_picks_the_rllib_trainer_for_rllib_configs_and_names_the_missing_extra(capsys, monkeypatch, tmp_path):
+    monkeypatch.setitem(sys.modules, "ray.rllib", None)  # as where the rllib extra is not installed
+    assert main(["train", "rllib", "--run", str(tmp_path / "run")]) == 2
+    err = _one_line_error(capsys, "train")
+    assert "needs the rllib extra (pip install 'trinity-towers[rllib]')" in err
+    assert not (tmp_path / "run").exists()

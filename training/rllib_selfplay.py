@@ -202,7 +202,12 @@ def build_algorithm(config: RLlibConfig, versions: int = 0):
     ppo = (
         PPOConfig()
         .environment(register(), env_config=dict(config.env))
-        .env_runners(num_env_runners=config.num_env_runners, num_envs_per_env_runner=config.envs_per_runner)
+        # no sample timeout: on a busy machine RLlib's 60 s default drops whole iterations' samples
+        .env_runners(
+            num_env_runners=config.num_env_runners,
+            num_envs_per_env_runner=config.envs_per_runner,
+            sample_timeout_s=None,
+        )
         .multi_agent(policies=set(specs), policy_mapping_fn=_mapping(config, versions), policies_to_train=["main"])
         .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs=specs))
         .training(

@@ -302,11 +302,15 @@ def _train(args: argparse.Namespace) -> None:
 
     package = _trainers()
     name = Path(args.config).stem if args.config.endswith((".yaml", ".yml")) else args.config
-    trainer = args.trainer or ("alphazero" if name.startswith("az") else "ppo")
+    trainer = args.trainer or ("alphazero" if name.startswith("az") else "rllib" if name.startswith("rllib") else "ppo")
+    modules = {"alphazero": "alphazero", "rllib": "rllib_selfplay", "ppo": "fast_ppo"}
+    extra = "rllib" if trainer == "rllib" else "train"
     try:
-        module = importlib.import_module(f"{package.__name__}.{'alphazero' if trainer == 'alphazero' else 'fast_ppo'}")
+        module = importlib.import_module(f"{package.__name__}.{modules[trainer]}")
+        if trainer == "rllib":
+            importlib.import_module("ray.rllib")
     except ModuleNotFoundError as err:
-        raise TrinityError(f"training needs the train extra (pip install 'trinity-towers[train]'): {err}") from None
+        raise TrinityError(f"training needs the {extra} extra (pip install 'trinity-towers[{extra}]'): {err}") from None
     argv = ["--config", args.config, "--run", args.run_folder or f"runs/{name}"]
     argv += ["--resume"] * args.resume + ["--overwrite"] * args.overwrite
     module.main(argv)
@@ -536,10 +540,15 @@ def build_parser() -> argparse.ArgumentParser:
     train = commands.add_parser(
         "train", help="train an agent by self-play from a shipped config or a YAML file (needs the train extra)"
     )
-    train.add_argument("config", nargs="?", default="quick", help="quick, standard, az-quick, az-standard or a path")
+    train.add_argument(
+        "config", nargs="?", default="quick", help="quick, standard, az-quick, az-standard, rllib or a path"
+    )
     train.add_argument("--run", dest="run_folder", default=None, help="the run folder (default runs/CONFIG)")
     train.add_argument(
-        "--trainer", choices=["ppo", "alphazero"], default=None, help="default: alphazero for az-* configs, else ppo"
+        "--trainer",
+        choices=["ppo", "alphazero", "rllib"],
+        default=None,
+        help="default: alphazero for az-* configs, rllib for rllib* configs, else ppo",
     )
     again = train.add_mutually_exclusive_group()
     again.add_argument("--resume", action="store_true", help="continue the run in RUN")
