@@ -110,8 +110,8 @@ def _result(info, b, player):
 def _last_placement(decks, status, sides, owner, info, d, own):
     """Value of row ``d`` when one empty tile is left: every move fills the board and ends the game.
 
-    Worked out on ``own`` without stepping: a completed lane wins, else the lane majorities
-    decide (a full board has no draw: two lanes of three or more cards outscore one).
+    Worked out on ``own`` without stepping: a completed lane wins, else the engine's lane
+    scores decide (a full board has no draw: every lane has a majority).
     """
     mover = info[d, TO_MOVE]
     t = 0
@@ -122,13 +122,7 @@ def _last_placement(decks, status, sides, owner, info, d, own):
             continue
         if _completes_a_lane(decks, sides, owner, d, mover, i, t, own):
             return 1
-        lanes = 0
-        for lane in range(3):
-            mine = 0
-            for r in range(5):
-                mine += own[0, 5 * lane + r] == mover
-            lanes += mine >= 3
-        if lanes >= 2:
+        if kernels.margin(own, 0, mover) > 0:  # own[0]: the full board after the placement
             return 1
     return -1
 
