@@ -197,16 +197,7 @@ def _usable(decks, status, owner, d, mover, action, other0, other1):
     t = (action - 16) % 15
     if status[d, mover, i] != IN_HAND or owner[d, t] != -1:
         return False
-    for j in range(i):
-        if status[d, mover, j] == IN_HAND:
-            same = True
-            for k in range(4):
-                if decks[d, mover, i, k] != decks[d, mover, j, k]:
-                    same = False
-                    break
-            if same:
-                return False
-    return True
+    return not _repeats_a_card(decks, status, d, mover, i)
 
 
 @njit(cache=True, inline="always")
