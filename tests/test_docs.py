@@ -211,3 +211,27 @@ def test_the_rllib_page_quotes_the_runs_it_ships_the_metrics_of():
     assert len(quoted) >= 4, "the page quotes none of the runs' evaluations"
     for figure in quoted:
         assert figure in measured, f"docs/rllib.md quotes {figure}, which no docs/rllib-run/*metrics.csv holds"
+
+
+def test_the_readme_rllib_row_quotes_the_documented_runs_last_evaluation():
+    import csv
+
+    rows = list(csv.reader((ROOT / "docs" / "rllib-run" / "metrics.csv").read_text(encoding="utf-8").splitlines()))
+    final = {row[2]: float(row[3]) for row in rows if row[0] == rows[-1][0]}
+    (line,) = [x for x in (ROOT / "README.md").read_text(encoding="utf-8").splitlines() if x.startswith("| Ray RLlib")]
+    assert f"{final['random']:.1%} against random and {final['greedy']:.1%} against greedy" in line
+    assert f"after {int(rows[-1][0]) / 1e6:.1f}M of `main`'s decisions" in line
+
+
+def test_the_exploitability_rows_with_a_json_are_what_the_tool_wrote():
+    page = (ROOT / "docs" / "exploitability.md").read_text(encoding="utf-8")
+    files = sorted((ROOT / "docs" / "exploitability").glob("*.json"))
+    assert files
+    for path in files:
+        result = json.loads(path.read_text(encoding="utf-8"))
+        low, high = result["interval"]
+        row = (
+            f"| {result['agent']} | {result['steps']:,} | {result['win_rate']:.3f} [{low:.3f}, {high:.3f}] | "
+            f"{result['curve'][-1]['win_rate']:.3f} | {round(result['seconds'])} |"
+        )
+        assert row in page, f"docs/exploitability.md has no row {row} ({path.name})"

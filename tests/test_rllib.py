@@ -197,6 +197,8 @@ def test_training_on_local_ray_with_two_env_runners_and_resuming(tmp_path):
     config = {"num_env_runners": 2, "envs_per_runner": 1, "train_batch": 1000, "minibatch": 250, "epochs": 2,
               "eval_games": 10, "eval_every": 1, "snapshot_every": 1, "tensorboard": False}  # fmt: skip
     train(RLlibConfig.load("rllib", **config, iterations=2), tmp_path, progress=False)
+    with (tmp_path / "iterations.jsonl").open("a") as handle:  # as a session killed after its checkpoint leaves it
+        handle.write(json.dumps({"iteration": 3, "env_steps": 0}) + "\n")
     with pytest.raises(RunFolderError, match="already holds a run"):  # a fresh start refuses the run that is there
         train(RLlibConfig.load("rllib", **config, iterations=3), tmp_path, progress=False)
     history = train(RLlibConfig.load("rllib", **config, iterations=3), tmp_path, progress=False, resume=True)
@@ -210,4 +212,11 @@ def test_training_on_local_ray_with_two_env_runners_and_resuming(tmp_path):
     assert (tmp_path / "metrics.csv").read_text().count("\n") == 9
     progress = json.loads((tmp_path / "progress.json").read_text())
     assert (progress["iteration"], progress["versions"]) == (3, 3)
-    assert make(str(tmp_path)).act is not None  # best.pt (or latest.pt) plays as any checkpoint does
+    agent = make(str(tmp_path))  # best.pt plays as any checkpoint does
+    env = TrinityTowersMultiAgentEnv({"draft": "random"})
+    ((_, row),) = env.reset(seed=0)[0].items()
+    observation = {
+        "observation": row["observations"].astype(np.int8),
+        "action_mask": row["action_mask"].astype(np.int8),
+    }
+    assert row["action_mask"][agent.act(observation)] == 1

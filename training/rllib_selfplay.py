@@ -305,8 +305,10 @@ def _train(
     if resume:
         algorithm.restore_from_path(str((run / "checkpoint").resolve()))
     log = RunLog(run, config.tensorboard, resume_from=(state["main_steps"], history) if resume else None)
-    if not resume:
-        (run / "iterations.jsonl").write_text("", encoding="utf-8")
+    # this run's iterations up to its checkpoint: lines a killed session wrote after it go
+    kept = [] if not resume else (run / "iterations.jsonl").read_text(encoding="utf-8").splitlines()
+    kept = [line for line in kept if json.loads(line)["iteration"] <= state["iteration"]]
+    (run / "iterations.jsonl").write_text("".join(line + "\n" for line in kept), encoding="utf-8")
     total = iterations or config.iterations
     seconds_before = history[-1]["seconds"] if history else 0.0
     started = time.perf_counter()
@@ -322,7 +324,7 @@ def _train(
             state["best"] = score
             save_checkpoint(run / "best.pt", network, extra)
         state["iteration"] = iteration
-        state["history"] = [h | {"results": {k: list(v) for k, v in h["results"].items()}} for h in history]
+        state["history"] = history  # JSON writes the (rate, low, high) tuples as lists
         temporary = run / (PROGRESS + ".tmp")
         temporary.write_text(json.dumps(state, indent=1) + "\n", encoding="utf-8")
         temporary.replace(run / PROGRESS)

@@ -182,6 +182,20 @@ def score(owner, info, b):
 
 
 @njit(cache=True, inline="always")
+def controlled_lane(owner, b, p):
+    """The first lane whose five tiles all hold player ``p``'s cards in game ``b`` (a lane-control win), or -1."""
+    for lane in range(3):
+        mine = True
+        for pos in range(5):
+            if owner[b, 5 * lane + pos] != p:
+                mine = False
+                break
+        if mine:
+            return lane
+    return -1
+
+
+@njit(cache=True, inline="always")
 def capture(decks, sides, b, p, i, t, own, marks):
     """Player ``p``'s card ``i`` just placed on tile ``t`` of game ``b``: flip what it takes in ``own``.
 
@@ -242,20 +256,15 @@ def apply_action(decks, status, sides, owner, marks, info, b, action):
             full = False
             break
     # the end of the game
-    for lane in range(3):
-        mine = True
-        for pos in range(5):
-            if owner[b, 5 * lane + pos] != p:
-                mine = False
-                break
-        if mine:
-            score(owner, info, b)
-            info[b, PHASE] = OVER
-            info[b, TERMINATION] = LANE_CONTROL
-            info[b, LANE] = lane
-            info[b, WINNER] = p
-            info[b, TO_MOVE] = o
-            return
+    lane = controlled_lane(owner, b, p)
+    if lane >= 0:
+        score(owner, info, b)
+        info[b, PHASE] = OVER
+        info[b, TERMINATION] = LANE_CONTROL
+        info[b, LANE] = lane
+        info[b, WINNER] = p
+        info[b, TO_MOVE] = o
+        return
     if full:
         info[b, WINNER] = score(owner, info, b)
         info[b, PHASE] = OVER

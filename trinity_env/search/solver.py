@@ -212,16 +212,7 @@ def _completes_a_lane(decks, sides, owner, d, p, i, t, own):
         own[1, n] = 0
     own[0, t] = p
     kernels.capture(decks, sides, d, p, i, t, own[0], own[1])
-    for lane in range(3):
-        if (
-            own[0, 5 * lane] == p
-            and own[0, 5 * lane + 1] == p
-            and own[0, 5 * lane + 2] == p
-            and own[0, 5 * lane + 3] == p
-            and own[0, 5 * lane + 4] == p
-        ):
-            return True
-    return False
+    return kernels.controlled_lane(own, 0, p) >= 0
 
 
 @njit(cache=True)
@@ -589,6 +580,8 @@ class _Budget:
             worker.rows.decks[1:] = worker.rows.decks[0]
         for nodes in self.nodes[:count]:
             nodes[1], nodes[2] = self.limit, 0
+        if self.cancelled:  # stop() came while the limits were being reset: honour it
+            raise self._failed()
 
         def one(k: int) -> int | None:
             w, nodes = workers[k], self.nodes[k]
@@ -613,7 +606,7 @@ class _Budget:
             for helper in helpers:
                 helper.join()
             value = next((v for v in found if v is not None), None)
-        if value is None or self.cancelled:
+        if value is None:
             raise self._failed()
         return value
 
@@ -707,8 +700,7 @@ class Solver:
 
     def _best_move(self, state: GameState, budget: _Budget) -> tuple[int, tuple[str, int]]:
         value = self._search(state, -1, 1, budget)
-        rows = self._workers[0].rows
-        write_state(rows, 0, state)
+        rows = self._workers[0].rows  # row 0 still holds the position the search started from
         keys, data = self._table
         key = _key(rows.status, rows.sides, rows.owner, rows.info, 0)
         bucket = int(key & np.uint64(keys.shape[0] - 2))
