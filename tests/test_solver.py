@@ -110,6 +110,45 @@ def test_the_immediate_win_check_finds_a_lane_win_whenever_there_is_one():
     assert winning > 100 and across > 0  # some wins complete a full lane other than the placement's
 
 
+def test_the_last_two_placements_worked_out_without_stepping_agree_with_brute_force():
+    """``_two_left`` on 2-empty positions: dealt ones (both hold a card: worked out on scratch
+    owners) and loaded ones where the opponent holds none (the mover places twice, stepped)."""
+    import numpy as np
+
+    from trinity_env.core import random_hand, standard_deck
+    from trinity_env.fast.convert import write_state
+    from trinity_env.fast.layout import Batch
+    from trinity_env.search.solver import _two_left
+
+    rng, deck = random.Random(11), standard_deck()
+    rows, own = Batch.empty(3), np.zeros((4, 15), np.int8)
+    both, alone, values = 0, 0, set()
+    while both < 400 or alone < 60:
+        state = GameState.new_game(hands=[random_hand(deck, 3, rng), random_hand(deck, 3, rng)],
+                                   first_player=rng.randint(0, 1))  # fmt: skip
+        while not state.is_over and len(state.empty_tiles()) > 2:
+            state = state.apply(rng.choice(state.legal_actions()))
+        if state.is_over:
+            continue
+        if rng.random() < 0.3:  # the opponent's cards taken away: it passes
+            data = state.to_dict()
+            data["hands"][1 - data["to_move"]] = []
+            state = GameState.from_dict(data)
+        write_state(rows, 0, state)
+        rows.decks[1:] = rows.decks[0]
+        found = _two_left(*rows, 0, own)
+        assert found == minimax(state), state.to_dict()
+        before = [array.copy() for array in rows]
+        _two_left(*rows, 0, own)
+        assert all((a[0] == b[0]).all() for a, b in zip(rows, before, strict=True))  # row 0 is left as it was
+        values.add(found)
+        if state.to_dict()["hands"][1 - state.to_move]:
+            both += 1
+        else:
+            alone += 1
+    assert {-1, 1} <= values  # won and lost positions both checked
+
+
 def test_passes_and_draws_in_loaded_positions():
     # player 1 has no card: player 0 places twice; the result is a 3-3 draw whatever it does
     s = drawn_state(

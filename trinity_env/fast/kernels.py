@@ -288,13 +288,22 @@ def check_batch(decks, status, owner, info, actions, illegal):
         illegal[b] = actions[b] >= 0 and not is_legal(decks, status, owner, info, b, actions[b])
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def copy_row(status, sides, owner, info, src, dst):
-    """Copy game ``src`` into row ``dst``: all a move can change (search rows share their decks)."""
-    status[dst] = status[src]
-    sides[dst] = sides[src]
-    owner[dst] = owner[src]
-    info[dst] = info[src]
+    """Copy game ``src`` into row ``dst``: all a move can change (search rows share their decks).
+
+    Plain loops rather than slice assignments: searches call this once per node, and the
+    loops compile to a few vector moves where slices build array views each time.
+    """
+    for p in range(2):
+        for i in range(status.shape[2]):
+            status[dst, p, i] = status[src, p, i]
+    for t in range(TILES):
+        owner[dst, t] = owner[src, t]
+        for k in range(4):
+            sides[dst, t, k] = sides[src, t, k]
+    for c in range(info.shape[1]):
+        info[dst, c] = info[src, c]
 
 
 @njit(cache=True)

@@ -13,8 +13,8 @@ the moves are generated; the rest are ordered by completing a lane, blocking a l
 opponent nearly holds, direct captures and a history of cut-offs. The table has buckets of
 two slots (one keeps the deeper search, the other takes the newest) and holds positions
 with five empty tiles or more: smaller subtrees cost less to search again than to look up.
-With two empty tiles or fewer, plain minimax; the last placement is worked out without
-stepping.
+With two empty tiles or fewer, plain minimax, worked out without stepping: the flips of a
+placement on a scratch copy of the owners, and the last one scored from there.
 
 A search can be bounded: ``max_nodes`` (deterministic: the same result on every machine)
 and ``max_seconds``; past either, ``SolverBudgetError`` is raised. The kernel runs without
@@ -129,7 +129,62 @@ def _last_placement(decks, status, sides, owner, info, d, own):
 
 @njit(cache=True)
 def _two_left(decks, status, sides, owner, marks, info, d, own):
-    """Value of row ``d`` when two empty tiles are left: plain minimax, no table, no ordering."""
+    """Value of row ``d`` when two empty tiles are left: plain minimax, no table, no ordering.
+
+    When both players hold a card (the opponent then fills the board), worked out on ``own``
+    without stepping: the mover's placement and its flips on ``own[0]``, the opponent's last
+    one on ``own[2]``, the placed card's sides written into the row for that look and put back.
+    """
+    mover = info[d, TO_MOVE]
+    opponent = 1 - mover
+    if info[d, HAND0 + opponent] == 0:
+        return _two_left_stepped(decks, status, sides, owner, marks, info, d, own)
+    first = -1
+    second = -1
+    for t in range(15):
+        if owner[d, t] == -1:
+            if first < 0:
+                first = t
+            else:
+                second = t
+    for i in range(16):
+        if status[d, mover, i] != IN_HAND or _repeats_a_card(decks, status, d, mover, i):
+            continue
+        for turn in range(2):
+            t = first if turn == 0 else second
+            last = second if turn == 0 else first
+            if _completes_a_lane(decks, sides, owner, d, mover, i, t, own):
+                return 1
+            s0 = sides[d, t, 0]
+            s1 = sides[d, t, 1]
+            s2 = sides[d, t, 2]
+            s3 = sides[d, t, 3]
+            for k in range(4):
+                sides[d, t, k] = decks[d, mover, i, k]
+            answered = False
+            for j in range(16):
+                if status[d, opponent, j] != IN_HAND or _repeats_a_card(decks, status, d, opponent, j):
+                    continue
+                for n in range(15):
+                    own[2, n] = own[0, n]
+                    own[3, n] = 0
+                own[2, last] = opponent
+                kernels.capture(decks, sides, d, opponent, j, last, own[2], own[3])
+                if kernels.controlled_lane(own, 2, opponent) >= 0 or kernels.margin(own, 2, opponent) > 0:
+                    answered = True
+                    break
+            sides[d, t, 0] = s0
+            sides[d, t, 1] = s1
+            sides[d, t, 2] = s2
+            sides[d, t, 3] = s3
+            if not answered:
+                return 1
+    return -1
+
+
+@njit(cache=True)
+def _two_left_stepped(decks, status, sides, owner, marks, info, d, own):
+    """``_two_left`` by stepping rows, for when the opponent holds no card (the mover places twice)."""
     mover = info[d, TO_MOVE]
     best = -2
     for i in range(16):
@@ -520,7 +575,7 @@ class _Worker:
         # differently and reaches other parts of the tree first (as in "lazy SMP" chess engines)
         self.history = np.random.default_rng(seed).integers(0, 500_000, 256) if seed else np.zeros(256, np.int64)
         self.killers = np.full((MAX_DEPTH + 1, 2), -1, np.int64)
-        self.own = np.zeros((2, 15), np.int8)  # scratch owners and marks for looking ahead
+        self.own = np.zeros((4, 15), np.int8)  # scratch owners and marks (two pairs) for looking ahead
 
 
 class _Budget:
