@@ -322,3 +322,42 @@ def test_threads_must_be_a_positive_int():
     for bad in (0, -1, 1.5, True, "2"):
         with pytest.raises(TrinityError, match="threads must be a positive int"):
             Solver(table_bits=4, threads=bad)
+
+
+def test_table_bits_and_progress_are_checked():
+    for bad in (1, 33, 2.0, True, "20"):
+        with pytest.raises(TrinityError, match="table_bits must be an int from 2 to 32"):
+            Solver(table_bits=bad)
+    with pytest.raises(TrinityError, match="progress must be a function"):
+        Solver(table_bits=4, progress=5)
+
+
+def test_progress_reports_the_nodes_of_a_long_search_and_nodes_holds_the_last_count(monkeypatch):
+    from benchmarks.solver import positions as dealt_positions
+    from trinity_env.search import solver as solver_module
+
+    monkeypatch.setattr(solver_module, "PROGRESS_EVERY", 0.0)  # every wait step
+    reports = []
+    solver = Solver(table_bits=16, progress=lambda nodes, seconds: reports.append((nodes, seconds)))
+    state = dealt_positions(10, 1, 10)[0]
+    value = solver.value(state)
+    assert solver.nodes > 0 and value == Solver(table_bits=16).value(state)  # the hook changes nothing
+    counts = [nodes for nodes, _ in reports]
+    assert counts == sorted(counts) and all(n <= solver.nodes for n in counts)
+    with pytest.raises(solver_module.SolverBudgetError) as stopped:
+        solver.value(dealt_positions(12, 1, 12)[0], max_nodes=5_000)
+    assert solver.nodes == stopped.value.nodes  # kept for a search that ran out too
+
+
+def test_the_opening_benchmark_deals_a_full_position_and_reports_within_its_budget(tmp_path, capsys):
+    from benchmarks.solver_opening import main as opening_main
+    from benchmarks.solver_opening import opening
+
+    state = opening(0)
+    assert len(state.empty_tiles()) == 15 and all(len(hand) == 8 for hand in state.to_dict()["hands"])
+    out = tmp_path / "opening.json"
+    opening_main(["--seed", "0", "--max-seconds", "0.5", "--table-bits", "16", "--json", str(out)])
+    printed = capsys.readouterr().out
+    result = json.loads(out.read_text())
+    assert result["solved"] is False and result["nodes"] > 0 and result["position"] == state.to_dict()
+    assert f"not solved within 0.5 s: {result['nodes']:,} nodes searched" in printed

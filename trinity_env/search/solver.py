@@ -10,7 +10,9 @@ Speed-ups, all exact: a move that completes a lane at once (filling its last til
 flipping the last cards of theirs in a full lane) is looked for before anything else is generated,
 without stepping; the table's best move and two killer moves per depth are tried before
 the moves are generated; the rest are ordered by completing a lane, blocking a lane the
-opponent nearly holds, direct captures and a history of cut-offs. The table has buckets of
+opponent nearly holds, direct captures and a history of cut-offs; with six empty tiles or
+more, each move is also played out one step: one that lets the opponent complete a lane at
+once goes last, one that leaves the mover lanes to complete goes early. The table has buckets of
 two slots (one keeps the deeper search, the other takes the newest) and holds positions
 with five empty tiles or more: smaller subtrees cost less to search again than to look up.
 With two empty tiles or fewer, plain minimax, worked out without stepping: the flips of a
@@ -46,11 +48,15 @@ EXACT, LOWER, UPPER = 0, 1, 2
 TABLE_MIN_EMPTY = 5  # positions with fewer empty tiles skip the transposition table
 KILLER_BONUS = 50_000_000  # below completing a lane, above any number of captures
 BLOCK_BONUS = 20_000_000  # the last empty tile of a lane the opponent nearly holds: below the killers
+THREAT_BONUS = 30_000_000  # per lane the move leaves the mover to complete next turn (``_look_ahead``)
+LOSES_AT_ONCE = 1_000_000_000  # a move after which the opponent completes a lane: tried last
+LOOK_AHEAD_MIN_EMPTY = 6  # nodes with fewer empty tiles are too many to play every move out for ordering
 TABLE_BITS = 22
 MAX_DEPTH = 17  # rows: the root, up to 15 placements, and a scratch row
 NO_LIMIT = np.iinfo(np.int64).max
 PARALLEL_MIN_EMPTY = 9  # smaller positions are searched by one thread: starting another costs more
 WAIT_STEP = 0.1  # seconds the calling thread waits between looks at the clock and for Ctrl-C
+PROGRESS_EVERY = 1.0  # seconds between calls of a solver's ``progress``
 T = TypeVar("T")
 _FNV_OFFSET = np.uint64(0xCBF29CE484222325)
 _FNV_PRIME = np.uint64(0x100000001B3)
@@ -270,44 +276,82 @@ def _completes_a_lane(decks, sides, owner, d, p, i, t, own):
     return kernels.controlled_lane(own, 0, p) >= 0
 
 
+@njit(cache=True, inline="always")
+def _may_complete(owner, d, p, t):
+    """Whether player ``p`` placing on empty tile ``t`` of row ``d`` could complete some lane.
+
+    A lane is completed by filling its last empty tile or by flipping the last cards of
+    theirs in a full lane, and a placement flips only cards within two steps of it (a
+    direct capture, then the domino): a lane qualifies when its only empty tile is ``t``
+    (or it has none) and every card of theirs in it is within reach.
+    """
+    lane = t // 5
+    q = t - 5 * lane
+    for other in range(3):
+        empty = 0
+        out_of_reach = 0
+        for r in range(5):
+            w = owner[d, 5 * other + r]
+            if w == -1:
+                empty += 1
+            elif w != p and abs(other - lane) + abs(r - q) > 2:
+                out_of_reach += 1
+        if out_of_reach == 0 and empty == (1 if other == lane else 0):
+            return True
+    return False
+
+
 @njit(cache=True)
 def _win_now(decks, status, sides, owner, info, d, own):
     """A move of row ``d``'s player to move that completes a lane at once (and so wins), or -1.
 
-    Complete, without stepping: a lane is completed by filling its last empty tile or by
-    flipping the last cards of theirs in a full lane, and a placement flips only cards within
-    two steps of it (a direct capture, then the domino). Only the empty tiles where that can
-    complete some lane are tried, each with every distinct card in hand.
+    Complete, without stepping: only the empty tiles where ``_may_complete`` holds are
+    tried, each with every distinct card in hand.
     """
     mover = info[d, TO_MOVE]
     for t in range(15):
-        if owner[d, t] != -1:
-            continue
-        lane = t // 5
-        q = t - 5 * lane
-        candidate = False
-        for other in range(3):
-            empty = 0
-            out_of_reach = 0
-            for r in range(5):
-                w = owner[d, 5 * other + r]
-                if w == -1:
-                    empty += 1
-                elif w != mover and abs(other - lane) + abs(r - q) > 2:
-                    out_of_reach += 1
-            if out_of_reach == 0 and empty == (1 if other == lane else 0):
-                candidate = True
-                break
-        if not candidate:
+        if owner[d, t] != -1 or not _may_complete(owner, d, mover, t):
             continue
         for i in range(16):
-            if status[d, mover, i] != IN_HAND:
-                continue
-            if _repeats_a_card(decks, status, d, mover, i):
+            if status[d, mover, i] != IN_HAND or _repeats_a_card(decks, status, d, mover, i):
                 continue
             if _completes_a_lane(decks, sides, owner, d, mover, i, t, own):
                 return 16 + 15 * i + t
     return -1
+
+
+@njit(cache=True)
+def _threats(decks, status, sides, owner, d, p, own):
+    """How many empty tiles of row ``d`` would let player ``p`` complete a lane at once, were
+    it ``p``'s move: a player with two such tiles usually cannot be stopped."""
+    found = 0
+    for t in range(15):
+        if owner[d, t] != -1 or not _may_complete(owner, d, p, t):
+            continue
+        for i in range(16):
+            if status[d, p, i] != IN_HAND or _repeats_a_card(decks, status, d, p, i):
+                continue
+            if _completes_a_lane(decks, sides, owner, d, p, i, t, own):
+                found += 1
+                break
+    return found
+
+
+@njit(cache=True)
+def _look_ahead(decks, status, sides, owner, marks, info, d, moves, scores, n, own):
+    """Ordering by one step, for nodes high in the tree: each move is played into row
+    ``d + 1``; one that lets the opponent complete a lane at once goes last, one that leaves
+    the mover lanes to complete next time goes early (the opponent can rarely stop two)."""
+    mover = info[d, TO_MOVE]
+    for k in range(n):
+        kernels.copy_row(status, sides, owner, info, d, d + 1)
+        kernels.apply_action(decks, status, sides, owner, marks, info, d + 1, moves[k])
+        if info[d + 1, PHASE] == OVER:
+            continue
+        if info[d + 1, TO_MOVE] != mover and _win_now(decks, status, sides, owner, info, d + 1, own) >= 0:
+            scores[k] -= LOSES_AT_ONCE
+        else:
+            scores[k] += THREAT_BONUS * _threats(decks, status, sides, owner, d + 1, mover, own)
 
 
 @njit(cache=True, inline="always")
@@ -448,6 +492,8 @@ def negamax(
         else:
             if n < 0:
                 n = _moves(decks, status, sides, owner, info, d, moves[d], scores[d], history, killers)
+                if empty >= LOOK_AHEAD_MIN_EMPTY:
+                    _look_ahead(decks, status, sides, owner, marks, info, d, moves[d], scores[d], n, own)
             if j >= n:
                 break
             top = j  # selection: bring the best remaining move to position j
@@ -585,7 +631,13 @@ class _Budget:
     the same outcome on every machine.
     """
 
-    def __init__(self, max_nodes: int | None, max_seconds: float | None, threads: int = 1):
+    def __init__(
+        self,
+        max_nodes: int | None,
+        max_seconds: float | None,
+        threads: int = 1,
+        progress: Callable[[int, float], None] | None = None,
+    ):
         if max_nodes is not None and (
             isinstance(max_nodes, bool | np.bool_) or not isinstance(max_nodes, int | np.integer) or max_nodes <= 0
         ):
@@ -605,6 +657,7 @@ class _Budget:
         self.threads = 1 if max_nodes is not None else threads
         self.nodes = [np.array([0, self.limit, 0], np.int64) for _ in range(self.threads)]
         self.cancelled = False
+        self.progress = progress
 
     @property
     def searched(self) -> int:
@@ -681,9 +734,13 @@ class _Budget:
                 finished.set()
 
         worker = threading.Thread(target=target, name="trinity-solver", daemon=True)
+        reported = time.perf_counter()
         try:
             worker.start()
             while not finished.is_set():
+                if self.progress is not None and time.perf_counter() - reported >= PROGRESS_EVERY:
+                    reported = time.perf_counter()
+                    self.progress(self.searched, self.seconds)
                 step = WAIT_STEP
                 if self.deadline is not None:
                     left = self.deadline - time.perf_counter()
@@ -717,15 +774,28 @@ class Solver:
     and on positions with fewer than ``PARALLEL_MIN_EMPTY`` empty tiles, the solver
     searches with one thread.
 
+    ``table_bits``: the table has ``2**table_bits`` slots of 16 bytes (22: 64 MiB).
+    ``nodes``: the nodes the last query searched, finished or not.
+    ``progress``: called about once a second during a search with the nodes searched and
+    the seconds spent so far in this call (for a progress line on long solves).
+
     Every query takes an optional budget for the whole call: ``max_nodes`` (a positive int;
     the same outcome on any machine) and ``max_seconds`` (finite, > 0). A call that runs out
     raises ``SolverBudgetError``; Ctrl-C raises ``KeyboardInterrupt`` within a fraction of a
     second. Either way the table keeps only what was fully searched, so later calls stay exact.
     """
 
-    def __init__(self, table_bits: int = TABLE_BITS, threads: int = 1):
+    def __init__(
+        self, table_bits: int = TABLE_BITS, threads: int = 1, progress: Callable[[int, float], None] | None = None
+    ):
         if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
             raise TrinityError(f"threads must be a positive int, got {threads!r}")
+        if isinstance(table_bits, bool) or not isinstance(table_bits, int) or not 2 <= table_bits <= 32:
+            raise TrinityError(f"table_bits must be an int from 2 to 32, got {table_bits!r}")
+        if progress is not None and not callable(progress):
+            raise TrinityError(f"progress must be a function of (nodes, seconds) or None, got {progress!r}")
+        self.progress = progress
+        self.nodes = 0  # searched by the last query
         size = 1 << table_bits
         self._table = (np.zeros(size, np.uint64), np.zeros(size, np.uint64))
         self.threads = threads
@@ -734,8 +804,14 @@ class Solver:
     def _search(self, state: GameState, alpha: int, beta: int, budget: _Budget) -> int:
         return budget.search(self._workers, self._table, state, alpha, beta)
 
+    def _run(self, budget: _Budget, work: Callable[[], T]) -> T:
+        try:
+            return budget.run(work)
+        finally:
+            self.nodes = budget.searched
+
     def _budget(self, max_nodes: int | None, max_seconds: float | None) -> _Budget:
-        return _Budget(max_nodes, max_seconds, self.threads)
+        return _Budget(max_nodes, max_seconds, self.threads, self.progress)
 
     def value(self, state: GameState, *, max_nodes: int | None = None, max_seconds: float | None = None) -> int:
         """The value of ``state`` for its player to move (the result itself when the game is over)."""
@@ -743,7 +819,7 @@ class Solver:
         _check(state, over_ok=True)
         if state.is_over:
             return 0 if state.winner is None else (1 if state.winner == state.to_move else -1)
-        return budget.run(lambda: self._search(state, -1, 1, budget))
+        return self._run(budget, lambda: self._search(state, -1, 1, budget))
 
     def best_move(
         self, state: GameState, *, max_nodes: int | None = None, max_seconds: float | None = None
@@ -751,7 +827,7 @@ class Solver:
         """The value of ``state`` for its player to move and one move that achieves it."""
         budget = self._budget(max_nodes, max_seconds)
         _check(state)
-        return budget.run(lambda: self._best_move(state, budget))
+        return self._run(budget, lambda: self._best_move(state, budget))
 
     def _best_move(self, state: GameState, budget: _Budget) -> tuple[int, tuple[str, int]]:
         value = self._search(state, -1, 1, budget)
@@ -787,7 +863,7 @@ class Solver:
         """The value of ``state`` and every move that achieves it; the budget covers both."""
         budget = self._budget(max_nodes, max_seconds)
         _check(state)
-        return budget.run(lambda: self._solve(state, budget))
+        return self._run(budget, lambda: self._solve(state, budget))
 
     def _solve(self, state: GameState, budget: _Budget) -> Solution:
         mover = state.to_move
