@@ -54,8 +54,11 @@ def main(argv: list[str] | None = None) -> None:
     for player, hand in enumerate(data["hands"]):
         print(f"  hand of player {player}: {' '.join(hand)}")
 
+    printed = [0]  # the last half-minute a line was printed for
+
     def progress(nodes: int, seconds: float) -> None:
-        if int(seconds) % 30 == 0:
+        if int(seconds) // 30 > printed[0]:
+            printed[0] = int(seconds) // 30
             print(f"  {seconds:7.0f} s  {nodes:>15,} nodes  {nodes / max(seconds, 1e-9):>10,.0f} nodes/s", flush=True)
 
     solver = Solver(table_bits=args.table_bits, threads=args.threads, progress=progress)

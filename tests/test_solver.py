@@ -361,3 +361,23 @@ def test_the_opening_benchmark_deals_a_full_position_and_reports_within_its_budg
     result = json.loads(out.read_text())
     assert result["solved"] is False and result["nodes"] > 0 and result["position"] == state.to_dict()
     assert f"not solved within 0.5 s: {result['nodes']:,} nodes searched" in printed
+
+
+def test_the_solver_page_quotes_its_benchmark_block_and_the_opening_attempt():
+    """docs/agents.md: the prose figures are the benchmark block's, the opening's are the JSON's."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    text = " ".join((root / "docs" / "agents.md").read_text().split())
+    ten = re.search(r" 10 9 \| [\d.]+ [\d.]+ \| ([\d.]+) ", text)
+    twelve = re.search(r"12 9 \| solve with 2 threads: median ([\d.]+) s, worst ([\d.]+) s", text)
+    assert ten and twelve
+    assert f"solved in {ten[1]} s (median) with two threads" in text
+    assert f"the median of nine positions is {twelve[1]} s, and the slowest takes {twelve[2]} s" in text
+    opening = json.loads((root / "docs" / "solver" / "opening-seed0.json").read_text())
+    assert opening["position"]["phase"] == "play" and opening["position"]["board"] is not None
+    if opening["solved"]:
+        pytest.fail("the opening was solved: docs/agents.md must say what it showed")
+    assert f"{opening['nodes']:,} nodes in {opening['seconds']:,.0f} s without an answer" in text
+    assert "is not solved within 30 minutes" in text and opening["max_seconds"] == 1800
