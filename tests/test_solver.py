@@ -355,12 +355,16 @@ def test_the_opening_benchmark_deals_a_full_position_and_reports_within_its_budg
 
     state = opening(0)
     assert len(state.empty_tiles()) == 15 and all(len(hand) == 8 for hand in state.to_dict()["hands"])
+    assert opening(1).to_dict() != state.to_dict()
     out = tmp_path / "opening.json"
-    opening_main(["--seed", "0", "--max-seconds", "0.5", "--table-bits", "16", "--json", str(out)])
+    opening_main(["--seed", "0", "1", "--max-seconds", "0.5", "--table-bits", "16", "--json", str(out)])
     printed = capsys.readouterr().out
-    result = json.loads(out.read_text())
-    assert result["solved"] is False and result["nodes"] > 0 and result["position"] == state.to_dict()
-    assert f"not solved within 0.5 s: {result['nodes']:,} nodes searched" in printed
+    attempts = json.loads(out.read_text())
+    assert [a["seed"] for a in attempts] == [0, 1] and attempts[0]["position"] == state.to_dict()
+    for found in attempts:
+        assert found["solved"] is False and found["nodes"] > 0
+        assert f"not solved within 0.5 s: {found['nodes']:,} nodes searched" in printed
+    assert "0 of 2 openings solved within 0.5 s each" in printed
 
 
 def test_the_solver_page_quotes_its_benchmark_block_and_the_opening_attempt():
@@ -375,9 +379,16 @@ def test_the_solver_page_quotes_its_benchmark_block_and_the_opening_attempt():
     assert ten and twelve
     assert f"solved in {ten[1]} s (median) with two threads" in text
     assert f"the median of nine positions is {twelve[1]} s, and the slowest takes {twelve[2]} s" in text
-    opening = json.loads((root / "docs" / "solver" / "opening-seed0.json").read_text())
-    assert opening["position"]["phase"] == "play" and opening["position"]["board"] is not None
-    if opening["solved"]:
-        pytest.fail("the opening was solved: docs/agents.md must say what it showed")
-    assert f"{opening['nodes']:,} nodes in {opening['seconds']:,.0f} s without an answer" in text
-    assert "is not solved within 30 minutes" in text and opening["max_seconds"] == 1800
+    attempts = json.loads((root / "docs" / "solver" / "opening.json").read_text())
+    first, scan = attempts[0], attempts[1:]
+    assert all(a["position"]["phase"] == "play" and len(a["position"]["board"]) == 3 for a in attempts)
+    if any(a["solved"] for a in attempts):
+        pytest.fail("an opening was solved: docs/agents.md must say what it showed")
+    assert first["seed"] == 0 and first["max_seconds"] == 1800 and "is not solved within 30 minutes" in text
+    assert f"{first['nodes']:,} nodes in {first['seconds']:,.0f} s without an answer" in text
+    assert [a["seed"] for a in scan] == list(range(1, 9)) and {a["max_seconds"] for a in scan} == {120}
+    nodes = sorted(a["nodes"] for a in scan)
+    assert f"({nodes[0]:,} to {nodes[-1]:,} nodes each)" in text
+    from benchmarks.solver_opening import opening
+
+    assert all(a["position"] == opening(a["seed"]).to_dict() for a in attempts)  # the games the script deals
