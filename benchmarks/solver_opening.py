@@ -27,7 +27,7 @@ import sys
 import time
 
 from benchmarks.solver import positions
-from trinity_env.core import GameState, random_hand, standard_deck
+from trinity_env.core import GameState, TrinityError, random_hand, standard_deck
 from trinity_env.search.solver import Solver, SolverBudgetError
 
 
@@ -89,8 +89,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--threads", type=int, default=2, help="search threads (default 2)")
     parser.add_argument("--json", help="also write the attempts to this JSON file (a list, one per game)")
     args = parser.parse_args(argv)
-    if not args.max_seconds > 0:
-        parser.error(f"--max-seconds must be > 0, got {args.max_seconds:g}")
+    if not 0 < args.max_seconds < float("inf"):
+        parser.error(f"--max-seconds must be a finite number > 0, got {args.max_seconds:g}")
+    try:
+        Solver(table_bits=args.table_bits, threads=args.threads)  # checked before any work, one line if bad
+    except TrinityError as bad:
+        parser.error(str(bad))
     Solver(table_bits=10, threads=2).best_move(positions(10, 1, 99)[0])  # compile or load the kernels first
     attempts = []
     try:

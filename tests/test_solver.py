@@ -392,3 +392,20 @@ def test_the_solver_page_quotes_its_benchmark_block_and_the_opening_attempt():
     from benchmarks.solver_opening import opening
 
     assert all(a["position"] == opening(a["seed"]).to_dict() for a in attempts)  # the games the script deals
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--max-seconds", "0"], "--max-seconds must be a finite number > 0"),
+        (["--max-seconds", "nan"], "--max-seconds must be a finite number > 0"),
+        (["--table-bits", "40"], "table_bits must be an int from 2 to 32"),
+        (["--threads", "0"], "threads must be a positive int"),
+    ],
+)
+def test_the_opening_benchmark_refuses_a_bad_budget_in_one_line(argv, message, capsys):
+    from benchmarks.solver_opening import main as opening_main
+
+    with pytest.raises(SystemExit) as stopped:
+        opening_main(argv)
+    assert stopped.value.code == 2 and message in capsys.readouterr().err
