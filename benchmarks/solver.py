@@ -10,8 +10,8 @@ moves" runs (one thread).
 The 12-empty row times "solve" with two threads on nine positions (their times spread
 over two orders of magnitude: a median of three is mostly luck), and runs "all best moves"
 under a node budget (``--nodes-12``, one thread: the same work on any machine): how many
-positions were solved within it and the nodes per second. With both cores busy the two-thread figures
-mean little: run it on a quiet machine (the load average is printed).
+positions were solved within it and the nodes per second. With both cores busy the
+two-thread figures mean little: run it on a quiet machine (the load average is printed).
 
 Usage: python -m benchmarks.solver [--positions N] [--positions-12 M] [--nodes-12 K] [--quick]
 """
@@ -28,15 +28,20 @@ from trinity_env.core import GameState, random_hand, standard_deck
 from trinity_env.search.solver import Solver, SolverBudgetError
 
 
+def deal(rng: random.Random) -> GameState:
+    """The first play-phase position of a standard-deck game with dealt hands, open."""
+    deck = standard_deck()
+    return GameState.new_game(
+        hands=[random_hand(deck, 3, rng), random_hand(deck, 3, rng)], first_player=rng.randint(0, 1)
+    )
+
+
 def positions(empty: int, count: int, seed: int) -> list[GameState]:
     """Open-hand games of the standard deck with dealt hands, played at random to ``empty`` empty tiles."""
     rng = random.Random(seed)
-    deck = standard_deck()
     found = []
     while len(found) < count:
-        state = GameState.new_game(
-            hands=[random_hand(deck, 3, rng), random_hand(deck, 3, rng)], first_player=rng.randint(0, 1)
-        )
+        state = deal(rng)
         while not state.is_over and len(state.empty_tiles()) > empty:
             state = state.apply(rng.choice(state.legal_actions()))
         if not state.is_over and len(state.empty_tiles()) == empty:
@@ -46,6 +51,14 @@ def positions(empty: int, count: int, seed: int) -> list[GameState]:
 
 def load() -> str:
     return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg()) + f" ({os.cpu_count()} CPUs)"
+
+
+def warm_up() -> None:
+    """Compile or load the kernels of every kind of query, so that no timing includes it."""
+    small = positions(6, 1, 99)[0]
+    Solver(table_bits=10).best_move(small)
+    Solver(table_bits=10).solve(small)
+    Solver(table_bits=10, threads=2).best_move(positions(10, 1, 99)[0])
 
 
 def main() -> None:
@@ -58,10 +71,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.quick:
         args.positions, args.positions_12 = 5, 0
-    warm_up = positions(6, 1, 99)[0]  # compile or load the kernels first, for every kind of query
-    Solver(table_bits=10).best_move(warm_up)
-    Solver(table_bits=10).solve(warm_up)
-    Solver(table_bits=10, threads=2).best_move(positions(10, 1, 99)[0])
+    warm_up()
     print(f"exact solver, seconds per position (fresh table each); {load()}")
     print(
         f"{'empty':>5} {'n':>3} | {'solve median':>12} {'worst':>8} | {'2 threads':>9} {'worst':>8} |"

@@ -21,27 +21,18 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import sys
 import time
 
-from benchmarks.solver import positions
-from trinity_env.core import GameState, TrinityError, random_hand, standard_deck
+from benchmarks.solver import deal, load, warm_up
+from trinity_env.core import GameState, TrinityError
 from trinity_env.search.solver import Solver, SolverBudgetError
 
 
 def opening(seed: int) -> GameState:
-    """The first play-phase position of a standard-deck game with dealt hands (seeded)."""
-    rng = random.Random(seed)
-    deck = standard_deck()
-    return GameState.new_game(
-        hands=[random_hand(deck, 3, rng), random_hand(deck, 3, rng)], first_player=rng.randint(0, 1)
-    )
-
-
-def load() -> str:
-    return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg()) + f" ({os.cpu_count()} CPUs)"
+    """The first play-phase position of dealt game ``seed`` (the benchmark's ``deal``)."""
+    return deal(random.Random(seed))
 
 
 def attempt(seed: int, max_seconds: float, table_bits: int, threads: int) -> dict:
@@ -95,7 +86,7 @@ def main(argv: list[str] | None = None) -> None:
         Solver(table_bits=args.table_bits, threads=args.threads)  # checked before any work, one line if bad
     except TrinityError as bad:
         parser.error(str(bad))
-    Solver(table_bits=10, threads=2).best_move(positions(10, 1, 99)[0])  # compile or load the kernels first
+    warm_up()
     attempts = []
     try:
         for seed in args.seed:

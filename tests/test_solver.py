@@ -343,7 +343,7 @@ def test_progress_reports_the_nodes_of_a_long_search_and_nodes_holds_the_last_co
     value = solver.value(state)
     assert solver.nodes > 0 and value == Solver(table_bits=16).value(state)  # the hook changes nothing
     counts = [nodes for nodes, _ in reports]
-    assert counts == sorted(counts) and all(n <= solver.nodes for n in counts)
+    assert reports and counts == sorted(counts) and all(n <= solver.nodes for n in counts)
     with pytest.raises(solver_module.SolverBudgetError) as stopped:
         solver.value(dealt_positions(12, 1, 12)[0], max_nodes=5_000)
     assert solver.nodes == stopped.value.nodes  # kept for a search that ran out too
@@ -392,6 +392,26 @@ def test_the_solver_page_quotes_its_benchmark_block_and_the_opening_attempt():
     from benchmarks.solver_opening import opening
 
     assert all(a["position"] == opening(a["seed"]).to_dict() for a in attempts)  # the games the script deals
+
+
+def test_the_opening_benchmark_reports_what_a_solved_position_showed(monkeypatch, tmp_path, capsys):
+    """The branch the real openings never reached: a position it can solve stands in for game 7."""
+    import benchmarks.solver_opening as opening_module
+    from benchmarks.solver import positions as dealt_positions
+
+    state = dealt_positions(9, 1, 9)[0]
+    monkeypatch.setattr(opening_module, "opening", lambda seed: state)
+    out = tmp_path / "solved.json"
+    opening_module.main(["--seed", "7", "--max-seconds", "600", "--table-bits", "16", "--json", str(out)])
+    (found,) = json.loads(out.read_text())
+    value = Solver(table_bits=16).value(state)
+    winner = state.to_move if value == 1 else 1 - state.to_move
+    assert (found["solved"], found["value"], found["winner"]) == (True, value, winner)
+    assert found["nodes"] > 0 and found["seed"] == 7
+    move = (found["move"]["card"], found["move"]["tile"])
+    assert move in Solver(table_bits=16).solve(state).best_moves  # a move that achieves the value
+    printed = capsys.readouterr().out
+    assert f"with perfect play player {winner} wins" in printed and "1 of 1 openings solved" in printed
 
 
 @pytest.mark.parametrize(

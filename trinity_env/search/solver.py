@@ -116,21 +116,31 @@ def _result(info, b, player):
 def _last_placement(decks, status, sides, owner, info, d, own):
     """Value of row ``d`` when one empty tile is left: every move fills the board and ends the game.
 
-    Worked out on ``own`` without stepping: a completed lane wins, else the engine's lane
-    scores decide (a full board has no draw: every lane has a majority).
+    Worked out on ``own`` without stepping (``_last_placement_wins``).
     """
-    mover = info[d, TO_MOVE]
     t = 0
     while owner[d, t] != -1:
         t += 1
+    return 1 if _last_placement_wins(decks, status, sides, owner, d, d, info[d, TO_MOVE], t, own, 0) else -1
+
+
+@njit(cache=True, inline="always")
+def _last_placement_wins(decks, status, sides, base, r, d, p, t, own, k):
+    """Whether player ``p`` wins by placing on ``t``, the last empty tile of the owners ``base[r]``
+    (row ``d``'s cards and sides): a completed lane wins, else the engine's lane scores decide
+    (a full board has no draw: every lane has a majority). Worked out on ``own[k]`` (owners)
+    and ``own[k + 1]`` (marks), without stepping."""
     for i in range(16):
-        if status[d, mover, i] != IN_HAND or _repeats_a_card(decks, status, d, mover, i):
+        if status[d, p, i] != IN_HAND or _repeats_a_card(decks, status, d, p, i):
             continue
-        if _completes_a_lane(decks, sides, owner, d, mover, i, t, own):
-            return 1
-        if kernels.margin(own, 0, mover) > 0:  # own[0]: the full board after the placement
-            return 1
-    return -1
+        for n in range(15):
+            own[k, n] = base[r, n]
+            own[k + 1, n] = 0
+        own[k, t] = p
+        kernels.capture(decks, sides, d, p, i, t, own[k], own[k + 1])
+        if kernels.controlled_lane(own, k, p) >= 0 or kernels.margin(own, k, p) > 0:
+            return True
+    return False
 
 
 @njit(cache=True)
@@ -167,18 +177,7 @@ def _two_left(decks, status, sides, owner, marks, info, d, own):
             s3 = sides[d, t, 3]
             for k in range(4):
                 sides[d, t, k] = decks[d, mover, i, k]
-            answered = False
-            for j in range(16):
-                if status[d, opponent, j] != IN_HAND or _repeats_a_card(decks, status, d, opponent, j):
-                    continue
-                for n in range(15):
-                    own[2, n] = own[0, n]
-                    own[3, n] = 0
-                own[2, last] = opponent
-                kernels.capture(decks, sides, d, opponent, j, last, own[2], own[3])
-                if kernels.controlled_lane(own, 2, opponent) >= 0 or kernels.margin(own, 2, opponent) > 0:
-                    answered = True
-                    break
+            answered = _last_placement_wins(decks, status, sides, own, 0, d, opponent, last, own, 2)
             sides[d, t, 0] = s0
             sides[d, t, 1] = s1
             sides[d, t, 2] = s2
@@ -303,27 +302,25 @@ def _may_complete(owner, d, p, t):
 
 @njit(cache=True)
 def _win_now(decks, status, sides, owner, info, d, own):
-    """A move of row ``d``'s player to move that completes a lane at once (and so wins), or -1.
-
-    Complete, without stepping: only the empty tiles where ``_may_complete`` holds are
-    tried, each with every distinct card in hand.
-    """
-    mover = info[d, TO_MOVE]
-    for t in range(15):
-        if owner[d, t] != -1 or not _may_complete(owner, d, mover, t):
-            continue
-        for i in range(16):
-            if status[d, mover, i] != IN_HAND or _repeats_a_card(decks, status, d, mover, i):
-                continue
-            if _completes_a_lane(decks, sides, owner, d, mover, i, t, own):
-                return 16 + 15 * i + t
-    return -1
+    """A move of row ``d``'s player to move that completes a lane at once (and so wins), or -1."""
+    return _lane_completions(decks, status, sides, owner, d, info[d, TO_MOVE], own, True)
 
 
 @njit(cache=True)
 def _threats(decks, status, sides, owner, d, p, own):
     """How many empty tiles of row ``d`` would let player ``p`` complete a lane at once, were
     it ``p``'s move: a player with two such tiles usually cannot be stopped."""
+    return _lane_completions(decks, status, sides, owner, d, p, own, False)
+
+
+@njit(cache=True, inline="always")
+def _lane_completions(decks, status, sides, owner, d, p, own, first):
+    """Player ``p``'s placements in row ``d`` that complete a lane at once: with ``first``, the
+    first one found (an action) or -1; else how many empty tiles have one.
+
+    Complete, without stepping: only the empty tiles where ``_may_complete`` holds are
+    tried, each with every distinct card in hand.
+    """
     found = 0
     for t in range(15):
         if owner[d, t] != -1 or not _may_complete(owner, d, p, t):
@@ -332,9 +329,11 @@ def _threats(decks, status, sides, owner, d, p, own):
             if status[d, p, i] != IN_HAND or _repeats_a_card(decks, status, d, p, i):
                 continue
             if _completes_a_lane(decks, sides, owner, d, p, i, t, own):
+                if first:
+                    return 16 + 15 * i + t
                 found += 1
                 break
-    return found
+    return -1 if first else found
 
 
 @njit(cache=True)
