@@ -379,6 +379,8 @@ def test_the_solver_page_quotes_its_benchmark_block_and_the_opening_attempt():
     assert ten and twelve
     assert f"solved in {ten[1]} s (median) with two threads" in text
     assert f"the median of nine positions is {twelve[1]} s, and the slowest takes {twelve[2]} s" in text
+    growth = float(twelve[1]) / float(ten[1])
+    assert f"the two-thread median grows {growth:.0f}-fold (about {growth**0.5:.0f}" in text
     attempts = json.loads((root / "docs" / "solver" / "opening.json").read_text())
     first, scan = attempts[0], attempts[1:]
     assert all(a["position"]["phase"] == "play" and len(a["position"]["board"]) == 3 for a in attempts)
