@@ -79,30 +79,36 @@ def _wins_at_once(state: GameState) -> set[int]:
     }  # fmt: skip
 
 
-def test_the_immediate_win_check_finds_a_lane_win_whenever_there_is_one():
-    """``_win_now`` (no stepping) against stepping every legal move of the core, on random
-    games at every depth; wins by flipping the last cards of theirs in another, full lane among them."""
-    import numpy as np
+def _board(state: GameState):
+    from trinity_env.search.solver import _Worker
 
+    worker = _Worker()
+    worker.load(state)
+    return worker
+
+
+def test_the_immediate_win_check_finds_a_lane_win_whenever_there_is_one():
+    """``_completions`` (no stepping) against stepping every legal move of the core, on random
+    games at every depth: the first win it names is one, it names one whenever there is one,
+    and it counts the tiles with one; wins by flipping the last cards of theirs in another,
+    full lane among them. The last placement's value against the core's too."""
     from trinity_env.core import random_hand, standard_deck
-    from trinity_env.fast.convert import write_state
-    from trinity_env.fast.layout import Batch
-    from trinity_env.search.solver import _last_placement, _win_now
+    from trinity_env.search.solver import _completions, _last_placement
 
     rng, deck = random.Random(5), standard_deck()
-    rows, own = Batch.empty(2), np.zeros((2, 15), np.int8)
     checked, winning, across = 0, 0, 0
     while checked < 3000:
         state = GameState.new_game(hands=[random_hand(deck, 3, rng), random_hand(deck, 3, rng)],
                                    first_player=rng.randint(0, 1))  # fmt: skip
         while not state.is_over:
-            write_state(rows, 0, state)
+            board = _board(state).board.arrays
             expected = _wins_at_once(state)
-            found = _win_now(rows.decks, rows.status, rows.sides, rows.owner, rows.info, 0, own)
+            found = _completions(board, state.to_move, True)
             assert (found in expected) if expected else found == -1, (state.to_dict(), expected, found)
+            assert _completions(board, state.to_move, False) == len({(a - 16) % 15 for a in expected})
             if len(state.empty_tiles()) == 1:
                 best = max(1 if state.apply(a).winner == state.to_move else -1 for a in state.legal_actions())
-                assert _last_placement(rows.decks, rows.status, rows.sides, rows.owner, rows.info, 0, own) == best
+                assert _last_placement(board, state.to_move) == best
             checked += 1
             winning += bool(expected)
             across += any(state.apply(a).last.tile // 5 != state.apply(a).outcome.lane for a in expected)
@@ -110,43 +116,39 @@ def test_the_immediate_win_check_finds_a_lane_win_whenever_there_is_one():
     assert winning > 100 and across > 0  # some wins complete a full lane other than the placement's
 
 
-def test_the_last_two_placements_worked_out_without_stepping_agree_with_brute_force():
-    """``_two_left`` on 2-empty positions: dealt ones (both hold a card: worked out on scratch
-    owners) and loaded ones where the opponent holds none (the mover places twice, stepped)."""
+def test_every_move_the_threat_prune_drops_lets_the_opponent_complete_a_lane():
+    """The prune's claim, checked on the core: when the opponent could complete a lane at once,
+    a move that ``_answers`` rejects leaves the opponent a move that completes a lane at once,
+    and the moves it keeps include every move after which the opponent has none."""
     import numpy as np
 
     from trinity_env.core import random_hand, standard_deck
-    from trinity_env.fast.convert import write_state
-    from trinity_env.fast.layout import Batch
-    from trinity_env.search.solver import _two_left
+    from trinity_env.fast.bitboard import flips
+    from trinity_env.search.solver import MAX_DEPTH, MAX_THREATS, _answers, _threats
 
-    rng, deck = random.Random(11), standard_deck()
-    rows, own = Batch.empty(3), np.zeros((4, 15), np.int8)
-    both, alone, values = 0, 0, set()
-    while both < 400 or alone < 60:
+    rng, deck = random.Random(7), standard_deck()
+    tiles, lanes = np.zeros((MAX_DEPTH + 1, MAX_THREATS), np.int64), np.zeros((MAX_DEPTH + 1, MAX_THREATS), np.int64)
+    positions, dropped, kept = 0, 0, 0
+    while positions < 400:
         state = GameState.new_game(hands=[random_hand(deck, 3, rng), random_hand(deck, 3, rng)],
                                    first_player=rng.randint(0, 1))  # fmt: skip
-        while not state.is_over and len(state.empty_tiles()) > 2:
+        while not state.is_over:
+            mover, board = state.to_move, _board(state).board
+            count = _threats(board.arrays, 1 - mover, tiles, lanes, 0) if state.hands[1 - mover] else 0
+            if count > 0 and not _wins_at_once(state):
+                positions += 1
+                for action in state.legal_actions():
+                    i, t = divmod(action - 16, 15)
+                    f = flips(board.own, board.card, board.beaten, board.wins, mover, 16 * mover + i, t)
+                    child = state.apply(action)
+                    answered = _answers(t, f, tiles, lanes, 0, count)
+                    if not answered:
+                        dropped += 1
+                        assert not child.is_over and child.to_move == 1 - mover and _wins_at_once(child), action
+                    elif not child.is_over and not _wins_at_once(child):
+                        kept += 1
             state = state.apply(rng.choice(state.legal_actions()))
-        if state.is_over:
-            continue
-        if rng.random() < 0.3:  # the opponent's cards taken away: it passes
-            data = state.to_dict()
-            data["hands"][1 - data["to_move"]] = []
-            state = GameState.from_dict(data)
-        write_state(rows, 0, state)
-        rows.decks[1:] = rows.decks[0]
-        found = _two_left(*rows, 0, own)
-        assert found == minimax(state), state.to_dict()
-        before = [array.copy() for array in rows]
-        _two_left(*rows, 0, own)
-        assert all((a[0] == b[0]).all() for a, b in zip(rows, before, strict=True))  # row 0 is left as it was
-        values.add(found)
-        if state.to_dict()["hands"][1 - state.to_move]:
-            both += 1
-        else:
-            alone += 1
-    assert {-1, 1} <= values  # won and lost positions both checked
+    assert dropped > 1000 and kept > 100
 
 
 def test_passes_and_draws_in_loaded_positions():

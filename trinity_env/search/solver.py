@@ -2,21 +2,27 @@
 
 It solves open-hand play-phase positions: both hands are known, so the game is one of
 perfect information and every position has a value for the player to move, +1 (win), 0
-(draw; only loaded positions can draw) or -1 (loss). It runs on the fast engine's arrays:
-one batch row per search depth, each child copied from its parent row and stepped there.
-Identical cards in a hand give identical moves, so only one copy of each is searched.
+(draw; only loaded positions can draw) or -1 (loss). It searches on a bitboard
+(``trinity_env.fast.bitboard``): owners as two masks, placements made and taken back in
+place. Identical cards in a hand give identical moves, so only one copy of each is searched.
 
-Speed-ups, all exact: a move that completes a lane at once (filling its last tile, or
-flipping the last cards of theirs in a full lane) is looked for before anything else is generated,
-without stepping; the table's best move and two killer moves per depth are tried before
-the moves are generated; the rest are ordered by completing a lane, blocking a lane the
-opponent nearly holds, direct captures and a history of cut-offs; with six empty tiles or
-more, each move is also played out one step: one that lets the opponent complete a lane at
-once goes last, one that leaves the mover lanes to complete goes early. The table has buckets of
-two slots (one keeps the deeper search, the other takes the newest) and holds positions
-with five empty tiles or more: smaller subtrees cost less to search again than to look up.
-With two empty tiles or fewer, plain minimax, worked out without stepping: the flips of a
-placement on a scratch copy of the owners, and the last one scored from there.
+Speed-ups, all exact:
+
+- A move that completes a lane at once (filling its last tile, or flipping the last cards
+  of theirs in a full lane) is looked for first, only on the tiles where one could.
+- The opponent's threats prune: when the opponent could complete a lane at once were it
+  their move, a move that neither takes that tile nor flips a card of every lane the
+  threat completes loses, and is not searched. (The mover's other cards only add to what
+  the opponent's placement flips: captures and the domino take more when the mover owns
+  more, so the threat still completes its lane.)
+- The table's best move and two killer moves per depth are tried before the moves are
+  generated; the rest are ordered by blocking a lane the opponent nearly holds, captures
+  and a history of cut-offs; with six empty tiles or more, each move is also played out
+  one step: one that lets the opponent complete a lane at once goes last, one that leaves
+  the mover lanes to complete goes early.
+- The table has buckets of two slots (one keeps the deeper search, the other takes the
+  newest) and holds positions with five empty tiles or more: smaller subtrees cost less
+  to search again than to look up.
 
 A search can be bounded: ``max_nodes`` (deterministic: the same result on every machine)
 and ``max_seconds``; past either, ``SolverBudgetError`` is raised. The kernel runs without
@@ -40,179 +46,190 @@ from numba import njit
 
 from trinity_env.core import GameState, Phase, TrinityError
 from trinity_env.core.board import EMPTY
-from trinity_env.fast import kernels
+from trinity_env.fast import bitboard
+from trinity_env.fast.bitboard import (
+    FULL,
+    LANES,
+    POPCOUNT,
+    REACH,
+    Board,
+    flips,
+    holds_a_lane,
+    mix,
+    place,
+    scored,
+    take_back,
+)
 from trinity_env.fast.convert import write_state
-from trinity_env.fast.layout import HAND0, IN_HAND, OVER, PHASE, TO_MOVE, WINNER, Batch
+from trinity_env.fast.layout import Batch
 
 EXACT, LOWER, UPPER = 0, 1, 2
 TABLE_MIN_EMPTY = 5  # positions with fewer empty tiles skip the transposition table
-KILLER_BONUS = 50_000_000  # below completing a lane, above any number of captures
+KILLER_BONUS = 50_000_000  # above any number of captures
 BLOCK_BONUS = 20_000_000  # the last empty tile of a lane the opponent nearly holds: below the killers
-THREAT_BONUS = 30_000_000  # per lane the move leaves the mover to complete next turn (``_look_ahead``)
+THREAT_BONUS = 30_000_000  # per lane the move leaves the mover to complete next turn (look-ahead)
 LOSES_AT_ONCE = 1_000_000_000  # a move after which the opponent completes a lane: tried last
 LOOK_AHEAD_MIN_EMPTY = 6  # nodes with fewer empty tiles are too many to play every move out for ordering
+MAX_THREATS = 64  # more of the opponent's threats than this: the prune is skipped (never seen in play)
 TABLE_BITS = 22
-MAX_DEPTH = 17  # rows: the root, up to 15 placements, and a scratch row
+MAX_DEPTH = 17  # the root and up to 15 placements, with room to spare
 NO_LIMIT = np.iinfo(np.int64).max
 PARALLEL_MIN_EMPTY = 9  # smaller positions are searched by one thread: starting another costs more
 WAIT_STEP = 0.1  # seconds the calling thread waits between looks at the clock and for Ctrl-C
 PROGRESS_EVERY = 1.0  # seconds between calls of a solver's ``progress``
 T = TypeVar("T")
-_FNV_OFFSET = np.uint64(0xCBF29CE484222325)
-_FNV_PRIME = np.uint64(0x100000001B3)
+# the columns of a search's frames: one row per depth, what a node keeps while its children are searched
+F_PLAYER, F_ALPHA, F_BETA, F_ALPHA0, F_BEST, F_BEST_MOVE, F_FIRST, F_KILLER0, F_KILLER1 = range(9)
+F_COUNT, F_NEXT, F_THREATS, F_EMPTY, F_KEY, F_BUCKET, F_MOVE, F_FLIPPED = range(9, 17)
+FRAME_COLUMNS = 17
+ENTER, NEXT, RETURN, HANDLE = range(4)  # the steps of ``negamax``'s loop
+LOWEST_BIT = np.array([(m & -m).bit_length() - 1 for m in range(1 << 16)], np.int64)  # of tile and hand masks; -1 for 0
 
 
 @njit(cache=True, inline="always")
-def _mix(h, word):
-    h = (h ^ word) * _FNV_PRIME
-    return h ^ (h >> np.uint64(29))
-
-
-@njit(cache=True)
-def _key(status, sides, owner, info, b):
-    """A 64-bit hash of what decides the rest of the game: board, hands, player to move.
-
-    Each tile (owner and four sides) and each player's slot statuses are packed into one
-    word first, so hashing takes 17 multiplies rather than one per byte.
-    """
-    h = _FNV_OFFSET
-    for t in range(15):
-        word = np.uint64(owner[b, t] + 2)
-        for k in range(4):
-            word = (word << np.uint64(8)) | np.uint64(sides[b, t, k])
-        h = _mix(h, word)
-    for p in range(2):
-        word = np.uint64(0)
-        for i in range(16):
-            word = (word << np.uint64(2)) | np.uint64(status[b, p, i])
-        h = _mix(h, word)
-    return _mix(h, np.uint64(info[b, TO_MOVE] + 7))
+def _key(board, p):
+    """The table key of the position on ``board`` with player ``p`` to move: the board's
+    additive hash of cards on tiles and in hands, mixed with the owners and the mover."""
+    own, key = board[0], board[4]
+    return mix(key[0] ^ mix(np.uint64(own[0] | (own[1] << 15) | (p << 30)) + np.uint64(0x9E3779B97F4A7C15)))
 
 
 @njit(cache=True, inline="always")
-def _repeats_a_card(decks, status, b, p, i):
-    """Whether player ``p``'s card ``i`` in row ``b`` equals a card earlier in its hand: identical
-    cards give identical moves, so only the first copy is searched."""
-    for j in range(i):
-        if status[b, p, j] == IN_HAND:
-            same = True
-            for k in range(4):
-                if decks[b, p, i, k] != decks[b, p, j, k]:
-                    same = False
-                    break
-            if same:
-                return True
-    return False
+def _first_copy(hand, copies, p, i):
+    """Whether slot ``i`` of player ``p``'s hand is the first of its card there (identical cards
+    give identical moves, so only the first copy is searched)."""
+    return (hand[p] & copies[p, i]) == 0
 
 
 @njit(cache=True, inline="always")
-def _result(info, b, player):
-    """The finished game of row ``b`` for ``player``: +1 won, 0 drawn, -1 lost."""
-    w = info[b, WINNER]
-    return 0 if w == -1 else (1 if w == player else -1)
-
-
-@njit(cache=True)
-def _last_placement(decks, status, sides, owner, info, d, own):
-    """Value of row ``d`` when one empty tile is left: every move fills the board and ends the game.
-
-    Worked out on ``own`` without stepping (``_last_placement_wins``).
-    """
-    t = 0
-    while owner[d, t] != -1:
-        t += 1
-    return 1 if _last_placement_wins(decks, status, sides, owner, d, d, info[d, TO_MOVE], t, own, 0) else -1
+def _ends(own, hand, p):
+    """The game's value for ``p`` after ``p``'s placement, or 2 when it goes on: a completed
+    lane wins, a full board or two empty hands are scored."""
+    if holds_a_lane(own[p]):
+        return 1
+    if (own[0] | own[1]) == FULL or (hand[0] == 0 and hand[1] == 0):
+        return scored(own[0], own[1], p)
+    return 2
 
 
 @njit(cache=True, inline="always")
-def _last_placement_wins(decks, status, sides, base, r, d, p, t, own, k):
-    """Whether player ``p`` wins by placing on ``t``, the last empty tile of the owners ``base[r]``
-    (row ``d``'s cards and sides): a completed lane wins, else the engine's lane scores decide
-    (a full board has no draw: every lane has a majority). Worked out on ``own[k]`` (owners)
-    and ``own[k + 1]`` (marks), without stepping."""
-    for i in range(16):
-        if status[d, p, i] != IN_HAND or _repeats_a_card(decks, status, d, p, i):
-            continue
-        for n in range(15):
-            own[k, n] = base[r, n]
-            own[k + 1, n] = 0
-        own[k, t] = p
-        kernels.capture(decks, sides, d, p, i, t, own[k], own[k + 1])
-        if kernels.controlled_lane(own, k, p) >= 0 or kernels.margin(own, k, p) > 0:
-            return True
-    return False
+def _may_complete(own, p):
+    """The empty tiles where player ``p`` could complete a lane at once: a lane's last empty
+    tile, or in a full lane, a tile within reach (two steps) of every card of theirs there."""
+    mine = own[p]
+    theirs = own[1 - p]
+    empty = FULL & ~(mine | theirs)
+    tiles = 0
+    for lane in range(3):
+        e = empty & LANES[lane]
+        them = theirs & LANES[lane]
+        if e == 0:
+            rest = empty
+            while rest:
+                t = LOWEST_BIT[rest]
+                rest &= rest - 1
+                if (them & ~REACH[t]) == 0:
+                    tiles |= 1 << t
+        elif (e & (e - 1)) == 0 and (them & ~REACH[LOWEST_BIT[e]]) == 0:
+            tiles |= e
+    return tiles
 
 
-@njit(cache=True)
-def _two_left(decks, status, sides, owner, marks, info, d, own):
-    """Value of row ``d`` when two empty tiles are left: plain minimax, no table, no ordering.
-
-    When both players hold a card (the opponent then fills the board), worked out on ``own``
-    without stepping: the mover's placement and its flips on ``own[0]``, the opponent's last
-    one on ``own[2]``, the placed card's sides written into the row for that look and put back.
-    """
-    mover = info[d, TO_MOVE]
-    opponent = 1 - mover
-    if info[d, HAND0 + opponent] == 0:
-        return _two_left_stepped(decks, status, sides, owner, marks, info, d, own)
-    first = -1
-    second = -1
-    for t in range(15):
-        if owner[d, t] == -1:
-            if first < 0:
-                first = t
-            else:
-                second = t
-    for i in range(16):
-        if status[d, mover, i] != IN_HAND or _repeats_a_card(decks, status, d, mover, i):
-            continue
-        for turn in range(2):
-            t = first if turn == 0 else second
-            last = second if turn == 0 else first
-            if _completes_a_lane(decks, sides, owner, d, mover, i, t, own):
-                return 1
-            s0 = sides[d, t, 0]
-            s1 = sides[d, t, 1]
-            s2 = sides[d, t, 2]
-            s3 = sides[d, t, 3]
-            for k in range(4):
-                sides[d, t, k] = decks[d, mover, i, k]
-            answered = _last_placement_wins(decks, status, sides, own, 0, d, opponent, last, own, 2)
-            sides[d, t, 0] = s0
-            sides[d, t, 1] = s1
-            sides[d, t, 2] = s2
-            sides[d, t, 3] = s3
-            if not answered:
-                return 1
-    return -1
-
-
-@njit(cache=True)
-def _two_left_stepped(decks, status, sides, owner, marks, info, d, own):
-    """``_two_left`` by stepping rows, for when the opponent holds no card (the mover places twice)."""
-    mover = info[d, TO_MOVE]
-    best = -2
-    for i in range(16):
-        if status[d, mover, i] != IN_HAND:
-            continue
-        if _repeats_a_card(decks, status, d, mover, i):
-            continue
-        for t in range(15):
-            if owner[d, t] != -1:
+@njit(cache=True, inline="always")
+def _completions(board, p, first):
+    """Player ``p``'s placements that complete a lane at once: with ``first``, the first one
+    found (an action) or -1; else how many empty tiles have one."""
+    own, hand, card, beaten, wins, copies = board[0], board[1], board[2], board[3], board[5], board[6]
+    tiles = _may_complete(own, p)
+    found = 0
+    while tiles:
+        t = LOWEST_BIT[tiles]
+        tiles &= tiles - 1
+        rest = hand[p]
+        while rest:
+            i = LOWEST_BIT[rest]
+            rest &= rest - 1
+            if not _first_copy(hand, copies, p, i):
                 continue
-            kernels.copy_row(status, sides, owner, info, d, d + 1)
-            kernels.apply_action(decks, status, sides, owner, marks, info, d + 1, 16 + 15 * i + t)
-            if info[d + 1, PHASE] == OVER:
-                v = _result(info, d + 1, mover)
-            elif info[d + 1, TO_MOVE] == mover:  # the opponent passes
-                v = _last_placement(decks, status, sides, owner, info, d + 1, own)
-            else:
-                v = -_last_placement(decks, status, sides, owner, info, d + 1, own)
-            if v > best:
-                best = v
-                if best == 1:
-                    return 1
+            if holds_a_lane(own[p] | flips(own, card, beaten, wins, p, 16 * p + i, t) | (1 << t)):
+                if first:
+                    return 16 + 15 * i + t
+                found += 1
+                break
+    return -1 if first else found
+
+
+@njit(cache=True, inline="always")
+def _threats(board, p, tiles, lanes, d):
+    """Player ``p``'s placements that would complete lanes at once: ``tiles[d, k]`` the tile,
+    ``lanes[d, k]`` the mask of lanes (bits 0-2) placement ``k`` completes. Returns how many;
+    0 past ``MAX_THREATS`` (then every move is searched)."""
+    own, hand, card, beaten, wins, copies = board[0], board[1], board[2], board[3], board[5], board[6]
+    candidates = _may_complete(own, p)
+    n = 0
+    while candidates:
+        t = LOWEST_BIT[candidates]
+        candidates &= candidates - 1
+        rest = hand[p]
+        while rest:
+            i = LOWEST_BIT[rest]
+            rest &= rest - 1
+            if not _first_copy(hand, copies, p, i):
+                continue
+            after = own[p] | flips(own, card, beaten, wins, p, 16 * p + i, t) | (1 << t)
+            completed = 0
+            for lane in range(3):
+                if (after & LANES[lane]) == LANES[lane]:
+                    completed |= 1 << lane
+            if completed:
+                if n == MAX_THREATS:
+                    return 0
+                tiles[d, n] = t
+                lanes[d, n] = completed
+                n += 1
+    return n
+
+
+@njit(cache=True, inline="always")
+def _answers(t, flipped, tiles, lanes, d, n):
+    """Whether a placement on ``t`` flipping ``flipped`` answers each of ``n`` threats: it takes
+    the threat's tile or flips a card in every lane the threat completes."""
+    for k in range(n):
+        if t == tiles[d, k]:
+            continue
+        for lane in range(3):
+            if (lanes[d, k] >> lane) & 1 and (flipped & LANES[lane]) == 0:
+                return False
+    return True
+
+
+@njit(cache=True, inline="always")
+def _last_placement(board, p):
+    """Value for ``p`` of the last empty tile's placement (every move fills the board)."""
+    own, hand, card, beaten, wins, copies = board[0], board[1], board[2], board[3], board[5], board[6]
+    t = LOWEST_BIT[FULL & ~(own[0] | own[1])]
+    best = -2
+    rest = hand[p]
+    while rest:
+        i = LOWEST_BIT[rest]
+        rest &= rest - 1
+        if not _first_copy(hand, copies, p, i):
+            continue
+        f = flips(own, card, beaten, wins, p, 16 * p + i, t)
+        mine = own[p] | f | (1 << t)
+        theirs = own[1 - p] & ~f
+        v = 1 if holds_a_lane(mine) else _scored_for(mine, theirs)
+        if v > best:
+            best = v
+            if best == 1:
+                return 1
     return best
+
+
+@njit(cache=True, inline="always")
+def _scored_for(mine, theirs):
+    """The lane-majority result for the owner of ``mine`` against ``theirs``."""
+    return scored(mine, theirs, 0)
 
 
 @njit(cache=True, inline="always")
@@ -248,330 +265,303 @@ def _store(keys, data, bucket, key, value, bound, move, empty):
 
 
 @njit(cache=True, inline="always")
-def _usable(decks, status, owner, d, mover, action, other0, other1):
-    """Whether ``action`` (a killer) is a move ``_moves`` would generate in row ``d`` (its card in
-    hand and the first copy of that card there, its tile empty) and differs from the other two."""
+def _usable(own, hand, copies, p, action, other0, other1):
+    """Whether ``action`` (the table's move or a killer) is a move the generator would give
+    (its card in hand and the first copy there, its tile empty) and differs from the others."""
     if action < 0 or action == other0 or action == other1:  # noqa: SIM109 (numba: mixed int types)
         return False
     i = (action - 16) // 15
     t = (action - 16) % 15
-    if status[d, mover, i] != IN_HAND or owner[d, t] != -1:
+    if ((hand[p] >> i) & 1) == 0 or ((own[0] | own[1]) >> t) & 1:
         return False
-    return not _repeats_a_card(decks, status, d, mover, i)
+    return _first_copy(hand, copies, p, i)
 
 
 @njit(cache=True, inline="always")
-def _completes_a_lane(decks, sides, owner, d, p, i, t, own):
-    """Whether player ``p``'s card ``i`` on empty tile ``t`` of row ``d`` leaves some lane all ``p``'s.
-
-    The placement's flips are worked out by the engine's ``capture`` on ``own`` (two scratch
-    rows: owners, then marks), a copy of the row's owners: nothing is copied or stepped.
-    """
-    for n in range(15):
-        own[0, n] = owner[d, n]
-        own[1, n] = 0
-    own[0, t] = p
-    kernels.capture(decks, sides, d, p, i, t, own[0], own[1])
-    return kernels.controlled_lane(own, 0, p) >= 0
-
-
-@njit(cache=True, inline="always")
-def _may_complete(owner, d, p, t):
-    """Whether player ``p`` placing on empty tile ``t`` of row ``d`` could complete some lane.
-
-    A lane is completed by filling its last empty tile or by flipping the last cards of
-    theirs in a full lane, and a placement flips only cards within two steps of it (a
-    direct capture, then the domino): a lane qualifies when its only empty tile is ``t``
-    (or it has none) and every card of theirs in it is within reach.
-    """
-    lane = t // 5
-    q = t - 5 * lane
-    for other in range(3):
-        empty = 0
-        out_of_reach = 0
-        for r in range(5):
-            w = owner[d, 5 * other + r]
-            if w == -1:
-                empty += 1
-            elif w != p and abs(other - lane) + abs(r - q) > 2:
-                out_of_reach += 1
-        if out_of_reach == 0 and empty == (1 if other == lane else 0):
-            return True
-    return False
-
-
-@njit(cache=True)
-def _win_now(decks, status, sides, owner, info, d, own):
-    """A move of row ``d``'s player to move that completes a lane at once (and so wins), or -1."""
-    return _lane_completions(decks, status, sides, owner, d, info[d, TO_MOVE], own, True)
-
-
-@njit(cache=True)
-def _threats(decks, status, sides, owner, d, p, own):
-    """How many empty tiles of row ``d`` would let player ``p`` complete a lane at once, were
-    it ``p``'s move: a player with two such tiles usually cannot be stopped."""
-    return _lane_completions(decks, status, sides, owner, d, p, own, False)
-
-
-@njit(cache=True, inline="always")
-def _lane_completions(decks, status, sides, owner, d, p, own, first):
-    """Player ``p``'s placements in row ``d`` that complete a lane at once: with ``first``, the
-    first one found (an action) or -1; else how many empty tiles have one.
-
-    Complete, without stepping: only the empty tiles where ``_may_complete`` holds are
-    tried, each with every distinct card in hand.
-    """
-    found = 0
-    for t in range(15):
-        if owner[d, t] != -1 or not _may_complete(owner, d, p, t):
-            continue
-        for i in range(16):
-            if status[d, p, i] != IN_HAND or _repeats_a_card(decks, status, d, p, i):
-                continue
-            if _completes_a_lane(decks, sides, owner, d, p, i, t, own):
-                if first:
-                    return 16 + 15 * i + t
-                found += 1
-                break
-    return -1 if first else found
-
-
-@njit(cache=True)
-def _look_ahead(decks, status, sides, owner, marks, info, d, moves, scores, n, own):
-    """Ordering by one step, for nodes high in the tree: each move is played into row
-    ``d + 1``; one that lets the opponent complete a lane at once goes last, one that leaves
-    the mover lanes to complete next time goes early (the opponent can rarely stop two)."""
-    mover = info[d, TO_MOVE]
-    for k in range(n):
-        kernels.copy_row(status, sides, owner, info, d, d + 1)
-        kernels.apply_action(decks, status, sides, owner, marks, info, d + 1, moves[k])
-        if info[d + 1, PHASE] == OVER:
-            continue
-        if info[d + 1, TO_MOVE] != mover and _win_now(decks, status, sides, owner, info, d + 1, own) >= 0:
-            scores[k] -= LOSES_AT_ONCE
-        else:
-            scores[k] += THREAT_BONUS * _threats(decks, status, sides, owner, d + 1, mover, own)
-
-
-@njit(cache=True, inline="always")
-def _nearly_theirs(owner, b, p, lane):
-    """Whether ``lane`` of row ``b`` has one empty tile and at least three cards not ``p``'s."""
-    empty = 0
-    theirs = 0
-    for t in range(5 * lane, 5 * lane + 5):
-        if owner[b, t] == -1:
-            empty += 1
-        elif owner[b, t] != p:
-            theirs += 1
-    return empty == 1 and theirs >= 3
-
-
-@njit(cache=True)
-def _moves(decks, status, sides, owner, info, b, out, scores, history, killers):
-    """Placements of the player to move, one per distinct card in hand, with ordering scores.
-
-    Scores: a cheap guess that needs no stepping (completing a lane, then the number of
-    direct captures), then the history of cut-offs. ``negamax`` picks moves best-first
-    lazily: a cut-off rarely needs them all.
-    """
-    p = info[b, TO_MOVE]
-    lane0 = 0
-    lane1 = 0
-    lane2 = 0
-    for t in range(5):
-        lane0 += owner[b, t] == p
-        lane1 += owner[b, 5 + t] == p
-        lane2 += owner[b, 10 + t] == p
-    # lanes of three tiles or more of theirs with one empty tile: placing there blocks a lane they may complete
-    blocks0 = _nearly_theirs(owner, b, p, 0)
-    blocks1 = _nearly_theirs(owner, b, p, 1)
-    blocks2 = _nearly_theirs(owner, b, p, 2)
+def _moves(board, p, moves, scores, history, killers, d, tiles, lanes, threats):
+    """Placements of ``p``, one per distinct card in hand, that answer the opponent's
+    ``threats`` (the others lose), with ordering scores: blocking a lane the opponent nearly
+    holds, the cards flipped, the killers and the history of cut-offs. ``negamax`` picks
+    moves best-first lazily: a cut-off rarely needs them all."""
+    own, hand, card, beaten, wins, copies = board[0], board[1], board[2], board[3], board[5], board[6]
+    theirs = own[1 - p]
+    empty = FULL & ~(own[0] | own[1])
+    blocking = 0  # the last empty tile of a lane holding three or more cards of theirs
+    for lane in range(3):
+        e = empty & LANES[lane]
+        if e != 0 and (e & (e - 1)) == 0 and POPCOUNT[theirs & LANES[lane]] >= 3:
+            blocking |= e
     n = 0
-    for i in range(16):
-        if status[b, p, i] != IN_HAND:
+    rest_i = hand[p]
+    while rest_i:
+        i = LOWEST_BIT[rest_i]
+        rest_i &= rest_i - 1
+        if not _first_copy(hand, copies, p, i):
             continue
-        if _repeats_a_card(decks, status, b, p, i):
-            continue
-        for t in range(15):
-            if owner[b, t] != -1:
+        rest_t = empty
+        while rest_t:
+            t = LOWEST_BIT[rest_t]
+            rest_t &= rest_t - 1
+            f = flips(own, card, beaten, wins, p, 16 * p + i, t)
+            if threats > 0 and not _answers(t, f, tiles, lanes, d, threats):
                 continue
-            captures, in_lane = kernels.direct_captures(decks, sides, owner, b, p, i, t)
-            lane = t // 5
             action = 16 + 15 * i + t
-            score = captures * 1_000_000 + history[action]
-            if action == killers[b, 0]:
+            score = POPCOUNT[f] * 1_000_000 + history[action]
+            if action == killers[d, 0]:
                 score += KILLER_BONUS
-            elif action == killers[b, 1]:
+            elif action == killers[d, 1]:
                 score += KILLER_BONUS // 2
-            mine = lane0 if lane == 0 else (lane1 if lane == 1 else lane2)
-            if mine + in_lane == 4:
-                score += 100_000_000
-            if (blocks0 if lane == 0 else (blocks1 if lane == 1 else blocks2)) and in_lane == 0:
+            if (blocking >> t) & 1:
                 score += BLOCK_BONUS
-            out[n] = action
-            scores[n] = score
+            moves[d, n] = action
+            scores[d, n] = score
             n += 1
     return n
 
 
+@njit(cache=True, inline="always")
+def _look_ahead(board, p, moves, scores, d, n):
+    """Ordering by one step, for nodes high in the tree: each move is played; one that lets
+    the opponent complete a lane at once goes last, one that leaves the mover lanes to
+    complete next time goes early (the opponent can rarely stop two)."""
+    own, hand, card, beaten, key, wins, copies, tile_terms, hand_terms = board
+    o = 1 - p
+    for k in range(n):
+        i = (moves[d, k] - 16) // 15
+        t = (moves[d, k] - 16) % 15
+        f = place(own, hand, card, beaten, key, wins, tile_terms, hand_terms, p, i, t)
+        if _ends(own, hand, p) == 2:
+            if hand[o] != 0 and _completions(board, o, True) >= 0:
+                scores[d, k] -= LOSES_AT_ONCE
+            else:
+                scores[d, k] += THREAT_BONUS * _completions(board, p, False)
+        take_back(own, hand, card, beaten, key, tile_terms, hand_terms, p, i, t, f)
+
+
 @njit(cache=True, nogil=True)
-def negamax(
-    decks, status, sides, owner, marks, info, d, alpha, beta, table, moves, scores, history, killers, own, nodes
-):
-    """Value of row ``d`` for its player to move, searched within the window ``(alpha, beta)``.
+def negamax(board, p, alpha, beta, table, moves, scores, history, killers, tiles, lanes, frames, nodes):
+    """Value for player ``p`` (to move, holding a card, with an empty tile left) of the
+    position on ``board``, searched within the window ``(alpha, beta)``.
+
+    A negamax without recursion: each depth's node keeps its state in a row of ``frames``
+    (columns ``F_*``), so descending and returning are index changes, not calls. (Calls
+    between numba functions count references to every array they pass, which cost a
+    search of small nodes most of its time.)
 
     ``table`` holds checks and entries (value, bound: EXACT/LOWER/UPPER, best move, empty
     tiles, packed in one word; see ``_store``) in buckets of two slots, and may be shared by
-    search threads. The table's best move, then the killers of row ``d``,
-    are tried before any other move is even generated: when one cuts off, as it mostly
-    does, the node costs one child. ``history`` (per action) and ``killers``
-    (two actions per row) only order moves, so they never change a value.
+    search threads. The table's best move, then the killers of the node's depth, are tried
+    before any other move is even generated: when one cuts off, as it mostly does, the
+    node costs one child. ``history`` (per action) and ``killers`` (two actions per depth)
+    only order moves, so they never change a value. ``tiles`` and ``lanes`` hold each
+    depth's threats of the opponent.
 
     ``nodes`` is the budget, three int64: nodes searched so far, the most allowed (another
     thread stops the search by setting it to -1), and a flag set to 1 when the search
-    stopped. A stopped search unwinds at once and its value is meaningless: no node that
-    did not finish stores anything in the table.
+    stopped. A stopped search takes back its moves and returns at once; its value is
+    meaningless, and no node that did not finish stores anything in the table.
     """
-    nodes[0] += 1
-    if nodes[0] > nodes[1]:
-        nodes[2] = 1
-        return 0
-    if info[d, PHASE] == OVER:
-        return _result(info, d, info[d, TO_MOVE])
-    empty = 0
-    for t in range(15):
-        empty += owner[d, t] == -1
-    mover = info[d, TO_MOVE]
-    if empty == 1 and info[d, HAND0 + mover] > 0:
-        return _last_placement(decks, status, sides, owner, info, d, own)
-    if empty == 2 and info[d, HAND0 + mover] > 0:
-        return _two_left(decks, status, sides, owner, marks, info, d, own)
+    own, hand, card, beaten, key, wins, copies, tile_terms, hand_terms = board
     keys, data = table
-    tabled = empty >= TABLE_MIN_EMPTY  # smaller subtrees cost less to search than to look up
-    key = _key(status, sides, owner, info, d) if tabled else np.uint64(0)
-    bucket = np.int64(key & np.uint64(keys.shape[0] - 2))  # two slots: depth-preferred, always-replace
-    first = -1
-    if tabled:
-        entry = data[bucket]
-        hit = keys[bucket] ^ entry == key
-        if not hit:
-            entry = data[bucket + 1]
-            hit = keys[bucket + 1] ^ entry == key
-        if hit:
-            v = _field(entry, 0, 2) - 1
-            bound = _field(entry, 2, 2)
-            first = _field(entry, 4, 9) - 1
-            if bound == EXACT:
-                return v
-            if bound == LOWER and v > alpha:
-                alpha = v
-            elif bound == UPPER and v < beta:
-                beta = v
-            if alpha >= beta:
-                return v
-    win = _win_now(decks, status, sides, owner, info, d, own)
-    if win >= 0:
-        if tabled:
-            _store(keys, data, bucket, key, 1, EXACT, win, empty)
-        return 1
-    alpha0 = alpha
-    best = -2
-    best_move = -1
-    # the table's move and this depth's two killers are tried before the moves are generated
-    killer0 = killers[d, 0] if _usable(decks, status, owner, d, mover, killers[d, 0], first, -1) else -1
-    killer1 = killers[d, 1] if _usable(decks, status, owner, d, mover, killers[d, 1], first, killer0) else -1
-    n = -1  # moves not generated yet
-    j = -3
+    d = 0
+    frames[0, F_PLAYER] = p
+    frames[0, F_ALPHA] = alpha
+    frames[0, F_BETA] = beta
+    step = ENTER
+    v = 0
     while True:
-        if j < 0:
-            action = first if j == -3 else (killer0 if j == -2 else killer1)
-            j += 1
-            if action < 0:
+        if step == ENTER:  # a new node at depth d: its value at once, or its moves set up
+            nodes[0] += 1
+            if nodes[0] > nodes[1]:
+                nodes[2] = 1
+                for up in range(d - 1, -1, -1):  # take every move on the path back
+                    action = frames[up, F_MOVE]
+                    take_back(
+                        own, hand, card, beaten, key, tile_terms, hand_terms, frames[up, F_PLAYER],
+                        (action - 16) // 15, (action - 16) % 15, frames[up, F_FLIPPED],
+                    )  # fmt: skip
+                return 0
+            p = frames[d, F_PLAYER]
+            o = 1 - p
+            alpha = frames[d, F_ALPHA]
+            beta = frames[d, F_BETA]
+            empty = 15 - POPCOUNT[own[0] | own[1]]
+            if empty == 1:
+                v = _last_placement(board, p)
+                step = RETURN
                 continue
-        else:
-            if n < 0:
-                n = _moves(decks, status, sides, owner, info, d, moves[d], scores[d], history, killers)
-                if empty >= LOOK_AHEAD_MIN_EMPTY:
-                    _look_ahead(decks, status, sides, owner, marks, info, d, moves[d], scores[d], n, own)
-            if j >= n:
-                break
-            top = j  # selection: bring the best remaining move to position j
-            for k in range(j + 1, n):
-                if scores[d, k] > scores[d, top]:
-                    top = k
-            moves[d, j], moves[d, top] = moves[d, top], moves[d, j]
-            scores[d, j], scores[d, top] = scores[d, top], scores[d, j]
-            action = moves[d, j]
-            j += 1
-            if action == first or action == killer0 or action == killer1:  # noqa: SIM109
+            tabled = empty >= TABLE_MIN_EMPTY  # smaller subtrees cost less to search than to look up
+            k = _key(board, p) if tabled else np.uint64(0)
+            bucket = np.int64(k & np.uint64(keys.shape[0] - 2))  # two slots: depth-preferred, always-replace
+            first = -1
+            if tabled:
+                entry = data[bucket]
+                hit = keys[bucket] ^ entry == k
+                if not hit:
+                    entry = data[bucket + 1]
+                    hit = keys[bucket + 1] ^ entry == k
+                if hit:
+                    v = _field(entry, 0, 2) - 1
+                    bound = _field(entry, 2, 2)
+                    first = _field(entry, 4, 9) - 1
+                    if bound == EXACT:
+                        step = RETURN
+                        continue
+                    if bound == LOWER and v > alpha:
+                        alpha = v
+                    elif bound == UPPER and v < beta:
+                        beta = v
+                    if alpha >= beta:
+                        step = RETURN
+                        continue
+            win = _completions(board, p, True)
+            if win >= 0:
+                if tabled:
+                    _store(keys, data, bucket, k, 1, EXACT, win, empty)
+                v = 1
+                step = RETURN
                 continue
-        kernels.copy_row(status, sides, owner, info, d, d + 1)
-        kernels.apply_action(decks, status, sides, owner, marks, info, d + 1, action)
-        if info[d + 1, PHASE] == OVER:
-            v = _result(info, d + 1, mover)
-        elif info[d + 1, TO_MOVE] == mover:  # the opponent passed: same player, same window
-            v = negamax(
-                decks,
-                status,
-                sides,
-                owner,
-                marks,
-                info,
-                d + 1,
-                alpha,
-                beta,
-                table,
-                moves,
-                scores,
-                history,
-                killers,
-                own,
-                nodes,
-            )
-        else:
-            v = -negamax(
-                decks,
-                status,
-                sides,
-                owner,
-                marks,
-                info,
-                d + 1,
-                -beta,
-                -alpha,
-                table,
-                moves,
-                scores,
-                history,
-                killers,
-                own,
-                nodes,
-            )
-        if nodes[2] != 0:  # stopped: this node's search is unfinished, store nothing
-            return 0
-        if v > best:
-            best = v
-            best_move = action
-        if v > alpha:
-            alpha = v
-        if alpha >= beta:
-            history[action] += 1 << empty  # a cut-off move: try it early elsewhere too
-            if killers[d, 0] != action:
-                killers[d, 1] = killers[d, 0]
-                killers[d, 0] = action
-            break
-    if tabled:
-        _store(
-            keys,
-            data,
-            bucket,
-            key,
-            best,
-            UPPER if best <= alpha0 else (LOWER if best >= beta else EXACT),
-            best_move,
-            empty,
-        )
-    return best
+            threats = _threats(board, o, tiles, lanes, d) if hand[o] != 0 else 0
+            # the table's move and this depth's two killers are tried before the moves are generated
+            killer0 = killers[d, 0] if _usable(own, hand, copies, p, killers[d, 0], first, -1) else -1
+            killer1 = killers[d, 1] if _usable(own, hand, copies, p, killers[d, 1], first, killer0) else -1
+            if first >= 0 and not _usable(own, hand, copies, p, first, -1, -1):
+                first = -1
+            frames[d, F_ALPHA] = alpha
+            frames[d, F_BETA] = beta
+            frames[d, F_ALPHA0] = alpha
+            frames[d, F_BEST] = -2
+            frames[d, F_BEST_MOVE] = -1
+            frames[d, F_FIRST] = first
+            frames[d, F_KILLER0] = killer0
+            frames[d, F_KILLER1] = killer1
+            frames[d, F_COUNT] = -1  # moves not generated yet
+            frames[d, F_NEXT] = -3
+            frames[d, F_THREATS] = threats
+            frames[d, F_EMPTY] = empty
+            frames[d, F_KEY] = np.int64(k)
+            frames[d, F_BUCKET] = bucket
+            step = NEXT
+        elif step == NEXT:  # the node's next move, played and entered; or the node is done
+            p = frames[d, F_PLAYER]
+            o = 1 - p
+            # the table's move and the killers (those that answer the threats), then the moves
+            # generated, best first, without those three
+            j = frames[d, F_NEXT]
+            n = frames[d, F_COUNT]
+            threats = frames[d, F_THREATS]
+            action = -1
+            while action < 0:
+                if j < 0:
+                    candidate = frames[d, F_FIRST] if j == -3 else frames[d, F_KILLER0 if j == -2 else F_KILLER1]
+                    j += 1
+                    if candidate < 0:
+                        continue
+                    if threats > 0:
+                        t = (candidate - 16) % 15
+                        f = flips(own, card, beaten, wins, p, 16 * p + (candidate - 16) // 15, t)
+                        if not _answers(t, f, tiles, lanes, d, threats):
+                            continue
+                    action = candidate
+                else:
+                    if n < 0:
+                        n = _moves(board, p, moves, scores, history, killers, d, tiles, lanes, threats)
+                        if frames[d, F_EMPTY] >= LOOK_AHEAD_MIN_EMPTY:
+                            _look_ahead(board, p, moves, scores, d, n)
+                        frames[d, F_COUNT] = n
+                    if j >= n:
+                        break
+                    top = j  # selection: bring the best remaining move to position j
+                    for m in range(j + 1, n):
+                        if scores[d, m] > scores[d, top]:
+                            top = m
+                    moves[d, j], moves[d, top] = moves[d, top], moves[d, j]
+                    scores[d, j], scores[d, top] = scores[d, top], scores[d, j]
+                    candidate = moves[d, j]
+                    j += 1
+                    if candidate not in (frames[d, F_FIRST], frames[d, F_KILLER0], frames[d, F_KILLER1]):
+                        action = candidate
+            frames[d, F_NEXT] = j
+            if action < 0:  # every move searched, or a threat of the opponent beats every move
+                v = frames[d, F_BEST]
+                if v == -2:
+                    v = -1
+                if frames[d, F_EMPTY] >= TABLE_MIN_EMPTY:
+                    _store(
+                        keys,
+                        data,
+                        frames[d, F_BUCKET],
+                        np.uint64(frames[d, F_KEY]),
+                        v,
+                        UPPER if v <= frames[d, F_ALPHA0] else EXACT,
+                        frames[d, F_BEST_MOVE],
+                        frames[d, F_EMPTY],
+                    )
+                step = RETURN
+                continue
+            i = (action - 16) // 15
+            t = (action - 16) % 15
+            f = place(own, hand, card, beaten, key, wins, tile_terms, hand_terms, p, i, t)
+            v = _ends(own, hand, p)
+            frames[d, F_MOVE] = action
+            frames[d, F_FLIPPED] = f
+            if v != 2:  # the game is over
+                take_back(own, hand, card, beaten, key, tile_terms, hand_terms, p, i, t, f)
+                step = HANDLE
+                continue
+            if hand[o] != 0:
+                frames[d + 1, F_PLAYER] = o
+                frames[d + 1, F_ALPHA] = -frames[d, F_BETA]
+                frames[d + 1, F_BETA] = -frames[d, F_ALPHA]
+            else:  # the opponent has no card and passes: same player, same window
+                frames[d + 1, F_PLAYER] = p
+                frames[d + 1, F_ALPHA] = frames[d, F_ALPHA]
+                frames[d + 1, F_BETA] = frames[d, F_BETA]
+            d += 1
+            step = ENTER
+        elif step == RETURN:  # node d is worth v to its mover: back to its parent
+            if d == 0:
+                return v
+            d -= 1
+            p = frames[d, F_PLAYER]
+            if frames[d + 1, F_PLAYER] != p:
+                v = -v
+            action = frames[d, F_MOVE]
+            take_back(own, hand, card, beaten, key, tile_terms, hand_terms, p, (action - 16) // 15, (action - 16) % 15,
+                      frames[d, F_FLIPPED])  # fmt: skip
+            step = HANDLE
+        else:  # HANDLE: the value v of node d's last move
+            action = frames[d, F_MOVE]
+            if v > frames[d, F_BEST]:
+                frames[d, F_BEST] = v
+                frames[d, F_BEST_MOVE] = action
+            if v > frames[d, F_ALPHA]:
+                frames[d, F_ALPHA] = v
+            step = NEXT
+            if frames[d, F_ALPHA] >= frames[d, F_BETA]:  # a cut-off
+                empty = frames[d, F_EMPTY]
+                history[action] += 1 << empty  # a cut-off move: try it early elsewhere too
+                if killers[d, 0] != action:
+                    killers[d, 1] = killers[d, 0]
+                    killers[d, 0] = action
+                if empty >= TABLE_MIN_EMPTY:
+                    _store(
+                        keys,
+                        data,
+                        frames[d, F_BUCKET],
+                        np.uint64(frames[d, F_KEY]),
+                        v,
+                        EXACT if v == 1 else LOWER,  # nothing is worth more than a win
+                        action,
+                        empty,
+                    )
+                step = RETURN
+
+
+@njit(cache=True)
+def root_key(board, p):
+    """The table key of the position loaded on ``board`` with ``p`` to move."""
+    return _key(board, p)
 
 
 class SolverBudgetError(TrinityError):
@@ -610,17 +600,24 @@ class Solution:
 
 
 class _Worker:
-    """What one search thread owns: the rows of its search path, move lists and ordering."""
+    """What one search thread owns: its board, move lists, ordering and the threats per depth."""
 
     def __init__(self, seed: int = 0):
-        self.rows = Batch.empty(MAX_DEPTH + 1)
+        self.rows = Batch.empty(1)  # the position as the fast engine's row, loaded onto the board
+        self.board = Board()
         self.moves = np.zeros((MAX_DEPTH + 1, 256), np.int64)
         self.scores = np.zeros((MAX_DEPTH + 1, 256), np.int64)
         # a helper thread starts with a different history, so it orders equal-capture moves
         # differently and reaches other parts of the tree first (as in "lazy SMP" chess engines)
         self.history = np.random.default_rng(seed).integers(0, 500_000, 256) if seed else np.zeros(256, np.int64)
         self.killers = np.full((MAX_DEPTH + 1, 2), -1, np.int64)
-        self.own = np.zeros((4, 15), np.int8)  # scratch owners and marks (two pairs) for looking ahead
+        self.tiles = np.zeros((MAX_DEPTH + 1, MAX_THREATS), np.int64)
+        self.lanes = np.zeros((MAX_DEPTH + 1, MAX_THREATS), np.int64)
+        self.frames = np.zeros((MAX_DEPTH + 1, FRAME_COLUMNS), np.int64)
+
+    def load(self, state: GameState) -> None:
+        write_state(self.rows, 0, state)
+        bitboard.load(self.rows.decks, self.rows.status, self.rows.sides, self.rows.owner, 0, *self.board.arrays)
 
 
 class _Budget:
@@ -683,8 +680,7 @@ class _Budget:
             raise self._failed()
         count = min(self.threads, len(workers)) if state.owners.count(EMPTY) >= PARALLEL_MIN_EMPTY else 1
         for worker in workers[:count]:
-            write_state(worker.rows, 0, state)
-            worker.rows.decks[1:] = worker.rows.decks[0]
+            worker.load(state)
         for nodes in self.nodes[:count]:
             nodes[1], nodes[2] = self.limit, 0
         if self.cancelled:  # stop() came while the limits were being reset: honour it
@@ -693,7 +689,8 @@ class _Budget:
         def one(k: int) -> int | None:
             w, nodes = workers[k], self.nodes[k]
             value = negamax(
-                *w.rows, 0, alpha, beta, table, w.moves, w.scores, w.history, w.killers, w.own, nodes
+                w.board.arrays, state.to_move, alpha, beta, table, w.moves, w.scores, w.history, w.killers,
+                w.tiles, w.lanes, w.frames, nodes,
             )  # fmt: skip
             if nodes[2] != 0:
                 return None
@@ -830,9 +827,8 @@ class Solver:
 
     def _best_move(self, state: GameState, budget: _Budget) -> tuple[int, tuple[str, int]]:
         value = self._search(state, -1, 1, budget)
-        rows = self._workers[0].rows  # row 0 still holds the position the search started from
         keys, data = self._table
-        key = _key(rows.status, rows.sides, rows.owner, rows.info, 0)
+        key = root_key(self._workers[0].board.arrays, state.to_move)  # the board is back at the root
         bucket = int(key & np.uint64(keys.shape[0] - 2))
         action = -1
         for slot in (bucket, bucket + 1):
