@@ -23,6 +23,10 @@ Speed-ups, all exact:
 - The table has buckets of two slots (one keeps the deeper search, the other takes the
   newest) and holds positions with five empty tiles or more: smaller subtrees cost less
   to search again than to look up.
+- With two empty tiles or fewer, plain minimax: no table, ordering or threats.
+
+The search is one loop over a stack of frames, not a recursion: numba counts references
+to every array a call passes, and with a dozen arrays that cost more than a small node.
 
 A search can be bounded: ``max_nodes`` (deterministic: the same result on every machine)
 and ``max_seconds``; past either, ``SolverBudgetError`` is raised. The kernel runs without
@@ -233,6 +237,37 @@ def _scored_for(mine, theirs):
 
 
 @njit(cache=True, inline="always")
+def _two_left(board, p, nodes):
+    """Value for ``p`` with two empty tiles left: plain minimax over ``p``'s placements and the
+    last one, without the table, ordering or threats (each placement counted as a node)."""
+    own, hand, card, beaten, key, wins, copies, tile_terms, hand_terms = board
+    o = 1 - p
+    empty = FULL & ~(own[0] | own[1])
+    best = -2
+    rest = hand[p]
+    while rest:
+        i = LOWEST_BIT[rest]
+        rest &= rest - 1
+        if not _first_copy(hand, copies, p, i):
+            continue
+        tiles = empty
+        while tiles:
+            t = LOWEST_BIT[tiles]
+            tiles &= tiles - 1
+            f = place(own, hand, card, beaten, key, wins, tile_terms, hand_terms, p, i, t)
+            nodes[0] += 1
+            v = _ends(own, hand, p)
+            if v == 2:
+                v = -_last_placement(board, o) if hand[o] != 0 else _last_placement(board, p)
+            take_back(own, hand, card, beaten, key, tile_terms, hand_terms, p, i, t, f)
+            if v > best:
+                best = v
+                if best == 1:
+                    return 1
+    return best
+
+
+@njit(cache=True, inline="always")
 def _pack(value, bound, move, empty):
     """One table entry in one word: value + 1 (2 bits), bound (2), move + 1 (9), empty tiles (4)."""
     return (
@@ -386,8 +421,8 @@ def negamax(board, p, alpha, beta, table, moves, scores, history, killers, tiles
             alpha = frames[d, F_ALPHA]
             beta = frames[d, F_BETA]
             empty = 15 - POPCOUNT[own[0] | own[1]]
-            if empty == 1:
-                v = _last_placement(board, p)
+            if empty <= 2:
+                v = _last_placement(board, p) if empty == 1 else _two_left(board, p, nodes)
                 step = RETURN
                 continue
             tabled = empty >= TABLE_MIN_EMPTY  # smaller subtrees cost less to search than to look up
