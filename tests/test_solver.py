@@ -390,7 +390,7 @@ def test_the_solver_page_quotes_its_benchmark_block_and_the_opening_attempt():
         pytest.fail("an opening was solved: docs/agents.md must say what it showed")
     assert first["seed"] == 0 and first["max_seconds"] == 1800 and "is not solved within 30 minutes" in text
     assert f"{first['nodes']:,} nodes in {first['seconds']:,.0f} s without an answer" in text
-    assert [a["seed"] for a in scan] == list(range(1, 9)) and {a["max_seconds"] for a in scan} == {120}
+    assert [a["seed"] for a in scan] == list(range(1, 9)) and {a["max_seconds"] for a in scan} == {60}
     nodes = sorted(a["nodes"] for a in scan)
     assert f"({nodes[0]:,} to {nodes[-1]:,} nodes each)" in text
     from benchmarks.solver_opening import opening

@@ -74,7 +74,7 @@ BLOCK_BONUS = 20_000_000  # the last empty tile of a lane the opponent nearly ho
 THREAT_BONUS = 30_000_000  # per lane the move leaves the mover to complete next turn (look-ahead)
 LOSES_AT_ONCE = 1_000_000_000  # a move after which the opponent completes a lane: tried last
 LOOK_AHEAD_MIN_EMPTY = 6  # nodes with fewer empty tiles are too many to play every move out for ordering
-MAX_THREATS = 64  # more of the opponent's threats than this: the prune is skipped (never seen in play)
+MAX_THREATS = 64  # more of the opponent's threats than this: the prune is skipped (exact either way)
 TABLE_BITS = 22
 MAX_DEPTH = 17  # the root and up to 15 placements, with room to spare
 NO_LIMIT = np.iinfo(np.int64).max
@@ -222,18 +222,12 @@ def _last_placement(board, p):
         f = flips(own, card, beaten, wins, p, 16 * p + i, t)
         mine = own[p] | f | (1 << t)
         theirs = own[1 - p] & ~f
-        v = 1 if holds_a_lane(mine) else _scored_for(mine, theirs)
+        v = 1 if holds_a_lane(mine) else scored(mine, theirs, 0)  # mine as player 0's
         if v > best:
             best = v
             if best == 1:
                 return 1
     return best
-
-
-@njit(cache=True, inline="always")
-def _scored_for(mine, theirs):
-    """The lane-majority result for the owner of ``mine`` against ``theirs``."""
-    return scored(mine, theirs, 0)
 
 
 @njit(cache=True, inline="always")
