@@ -9,8 +9,9 @@ their owners, so those masks change only when a tile fills or empties. A placeme
 captures are then a few mask operations: the neighbours the new card beats that the
 opponent owns, and one level of domino from each of them through ``beaten``.
 
-The comparison of two sides is the engine's own (``kernels.beats``); the differential
-tests play random games here and in the engine and compare the owners after every move.
+The comparison of two sides and a lane's points are the engine's own (``kernels.beats``,
+``kernels.lane_points``); the differential test plays random games here and on the core
+and compares every placement's flips, owners and hash.
 
 Card ids: ``16 * p + i`` for player ``p``'s deck card ``i``; ``32 + t`` for a card that was
 on tile ``t`` when the board was loaded (positions need not come from the decks).
@@ -21,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from trinity_env.fast.kernels import beats
+from trinity_env.fast.kernels import beats, lane_points
 from trinity_env.fast.layout import IN_HAND, NEIGHBOUR, TILES
 
 CARD_IDS = 2 * 16 + TILES  # deck cards of both players, then the loaded board's cards
@@ -270,16 +271,13 @@ def holds_a_lane(mask):
 
 @njit(cache=True, inline="always")
 def lane_scores(own0, own1):
-    """Lane-majority scores ``(player 0, player 1)`` of the owner masks, as ``kernels.lane_scores``."""
+    """Lane-majority scores ``(player 0, player 1)`` of the owner masks (``kernels.lane_points`` per lane)."""
     s0 = 0
     s1 = 0
     for lane in range(3):
-        c0 = POPCOUNT[own0 & LANES[lane]]
-        c1 = POPCOUNT[own1 & LANES[lane]]
-        if c0 > c1:
-            s0 += c0
-        elif c1 > c0:
-            s1 += c1
+        p0, p1 = lane_points(POPCOUNT[own0 & LANES[lane]], POPCOUNT[own1 & LANES[lane]])
+        s0 += p0
+        s1 += p1
     return s0, s1
 
 

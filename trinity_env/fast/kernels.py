@@ -134,6 +134,17 @@ def legal_mask(decks, status, owner, info, b, out, buffer):
 
 
 @njit(cache=True, inline="always")
+def lane_points(c0, c1):
+    """One lane's points ``(player 0, player 1)`` from how many of its cards each owns: the
+    majority scores its count, the other nothing; equal counts score for nobody."""
+    if c0 > c1:
+        return c0, 0
+    if c1 > c0:
+        return 0, c1
+    return 0, 0
+
+
+@njit(cache=True, inline="always")
 def lane_scores(owner, b):
     """Lane-majority scores ``(player 0, player 1)`` of game ``b``'s board (the core's ``lane_scores``)."""
     s0 = 0
@@ -147,10 +158,9 @@ def lane_scores(owner, b):
                 c0 += 1
             elif o == 1:
                 c1 += 1
-        if c0 > c1:
-            s0 += c0
-        elif c1 > c0:
-            s1 += c1
+        p0, p1 = lane_points(c0, c1)
+        s0 += p0
+        s1 += p1
     return s0, s1
 
 
