@@ -88,14 +88,17 @@ def _board(state: GameState):
 
 
 def test_the_immediate_win_check_finds_a_lane_win_whenever_there_is_one():
-    """``_completions`` (no stepping) against stepping every legal move of the core, on random
+    """``_lane_completions`` (no stepping) against stepping every legal move of the core, on random
     games at every depth: the first win it names is one, it names one whenever there is one,
     and it counts the tiles with one; wins by flipping the last cards of theirs in another,
     full lane among them. The last placement's value against the core's too."""
+    import numpy as np
+
     from trinity_env.core import random_hand, standard_deck
-    from trinity_env.search.solver import _completions, _last_placement
+    from trinity_env.search import solver
 
     rng, deck = random.Random(5), standard_deck()
+    tiles, lanes = (np.zeros((solver.MAX_DEPTH + 1, solver.MAX_THREATS), np.int64) for _ in range(2))
     checked, winning, across = 0, 0, 0
     while checked < 3000:
         state = GameState.new_game(hands=[random_hand(deck, 3, rng), random_hand(deck, 3, rng)],
@@ -103,12 +106,16 @@ def test_the_immediate_win_check_finds_a_lane_win_whenever_there_is_one():
         while not state.is_over:
             board = _board(state).board.arrays
             expected = _wins_at_once(state)
-            found = _completions(board, state.to_move, True)
+            found = solver._lane_completions(board, state.to_move, solver.FIRST_WIN, tiles, lanes, 0)
             assert (found in expected) if expected else found == -1, (state.to_dict(), expected, found)
-            assert _completions(board, state.to_move, False) == len({(a - 16) % 15 for a in expected})
+            winning_tiles = {(a - 16) % 15 for a in expected}
+            counted = solver._lane_completions(board, state.to_move, solver.COUNT_TILES, tiles, lanes, 0)
+            assert counted == len(winning_tiles)
+            listed = solver._lane_completions(board, state.to_move, solver.LIST_THREATS, tiles, lanes, 0)
+            assert set(tiles[0, :listed].tolist()) == winning_tiles
             if len(state.empty_tiles()) == 1:
                 best = max(1 if state.apply(a).winner == state.to_move else -1 for a in state.legal_actions())
-                assert _last_placement(board, state.to_move) == best
+                assert solver._last_placement(board, state.to_move) == best
             checked += 1
             winning += bool(expected)
             across += any(state.apply(a).last.tile // 5 != state.apply(a).outcome.lane for a in expected)
@@ -124,7 +131,7 @@ def test_every_move_the_threat_prune_drops_lets_the_opponent_complete_a_lane():
 
     from trinity_env.core import random_hand, standard_deck
     from trinity_env.fast.bitboard import flips
-    from trinity_env.search.solver import MAX_DEPTH, MAX_THREATS, _answers, _threats
+    from trinity_env.search.solver import LIST_THREATS, MAX_DEPTH, MAX_THREATS, _answers, _lane_completions
 
     rng, deck = random.Random(7), standard_deck()
     tiles, lanes = np.zeros((MAX_DEPTH + 1, MAX_THREATS), np.int64), np.zeros((MAX_DEPTH + 1, MAX_THREATS), np.int64)
@@ -134,7 +141,9 @@ def test_every_move_the_threat_prune_drops_lets_the_opponent_complete_a_lane():
                                    first_player=rng.randint(0, 1))  # fmt: skip
         while not state.is_over:
             mover, board = state.to_move, _board(state).board
-            count = _threats(board.arrays, 1 - mover, tiles, lanes, 0) if state.hands[1 - mover] else 0
+            count = 0
+            if state.hands[1 - mover]:
+                count = _lane_completions(board.arrays, 1 - mover, LIST_THREATS, tiles, lanes, 0)
             if count > 0 and not _wins_at_once(state):
                 positions += 1
                 for action in state.legal_actions():

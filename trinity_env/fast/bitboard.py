@@ -109,6 +109,7 @@ def mix(x):
 
 @njit(cache=True, inline="always")
 def _card_word(sides, c):
+    """Card ``c``'s four sides in one word (a side is at most 10: four bits each)."""
     return (
         np.uint64(sides[c, 0])
         | (np.uint64(sides[c, 1]) << np.uint64(4))
@@ -149,11 +150,7 @@ def load(decks, status, sides_in, owner, b, own, hand, card, beaten, key, wins, 
         for i in range(16):
             copies[p, i] = 0
             for j in range(i):
-                if (
-                    sides[16 * p + j, 0] == sides[16 * p + i, 0]
-                    and sides[16 * p + j, 1] == sides[16 * p + i, 1]
-                    and (sides[16 * p + j, 2] == sides[16 * p + i, 2] and sides[16 * p + j, 3] == sides[16 * p + i, 3])
-                ):
+                if _card_word(sides, 16 * p + j) == _card_word(sides, 16 * p + i):
                     copies[p, i] |= 1 << j
             hand_terms[p, i] = mix(
                 _card_word(sides, 16 * p + i) | (np.uint64(i) << np.uint64(16)) | (np.uint64(p + 1) << np.uint64(24))
@@ -172,10 +169,7 @@ def load(decks, status, sides_in, owner, b, own, hand, card, beaten, key, wins, 
             total += tile_terms[t, 32 + t]
     for t in range(TILES):
         if card[t] != NO_CARD:
-            for s in range(4):
-                n = FACING[t, s]
-                beaten[t] |= ((wins[card[t], card[n]] >> s) & 1) << n
-            beaten[t] &= FULL
+            beaten[t] = _beats_around(card, wins, card[t], t) & FULL
     for p in range(2):
         for i in range(16):
             if (hand[p] >> i) & 1:

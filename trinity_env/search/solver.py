@@ -139,35 +139,21 @@ def _may_complete(own, p):
     return tiles
 
 
-@njit(cache=True, inline="always")
-def _completions(board, p, first):
-    """Player ``p``'s placements that complete a lane at once: with ``first``, the first one
-    found (an action) or -1; else how many empty tiles have one."""
-    own, hand, card, beaten, wins, copies = board[0], board[1], board[2], board[3], board[5], board[6]
-    tiles = _may_complete(own, p)
-    found = 0
-    while tiles:
-        t = LOWEST_BIT[tiles]
-        tiles &= tiles - 1
-        rest = hand[p]
-        while rest:
-            i = LOWEST_BIT[rest]
-            rest &= rest - 1
-            if not _first_copy(hand, copies, p, i):
-                continue
-            if holds_a_lane(own[p] | flips(own, card, beaten, wins, p, 16 * p + i, t) | (1 << t)):
-                if first:
-                    return 16 + 15 * i + t
-                found += 1
-                break
-    return -1 if first else found
+FIRST_WIN, COUNT_TILES, LIST_THREATS = range(3)  # what ``_lane_completions`` reports
 
 
 @njit(cache=True, inline="always")
-def _threats(board, p, tiles, lanes, d):
-    """Player ``p``'s placements that would complete lanes at once: ``tiles[d, k]`` the tile,
-    ``lanes[d, k]`` the mask of lanes (bits 0-2) placement ``k`` completes. Returns how many;
-    0 past ``MAX_THREATS`` (then every move is searched)."""
+def _lane_completions(board, p, want, tiles, lanes, d):
+    """Player ``p``'s placements that would complete lanes at once, as ``want`` says:
+
+    - ``FIRST_WIN``: the first one found (an action), or -1;
+    - ``COUNT_TILES``: how many empty tiles have one;
+    - ``LIST_THREATS``: each one into ``tiles[d, k]`` (its tile) and ``lanes[d, k]`` (the
+      mask of lanes, bits 0-2, it completes); how many, or 0 past ``MAX_THREATS`` (then
+      every move is searched).
+
+    Only the tiles where ``_may_complete`` holds are tried, each with every distinct card.
+    """
     own, hand, card, beaten, wins, copies = board[0], board[1], board[2], board[3], board[5], board[6]
     candidates = _may_complete(own, p)
     n = 0
@@ -185,13 +171,19 @@ def _threats(board, p, tiles, lanes, d):
             for lane in range(3):
                 if (after & LANES[lane]) == LANES[lane]:
                     completed |= 1 << lane
-            if completed:
-                if n == MAX_THREATS:
-                    return 0
-                tiles[d, n] = t
-                lanes[d, n] = completed
+            if completed == 0:
+                continue
+            if want == FIRST_WIN:
+                return 16 + 15 * i + t
+            if want == COUNT_TILES:
                 n += 1
-    return n
+                break
+            if n == MAX_THREATS:
+                return 0
+            tiles[d, n] = t
+            lanes[d, n] = completed
+            n += 1
+    return -1 if want == FIRST_WIN else n
 
 
 @njit(cache=True, inline="always")
@@ -349,7 +341,7 @@ def _moves(board, p, moves, scores, history, killers, d, tiles, lanes, threats):
 
 
 @njit(cache=True, inline="always")
-def _look_ahead(board, p, moves, scores, d, n):
+def _look_ahead(board, p, moves, scores, d, n, tiles, lanes):
     """Ordering by one step, for nodes high in the tree: each move is played; one that lets
     the opponent complete a lane at once goes last, one that leaves the mover lanes to
     complete next time goes early (the opponent can rarely stop two)."""
@@ -360,10 +352,10 @@ def _look_ahead(board, p, moves, scores, d, n):
         t = (moves[d, k] - 16) % 15
         f = place(own, hand, card, beaten, key, wins, tile_terms, hand_terms, p, i, t)
         if _ends(own, hand, p) == 2:
-            if hand[o] != 0 and _completions(board, o, True) >= 0:
+            if hand[o] != 0 and _lane_completions(board, o, FIRST_WIN, tiles, lanes, d) >= 0:
                 scores[d, k] -= LOSES_AT_ONCE
             else:
-                scores[d, k] += THREAT_BONUS * _completions(board, p, False)
+                scores[d, k] += THREAT_BONUS * _lane_completions(board, p, COUNT_TILES, tiles, lanes, d)
         take_back(own, hand, card, beaten, key, tile_terms, hand_terms, p, i, t, f)
 
 
@@ -443,14 +435,14 @@ def negamax(board, p, alpha, beta, table, moves, scores, history, killers, tiles
                     if alpha >= beta:
                         step = RETURN
                         continue
-            win = _completions(board, p, True)
+            win = _lane_completions(board, p, FIRST_WIN, tiles, lanes, d)
             if win >= 0:
                 if tabled:
                     _store(keys, data, bucket, k, 1, EXACT, win, empty)
                 v = 1
                 step = RETURN
                 continue
-            threats = _threats(board, o, tiles, lanes, d) if hand[o] != 0 else 0
+            threats = _lane_completions(board, o, LIST_THREATS, tiles, lanes, d) if hand[o] != 0 else 0
             # the table's move and this depth's two killers are tried before the moves are generated
             killer0 = killers[d, 0] if _usable(own, hand, copies, p, killers[d, 0], first, -1) else -1
             killer1 = killers[d, 1] if _usable(own, hand, copies, p, killers[d, 1], first, killer0) else -1
@@ -496,7 +488,7 @@ def negamax(board, p, alpha, beta, table, moves, scores, history, killers, tiles
                     if n < 0:
                         n = _moves(board, p, moves, scores, history, killers, d, tiles, lanes, threats)
                         if frames[d, F_EMPTY] >= LOOK_AHEAD_MIN_EMPTY:
-                            _look_ahead(board, p, moves, scores, d, n)
+                            _look_ahead(board, p, moves, scores, d, n, tiles, lanes)
                         frames[d, F_COUNT] = n
                     if j >= n:
                         break
