@@ -402,6 +402,15 @@ def test_the_solver_page_quotes_its_benchmark_block_and_the_opening_attempt():
     assert [a["seed"] for a in scan] == list(range(1, 9)) and {a["max_seconds"] for a in scan} == {60}
     nodes = sorted(a["nodes"] for a in scan)
     assert f"({nodes[0]:,} to {nodes[-1]:,} nodes each)" in text
+    # the solver before the bitboard, quoted for comparison: its own block and attempts
+    before = " ".join((root / "docs" / "solver" / "benchmark-before-bitboard.txt").read_text().split())
+    old_ten = re.search(r" 10 9 \| [\d.]+ [\d.]+ \| ([\d.]+) ", before)
+    old_twelve = re.search(r"12 9 \| solve with 2 threads: median ([\d.]+) s", before)
+    assert f"(the solver before the bitboard, at commit 823876d: {old_ten[1]} s and {old_twelve[1]} s;" in text
+    old_attempts = json.loads((root / "docs" / "solver" / "opening-before-bitboard.json").read_text())
+    (old,) = [a for a in old_attempts if a["seed"] == 0]
+    assert old["max_seconds"] == first["max_seconds"] and not old["solved"]
+    assert f"at commit 823876d, searched {old['nodes']:,} nodes of the same game in the same time" in text
     from benchmarks.solver_opening import opening
 
     assert all(a["position"] == opening(a["seed"]).to_dict() for a in attempts)  # the games the script deals
