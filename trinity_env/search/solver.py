@@ -50,6 +50,7 @@ from numba import njit
 
 from trinity_env.core import GameState, Phase, TrinityError
 from trinity_env.core.board import EMPTY
+from trinity_env.core.position import IN_HAND
 from trinity_env.fast import bitboard
 from trinity_env.fast.bitboard import (
     FULL,
@@ -66,6 +67,7 @@ from trinity_env.fast.bitboard import (
 )
 from trinity_env.fast.convert import write_state
 from trinity_env.fast.layout import Batch
+from trinity_env.search.mcts import Tree, run_search
 
 EXACT, LOWER, UPPER = 0, 1, 2
 TABLE_MIN_EMPTY = 5  # positions with fewer empty tiles skip the transposition table
@@ -78,6 +80,13 @@ MAX_THREATS = 64  # more of the opponent's threats than this: the prune is skipp
 TABLE_BITS = 22
 MAX_DEPTH = 17  # the root and up to 15 placements, with room to spare
 NO_LIMIT = np.iinfo(np.int64).max
+HINT_MIN_EMPTY = 11  # a query's root with this many empty tiles gets its move order from a Monte Carlo search
+HINT_SIMULATIONS = 30_000  # that search's simulations (fewer under a small node budget, see ``_hint_simulations``)
+HINT_NODES_PER_SIMULATION = 100  # under ``max_nodes``, at most one simulation per this many nodes of the budget
+HINT_MIN_SHARE = 0.1  # nodes of its tree with this share of the root's visits give the table a first move
+HINT_C = 1.4  # its exploration constant (UCB1)
+HINT_ORDER = 100_000_000  # the ordering score of the root's most visited move (above the killers)
+BRANCHING = 64  # children per expansion of the Monte Carlo tree, to size it
 PARALLEL_MIN_EMPTY = 9  # smaller positions are searched by one thread: starting another costs more
 WAIT_STEP = 0.1  # seconds the calling thread waits between looks at the clock and for Ctrl-C
 PROGRESS_EVERY = 1.0  # seconds between calls of a solver's ``progress``
@@ -225,7 +234,8 @@ def _last_placement(board, p):
 @njit(cache=True, inline="always")
 def _two_left(board, p, nodes):
     """Value for ``p`` with two empty tiles left: plain minimax over ``p``'s placements and the
-    last one, without the table, ordering or threats (each placement counted as a node)."""
+    last one, without the table, ordering or threats (each placement counted as a node,
+    within the budget: see ``negamax``'s ``nodes``)."""
     own, hand, card, beaten, key, wins, copies, tile_terms, hand_terms = board
     o = 1 - p
     empty = FULL & ~(own[0] | own[1])
@@ -240,8 +250,11 @@ def _two_left(board, p, nodes):
         while tiles:
             t = LOWEST_BIT[tiles]
             tiles &= tiles - 1
-            f = place(own, hand, card, beaten, key, wins, tile_terms, hand_terms, p, i, t)
             nodes[0] += 1
+            if nodes[0] > nodes[1]:  # out of budget: the value is meaningless
+                nodes[2] = 1
+                return 0
+            f = place(own, hand, card, beaten, key, wins, tile_terms, hand_terms, p, i, t)
             v = _ends(own, hand, p)
             if v == 2:
                 v = -_last_placement(board, o) if hand[o] != 0 else _last_placement(board, p)
@@ -299,11 +312,12 @@ def _usable(own, hand, copies, p, action, other0, other1):
 
 
 @njit(cache=True, inline="always")
-def _moves(board, p, moves, scores, history, killers, d, tiles, lanes, threats):
+def _moves(board, p, moves, scores, history, killers, d, tiles, lanes, threats, root_order):
     """Placements of ``p``, one per distinct card in hand, that answer the opponent's
     ``threats`` (the others lose), with ordering scores: blocking a lane the opponent nearly
-    holds, the cards flipped, the killers and the history of cut-offs. ``negamax`` picks
-    moves best-first lazily: a cut-off rarely needs them all."""
+    holds, the cards flipped, the killers and the history of cut-offs, and at the root
+    ``root_order`` (per action). ``negamax`` picks moves best-first lazily: a cut-off rarely
+    needs them all."""
     own, hand, card, beaten, wins, copies = board[0], board[1], board[2], board[3], board[5], board[6]
     theirs = own[1 - p]
     empty = FULL & ~(own[0] | own[1])
@@ -328,6 +342,8 @@ def _moves(board, p, moves, scores, history, killers, d, tiles, lanes, threats):
                 continue
             action = 16 + 15 * i + t
             score = POPCOUNT[f] * 1_000_000 + history[action]
+            if d == 0:
+                score += root_order[action]
             if action == killers[d, 0]:
                 score += KILLER_BONUS
             elif action == killers[d, 1]:
@@ -359,8 +375,20 @@ def _look_ahead(board, p, moves, scores, d, n, tiles, lanes):
         take_back(own, hand, card, beaten, key, tile_terms, hand_terms, p, i, t, f)
 
 
+@njit(cache=True, inline="always")
+def _unwind(board, frames, d):
+    """Take back every move on the path to depth ``d`` (a search that stopped)."""
+    own, hand, card, beaten, key, wins, copies, tile_terms, hand_terms = board
+    for up in range(d - 1, -1, -1):
+        action = frames[up, F_MOVE]
+        take_back(
+            own, hand, card, beaten, key, tile_terms, hand_terms, frames[up, F_PLAYER],
+            (action - 16) // 15, (action - 16) % 15, frames[up, F_FLIPPED],
+        )  # fmt: skip
+
+
 @njit(cache=True, nogil=True)
-def negamax(board, p, alpha, beta, table, moves, scores, history, killers, tiles, lanes, frames, nodes):
+def negamax(board, p, alpha, beta, table, moves, scores, history, killers, tiles, lanes, frames, nodes, root_order):
     """Value for player ``p`` (to move, holding a card, with an empty tile left) of the
     position on ``board``, searched within the window ``(alpha, beta)``.
 
@@ -374,8 +402,9 @@ def negamax(board, p, alpha, beta, table, moves, scores, history, killers, tiles
     search threads. The table's best move, then the killers of the node's depth, are tried
     before any other move is even generated: when one cuts off, as it mostly does, the
     node costs one child. ``history`` (per action) and ``killers`` (two actions per depth)
-    only order moves, so they never change a value. ``tiles`` and ``lanes`` hold each
-    depth's threats of the opponent.
+    only order moves, so they never change a value; nor does ``root_order`` (per action, an
+    ordering score added at the root). ``tiles`` and ``lanes`` hold each depth's threats of
+    the opponent.
 
     ``nodes`` is the budget, three int64: nodes searched so far, the most allowed (another
     thread stops the search by setting it to -1), and a flag set to 1 when the search
@@ -395,12 +424,7 @@ def negamax(board, p, alpha, beta, table, moves, scores, history, killers, tiles
             nodes[0] += 1
             if nodes[0] > nodes[1]:
                 nodes[2] = 1
-                for up in range(d - 1, -1, -1):  # take every move on the path back
-                    action = frames[up, F_MOVE]
-                    take_back(
-                        own, hand, card, beaten, key, tile_terms, hand_terms, frames[up, F_PLAYER],
-                        (action - 16) // 15, (action - 16) % 15, frames[up, F_FLIPPED],
-                    )  # fmt: skip
+                _unwind(board, frames, d)
                 return 0
             p = frames[d, F_PLAYER]
             o = 1 - p
@@ -409,6 +433,9 @@ def negamax(board, p, alpha, beta, table, moves, scores, history, killers, tiles
             empty = 15 - POPCOUNT[own[0] | own[1]]
             if empty <= 2:
                 v = _last_placement(board, p) if empty == 1 else _two_left(board, p, nodes)
+                if nodes[2] != 0:  # out of budget within ``_two_left``
+                    _unwind(board, frames, d)
+                    return 0
                 step = RETURN
                 continue
             tabled = empty >= TABLE_MIN_EMPTY  # smaller subtrees cost less to search than to look up
@@ -486,7 +513,7 @@ def negamax(board, p, alpha, beta, table, moves, scores, history, killers, tiles
                     action = candidate
                 else:
                     if n < 0:
-                        n = _moves(board, p, moves, scores, history, killers, d, tiles, lanes, threats)
+                        n = _moves(board, p, moves, scores, history, killers, d, tiles, lanes, threats, root_order)
                         if frames[d, F_EMPTY] >= LOOK_AHEAD_MIN_EMPTY:
                             _look_ahead(board, p, moves, scores, d, n, tiles, lanes)
                         frames[d, F_COUNT] = n
@@ -580,6 +607,66 @@ def negamax(board, p, alpha, beta, table, moves, scores, history, killers, tiles
 
 
 @njit(cache=True)
+def plant_hints(board, table, action, player, first_child, children, visits, min_visits):
+    """For each node of a Monte Carlo tree (rooted at the position on ``board``) visited at
+    least ``min_visits`` times, store its most visited move as the table's move for its
+    position, unless the table holds that position already. Returns how many were stored.
+
+    A hint is stored as a lower bound of -1: always true, so it never cuts anything off;
+    it only makes that move the first one searched there.
+    """
+    own, hand, card, beaten, key, wins, copies, tile_terms, hand_terms = board
+    keys, data = table
+    node_at = np.zeros(MAX_DEPTH + 1, np.int64)
+    next_at = np.zeros(MAX_DEPTH + 1, np.int64)
+    flipped_at = np.zeros(MAX_DEPTH + 1, np.int64)
+    planted = 0
+    d = 0
+    next_at[0] = first_child[0]
+    entered = True
+    while d >= 0:
+        n = node_at[d]
+        if entered:  # node n's position is on the board
+            entered = False
+            empty = 15 - POPCOUNT[own[0] | own[1]]
+            if children[n] > 0 and empty >= TABLE_MIN_EMPTY:
+                best = first_child[n]
+                for c in range(first_child[n], first_child[n] + children[n]):
+                    if visits[c] > visits[best]:
+                        best = c
+                q = np.int64(player[best])
+                i = (np.int64(action[best]) - 16) // 15
+                i = LOWEST_BIT[hand[q] & (copies[q, i] | (1 << i))]  # the card's first copy in hand
+                k = _key(board, q)
+                bucket = np.int64(k & np.uint64(keys.shape[0] - 2))
+                if keys[bucket] ^ data[bucket] != k and keys[bucket + 1] ^ data[bucket + 1] != k:
+                    _store(keys, data, bucket, k, -1, LOWER, 16 + 15 * i + (np.int64(action[best]) - 16) % 15, empty)
+                    planted += 1
+        c = next_at[d]
+        if children[n] > 0 and c < first_child[n] + children[n] and d < MAX_DEPTH:
+            next_at[d] = c + 1
+            if visits[c] >= min_visits and children[c] > 0:
+                q = np.int64(player[c])
+                flipped_at[d] = place(
+                    own, hand, card, beaten, key, wins, tile_terms, hand_terms, q,
+                    (np.int64(action[c]) - 16) // 15, (np.int64(action[c]) - 16) % 15,
+                )  # fmt: skip
+                d += 1
+                node_at[d] = c
+                next_at[d] = first_child[c]
+                entered = True
+        else:  # node n is done: back to its parent
+            if d > 0:
+                q = np.int64(player[n])
+                take_back(
+                    own, hand, card, beaten, key, tile_terms, hand_terms, q,
+                    (np.int64(action[n]) - 16) // 15, (np.int64(action[n]) - 16) % 15, flipped_at[d - 1],
+                )  # fmt: skip
+            d -= 1
+    return planted
+
+
+@njit(cache=True)
 def root_key(board, p):
     """The table key of the position loaded on ``board`` with ``p`` to move."""
     return _key(board, p)
@@ -635,6 +722,7 @@ class _Worker:
         self.tiles = np.zeros((MAX_DEPTH + 1, MAX_THREATS), np.int64)
         self.lanes = np.zeros((MAX_DEPTH + 1, MAX_THREATS), np.int64)
         self.frames = np.zeros((MAX_DEPTH + 1, FRAME_COLUMNS), np.int64)
+        self.root_order = np.zeros(256, np.int64)
 
     def load(self, state: GameState) -> None:
         write_state(self.rows, 0, state)
@@ -694,14 +782,18 @@ class _Budget:
     def _failed(self) -> SolverBudgetError:
         return SolverBudgetError(self.searched, self.seconds, self.max_nodes, self.max_seconds)
 
-    def search(self, workers: list[_Worker], table, state: GameState, alpha: int, beta: int) -> int:
+    def search(
+        self, workers: list[_Worker], table, state: GameState, alpha: int, beta: int, order: np.ndarray | None
+    ) -> int:
         """The value of ``state`` in the window, by ``negamax`` in each worker's thread at once;
-        the first to finish gives it and stops the others. ``SolverBudgetError`` past the budget."""
+        the first to finish gives it and stops the others. ``SolverBudgetError`` past the budget.
+        ``order``: ordering scores of the root's moves (per action), or ``None``."""
         if self.cancelled:
             raise self._failed()
         count = min(self.threads, len(workers)) if state.owners.count(EMPTY) >= PARALLEL_MIN_EMPTY else 1
         for worker in workers[:count]:
             worker.load(state)
+            worker.root_order[:] = 0 if order is None else order
         for nodes in self.nodes[:count]:
             nodes[1], nodes[2] = self.limit, 0
         if self.cancelled:  # stop() came while the limits were being reset: honour it
@@ -711,7 +803,7 @@ class _Budget:
             w, nodes = workers[k], self.nodes[k]
             value = negamax(
                 w.board.arrays, state.to_move, alpha, beta, table, w.moves, w.scores, w.history, w.killers,
-                w.tiles, w.lanes, w.frames, nodes,
+                w.tiles, w.lanes, w.frames, nodes, w.root_order,
             )  # fmt: skip
             if nodes[2] != 0:
                 return None
@@ -795,6 +887,10 @@ class Solver:
     ``nodes``: the nodes the last query searched, finished or not.
     ``progress``: called about once a second during a search with the nodes searched and
     the seconds spent so far in this call (for a progress line on long solves).
+    ``hint_simulations``: the Monte Carlo search that orders the root's moves of a query
+    with ``HINT_MIN_EMPTY`` empty tiles or more (see ``_Hints``): its simulations at 12 or
+    more empty tiles (a third at 11; under ``max_nodes``, at most one per
+    ``HINT_NODES_PER_SIMULATION`` nodes); 0 turns it off. It changes how fast, never what.
 
     Every query takes an optional budget for the whole call: ``max_nodes`` (a positive int;
     the same outcome on any machine) and ``max_seconds`` (finite, > 0). A call that runs out
@@ -803,7 +899,11 @@ class Solver:
     """
 
     def __init__(
-        self, table_bits: int = TABLE_BITS, threads: int = 1, progress: Callable[[int, float], None] | None = None
+        self,
+        table_bits: int = TABLE_BITS,
+        threads: int = 1,
+        progress: Callable[[int, float], None] | None = None,
+        hint_simulations: int = HINT_SIMULATIONS,
     ):
         if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
             raise TrinityError(f"threads must be a positive int, got {threads!r}")
@@ -811,6 +911,9 @@ class Solver:
             raise TrinityError(f"table_bits must be an int from 2 to 32, got {table_bits!r}")
         if progress is not None and not callable(progress):
             raise TrinityError(f"progress must be a function of (nodes, seconds) or None, got {progress!r}")
+        if isinstance(hint_simulations, bool) or not isinstance(hint_simulations, int) or hint_simulations < 0:
+            raise TrinityError(f"hint_simulations must be an int >= 0, got {hint_simulations!r}")
+        self.hint_simulations = hint_simulations
         self.progress = progress
         self.nodes = 0  # searched by the last query
         size = 1 << table_bits
@@ -818,8 +921,8 @@ class Solver:
         self.threads = threads
         self._workers = [_Worker(seed=k) for k in range(threads)]
 
-    def _search(self, state: GameState, alpha: int, beta: int, budget: _Budget) -> int:
-        return budget.search(self._workers, self._table, state, alpha, beta)
+    def _search(self, state: GameState, alpha: int, beta: int, budget: _Budget, order: np.ndarray | None = None) -> int:
+        return budget.search(self._workers, self._table, state, alpha, beta, order)
 
     def _run(self, budget: _Budget, work: Callable[[], T]) -> T:
         try:
@@ -830,13 +933,32 @@ class Solver:
     def _budget(self, max_nodes: int | None, max_seconds: float | None) -> _Budget:
         return _Budget(max_nodes, max_seconds, self.threads, self.progress)
 
+    def _hints(self, state: GameState, budget: _Budget) -> _Hints | None:
+        """A Monte Carlo search of a query's root, for move order (``_Hints``), where the root
+        is large enough for it to pay; its most visited lines become the table's first moves."""
+        simulations = _hint_simulations(state, self.hint_simulations, budget.max_nodes)
+        if simulations == 0:
+            return None
+        hints = _Hints(state, simulations)
+        worker = self._workers[0]
+        worker.load(state)
+        tree = hints.tree
+        min_visits = max(1, int(HINT_MIN_SHARE * tree.visits[0]))
+        plant_hints(
+            worker.board.arrays, self._table, tree.action, tree.player, tree.first_child, tree.children,
+            tree.visits, min_visits,
+        )  # fmt: skip
+        return hints
+
     def value(self, state: GameState, *, max_nodes: int | None = None, max_seconds: float | None = None) -> int:
         """The value of ``state`` for its player to move (the result itself when the game is over)."""
         budget = self._budget(max_nodes, max_seconds)
         _check(state, over_ok=True)
         if state.is_over:
             return 0 if state.winner is None else (1 if state.winner == state.to_move else -1)
-        return self._run(budget, lambda: self._search(state, -1, 1, budget))
+        hints = self._hints(state, budget)
+        order = None if hints is None else hints.order(0, state)
+        return self._run(budget, lambda: self._search(state, -1, 1, budget, order))
 
     def best_move(
         self, state: GameState, *, max_nodes: int | None = None, max_seconds: float | None = None
@@ -844,10 +966,11 @@ class Solver:
         """The value of ``state`` for its player to move and one move that achieves it."""
         budget = self._budget(max_nodes, max_seconds)
         _check(state)
-        return self._run(budget, lambda: self._best_move(state, budget))
+        hints = self._hints(state, budget)
+        return self._run(budget, lambda: self._best_move(state, budget, hints))
 
-    def _best_move(self, state: GameState, budget: _Budget) -> tuple[int, tuple[str, int]]:
-        value = self._search(state, -1, 1, budget)
+    def _best_move(self, state: GameState, budget: _Budget, hints: _Hints | None) -> tuple[int, tuple[str, int]]:
+        value = self._search(state, -1, 1, budget, None if hints is None else hints.order(0, state))
         keys, data = self._table
         key = root_key(self._workers[0].board.arrays, state.to_move)  # the board is back at the root
         bucket = int(key & np.uint64(keys.shape[0] - 2))
@@ -862,7 +985,9 @@ class Solver:
         deck_index, tile = divmod(action - 16, 15)
         return value, (state.decks[state.to_move][deck_index].notation, tile)
 
-    def _move_value(self, state: GameState, move: tuple[str, int], value: int, budget: _Budget) -> int:
+    def _move_value(
+        self, state: GameState, move: tuple[str, int], value: int, budget: _Budget, hints: _Hints | None = None
+    ) -> int:
         """The value of ``move`` for the mover if it is at least ``value``; otherwise something lower."""
         mover = state.to_move
         child = state.play(*move)
@@ -870,23 +995,94 @@ class Solver:
             return 0 if child.winner is None else (1 if child.winner == mover else -1)
         if value == -1:
             return -1  # every move achieves a loss
+        order = None if hints is None else hints.order(hints.child(0, state, move), child)
         if child.to_move == mover:  # the opponent has to pass
-            return self._search(child, value - 1, value + 1, budget)
+            return self._search(child, value - 1, value + 1, budget, order)
         # a null window around `value`: is this move as good as the best one?
-        return -self._search(child, -value - 1, -value + 1, budget)
+        return -self._search(child, -value - 1, -value + 1, budget, order)
 
     def solve(self, state: GameState, *, max_nodes: int | None = None, max_seconds: float | None = None) -> Solution:
         """The value of ``state`` and every move that achieves it; the budget covers both."""
         budget = self._budget(max_nodes, max_seconds)
         _check(state)
-        return self._run(budget, lambda: self._solve(state, budget))
+        hints = self._hints(state, budget)
+        return self._run(budget, lambda: self._solve(state, budget, hints))
 
-    def _solve(self, state: GameState, budget: _Budget) -> Solution:
+    def _solve(self, state: GameState, budget: _Budget, hints: _Hints | None) -> Solution:
         mover = state.to_move
-        value = self._search(state, -1, 1, budget)
-        best = [move for move in state.legal_moves() if self._move_value(state, move, value, budget) >= value]
+        value = self._search(state, -1, 1, budget, None if hints is None else hints.order(0, state))
+        best = [move for move in state.legal_moves() if self._move_value(state, move, value, budget, hints) >= value]
         winner = None if value == 0 else (mover if value == 1 else 1 - mover)
         return Solution(winner, value, best, budget.searched, budget.seconds)
+
+
+def _hint_simulations(state: GameState, most: int, max_nodes: int | None) -> int:
+    """How many simulations the Monte Carlo search for move hints runs from ``state``: none
+    below ``HINT_MIN_EMPTY`` empty tiles, a third of ``most`` at exactly that many (there
+    the search costs less and gains less), else ``most``; under a node budget, at most one
+    per ``HINT_NODES_PER_SIMULATION`` nodes of it; none when that comes to under 1000."""
+    empty = state.owners.count(EMPTY)
+    if empty < HINT_MIN_EMPTY:
+        return 0
+    simulations = most // 3 if empty == HINT_MIN_EMPTY else most
+    if max_nodes is not None:
+        simulations = min(simulations, max_nodes // HINT_NODES_PER_SIMULATION)
+    return simulations if simulations >= 1000 else 0
+
+
+class _Hints:
+    """A Monte Carlo search (UCT with random playouts, ``search.mcts``) of a query's root.
+
+    Alpha-beta spends most of a large search refuting the moves it tries before a winning
+    one, and at 11 or 12 empty tiles no cheap feature tells the winning moves apart (most
+    flip nothing and threaten nothing). A few tens of thousands of random playouts do: on
+    the benchmark's positions the most visited move is mostly a winning one. Its visits
+    order the root's moves and its best-visited lines give the table first moves; neither
+    changes a value. The seed is fixed, so the order, and a node-budgeted search, are the
+    same on every run.
+    """
+
+    def __init__(self, state: GameState, simulations: int):
+        rows = Batch.empty(2)  # the root (row 0) and the search's working copy (row 1)
+        write_state(rows, 0, state)
+        write_state(rows, 1, state)
+        self.tree = Tree(simulations * BRANCHING + 512)
+        self.tree.clear(1 - state.to_move)  # the root's "player" is whoever moved into it
+        rng = np.random.default_rng(0).integers(1, 2**63, 2, dtype=np.uint64)
+        run_search(rows, 0, simulations, HINT_C, 0.0, rng, self.tree)
+
+    def _children(self, node: int) -> range:
+        first = int(self.tree.first_child[node])
+        return range(first, first + int(self.tree.children[node])) if node >= 0 and first >= 0 else range(0)
+
+    def child(self, node: int, state: GameState, move: tuple[str, int]) -> int:
+        """The most visited child of ``node`` (at ``state``) that plays ``move``, or -1."""
+        deck = state.decks[state.to_move]
+        found, visits = -1, -1
+        for k in self._children(node):
+            i, t = divmod(int(self.tree.action[k]) - 16, 15)
+            if (deck[i].notation, t) == move and self.tree.visits[k] > visits:
+                found, visits = k, int(self.tree.visits[k])
+        return found
+
+    def order(self, node: int, state: GameState) -> np.ndarray | None:
+        """Ordering scores per action for ``state`` (node ``node``'s position): its children's
+        visits, the most visited scaled to ``HINT_ORDER``, each counted on the first copy in
+        hand of its card (the one the search plays); ``None`` for a node never expanded."""
+        children = self._children(node)
+        if not children:
+            return None
+        p = state.to_move
+        deck = state.decks[p]
+        first_copy: dict[str, int] = {}
+        for i, status in enumerate(state.status[p]):
+            if status == IN_HAND:
+                first_copy.setdefault(deck[i].notation, i)
+        visits = np.zeros(256, np.int64)
+        for k in children:
+            i, t = divmod(int(self.tree.action[k]) - 16, 15)
+            visits[16 + 15 * first_copy[deck[i].notation] + t] += int(self.tree.visits[k])
+        return visits * HINT_ORDER // max(1, int(visits.max()))
 
 
 def _check(state: GameState, over_ok: bool = False) -> None:
