@@ -7,10 +7,12 @@ import io
 import json
 import random
 
+import numpy as np
 import pytest
 
 from trinity_env.cli import main
 from trinity_env.core import GameState, TrinityError
+from trinity_env.core.position import IN_HAND
 from trinity_env.search.solver import Solver
 
 from drawn import state as drawn_state
@@ -451,3 +453,157 @@ def test_the_opening_benchmark_refuses_a_bad_budget_in_one_line(argv, message, c
     with pytest.raises(SystemExit) as stopped:
         opening_main(argv)
     assert stopped.value.code == 2 and message in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- move hints (a Monte Carlo search at the root)
+
+
+def _twelve_empty(seed: int = 40) -> GameState:
+    (state,) = small_positions(1, seed=seed, empty=12)
+    return state
+
+
+def _root_entry(solver: Solver, state: GameState) -> tuple[int, int, tuple[str, int]] | None:
+    """The table's entry for ``state``: (value, bound, move), or None."""
+    from trinity_env.search.solver import _field, root_key
+
+    worker = solver._workers[0]
+    worker.load(state)
+    keys, data = solver._table
+    key = root_key(worker.board.arrays, state.to_move)
+    bucket = int(key & np.uint64(keys.shape[0] - 2))
+    for slot in (bucket, bucket + 1):
+        if keys[slot] ^ data[slot] == key:
+            i, t = divmod(int(_field(data[slot], 4, 9)) - 17, 15)
+            move = (state.decks[state.to_move][i].notation, t)
+            return int(_field(data[slot], 0, 2)) - 1, int(_field(data[slot], 2, 2)), move
+    return None
+
+
+def test_move_hints_change_no_answer(monkeypatch):
+    """With hints from 7 empty tiles up (not 11), every answer is the one without them: the
+    value, the set of best moves, and best_move's value and move; with a tiny table and with
+    two threads too. The node counts show that the hints did change the search."""
+    from trinity_env.search import solver as solver_module
+
+    monkeypatch.setattr(solver_module, "HINT_MIN_EMPTY", 7)
+    positions = [*small_positions(3, seed=41, empty=8), *small_positions(2, seed=42, empty=9)]
+    positions += list(loaded_positions(2, seed=43, empty=9))
+    changed = 0
+    for state in positions:
+        plain = Solver(table_bits=18, hint_simulations=0).solve(state)
+        for solver in (
+            Solver(table_bits=18, hint_simulations=3000),
+            Solver(table_bits=4, hint_simulations=3000),
+            Solver(table_bits=18, threads=2, hint_simulations=3000),
+        ):
+            hinted = solver.solve(state)
+            assert (hinted.value, sorted(hinted.best_moves)) == (plain.value, sorted(plain.best_moves))
+            changed += hinted.nodes != plain.nodes
+            assert solver.value(state) == plain.value
+            value, move = solver.best_move(state)
+            assert value == plain.value and move in plain.best_moves
+    assert changed >= len(positions)
+
+
+def test_the_monte_carlo_favourite_is_searched_first_and_planting_keeps_what_the_table_knows():
+    from trinity_env.search.solver import EXACT, HINT_ORDER, LOWER, _Hints, _store, plant_hints, root_key
+
+    state = _twelve_empty()
+    hints = _Hints(state, 5000)
+    tree = hints.tree
+    first, count = int(tree.first_child[0]), int(tree.children[0])
+    assert count > 0 and int(tree.visits[0]) == 5000
+    by_move: dict[tuple[str, int], int] = {}
+    for k in range(first, first + count):
+        i, t = divmod(int(tree.action[k]) - 16, 15)
+        move = (state.decks[state.to_move][i].notation, t)
+        by_move[move] = max(by_move.get(move, 0), int(tree.visits[k]))
+    favourite = max(by_move, key=by_move.get)
+    # the root's order: the favourite scores HINT_ORDER, the others less by their visits
+    order = hints.order(0, state)
+    top = int(order.argmax())
+    assert int(order[top]) == HINT_ORDER
+    assert (state.decks[state.to_move][(top - 16) // 15].notation, (top - 16) % 15) == favourite
+    # planting: the root's entry names the favourite, as a bound that cuts nothing (at least -1)
+    solver = Solver(table_bits=16)
+    arrays = (tree.action, tree.player, tree.first_child, tree.children, tree.visits)
+    worker = solver._workers[0]
+    worker.load(state)
+    assert plant_hints(worker.board.arrays, solver._table, *arrays, 500) >= 1
+    assert _root_entry(solver, state) == (-1, LOWER, favourite)
+    # a position the table knows keeps its entry
+    other = Solver(table_bits=16)
+    worker = other._workers[0]
+    worker.load(state)
+    keys, data = other._table
+    key = root_key(worker.board.arrays, state.to_move)
+    known = next(a for a in state.legal_actions() if a != 16 + 15 * 0 + 0)
+    _store(keys, data, int(key & np.uint64(keys.shape[0] - 2)), key, 1, EXACT, known, 12)
+    before = _root_entry(other, state)
+    worker.load(state)
+    plant_hints(worker.board.arrays, other._table, *arrays, 500)
+    assert _root_entry(other, state) == before and before[:2] == (1, EXACT)
+
+
+def test_the_order_counts_every_copy_of_a_card_on_its_first_copy_in_hand():
+    from trinity_env.search.solver import HINT_ORDER, _Hints
+
+    data = _twelve_empty().to_dict()
+    hand = data["hands"][data["to_move"]]
+    hand[1] = hand[0]  # two copies of one card
+    state = GameState.from_dict(data)
+    deck = state.decks[state.to_move]
+    slots = [i for i, status in enumerate(state.status[state.to_move]) if status == IN_HAND]
+    copies = [i for i in slots if deck[i].notation == hand[0]]
+    assert len(copies) == 2
+    hints = _Hints(state, 5000)
+    tree = hints.tree
+    first, count = int(tree.first_child[0]), int(tree.children[0])
+    played = {int(tree.action[k]) for k in range(first, first + count)}
+    assert any((a - 16) // 15 == copies[1] for a in played)  # the search played the second copy
+    order = hints.order(0, state)
+    for action in map(int, order.nonzero()[0]):
+        assert (action - 16) // 15 != copies[1]  # ... which the order counts on the first
+    # the visits of both copies on a tile add up: scaled to HINT_ORDER at the top
+    visits = {}
+    for k in range(first, first + count):
+        i, t = divmod(int(tree.action[k]) - 16, 15)
+        slot = copies[0] if i in copies else i
+        visits[16 + 15 * slot + t] = visits.get(16 + 15 * slot + t, 0) + int(tree.visits[k])
+    most = max(visits.values())
+    assert {a: int(order[a]) for a in visits} == {a: v * HINT_ORDER // most for a, v in visits.items()}
+
+
+def test_hint_simulations_follow_the_size_of_the_root_and_the_node_budget():
+    from trinity_env.search.solver import _hint_simulations
+
+    (ten,) = small_positions(1, seed=44, empty=10)
+    (eleven,) = small_positions(1, seed=44, empty=11)
+    twelve = _twelve_empty()
+    assert _hint_simulations(ten, 30_000, None) == 0
+    assert _hint_simulations(eleven, 30_000, None) == 10_000
+    assert _hint_simulations(twelve, 30_000, None) == 30_000
+    assert _hint_simulations(twelve, 30_000, 500_000) == 5_000
+    assert _hint_simulations(twelve, 30_000, 99_999) == 0  # under a thousand simulations: none
+    assert _hint_simulations(twelve, 0, None) == 0
+
+
+def test_a_node_budget_with_hints_gives_the_same_outcome_on_every_run():
+    from trinity_env.search.solver import SolverBudgetError
+
+    state = _twelve_empty(seed=45)
+    outcomes = set()
+    for threads in (1, 2, 1):
+        try:
+            solver = Solver(threads=threads)
+            outcomes.add(("solved", solver.value(state, max_nodes=300_000), solver.nodes))
+        except SolverBudgetError as stopped:
+            outcomes.add(("stopped", stopped.nodes))
+    assert len(outcomes) == 1
+
+
+def test_hint_simulations_are_checked():
+    for bad in (-1, 1.5, True, "3000"):
+        with pytest.raises(TrinityError, match="hint_simulations must be an int >= 0"):
+            Solver(table_bits=4, hint_simulations=bad)
