@@ -13,7 +13,11 @@ under a node budget (``--nodes-12``, one thread: the same work on any machine): 
 positions were solved within it and the nodes per second. With both cores busy the
 two-thread figures mean little: run it on a quiet machine (the load average is printed).
 
-Usage: python -m benchmarks.solver [--positions N] [--positions-12 M] [--nodes-12 K] [--quick]
+``--hint-nodes`` adds what the move hints (the Monte Carlo search that orders a large
+root's moves) save: the nodes each 12-empty position's value costs one thread without them
+and with them. Node counts are the same on every machine.
+
+Usage: python -m benchmarks.solver [--positions N] [--positions-12 M] [--nodes-12 K] [--quick] [--hint-nodes]
 """
 
 from __future__ import annotations
@@ -61,6 +65,21 @@ def warm_up() -> None:
     Solver(table_bits=10, threads=2).best_move(positions(10, 1, 99)[0])
 
 
+def hint_nodes(states: list[GameState]) -> None:
+    """The nodes of each position's value with one thread, without the move hints and with them."""
+    print("12 empty, value with 1 thread: nodes without move hints -> with them")
+    totals = [0, 0]
+    for k, state in enumerate(states):
+        plain, hinted = Solver(hint_simulations=0), Solver()
+        value = plain.value(state)
+        if hinted.value(state) != value:
+            raise AssertionError(f"position {k}: the hints changed the value")  # they never should
+        totals = [totals[0] + plain.nodes, totals[1] + hinted.nodes]
+        outcome = "win " if value == 1 else ("loss" if value == -1 else "draw")
+        print(f"  position {k}: {outcome} {plain.nodes:>13,} -> {hinted.nodes:>13,} ({hinted.nodes / plain.nodes:.2f})")
+    print(f"  all {len(states)}:        {totals[0]:>13,} -> {totals[1]:>13,} ({totals[1] / totals[0]:.2f})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--positions", type=int, default=9, help="positions per size for 6-10 empty tiles")
@@ -68,6 +87,7 @@ def main() -> None:
     parser.add_argument("--nodes-12", type=int, default=10_000_000, help="node budget per 12-empty position")
     parser.add_argument("--quick", action="store_true", help="fewer positions, no 12")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--hint-nodes", action="store_true", help="also the nodes saved by the move hints at 12")
     args = parser.parse_args()
     if args.quick:
         args.positions, args.positions_12 = 5, 0
@@ -116,6 +136,8 @@ def main() -> None:
             f"{max(two_times):.2f} s | all best moves within {args.nodes_12:,} nodes (1 thread): "
             f"{solved}/{args.positions_12} solved, {seconds:.1f} s in all | {nodes / seconds:>10,.0f}"
         )
+    if args.hint_nodes and args.positions_12 > 0:
+        hint_nodes(positions(12, args.positions_12, args.seed + 12))
     verdict = "met" if medians[10] <= 0.3 else "missed"
     print(
         f"target: solve median at most 0.3 s with 10 empty tiles ({medians[10]:.3f} s with 2 threads: {verdict})",
