@@ -19,7 +19,7 @@ Speed-ups, all exact:
   (30,000 random playouts; ``_Hints``). Its visits order the root's moves, and its most
   visited lines become the table's first moves. Alpha-beta spends most of a large search
   refuting the moves it tries before a winning one, and there no cheap feature tells the
-  winning moves apart; the playouts mostly do (median 6.4 s to 1.0 s at 12 empty tiles).
+  winning moves apart; the playouts mostly do (docs/agents.md has what it saves).
 - The table's best move and two killer moves per depth are tried before the moves are
   generated; the rest are ordered by blocking a lane the opponent nearly holds, captures
   and a history of cut-offs; with six empty tiles or more, each move is also played out
