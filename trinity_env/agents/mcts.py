@@ -28,9 +28,7 @@ from trinity_env.agents.view import decode, determinise
 from trinity_env.core import GameState, TrinityError
 from trinity_env.fast import kernels
 from trinity_env.fast.layout import IN_HAND, PLAYED, Batch
-from trinity_env.search.mcts import Tree, child_with_action, run_search
-
-BRANCHING = 64  # children expected per expansion, to size the tree
+from trinity_env.search.mcts import BRANCHING, Tree, child_with_action, run_search, search_rows
 
 
 @dataclass(frozen=True)
@@ -149,14 +147,6 @@ class MCTSAgent(Agent):
         return int(
             child_with_action(self._tree.first_child, self._tree.children, self._tree.action, self._after_node, reply)
         )
-
-
-def search_rows(position: Batch) -> Batch:
-    """The two batch rows a search runs on: the position (row 0) and a working copy (row 1)."""
-    rows = Batch.empty(2)
-    for target, source in zip(rows, position):
-        target[:] = source[0]
-    return rows
 
 
 def _add_root_visits(tree: Tree, root: int, visits: np.ndarray) -> None:

@@ -20,7 +20,9 @@ import numpy as np
 from numba import njit
 
 from trinity_env.fast import kernels
-from trinity_env.fast.layout import DRAFT, IN_HAND, OVER, PHASE, TO_MOVE, WINNER
+from trinity_env.fast.layout import DRAFT, IN_HAND, OVER, PHASE, TO_MOVE, WINNER, Batch
+
+BRANCHING = 64  # children expected per expansion, to size the tree
 
 
 class Tree:
@@ -46,6 +48,14 @@ class Tree:
         self.visits[0] = 0
         self.wins[0] = 0
         self.player[0] = root_player
+
+
+def search_rows(position: Batch) -> Batch:
+    """The two batch rows a search runs on: the position (row 0) and a working copy (row 1)."""
+    rows = Batch.empty(2)
+    for target, source in zip(rows, position):
+        target[:] = source[0]
+    return rows
 
 
 @njit(cache=True)

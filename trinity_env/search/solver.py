@@ -72,7 +72,7 @@ from trinity_env.fast.bitboard import (
 )
 from trinity_env.fast.convert import write_state
 from trinity_env.fast.layout import Batch
-from trinity_env.search.mcts import Tree, run_search
+from trinity_env.search.mcts import BRANCHING, Tree, run_search, search_rows
 
 EXACT, LOWER, UPPER = 0, 1, 2
 TABLE_MIN_EMPTY = 5  # positions with fewer empty tiles skip the transposition table
@@ -91,7 +91,6 @@ HINT_NODES_PER_SIMULATION = 100  # under ``max_nodes``, at most one simulation p
 HINT_MIN_SHARE = 0.1  # nodes of its tree with this share of the root's visits give the table a first move
 HINT_C = 1.4  # its exploration constant (UCB1)
 HINT_ORDER = 100_000_000  # the ordering score of the root's most visited move (above the killers)
-BRANCHING = 64  # children per expansion of the Monte Carlo tree, to size it
 PARALLEL_MIN_EMPTY = 9  # smaller positions are searched by one thread: starting another costs more
 WAIT_STEP = 0.1  # seconds the calling thread waits between looks at the clock and for Ctrl-C
 PROGRESS_EVERY = 1.0  # seconds between calls of a solver's ``progress``
@@ -1048,9 +1047,9 @@ class _Hints:
     """
 
     def __init__(self, state: GameState, simulations: int):
-        rows = Batch.empty(2)  # the root (row 0) and the search's working copy (row 1)
-        write_state(rows, 0, state)
-        write_state(rows, 1, state)
+        position = Batch.empty(1)
+        write_state(position, 0, state)
+        rows = search_rows(position)
         self.tree = Tree(simulations * BRANCHING + 512)
         self.tree.clear(1 - state.to_move)  # the root's "player" is whoever moved into it
         rng = np.random.default_rng(0).integers(1, 2**63, 2, dtype=np.uint64)
