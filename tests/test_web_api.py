@@ -26,7 +26,7 @@ from trinity_env.cli import main
 from trinity_env.core import GameState, Replay
 from trinity_env.search.solver import Solver
 from trinity_env.web import games as web_games
-from trinity_env.web.app import MAX_BODY, MAX_REPLAY_BODY, STATIC, create_app
+from trinity_env.web.app import COOKIE, MAX_BODY, MAX_REPLAY_BODY, STATIC, create_app
 from trinity_env.web.games import LADDER, AgentChoice, GameStore, catalog
 
 SMALL = {
@@ -50,6 +50,11 @@ def new_game(client: TestClient, **fields) -> dict:
     response = client.post("/api/games", json=body)
     assert response.status_code == 201, response.text
     return response.json()
+
+
+def owner(client: TestClient) -> str:
+    """The client token the server gave this TestClient (its cookie jar keeps it, as a browser does)."""
+    return client.cookies[COOKIE]
 
 
 def play_out(client: TestClient, view: dict, rng: random.Random, check=None) -> dict:
@@ -153,7 +158,7 @@ def test_a_whole_game_with_the_draft_against_random(client):
 
 
 def _core_state(client: TestClient, view: dict) -> GameState:
-    return client.app.app.state.store.game(view["id"]).state
+    return client.app.app.state.store.game(view["id"], owner(client)).state
 
 
 def test_hidden_hands_stay_hidden_until_the_end_and_dealt_hands_skip_the_draft(client):
@@ -253,7 +258,7 @@ def test_games_are_kept_in_an_lru_with_a_cap():
 def test_finished_games_drop_their_agents(client):
     view = new_game(client, opponent="mcts:25", draft="dealt")
     final = play_out(client, view, random.Random(0))
-    game = client.app.app.state.store.game(final["id"])
+    game = client.app.app.state.store.game(final["id"], owner(client))
     assert game._agents == [None, None]
 
 
@@ -552,8 +557,204 @@ def test_only_a_few_games_keep_their_agents_built():
     store = client.app.app.state.store
     first, second = (new_game(client, opponent="mcts:25", seat=1, first="opponent", draft="dealt") for _ in range(2))
     client.post(f"/api/games/{first['id']}/advance", json={"ply": 0})
-    assert store.game(first["id"])._agents[0] is not None
+    assert store.game(first["id"], owner(client))._agents[0] is not None
     client.post(f"/api/games/{second['id']}/advance", json={"ply": 0})
-    assert store.game(first["id"])._agents == [None, None] and store.game(second["id"])._agents[0] is not None
+    assert (
+        store.game(first["id"], owner(client))._agents == [None, None]
+        and store.game(second["id"], owner(client))._agents[0] is not None
+    )
     final = play_out(client, client.get(f"/api/games/{first['id']}").json(), random.Random(3))  # rebuilt on demand
     assert final["state"]["outcome"] is not None
+
+
+# ---------------------------------------------------------------------- hardening: numbers, hosts, ids, owners
+
+
+def raw_get(app, path: str, headers: list[tuple[bytes, bytes]]) -> tuple[int, dict[bytes, bytes], bytes]:
+    """One GET straight through the ASGI app, headers exactly as given (duplicates, none at all)."""
+    import anyio
+
+    sent: list[dict] = []
+
+    async def receive() -> dict:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: dict) -> None:
+        sent.append(message)
+
+    scope = {
+        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "GET", "scheme": "http",
+        "path": path, "raw_path": path.encode(), "query_string": b"", "root_path": "", "headers": headers,
+        "client": ("127.0.0.1", 50000), "server": ("127.0.0.1", 8000),
+    }  # fmt: skip
+    anyio.run(app, scope, receive, send)
+    start = next(m for m in sent if m["type"] == "http.response.start")
+    body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
+    return start["status"], dict(start["headers"]), body
+
+
+HUGE = "9" * 5000  # past Python's int-digit limit (4300): int() raises ValueError
+
+
+@pytest.mark.parametrize(
+    ("url", "content"),
+    [
+        ("/api/games", '{"opponent": "random", "seed": ' + HUGE + "}"),
+        ("/api/games", '{"opponent": "random", "seed": -' + HUGE + "}"),
+        ("/api/games", '{"opponent": "random", "seed": 1' + "0" * 200 + "}"),  # under Python's limit, still absurd
+        ("/api/replays", '{"format": "trinity-towers-replay", "version": 1, "moves": [{"tile": ' + HUGE + "}]}"),
+        ("move", '{"action": ' + HUGE + ', "ply": 0}'),
+    ],
+)
+def test_a_huge_integer_in_a_body_is_a_400_not_a_server_error(client, url, content):
+    if url == "move":
+        url = f"/api/games/{new_game(client)['id']}/move"
+    response = client.post(url, content=content, headers={"content-type": "application/json"})
+    assert "digits is too long" in error(response, 400)
+
+
+def test_a_content_length_of_5000_digits_is_refused_not_a_server_error(client):
+    headers = {"content-type": "application/json", "content-length": HUGE}
+    response = client.post("/api/games", content=b"{}", headers=headers)
+    assert f"over {MAX_BODY} bytes" in error(response, 413)
+
+
+LOOPBACK = ["localhost", "127.0.0.1", "::1"]
+
+
+@pytest.mark.parametrize(
+    "host",
+    [
+        "localhost:8000@evil.com",  # userinfo: the name after '@' is the real one
+        "[::1]:8000@evil.com",
+        "[::1]evil.com",
+        "localhost:8000 evil.com",
+        " localhost:8000",
+        "localhost:8000/evil",
+        "localhost:80:80",
+        "localhost:",
+        "localhost:abc",
+        "localhost:123456",
+        "[::1",
+        "[evil.com]:8000",
+        "::1",  # an IPv6 literal must be bracketed
+        "",
+        "evil.example:8000",
+        "127.0.0.1.evil.example",
+        "localhost:9999",  # the right name, another port: not this server
+        "[::1]:9999",
+    ],
+)
+def test_a_host_header_that_is_not_exactly_an_allowed_host_and_port_is_a_400(host):
+    app = create_app(GameStore(dict(SMALL)), allowed_hosts=LOOPBACK, port=8000)
+    assert TestClient(app).get("/api/agents", headers={"host": host}).status_code == 400, host
+
+
+@pytest.mark.parametrize(
+    "host", ["localhost", "localhost:8000", "LocalHost:8000", "127.0.0.1:8000", "[::1]:8000", "[::1]", "[0:0::1]:8000"]
+)
+def test_the_allowed_hosts_with_the_servers_port_or_none_are_accepted(host):
+    app = create_app(GameStore(dict(SMALL)), allowed_hosts=LOOPBACK, port=8000)
+    assert TestClient(app).get("/api/agents", headers={"host": host}).status_code == 200, host
+
+
+def test_a_missing_or_repeated_host_header_is_a_400():
+    app = create_app(GameStore(dict(SMALL)), allowed_hosts=LOOPBACK, port=8000)
+    assert raw_get(app, "/api/agents", [(b"host", b"localhost:8000")])[0] == 200
+    assert raw_get(app, "/api/agents", [])[0] == 400
+    assert raw_get(app, "/api/agents", [(b"host", b"localhost:8000"), (b"host", b"evil.com")])[0] == 400
+
+
+def test_a_malformed_host_is_a_400_even_where_any_host_is_allowed():
+    client = TestClient(create_app(GameStore(dict(SMALL))))  # as on a public address: any name, any port
+    assert client.get("/api/agents", headers={"host": "some.name:8080"}).status_code == 200
+    for host in ("some.name:8080@evil.com", "a b", "x:1:2"):
+        assert client.get("/api/agents", headers={"host": host}).status_code == 400, host
+
+
+@pytest.mark.parametrize("kind", ["games", "replays"])
+@pytest.mark.parametrize("bad", ["a" * 60_000, "0" * 33, "0" * 31 + "G", '"><img src=x onerror=alert(1)>', "A" * 32])
+def test_an_id_outside_the_id_format_is_a_404_that_does_not_echo_it(client, kind, bad):
+    message = error(client.get(f"/api/{kind}/{bad}"), 404)
+    assert bad not in message and len(message) < 200
+    if kind == "games":
+        message = error(client.post(f"/api/games/{bad}/move", json={"action": 0, "ply": 0}), 404)
+    else:
+        message = error(client.get(f"/api/replays/{bad}/review/0"), 404)
+    assert bad not in message and len(message) < 200
+
+
+def test_an_unknown_id_of_the_right_format_is_not_echoed_either(client):
+    for kind in ("games", "replays"):
+        assert "0123abcd" * 4 not in error(client.get(f"/api/{kind}/{'0123abcd' * 4}"), 404)
+
+
+def test_the_api_gives_a_client_an_httponly_strict_cookie_once():
+    client = small_client()
+    page = client.get("/play")  # not on a page: a cross-site link to it does not send the cookie and would replace it
+    assert page.status_code == 200 and "set-cookie" not in page.headers
+    first = client.get("/api/agents")
+    cookie = first.headers["set-cookie"]
+    assert cookie.startswith(f"{COOKIE}=") and "Path=/" in cookie
+    assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
+    assert len(owner(client)) >= 43  # secrets.token_urlsafe(32)
+    assert "set-cookie" not in client.get("/api/agents").headers  # it has one now
+    for forged in ("forged", "!" * 43, "a" * 44):  # not the shape of a token of ours: replaced
+        other = TestClient(client.app)
+        other.cookies.set(COOKIE, forged)
+        issued = other.get("/api/agents").headers["set-cookie"].split(";")[0]
+        assert issued.startswith(f"{COOKIE}=") and issued != f"{COOKIE}={forged}", forged
+
+
+def _upload(client: TestClient) -> dict:
+    text = _finished_replay(seed=1).to_json()
+    response = client.post("/api/replays", content=text, headers={"content-type": "application/json"})
+    assert response.status_code == 201, response.text
+    return response.json()
+
+
+def test_another_clients_game_or_replay_is_a_404_like_an_unknown_one():
+    app = create_app(GameStore(dict(SMALL)))
+    alice, bob = TestClient(app), TestClient(app)
+    game, upload = new_game(alice, seat=0, first="you", draft="dealt"), _upload(alice)
+    move = game["state"]["legal"][0]["action"]
+    unknown = error(bob.get(f"/api/games/{'0' * 32}"), 404)
+    assert error(bob.get(f"/api/games/{game['id']}"), 404) == unknown
+    error(bob.post(f"/api/games/{game['id']}/move", json={"action": move, "ply": 0}), 404)
+    error(bob.post(f"/api/games/{game['id']}/advance", json={"ply": 0}), 404)
+    error(bob.get(f"/api/games/{game['id']}/replay"), 404)
+    assert error(bob.get(f"/api/replays/{upload['id']}"), 404) == error(bob.get(f"/api/replays/{'0' * 32}"), 404)
+    error(bob.get(f"/api/replays/{upload['id']}/review/0"), 404)
+    assert alice.get(f"/api/games/{game['id']}").json()["ply"] == 0  # nothing bob did touched it
+    assert alice.post(f"/api/games/{game['id']}/move", json={"action": move, "ply": 0}).status_code == 200
+    assert alice.get(f"/api/replays/{upload['id']}").status_code == 200
+
+
+def test_a_burst_of_games_from_one_client_never_evicts_another_clients_game():
+    app = create_app(GameStore(dict(SMALL)))  # the default caps
+    alice, bob = TestClient(app), TestClient(app)
+    kept = new_game(bob)["id"]
+    burst = [new_game(alice, draft="dealt")["id"] for _ in range(web_games.DEFAULT_MAX_GAMES + 50)]
+    assert bob.get(f"/api/games/{kept}").status_code == 200
+    per_client = web_games.DEFAULT_GAMES_PER_CLIENT
+    assert all(alice.get(f"/api/games/{i}").status_code == 200 for i in burst[-per_client:])
+    assert alice.get(f"/api/games/{burst[-per_client - 1]}").status_code == 404  # alice's own oldest went
+
+
+def test_past_the_global_cap_the_least_recently_used_client_loses_its_games():
+    app = create_app(GameStore(dict(SMALL), max_games=4, games_per_client=2))
+    alice, bob, carol = TestClient(app), TestClient(app), TestClient(app)
+    alices = [new_game(alice)["id"] for _ in range(2)]
+    bobs = [new_game(bob)["id"] for _ in range(2)]
+    assert alice.get(f"/api/games/{alices[0]}").status_code == 200  # alice is busy: now bob is the least recent
+    carols = [new_game(carol)["id"] for _ in range(2)]
+    assert [bob.get(f"/api/games/{i}").status_code for i in bobs] == [404, 404]
+    assert all(alice.get(f"/api/games/{i}").status_code == 200 for i in alices)
+    assert all(carol.get(f"/api/games/{i}").status_code == 200 for i in carols)
+
+
+@pytest.mark.parametrize("value", ["no", 1, 0, None])
+def test_a_replay_whose_open_hands_is_not_a_boolean_is_refused(client, value):
+    data = _finished_replay(seed=3).to_dict()
+    data["rules"]["open_hands"] = value
+    assert "open_hands" in error(client.post("/api/replays", json=data), 422)

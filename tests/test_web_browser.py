@@ -2,7 +2,8 @@
 
 A whole drafted game against ``random`` by clicking (and one placement by dragging), a reload in
 the middle of it, the replay downloaded; watching two agents; a replay uploaded, stepped through
-and reviewed; and the bad-input paths a person can reach from the pages.
+and reviewed; a game that another browser cannot open; and the bad-input paths a person can reach
+from the pages.
 
 Needs Debian's ``chromium`` (``/usr/bin/chromium``) and the ``playwright`` package (its own
 browser downloads are never used): ``make test-web`` installs both. Skipped cleanly without them.
@@ -376,3 +377,29 @@ def test_bad_requests_from_the_page_get_clear_errors(server, page):
     assert "no agent named '/etc/passwd'" in calls[0][1]
     assert "not a legal move" in calls[4][1] and "integer" in calls[5][1]
     no_script_errors(page, ("status of 4",))
+
+
+def test_a_game_belongs_to_the_browser_that_started_it(server, browser, page):
+    page.goto(f"{server}/play")
+    page.select_option("#opponent", "random")
+    page.click("#play-start")
+    page.wait_for_function(HUMAN_TURN)
+    game_id = page.evaluate("() => app.game.id")
+    assert "trinity_client" not in page.evaluate("() => document.cookie")  # HttpOnly: no script reads it
+    cookies = {c["name"]: c for c in page.context.cookies()}
+    assert cookies["trinity_client"]["httpOnly"] and cookies["trinity_client"]["sameSite"] == "Strict"
+
+    other = browser.new_context()  # another browser: its own cookie, so not this game
+    try:
+        stranger = other.new_page()
+        stranger.set_default_timeout(TIMEOUT_MS)
+        stranger.goto(f"{server}/play?game={game_id}")
+        stranger.wait_for_selector("#error:not([hidden])")
+        assert "another browser" in stranger.inner_text("#error")
+        assert stranger.locator("#play-setup").is_visible()
+    finally:
+        other.close()
+    page.reload()  # still this browser's game
+    page.wait_for_function(HUMAN_TURN)
+    assert page.evaluate("() => app.game.id") == game_id
+    no_script_errors(page)

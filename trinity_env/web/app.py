@@ -4,7 +4,13 @@ Every request body is JSON (``Content-Type: application/json``, a size cap) chec
 a fixed schema: unknown fields, wrong types (``true`` is not an int, ``1.0`` is not an int)
 and values out of range are refused with a 4xx status and ``{"error": "<one line>"}``.
 Agents are named only from ``catalog()``; agent moves and the solver run in worker threads
-(``anyio.to_thread``) so the server keeps answering while they think. See docs/web.md.
+(``anyio.to_thread``) so the server keeps answering while they think.
+
+Each browser gets a random client token in an HttpOnly, SameSite=Strict cookie on its first API
+request; games and uploaded replays belong to the token that made them (``GameStore`` finds them
+only for it), so one client can neither read another's games nor push them out of memory with its
+own. With ``allowed_hosts`` (a server on loopback) the ``Host`` header must be exactly one of those
+names, with the server's port or none, which defeats DNS rebinding. See docs/web.md.
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ from __future__ import annotations
 import ipaddress
 import json
 import random
+import re
 import secrets
 import socket
 import sys
@@ -24,13 +31,14 @@ import anyio.to_thread
 from starlette.applications import Starlette
 from starlette.datastructures import MutableHeaders
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import Request, cookie_parser
 from starlette.responses import FileResponse, JSONResponse, PlainTextResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from trinity_env.core import NUM_ACTIONS
 from trinity_env.core.errors import TrinityError
+from trinity_env.core.files import MAX_DIGITS
 from trinity_env.web.games import (
     DEFAULT_MAX_GAMES,
     DEFAULT_MAX_REPLAYS,
@@ -50,6 +58,19 @@ MAX_PLY = 1000
 THINKERS = 2
 """Agent moves computed at once (the rest wait their turn): the machine's cores, not more."""
 LOOPBACK_NAMES = ("localhost",)
+COOKIE = "trinity_client"
+"""The cookie holding the client token that owns a browser's games and replays."""
+COOKIE_MAX_AGE = 30 * 24 * 3600
+"""Seconds the browser keeps the token (a game resumes after the browser restarts; the server may not)."""
+TOKEN_PATTERN = re.compile(r"[A-Za-z0-9_-]{43}")
+"""A client token: ``secrets.token_urlsafe(32)``. Any other cookie value is ignored and a new token issued."""
+_LABEL = r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?"
+HOST_PATTERN = re.compile(
+    rf"(?:(?P<name>{_LABEL}(?:\.{_LABEL})*)|\[(?P<ip6>[0-9a-f:.]+)\])(?::(?P<port>[0-9]{{1,5}}))?"
+)
+"""A Host header: a DNS name or IPv4 address, or a bracketed IPv6 literal, then an optional port. Nothing else
+(userinfo ``@``, a path, spaces, a second colon) passes: a lenient split could read ``localhost:80@evil.com``
+as ``localhost``."""
 SECURITY_HEADERS = {
     "content-security-policy": (
         "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
@@ -66,6 +87,15 @@ SECURITY_HEADERS = {
 
 def _reject_constant(name: str) -> Any:
     raise ApiError(400, f"the body is not valid JSON: {name} is not a JSON number")
+
+
+def _bounded_int(text: str) -> int:
+    """``parse_int`` for ``json.loads``: no field needs a long integer, and one past Python's digit limit
+    (4300) would make ``int`` raise ``ValueError`` deep in the parser, a 500 instead of a 400."""
+    digits = len(text.lstrip("-"))
+    if digits > MAX_DIGITS:
+        raise ApiError(400, f"the body is not valid JSON for this API: an integer of {digits} digits is too long")
+    return int(text)
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -85,7 +115,7 @@ async def _body(request: Request, limit: int = MAX_BODY) -> Any:
     declared = request.headers.get("content-length")
     if declared is not None and not (declared.isascii() and declared.isdigit()):
         raise ApiError(400, f"bad Content-Length {declared[:20]!r}")
-    if declared is not None and int(declared) > limit:
+    if declared is not None and (len(declared) > 12 or int(declared) > limit):  # int() of 5000 digits raises
         raise ApiError(413, f"the body is over {limit} bytes")
     body = bytearray()
     async for chunk in request.stream():
@@ -97,11 +127,13 @@ async def _body(request: Request, limit: int = MAX_BODY) -> Any:
     except UnicodeDecodeError as err:
         raise ApiError(400, f"the body is not UTF-8 (byte {err.start})") from None
     try:
-        return json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_reject_constant)
+        return json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_reject_constant, parse_int=_bounded_int)
     except json.JSONDecodeError as err:
         raise ApiError(400, f"the body is not valid JSON: {err.msg} (line {err.lineno}, column {err.colno})") from None
     except RecursionError:
         raise ApiError(400, "the body is nested too deeply") from None
+    except ValueError as err:  # any other number the parser cannot convert: the client's fault, not a 500
+        raise ApiError(400, f"the body is not valid JSON: {' '.join(str(err).split())[:200]}") from None
 
 
 def _fields(body: Any, required: Sequence[str], optional: Sequence[str] = ()) -> dict[str, Any]:
@@ -172,55 +204,115 @@ def _seed(body: dict[str, Any]) -> int | None:
 
 
 class _Guard:
-    """Security headers on every response; with ``allowed_hosts``, requests naming another host get 400.
+    """The checks every request passes before the app: the Host header, the client token, security headers.
 
-    The host check keeps a page on another site from reaching a server bound to 127.0.0.1
-    through a DNS name it controls (DNS rebinding).
+    - Host: a malformed ``Host`` (see ``HOST_PATTERN``), a missing one where ``allowed_hosts`` is set,
+      or two of them, is a 400. With ``allowed_hosts`` the name must be one of them and the port
+      ``port`` (when known) or none: this keeps a page on another site from reaching a server bound
+      to 127.0.0.1 through a DNS name it controls (DNS rebinding).
+    - Client token: ``scope["trinity.client"]`` is the token from the request's cookie, or a new one.
+      A new one is sent back (``Set-Cookie``) only on API responses to requests that are not
+      cross-site: a link from another site to a page does not carry the SameSite=Strict cookie, and
+      a token issued then would replace the browser's own and orphan its games. The page's first
+      API call (same-origin, so it carries the cookie if there is one) gets it instead.
+    - Security headers on every response, and ``Cache-Control: no-store`` on the API's.
     """
 
-    def __init__(self, app: Callable, allowed_hosts: Sequence[str] | None):
+    def __init__(self, app: Callable, allowed_hosts: Sequence[str] | None, port: int | None = None):
         self.app = app
-        self.allowed = None if allowed_hosts is None else {h.lower() for h in allowed_hosts}
+        self.allowed = None if allowed_hosts is None else {_normal_host(h) for h in allowed_hosts}
+        self.port = port
 
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        if self.allowed is not None:
-            host = _host_name(dict(scope["headers"]).get(b"host", b"").decode("latin-1"))
-            if host not in self.allowed:
-                await PlainTextResponse("Invalid host header", status_code=400)(scope, receive, send)
-                return
+        headers = scope["headers"]
+        if not self._host_ok([value for key, value in headers if key == b"host"]):
+            await PlainTextResponse("Invalid host header", status_code=400)(scope, receive, send)
+            return
         api = scope["path"].startswith("/api/")
+        client = _client_token([value for key, value in headers if key == b"cookie"])
+        cross_site = any(key == b"sec-fetch-site" and value == b"cross-site" for key, value in headers)
+        issue = client is None and api and not cross_site
+        scope["trinity.client"] = client or secrets.token_urlsafe(32)
 
         async def send_guarded(message) -> None:
             if message["type"] == "http.response.start":
-                headers = MutableHeaders(scope=message)
+                out = MutableHeaders(scope=message)
                 for key, value in SECURITY_HEADERS.items():
-                    headers.setdefault(key, value)
+                    out.setdefault(key, value)
                 if api:
-                    headers["cache-control"] = "no-store"
+                    out["cache-control"] = "no-store"
+                if issue:
+                    token = scope["trinity.client"]
+                    cookie = f"{COOKIE}={token}; Path=/; Max-Age={COOKIE_MAX_AGE}; HttpOnly; SameSite=Strict"
+                    out.append("set-cookie", cookie)
             await send(message)
 
         await self.app(scope, receive, send_guarded)
 
+    def _host_ok(self, values: list[bytes]) -> bool:
+        """Whether the request's ``Host`` headers (all of them) name this server."""
+        if len(values) > 1:
+            return False
+        if not values:  # HTTP/1.0 may omit it; a server that checks names needs one
+            return self.allowed is None
+        parsed = _parse_host(values[0].decode("latin-1"))
+        if parsed is None:
+            return False
+        if self.allowed is None:
+            return True
+        name, port = parsed
+        return name in self.allowed and (port is None or self.port is None or port == self.port)
 
-def _host_name(host: str) -> str:
-    host = host.strip().lower()
-    if host.startswith("["):
-        return host[1 : host.find("]")] if "]" in host else host
-    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+def _parse_host(value: str) -> tuple[str, int | None] | None:
+    """``(name, port)`` of a Host header, the name lowercased (an IPv6 address compressed); ``None`` unless
+    the whole value is exactly ``host`` or ``host:port`` (port 1-65535)."""
+    if not value.isascii() or len(value) > 300:  # lowercasing non-ASCII could make ASCII letters
+        return None
+    match = HOST_PATTERN.fullmatch(value.lower())
+    if match is None:
+        return None
+    port = None if match["port"] is None else int(match["port"])
+    if port is not None and not 1 <= port <= 65535:
+        return None
+    if match["ip6"] is None:
+        return (match["name"], port) if len(match["name"]) <= 253 else None
+    try:
+        return ipaddress.IPv6Address(match["ip6"]).compressed, port
+    except ValueError:
+        return None
+
+
+def _normal_host(name: str) -> str:
+    """An allowed host name as ``_parse_host`` reports it (``[::1]`` and ``0:0::1`` are ``::1``)."""
+    name = name.strip().lower().removeprefix("[").removesuffix("]")
+    try:
+        return ipaddress.IPv6Address(name).compressed
+    except ValueError:
+        return name
+
+
+def _client_token(values: list[bytes]) -> str | None:
+    """The client token of the request's cookies, if one is there and well-formed."""
+    cookies = cookie_parser("; ".join(value.decode("latin-1") for value in values))  # never raises
+    token = cookies.get(COOKIE)
+    return token if token is not None and TOKEN_PATTERN.fullmatch(token) else None
 
 
 def create_app(
     store: GameStore | None = None,
     *,
     allowed_hosts: Sequence[str] | None = None,
+    port: int | None = None,
     max_games: int = DEFAULT_MAX_GAMES,
     max_replays: int = DEFAULT_MAX_REPLAYS,
 ) -> Callable:
     """The ASGI app. ``store`` defaults to a new ``GameStore`` with the default ``catalog()``;
-    ``allowed_hosts``: the Host names accepted (``None``: any)."""
+    ``allowed_hosts``: the Host names accepted (``None``: any well-formed Host); ``port``: the port the
+    server listens on, the only one a Host with a port may name when ``allowed_hosts`` is set."""
     store = store or GameStore(max_games=max_games, max_replays=max_replays)
     limiters: dict[str, anyio.CapacityLimiter] = {}
 
@@ -237,6 +329,10 @@ def create_app(
         ladder = [c.to_json() for c in choices if c.group == "ladder"]
         default = "level:3" if "level:3" in store.agents else next(iter(store.agents))
         return JSONResponse({"agents": [c.to_json() for c in choices], "ladder": ladder, "default": default})
+
+    def owner(request: Request) -> str:
+        """The client token ``_Guard`` found or made: games and replays are stored and found under it."""
+        return request.scope["trinity.client"]
 
     async def new_game(request: Request) -> Response:
         body = await _body(request)
@@ -267,14 +363,16 @@ def create_app(
             seats[seat] = None
         else:
             first_player = _choice(body, "first_player", [0, 1, "random"], "random")
-        game = store.new_game(seats, draft=draft, open_hands=open_hands, first_player=first_player, seed=seed)
+        game = store.new_game(
+            seats, draft=draft, open_hands=open_hands, first_player=first_player, seed=seed, owner=owner(request)
+        )
         return JSONResponse(game.view(), status_code=201)
 
     async def get_game(request: Request) -> Response:
-        return JSONResponse(store.game(request.path_params["game_id"]).view())
+        return JSONResponse(store.game(request.path_params["game_id"], owner(request)).view())
 
     async def move(request: Request) -> Response:
-        game = store.game(request.path_params["game_id"])
+        game = store.game(request.path_params["game_id"], owner(request))
         body = _fields(await _body(request), ["action", "ply"])
         action = _int(body, "action", 0, NUM_ACTIONS - 1)
         ply = _int(body, "ply", 0, MAX_PLY)
@@ -282,14 +380,14 @@ def create_app(
         return JSONResponse(game.view())
 
     async def advance(request: Request) -> Response:
-        game = store.game(request.path_params["game_id"])
+        game = store.game(request.path_params["game_id"], owner(request))
         body = _fields(await _body(request), ["ply"])
         ply = _int(body, "ply", 0, MAX_PLY)
         moved = await anyio.to_thread.run_sync(game.advance, ply, limiter=limiter("think", THINKERS))
         return JSONResponse(game.view() | {"moved": moved})
 
     async def game_replay(request: Request) -> Response:
-        game = store.game(request.path_params["game_id"])
+        game = store.game(request.path_params["game_id"], owner(request))
         text = game.replay().to_json(indent=1) + "\n"
         name = f"trinity-{game.id[:8]}.json"
         return Response(
@@ -300,14 +398,14 @@ def create_app(
         document = await _body(request, MAX_REPLAY_BODY)
         if not isinstance(document, dict):
             raise ApiError(400, f"a replay is a JSON object, got {_json_type(document)}")
-        upload = await anyio.to_thread.run_sync(store.add_replay, document)
+        upload = await anyio.to_thread.run_sync(store.add_replay, document, owner(request))
         return JSONResponse(upload.view(), status_code=201)
 
     async def get_replay(request: Request) -> Response:
-        return JSONResponse(store.replay(request.path_params["replay_id"]).view())
+        return JSONResponse(store.replay(request.path_params["replay_id"], owner(request)).view())
 
     async def review(request: Request) -> Response:
-        upload = store.replay(request.path_params["replay_id"])
+        upload = store.replay(request.path_params["replay_id"], owner(request))
         text = request.path_params["ply"]
         if not (text.isascii() and text.isdigit() and len(text) <= 4):
             raise ApiError(400, f"ply must be a whole number, got {text[:20]!r}")
@@ -345,7 +443,7 @@ def create_app(
         exception_handlers={ApiError: api_error, HTTPException: http_error, Exception: server_error},
     )
     app.state.store = store
-    return _Guard(app, allowed_hosts)
+    return _Guard(app, allowed_hosts, port)
 
 
 # ---------------------------------------------------------------------- serving
@@ -390,7 +488,7 @@ def serve(host: str = "127.0.0.1", port: int = 8000, *, max_games: int = DEFAULT
     sock = bind(host, port)
     loopback = is_loopback(host)
     allowed = ["localhost", "127.0.0.1", "::1", host.strip("[]").lower()] if loopback else None
-    app = create_app(allowed_hosts=allowed, max_games=max_games)
+    app = create_app(allowed_hosts=allowed, port=port, max_games=max_games)
     shown = f"[{host.strip('[]')}]" if ":" in host else host
     print(f"Trinity Towers on http://{shown}:{port}/ (Ctrl-C stops)", flush=True)
     if not loopback:

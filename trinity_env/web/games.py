@@ -11,7 +11,9 @@ anything it refuses.
   and a lock so that one move at a time is made. ``view()`` shows it as the seat playing it
   may see it: the opponent's draft picks, and its hand with hidden hands, stay hidden until
   the game is over.
-- ``GameStore``: games and replays by random hex id, each kept in an LRU with a cap.
+- ``GameStore``: games and replays by owner (the browser's client token) and random hex id,
+  each owner's kept in an LRU with a cap, and all of them under a global cap that evicts the
+  least recently used owner first: one browser's burst of games cannot push out another's.
 """
 
 from __future__ import annotations
@@ -35,11 +37,16 @@ from trinity_env.envs.config import make_config
 from trinity_env.envs.observation import observation_dict
 
 ID_PATTERN = re.compile(r"[0-9a-f]{32}")
-"""Game and replay ids: 16 random bytes in hex."""
+"""Game and replay ids: 16 random bytes in hex (``secrets.token_hex(16)``); anything else is refused unread."""
 DEFAULT_MAX_GAMES = 200
-"""Games kept at once; the least recently used one is forgotten past this."""
+"""Games kept at once, all owners together (a memory bound): past it the least recently used owner loses its
+least recently used game."""
+DEFAULT_GAMES_PER_CLIENT = 20
+"""Games one owner (a browser) keeps; its own least recently used one is forgotten past this."""
 DEFAULT_MAX_REPLAYS = 50
-"""Uploaded replays kept at once (LRU)."""
+"""Uploaded replays kept at once, all owners together (evicted like games)."""
+DEFAULT_REPLAYS_PER_CLIENT = 10
+"""Uploaded replays one owner keeps."""
 DEFAULT_MAX_LIVE_AGENTS = 16
 """Games whose agents are kept built (LRU): a search agent holds its tree (tens of MB for ``az-standard``);
 a game whose agents were dropped rebuilds them at its next agent move."""
@@ -475,6 +482,8 @@ class _Reviewer:
 
 
 class _LRU:
+    """Items by key, at most ``cap``: adding one past it forgets the least recently used."""
+
     def __init__(self, cap: int):
         if cap < 1:
             raise ValueError(f"the cap must be at least 1, got {cap}")
@@ -503,22 +512,84 @@ class _LRU:
         return len(self._items)
 
 
+class _OwnedLRU:
+    """Items by (owner, key): at most ``per_owner`` for each owner and ``cap`` in all.
+
+    Past ``per_owner`` the owner's own least recently used item goes; past ``cap`` the least
+    recently used *owner* (the one whose items were added or read longest ago) loses its least
+    recently used item, never the owner adding. So a client creating games as fast as it can
+    only ever evicts its own, and pushes out other clients only by way of ``cap``, the least
+    active first. A key held by another owner reads as missing.
+    """
+
+    def __init__(self, cap: int, per_owner: int):
+        if cap < 1 or per_owner < 1:
+            raise ValueError(f"the caps must be at least 1, got {cap} and {per_owner}")
+        self.cap = cap
+        self.per_owner = min(per_owner, cap)
+        self._owners: OrderedDict[str, OrderedDict[str, Any]] = OrderedDict()
+        self._count = 0
+        self._lock = threading.Lock()
+
+    def add(self, owner: str, key: str, item: Any) -> list[Any]:
+        """Keep ``item`` as ``owner``'s most recent; the items this pushed out, oldest first."""
+        evicted = []
+        with self._lock:
+            items = self._owners.setdefault(owner, OrderedDict())
+            self._owners.move_to_end(owner)
+            self._count += key not in items
+            items[key] = item
+            items.move_to_end(key)
+            while len(items) > self.per_owner:
+                evicted.append(items.popitem(last=False)[1])
+                self._count -= 1
+            while self._count > self.cap:  # per_owner <= cap, so another owner holds something
+                oldest = next(name for name in self._owners if name != owner)
+                victims = self._owners[oldest]
+                evicted.append(victims.popitem(last=False)[1])
+                self._count -= 1
+                if not victims:
+                    del self._owners[oldest]
+        return evicted
+
+    def get(self, owner: str, key: str) -> Any | None:
+        """``owner``'s item ``key`` (now its most recent, and ``owner`` the most recent owner), or ``None``."""
+        with self._lock:
+            items = self._owners.get(owner)
+            item = None if items is None else items.get(key)
+            if item is not None:
+                items.move_to_end(key)
+                self._owners.move_to_end(owner)
+            return item
+
+    def __len__(self) -> int:
+        return self._count
+
+
 class GameStore:
-    """Games and uploaded replays by id, each an LRU with a cap (``max_games``, ``max_replays``); the
-    agents of at most ``max_live_agents`` games stay built (an LRU too), so memory stays bounded."""
+    """Games and uploaded replays by owner and id, with caps so memory stays bounded.
+
+    ``owner`` is whoever the app says made the request (a client token from a cookie): a game
+    or replay is found only by its owner, so ids never need to be secret to be safe, and the
+    caps work per owner (``games_per_client``, ``replays_per_client``) under global ones
+    (``max_games``, ``max_replays``) that evict the least recently used owner first (see
+    ``_OwnedLRU``). The agents of at most ``max_live_agents`` games stay built (an LRU too).
+    """
 
     def __init__(
         self,
         agents: dict[str, AgentChoice] | None = None,
         *,
         max_games: int = DEFAULT_MAX_GAMES,
+        games_per_client: int = DEFAULT_GAMES_PER_CLIENT,
         max_replays: int = DEFAULT_MAX_REPLAYS,
+        replays_per_client: int = DEFAULT_REPLAYS_PER_CLIENT,
         max_live_agents: int = DEFAULT_MAX_LIVE_AGENTS,
         new_id: Callable[[], str] | None = None,
     ):
         self.agents = catalog() if agents is None else agents
-        self.games = _LRU(max_games)
-        self.replays = _LRU(max_replays)
+        self.games = _OwnedLRU(max_games, games_per_client)
+        self.replays = _OwnedLRU(max_replays, replays_per_client)
         self.live = _LRU(max_live_agents)
         self._new_id = new_id or (lambda: secrets.token_hex(16))
         self._reviewer = _Reviewer()
@@ -537,14 +608,16 @@ class GameStore:
         open_hands: bool,
         first_player: int | str,
         seed: int | None,
+        owner: str,
     ) -> Game:
+        """A new game of ``owner``'s (its least recently used game goes past its cap)."""
         seed = secrets.randbelow(SEED_LIMIT) if seed is None else seed
         first = random.Random(seed ^ 0x5EED).randint(0, 1) if first_player == "random" else int(first_player)
         game = Game(
             self._new_id(), seats, draft=draft, open_hands=open_hands, first_player=first, seed=seed,
             on_build=self._built,
         )  # fmt: skip
-        for old in self.games.add(game.id, game):
+        for old in self.games.add(owner, game.id, game):
             old.drop_agents()
         return game
 
@@ -553,13 +626,16 @@ class GameStore:
             if old is not game:
                 old.drop_agents()
 
-    def game(self, game_id: str) -> Game:
-        game = self.games.get(game_id) if ID_PATTERN.fullmatch(game_id) else None
+    def game(self, game_id: str, owner: str) -> Game:
+        """``owner``'s game ``game_id``; a 404 if there is none, the same for another owner's game or a
+        malformed id, and the message never repeats the id (it is the client's text, of any length)."""
+        game = self.games.get(owner, game_id) if ID_PATTERN.fullmatch(game_id) else None
         if game is None:
-            raise ApiError(404, f"no game {game_id!r} here (the server keeps its {self.games.cap} latest games)")
+            kept = self.games.per_owner
+            raise ApiError(404, f"no game with that id (unknown, forgotten or another browser's; each keeps {kept})")
         return game
 
-    def add_replay(self, document: Any) -> UploadedReplay:
+    def add_replay(self, document: Any, owner: str) -> UploadedReplay:
         """Load and check a replay document; ``ApiError`` 422 says what is wrong with it."""
         try:
             replay = Replay.from_dict(document)
@@ -571,13 +647,15 @@ class GameStore:
         except (TypeError, ValueError, KeyError, IndexError, AttributeError) as err:
             raise ApiError(422, f"not a valid replay: {type(err).__name__}: {err}") from None
         upload = UploadedReplay(self._new_id(), replay, states)
-        self.replays.add(upload.id, upload)
+        self.replays.add(owner, upload.id, upload)
         return upload
 
-    def replay(self, replay_id: str) -> UploadedReplay:
-        upload = self.replays.get(replay_id) if ID_PATTERN.fullmatch(replay_id) else None
+    def replay(self, replay_id: str, owner: str) -> UploadedReplay:
+        """``owner``'s uploaded replay ``replay_id``; a 404 that does not repeat the id otherwise (as ``game``)."""
+        upload = self.replays.get(owner, replay_id) if ID_PATTERN.fullmatch(replay_id) else None
         if upload is None:
-            raise ApiError(404, f"no replay {replay_id!r} here (the server keeps its {self.replays.cap} latest)")
+            kept = self.replays.per_owner
+            raise ApiError(404, f"no replay with that id (unknown, forgotten or another browser's; each keeps {kept})")
         return upload
 
     def review(self, upload: UploadedReplay, ply: int) -> dict[str, Any]:

@@ -186,7 +186,9 @@ async function resume(id) {
     localStorage.removeItem(storageKey());
     history.replaceState(null, "", location.pathname);
     showSetup();
-    showError(err.status === 404 ? "That game is no longer on the server: start a new one." : err.message);
+    // a 404: forgotten by the server, or not this browser's (games and replays belong to the cookie that made them)
+    const gone = "That game is no longer on the server, or was started in another browser: start a new one.";
+    showError(err.status === 404 ? gone : err.message);
   }
 }
 
@@ -290,7 +292,9 @@ async function openReplay(id) {
   } catch (err) {
     history.replaceState(null, "", location.pathname);
     showSetup();
-    showError(err.status === 404 ? "That replay is no longer on the server: upload it again." : err.message);
+    // a 404: forgotten by the server, or not this browser's (games and replays belong to the cookie that made them)
+    const gone = "That replay is no longer on the server, or was uploaded in another browser: upload it again.";
+    showError(err.status === 404 ? gone : err.message);
   }
 }
 
