@@ -252,7 +252,7 @@ def corrupt_zips(clean: Path, tmp_path: Path) -> list[tuple[Path, str]]:
     case("nopolicy.zip", "has no 'policy.pth'", members={"policy.pth": None})
     case("nodata.zip", "has no 'data'", members={"data": None})
     case("member.zip", r"members .*evil\.pkl", members={"evil.pkl": b"x"})
-    case("badjson.zip", "is not JSON", members={"data": b"{not json"})
+    case("badjson.zip", "is not valid JSON", members={"data": b"{not json"})
     case("listjson.zip", "not a JSON object", members={"data": b"[1, 2]"})
     case("class.zip", "policy_class", data=lambda d: d["policy_class"].update(__module__="evil.module"))
     case("noclass.zip", "policy_class", data=lambda d: d.pop("policy_class"))
@@ -322,9 +322,9 @@ def malformed_pts(tmp_path: Path) -> list[tuple[Path, str]]:
         ("bool", good_payload(layers=True), "'layers' must be an int, got bool"),
         ("string", good_payload(hidden="8"), "'hidden' must be an int, got str"),
         ("tensor", good_payload(hidden=torch.tensor(8)), "'hidden' must be an int, got Tensor"),
-        ("huge", good_payload(layers=10**9), "does not match"),
-        ("vast", good_payload(hidden=10**12), "does not match"),
-        ("overflow", good_payload(hidden=2**70), "does not match"),
+        ("huge", good_payload(layers=10**9), "layers must be between 1 and 16"),
+        ("vast", good_payload(hidden=10**12), "hidden must be between 1 and 4096"),
+        ("overflow", good_payload(hidden=2**70), "hidden must be between 1 and 4096"),
         ("tactics", good_payload(tactics=1), "'tactics' must be a bool"),
         ("steps", good_payload(steps=-3), "'steps' must be at least 0"),
         ("stepsf", good_payload(steps=1.5), "'steps' must be an int"),

@@ -193,3 +193,70 @@ def test_margin_rewards_add_up_to_result_plus_final_margin():
                 assert totals[b, 1] == pytest.approx(-totals[b, 0])
             totals[b] = 0
             finished += 1
+
+
+def test_two_threads_on_one_fast_games_are_refused_never_interleaved():
+    """``FastGames`` is for one thread at a time. Two threads stepping one instance used to interleave
+    silently: one thread's legality check overwrote the other's, so a step of nothing but illegal
+    actions returned as if it had moved, and legal actions were refused as illegal (hundreds of
+    times in two seconds). Now a second thread
+    inside a mutating method gets ``ConcurrentUseError`` and nothing it asked for happens."""
+    import sys
+    import threading
+    import time
+
+    from trinity_env.fast.games import ConcurrentUseError
+    from trinity_env.fast.layout import PLAYED
+
+    games = FastGames(8, seed=0, draft="random")
+    everything = np.arange(8)
+    counts = Counter()
+    deadline = time.monotonic() + 10
+
+    def illegal_steps() -> None:
+        illegal = np.zeros(8, np.int64)  # draft picks, illegal once the hands are dealt
+        while time.monotonic() < deadline and not (counts["busy"] and counts["refused"] > 2000):
+            try:
+                games.step(illegal)
+                counts["silently accepted"] += 1
+            except IllegalMoveError:
+                counts["refused"] += 1
+            except ConcurrentUseError as err:
+                assert "FastGames" in str(err) and "\n" not in str(err)
+                counts["busy"] += 1
+
+    def legal_steps() -> None:
+        while time.monotonic() < deadline and not (counts["busy"] and counts["refused"] > 2000):
+            try:
+                games.step(games.random_actions(everything))
+            except IllegalMoveError:
+                counts["legal moves refused"] += 1  # only the other thread's check could say so
+            except ConcurrentUseError:
+                counts["busy"] += 1
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as possible: the race shows within a second
+    try:
+        threads = [threading.Thread(target=target) for target in (illegal_steps, legal_steps)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert counts["silently accepted"] == 0 and counts["legal moves refused"] == 0, counts
+    assert counts["busy"] > 0, counts  # the second thread was turned away, not let in
+    played = (games.batch.status == PLAYED).sum(axis=(1, 2))
+    assert (played == (games.batch.owner != -1).sum(axis=1)).all()  # every card played sits on a tile
+    assert (games.masks().sum(axis=1) > 0).all()  # finished games restarted: every game has a move
+    games.step(games.random_actions(everything))  # and one thread alone steps on as before
+
+
+def test_fast_games_still_copy_and_pickle():
+    import copy
+    import pickle
+
+    games = FastGames(4, seed=1)
+    for twin in (copy.deepcopy(games), pickle.loads(pickle.dumps(games))):
+        assert all((a == b).all() for a, b in zip(twin.batch, games.batch))
+        twin.step(twin.random_actions(np.arange(4)))

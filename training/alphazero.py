@@ -49,6 +49,7 @@ from tqdm import tqdm
 from trinity_env.agents.az import AZAgent, AZNetwork, evaluator, load_network, save_network
 from trinity_env.agents.policy import CheckpointError
 from trinity_env.agents.view import decode, determinise
+from trinity_env.core.writes import write_text
 from trinity_env.envs.config import make_config
 from trinity_env.envs.observation import OBSERVATION_SIZE
 from trinity_env.fast.convert import read_state
@@ -154,6 +155,7 @@ class AZConfig(YAMLConfig):
         self._check_positive(source, ("total_games", "games_per_iteration", "simulations", "max_considered",
                                       "hidden", "layers", "batch_size", "replay_size", "threads",
                                       "checkpoint_every", "eval_every", "eval_games"))  # fmt: skip
+        self._check_network(source)
         self._check_above_zero(source, ("c_puct", "dirichlet_alpha", "learning_rate", "sample_reuse"))
         self._check_not_negative(source, ("max_minutes", "weight_decay", "value_coef", "temperature_moves",
                                           "eval_simulations"))  # fmt: skip
@@ -567,7 +569,7 @@ def write_report(run: Path, history: list[dict], title: str) -> Path:
                          f"| {rate:.1%} | [{low:.1%}, {high:.1%}] |")  # fmt: skip
     lines += ["", "![learning curve](win_rate.png)", ""]
     path = run / "report.md"
-    path.write_text("\n".join(lines), encoding="utf-8")
+    write_text(path, "\n".join(lines))
     return path
 
 

@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 
 from trinity_env.core import TrinityError
 from trinity_env.core.decks import config_root
-from trinity_env.core.files import load_yaml
+from trinity_env.core.files import load_yaml, names, short
 
 CONFIG_DIR = config_root() / "train"
 
@@ -40,10 +40,12 @@ class YAMLConfig:
         path = CONFIG_DIR / f"{text}.yaml" if named else Path(text)
         if named and not path.is_file():
             known = ", ".join(sorted(p.stem for p in CONFIG_DIR.glob("*.yaml")))
-            raise TrainConfigError(f"no training config named {text!r} (configs/train holds {known}; or give a path)")
+            raise TrainConfigError(
+                f"no training config named {short(text)} (configs/train holds {known}; or give a path)"
+            )
         data = load_yaml(path, "training config", TrainConfigError) or {}
         if not isinstance(data, dict):
-            raise TrainConfigError(f"training config {path}: expected a mapping of fields")
+            raise TrainConfigError(f"training config {path}: expected a mapping of fields, got {type(data).__name__}")
         return cls.from_dict(data | overrides, source=str(path))
 
     @classmethod
@@ -52,7 +54,7 @@ class YAMLConfig:
         known = {f.name for f in fields(cls)}
         unknown = set(data) - known
         if unknown:
-            raise TrainConfigError(f"{source}: unknown field(s) {', '.join(sorted(map(str, unknown)))}")
+            raise TrainConfigError(f"{source}: unknown field(s) {names(unknown)}")
         defaults = cls()
         values = {name: _typed(source, name, value, getattr(defaults, name)) for name, value in data.items()}
         config = cls(**values)
@@ -113,6 +115,19 @@ class YAMLConfig:
             if not 0 <= getattr(self, name) <= 1:
                 raise TrainConfigError(f"{source}: field {name!r} must be between 0 and 1, got {getattr(self, name)}")
 
+    def _check_network(self, source: str) -> None:
+        """``hidden`` and ``layers`` within the size limits the checkpoint loaders apply (one table for both)."""
+        from trinity_env.agents.checkpoint import MAX_HIDDEN, MAX_LAYERS, network_size_problem
+
+        problem = network_size_problem(self.hidden, self.layers)
+        if problem is None:
+            return
+        if not 1 <= self.hidden <= MAX_HIDDEN:
+            raise TrainConfigError(f"{source}: field 'hidden' must be between 1 and {MAX_HIDDEN}, got {self.hidden}")
+        if not 1 <= self.layers <= MAX_LAYERS:
+            raise TrainConfigError(f"{source}: field 'layers' must be between 1 and {MAX_LAYERS}, got {self.layers}")
+        raise TrainConfigError(f"{source}: fields 'hidden' and 'layers': {problem}")
+
     def _check_evaluation(self, source: str) -> None:
         if not self.eval_opponents and not self.eval_endgames:
             raise TrainConfigError(
@@ -130,18 +145,24 @@ class YAMLConfig:
 
 
 def _typed(source: str, name: str, value: Any, default: Any) -> Any:
-    """``value`` as the type of ``default``, strictly: bool is no int, a float no int, a string no number."""
+    """``value`` as the type of ``default``, strictly: bool is no int, a float no int, a string no number.
+
+    The message quotes the value cut short: it may be a megabyte string or a list of thousands.
+    """
     expected = type(default)
     if expected is float and isinstance(value, int) and not isinstance(value, bool):
-        value = float(value)
+        try:
+            value = float(value)
+        except OverflowError:
+            raise TrainConfigError(f"{source}: field {name!r} must be a finite number, got {short(value)}") from None
     if expected is tuple and isinstance(value, list):
         value = tuple(value)
     if not isinstance(value, expected) or (expected is not bool and isinstance(value, bool)):
-        raise TrainConfigError(f"{source}: field {name!r} must be {expected.__name__}, got {value!r}")
+        raise TrainConfigError(f"{source}: field {name!r} must be {expected.__name__}, got {short(value)}")
     if expected is tuple and not all(isinstance(item, str) for item in value):
-        raise TrainConfigError(f"{source}: field {name!r} must be a list of strings, got {list(value)!r}")
+        raise TrainConfigError(f"{source}: field {name!r} must be a list of strings, got {short(list(value))}")
     if expected is dict and not all(isinstance(key, str) for key in value):
-        raise TrainConfigError(f"{source}: field {name!r} must map names to values, got {value!r}")
+        raise TrainConfigError(f"{source}: field {name!r} must map names to values, got {short(value)}")
     return value
 
 
@@ -230,6 +251,7 @@ class TrainConfig(YAMLConfig):
         positive = ("total_steps", "num_games", "rollout_steps", "epochs", "minibatches", "hidden", "layers",
                     "snapshot_every", "pool_size", "eval_every", "eval_games", "torch_threads")  # fmt: skip
         self._check_positive(source, positive)
+        self._check_network(source)
         self._check_above_zero(source, ("learning_rate", "clip", "max_grad_norm"))
         self._check_not_negative(source, ("max_minutes", "entropy", "value_coef"))
         self._check_unit(source, ("gamma", "gae_lambda", "p_latest", "p_random", "p_greedy", "draft_share"))

@@ -9,10 +9,12 @@ high; easy to load anywhere) and to TensorBoard (``RUN/tb``), beside the trainer
 from __future__ import annotations
 
 import csv
+import io
 from pathlib import Path
 
 from trinity_env.agents.base import Agent
 from trinity_env.agents.registry import make
+from trinity_env.core.writes import open_append, write_text
 from trinity_env.envs.config import make_config
 from trinity_env.evaluation.endgames import DEFAULT_SUITE, load_suite, score_agent
 from trinity_env.evaluation.match import seat_swapped_points
@@ -68,13 +70,12 @@ class RunLog:
     def __init__(self, run: Path, tensorboard: bool = True, resume_from: tuple[int, list[dict]] | None = None):
         path = run / "metrics.csv"
         if resume_from is not None:
-            temporary = path.with_suffix(".csv.tmp")
-            with temporary.open("w", newline="", encoding="utf-8") as handle:
-                writer = csv.writer(handle)
-                for record in resume_from[1]:
-                    writer.writerows(_rows(record["steps"], record["seconds"], record["results"]))
-            temporary.replace(path)
-        self._csv = path.open("a", newline="", encoding="utf-8")
+            text = io.StringIO(newline="")
+            writer = csv.writer(text)
+            for record in resume_from[1]:
+                writer.writerows(_rows(record["steps"], record["seconds"], record["results"]))
+            write_text(path, text.getvalue())
+        self._csv = io.TextIOWrapper(open_append(path), encoding="utf-8", newline="")
         self._rows = csv.writer(self._csv)
         self._board = None
         if tensorboard:

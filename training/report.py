@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from trinity_env.core.writes import atomic_file, write_text
+
 from .evaluation import ENDGAMES
 
 
@@ -39,7 +41,8 @@ def plot_learning_curve(path: Path, history: list[dict], title: str, x: str, x_l
     ax.legend()
     ax.set_title(title)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    with atomic_file(path) as handle:
+        fig.savefig(handle, dpi=110, format="png")
     plt.close(fig)
 
 
@@ -72,5 +75,5 @@ def write_report(run: Path, history: list[dict], title: str, best: dict | None =
             lines.append(f"| {label(spec)} | {rate:.1%} | [{low:.1%}, {high:.1%}] |")
     lines += ["", "![win rate against steps](win_rate.png)", ""]
     path = run / "report.md"
-    path.write_text("\n".join(lines), encoding="utf-8")
+    write_text(path, "\n".join(lines))
     return path

@@ -44,6 +44,8 @@ from typing import Any, ClassVar
 import numpy as np
 from tqdm import tqdm
 
+from trinity_env.core.writes import open_append, write_text
+
 from .config import TrainConfigError, YAMLConfig
 from .evaluation import RunLog, evaluate_agent, history_from_json, selection_score
 from .report import format_results, write_report
@@ -308,7 +310,7 @@ def _train(
     # this run's iterations up to its checkpoint: lines a killed session wrote after it go
     kept = [] if not resume else (run / "iterations.jsonl").read_text(encoding="utf-8").splitlines()
     kept = [line for line in kept if json.loads(line)["iteration"] <= state["iteration"]]
-    (run / "iterations.jsonl").write_text("".join(line + "\n" for line in kept), encoding="utf-8")
+    write_text(run / "iterations.jsonl", "".join(line + "\n" for line in kept))
     total = iterations or config.iterations
     seconds_before = history[-1]["seconds"] if history else 0.0
     started = time.perf_counter()
@@ -325,9 +327,7 @@ def _train(
             save_checkpoint(run / "best.pt", network, extra)
         state["iteration"] = iteration
         state["history"] = history  # JSON writes the (rate, low, high) tuples as lists
-        temporary = run / (PROGRESS + ".tmp")
-        temporary.write_text(json.dumps(state, indent=1) + "\n", encoding="utf-8")
-        temporary.replace(run / PROGRESS)
+        write_text(run / PROGRESS, json.dumps(state, indent=1) + "\n")
 
     try:
         with stop.installed():
@@ -354,8 +354,8 @@ def _train(
                     "steps_per_second": speed,
                     "league_size": min(state["versions"], config.max_league),
                 } | {key: value for key, value in runners.items() if key.startswith("main_win_rate")}
-                with (run / "iterations.jsonl").open("a", encoding="utf-8") as handle:
-                    handle.write(json.dumps(record) + "\n")
+                with open_append(run / "iterations.jsonl") as handle:
+                    handle.write((json.dumps(record) + "\n").encode("utf-8"))
                 for name, value in record.items():
                     if name not in ("iteration", "main_steps") and value is not None:
                         log.scalar(f"train/{name}", float(value), state["main_steps"])

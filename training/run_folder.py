@@ -10,9 +10,18 @@ Every trainer (``fast_ppo``, ``selfplay_ppo``, ``rllib_selfplay``) opens its run
 - **a fresh start needs an empty folder**: starting without ``--resume`` where a run
   already lies is refused; ``--overwrite`` deletes that run's files first (only the files
   trainers write: a folder holding anything else is refused even then).
-- **a resume needs a run**: ``--resume`` on a missing folder or one without a checkpoint is
-  refused, and so is a config that differs from the run's ``config.json`` in a field that
-  shapes the training (the network, the hyperparameters, the opponent pool, the rules).
+- **a resume needs a run**: ``--resume`` on a missing folder or one without a checkpoint or
+  ``config.json`` is refused, and so is a config that differs from the run's ``config.json``
+  in a field that shapes the training (the network, the hyperparameters, the opponent pool,
+  the rules). A run killed before its first checkpoint (``config.json`` but no checkpoint)
+  resumes by starting again from the beginning, so a plain start ("--resume continues it")
+  and ``--resume`` never send the user back and forth.
+- **no links, no partial files**: any file or folder a trainer writes or deletes that is a
+  symbolic link (``config.json``, ``latest.pt``, ``tb``, a ``*.tmp``, the lock) is refused
+  before anything is written; every file is written through ``trinity_env.core.writes``
+  (a ``.tmp`` opened with ``O_EXCL | O_NOFOLLOW``, fsynced, renamed), so a full disk or an
+  I/O error is one line and the previous checkpoint stays whole. A lock whose writing fails
+  is removed; a lock naming an impossible pid is stale.
   Which fields may change is the config's ``resume_may_change`` (for ``TrainConfig``: how
   long to train, the safety stop, the evaluations, TensorBoard). Nothing in the folder is
   touched before these checks pass.
@@ -37,6 +46,8 @@ from pathlib import Path
 from typing import Any
 
 from trinity_env.core import TrinityError
+from trinity_env.core.errors import WriteError
+from trinity_env.core.writes import write_text
 
 from .config import YAMLConfig
 
@@ -52,6 +63,9 @@ RUN_FILES = frozenset(
     }
 )  # fmt: skip
 """What trainers write in a run folder: what ``--overwrite`` may delete (with ``*.tmp`` leftovers)."""
+
+MAX_PID = 1 << 22
+"""Linux's largest pid (``PID_MAX_LIMIT``): a lock naming a larger one is stale."""
 
 STALE_UNREADABLE_S = 30.0
 """A lock file that stays empty or unreadable this long belongs to a process that died while writing it."""
@@ -98,22 +112,26 @@ def claim(
         raise RunFolderError("--resume continues a run and --overwrite deletes it: choose one")
     if path.exists() and not path.is_dir():
         raise RunFolderError(f"run folder {path} is a file, not a folder")
-    if resume and not (path / checkpoint).is_file():
-        what = "does not exist" if not path.exists() else f"holds no {checkpoint}"
+    unsaved = resume and not (path / checkpoint).is_file()  # a run stopped before its first checkpoint
+    if unsaved and not (path / "config.json").is_file():
+        what = "does not exist" if not path.exists() else f"holds no {checkpoint} and no config.json"
         raise RunFolderError(f"nothing to resume: {path} {what} (start the run without --resume)")
     if not resume:
         try:
             path.mkdir(parents=True, exist_ok=True)
         except OSError as err:
             raise RunFolderError(f"cannot create run folder {path}: {err.strerror or err}") from None
+    _refuse_links(path)
     owner = _lock(path, trainer)
     try:
         if resume:
             _check_resume(path, config)
-        else:
-            _clear(path, overwrite)
+        if unsaved:
+            print(f"{path}: its run stopped before its first checkpoint: starting it again", file=sys.stderr)
+        if not resume or unsaved:
+            _clear(path, overwrite or unsaved)
         _write_json(path / "config.json", config.to_dict())
-        folder = RunFolder(path, resume, trainer)
+        folder = RunFolder(path, resume and not unsaved, trainer)
         _HELD[key] = folder
         try:
             yield folder
@@ -162,6 +180,13 @@ def _check_resume(path: Path, config: YAMLConfig) -> None:
         )
 
 
+def _refuse_links(path: Path) -> None:
+    """Nothing a trainer writes or deletes in ``path`` may be a symbolic link (it would write or delete elsewhere)."""
+    for entry in path.iterdir():
+        if entry.is_symlink() and (entry.name in RUN_FILES or entry.name.endswith(".tmp") or entry.name == LOCK):
+            raise RunFolderError(f"{entry} is a symbolic link: a trainer never writes through one (remove it)")
+
+
 def _clear(path: Path, overwrite: bool) -> None:
     entries = sorted(p.name for p in path.iterdir() if p.name != LOCK)
     if not entries:
@@ -184,9 +209,10 @@ def _clear(path: Path, overwrite: bool) -> None:
 
 
 def _write_json(path: Path, data: dict[str, Any]) -> None:
-    temporary = path.with_suffix(path.suffix + ".tmp")
-    temporary.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
-    temporary.replace(path)
+    try:
+        write_text(path, json.dumps(data, indent=1) + "\n")
+    except WriteError as err:
+        raise RunFolderError(str(err)) from None
 
 
 # ---------------------------------------------------------------------------------- the lock
@@ -218,11 +244,11 @@ def _alive(owner: dict[str, Any]) -> bool | None:
     if owner.get("host") != socket.gethostname():
         return None
     pid = owner.get("pid")
-    if not isinstance(pid, int) or pid <= 0:
+    if type(pid) is not int or not 0 < pid <= MAX_PID:  # no process can have such a pid
         return False
     try:
         os.kill(pid, 0)
-    except ProcessLookupError:
+    except (ProcessLookupError, OverflowError):
         return False
     except PermissionError:  # another user's process
         return True
@@ -253,8 +279,12 @@ def _create(lock: Path, owner: dict[str, Any]) -> bool:
         return False
     except OSError as err:
         raise RunFolderError(f"cannot write to run folder {lock.parent}: {err.strerror or err}") from None
-    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-        handle.write(json.dumps(owner) + "\n")
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+            handle.write(json.dumps(owner) + "\n")
+    except OSError as err:  # a full disk: an empty lock left behind would block the next start
+        lock.unlink(missing_ok=True)
+        raise RunFolderError(f"cannot write to run folder {lock.parent}: {err.strerror or err}") from None
     return True
 
 

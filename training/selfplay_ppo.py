@@ -33,6 +33,7 @@ from trinity_env.agents.base import Agent, Observation, RandomAgent
 from trinity_env.agents.baselines import GreedyAgent
 from trinity_env.agents.sb3 import SB3PolicyAgent
 from trinity_env.core import GameState
+from trinity_env.core.writes import atomic_file
 from trinity_env.envs.single_agent import TrinityTowersEnv
 
 from .config import TrainConfig
@@ -162,10 +163,9 @@ class SelfPlayCallback(BaseCallback):
 
 
 def save_model(model: MaskablePPO, path: Path) -> None:
-    """``model.save`` to ``path`` atomically: a crash leaves the old file."""
-    temporary = path.with_name(path.stem + ".tmp.zip")
-    model.save(temporary)
-    temporary.replace(path)
+    """``model.save`` to ``path`` atomically, never through a link: a crash or a full disk leaves the old file."""
+    with atomic_file(path) as handle:
+        model.save(handle)
 
 
 def train(

@@ -1,13 +1,14 @@
 """What the trainers' command lines share: a graceful Ctrl-C and one-line errors.
 
-- ``GracefulStop``: the first Ctrl-C (SIGINT) asks the trainer to stop at its next
+- ``GracefulStop``: the first Ctrl-C (SIGINT), or SIGTERM (what ``kill``, a scheduler or a
+  container stop sends), asks the trainer to stop at its next
   consistent point (the end of the current update, or at once during an evaluation, which
   is simply done again on resume); the trainer saves its latest checkpoint there and raises
   ``TrainingInterrupted``. A second Ctrl-C stops at once, without saving (the checkpoint on
   disk is the previous one, whole: checkpoints are written atomically).
 - ``run_command``: parses the arguments and runs the trainer; a bad config, run folder or
-  checkpoint prints one line and exits with status 2, an interrupt prints one line and exits
-  with status 130.
+  checkpoint prints one line and exits with status 2, a file that cannot be written (a full
+  disk) one line and status 1, an interrupt one line and status 130 (143 after SIGTERM).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from trinity_env.agents.policy import CheckpointError
+from trinity_env.core.errors import WriteError
 
 from .config import TrainConfigError
 from .run_folder import RunFolderError
@@ -27,7 +29,12 @@ from .run_folder import RunFolderError
 EXIT_USAGE = 2
 """Exit status for a bad command line, config, run folder or checkpoint (argparse's own)."""
 EXIT_INTERRUPTED = 130
-"""Exit status after Ctrl-C (128 + SIGINT), as shells report it."""
+"""Exit status after Ctrl-C (128 + SIGINT), as shells report it; after SIGTERM, 128 + SIGTERM (143)."""
+EXIT_WRITE_FAILED = 1
+"""Exit status when a file of the run could not be written (disk full, read-only, I/O error)."""
+
+_stopped_by = [signal.SIGINT]
+"""The signal that last asked a trainer to stop: its exit status is 128 + that signal."""
 
 
 class TrainingInterrupted(KeyboardInterrupt):
@@ -48,6 +55,7 @@ class GracefulStop:
         self._interruptible = False
 
     def _handle(self, signum, frame) -> None:
+        _stopped_by[0] = signum
         if self.requested:
             self.forced = True
             raise KeyboardInterrupt
@@ -60,11 +68,12 @@ class GracefulStop:
         if threading.current_thread() is not threading.main_thread():
             yield self
             return
-        previous = signal.signal(signal.SIGINT, self._handle)
+        previous = signal.signal(signal.SIGINT, self._handle), signal.signal(signal.SIGTERM, self._handle)
         try:
             yield self
         finally:
-            signal.signal(signal.SIGINT, previous)
+            signal.signal(signal.SIGINT, previous[0])
+            signal.signal(signal.SIGTERM, previous[1])
 
     @contextmanager
     def interruptible(self) -> Iterator[None]:
@@ -101,16 +110,19 @@ def one_line(error: BaseException) -> str:
 def run_command(parser: argparse.ArgumentParser, body: Callable[[argparse.Namespace], None], argv=None) -> None:
     """Parse ``argv`` and run ``body``; expected failures end in one line on stderr and exit status 2 or 130."""
     args = parser.parse_args(argv)
+    _stopped_by[0] = signal.SIGINT
     try:
         body(args)
     except TrainingInterrupted as stop:
         print(f"{parser.prog}: interrupted: {one_line(stop)}", file=sys.stderr)
-        sys.exit(EXIT_INTERRUPTED)
+        sys.exit(128 + _stopped_by[0])
     except KeyboardInterrupt:
         print(f"{parser.prog}: interrupted (the checkpoints on disk are the last ones saved)", file=sys.stderr)
-        sys.exit(EXIT_INTERRUPTED)
+        sys.exit(128 + _stopped_by[0])
     except (TrainConfigError, RunFolderError, CheckpointError) as err:
         parser.exit(EXIT_USAGE, f"{parser.prog}: error: {one_line(err)}\n")
+    except WriteError as err:
+        parser.exit(EXIT_WRITE_FAILED, f"{parser.prog}: error: {one_line(err)} (the last checkpoint is kept)\n")
 
 
 def add_run_arguments(parser: argparse.ArgumentParser, default_config: str, default_run: str, resume: bool) -> None:

@@ -500,7 +500,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     arena = commands.add_parser("arena", help="round robin between agents, seats swapped, with ratings")
     arena.add_argument(
-        "--agents", nargs="+", required=True, help="two or more agent specs, e.g. random greedy mcts:400"
+        "--agents",
+        nargs="+",
+        required=True,
+        help="two or more agent specs, e.g. random greedy mcts:400 (a checkpoint or run folder by path: ./model.pt)",
     )
     arena.add_argument("--games", type=positive_int, default=100, help="games per pair (default 100)")
     arena.add_argument("--seed", type=non_negative_int, default=0)
@@ -531,7 +534,9 @@ def build_parser() -> argparse.ArgumentParser:
     balance.set_defaults(run=_balance)
 
     play = commands.add_parser("play", help="play an agent in the terminal")
-    play.add_argument("--opponent", default="greedy", help="agent spec (default greedy)")
+    play.add_argument(
+        "--opponent", default="greedy", help="agent spec (default greedy; a checkpoint or run folder by path: ./x.pt)"
+    )
     play.add_argument("--seat", default="random", choices=["0", "1", "random"], help="your seat")
     play.add_argument("--seed", type=non_negative_int, default=None)
     play.add_argument("--config", default=None, help="a rules config (name in configs/rules/ or YAML path)")

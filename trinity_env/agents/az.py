@@ -13,14 +13,17 @@ with the observation (``trinity_env.agents.view``), and plays the action with th
 summed improved policy. ``solver=K`` plays the exact solver's move when at most K tiles are
 empty and everything is visible.
 
-Checkpoints are ``torch.save`` files of plain tensors and numbers, read with
-``torch.load(weights_only=True)`` (no code in a file can run) and checked field by field:
-every malformed one raises ``CheckpointError`` naming the file. torch is imported here, so
+Checkpoints are ``torch.save`` files of plain tensors and numbers, checked on a dry run that
+builds no tensor (``trinity_env.agents.checkpoint``: fields, names, shapes, sizes, storages),
+then read with ``torch.load(weights_only=True)`` (no code in a file can run), the weights cast
+to float32 and checked finite: every malformed one raises ``CheckpointError`` naming the file. torch is imported here, so
 only ``make("az:...")`` loads this module.
 """
 
 from __future__ import annotations
 
+import os
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -29,11 +32,14 @@ import torch
 from torch import nn
 
 from trinity_env.agents.base import Agent, Observation
-from trinity_env.agents.policy import CheckpointError, describe_error
+from trinity_env.agents.baselines import check_count, check_number, check_seed
+from trinity_env.agents.checkpoint import CheckpointError, check_state_dict, float32_weights, network_fields, read_torch
 from trinity_env.agents.tactics import FEATURES
 from trinity_env.agents.view import decode, determinise
 from trinity_env.core import GameState, TrinityError
 from trinity_env.core.actions import DECK_SIZE
+from trinity_env.core.files import refuse_special
+from trinity_env.core.writes import atomic_file
 from trinity_env.envs.observation import OBSERVATION_HIGH, OBSERVATION_SIZE
 from trinity_env.fast.convert import read_state
 from trinity_env.fast.layout import IN_HAND, PHASE, PLAY, Batch
@@ -121,86 +127,105 @@ def numpy_evaluator(network: AZNetwork):
 
 
 def save_network(path: str | Path, network: AZNetwork, extra: dict[str, Any] | None = None) -> None:
-    """Write the network (and ``extra`` tensors and numbers) atomically: a crash leaves the old file."""
+    """Write the network (and ``extra`` tensors and numbers) atomically, never through a link: a crash or a full
+    disk leaves the old file (``WriteError``, one line: ``trinity_env.core.writes``)."""
     path = Path(path)
     payload = {"format": FORMAT, "hidden": network.hidden, "layers": network.layers, "tactics": network.tactics,
                "model": network.state_dict()}  # fmt: skip
     payload |= extra or {}
-    temporary = path.with_suffix(path.suffix + ".tmp")
-    torch.save(payload, temporary)
-    temporary.replace(path)
-
-
-def _int_field(path: Path, payload: dict, key: str, low: int, high: int) -> int:
-    if key not in payload:
-        raise CheckpointError(f"{path} is missing the field {key!r}")
-    value = payload[key]
-    if type(value) is not int:
-        raise CheckpointError(f"{path}: field {key!r} must be an int, got {type(value).__name__} {value!r:.60}")
-    if not low <= value <= high:
-        raise CheckpointError(f"{path}: field {key!r} must be between {low} and {high}, got {value}")
-    return value
+    with atomic_file(path) as handle:
+        torch.save(payload, handle)
 
 
 def load_network(path: str | Path) -> tuple[AZNetwork, dict[str, Any]]:
-    """The network of an ``az`` checkpoint and the whole payload; ``CheckpointError`` names the file and the fault."""
-    path = Path(path)
-    if path.is_dir():
-        raise CheckpointError(f"{path} is a directory, not a checkpoint file")
-    try:
-        payload = torch.load(path, map_location="cpu", weights_only=True)
-    except FileNotFoundError:
-        raise CheckpointError(f"no checkpoint at {path}") from None
-    except Exception as err:  # torch raises many kinds for a damaged, truncated or pickled-class file
-        raise CheckpointError(f"{path} is not a readable checkpoint ({describe_error(err)})") from None
-    if not isinstance(payload, dict) or payload.get("format") != FORMAT:
-        raise CheckpointError(f"{path} is not a trinity-towers az checkpoint (no format {FORMAT!r})")
-    hidden = _int_field(path, payload, "hidden", 1, 4096)
-    layers = _int_field(path, payload, "layers", 1, 16)
-    tactics = payload.get("tactics")
-    if type(tactics) is not bool:
-        raise CheckpointError(f"{path}: field 'tactics' must be a bool, got {type(tactics).__name__} {tactics!r:.60}")
-    model = payload.get("model")
-    if not isinstance(model, dict):
-        raise CheckpointError(f"{path}: field 'model' must be a dict of tensors, got {type(model).__name__}")
-    with torch.device("meta"):
-        expected = {key: tuple(t.shape) for key, t in AZNetwork(hidden, layers, tactics).state_dict().items()}
-    if set(model) != set(expected):
-        missing, unexpected = sorted(set(expected) - set(model)), sorted(map(str, set(model) - set(expected)))
-        raise CheckpointError(f"{path} does not match the az network (hidden={hidden}, layers={layers}, "
-                              f"tactics={tactics}): missing {missing[:4]}, unexpected {unexpected[:4]}")  # fmt: skip
-    for key, shape in expected.items():
-        tensor = model[key]
-        if not isinstance(tensor, torch.Tensor) or tensor.layout != torch.strided or not tensor.is_floating_point():
-            raise CheckpointError(f"{path}: model entry {key!r} is not a dense floating-point tensor")
-        if tuple(tensor.shape) != shape:
-            raise CheckpointError(f"{path}: model entry {key!r} has shape {tuple(tensor.shape)}, expected {shape}")
-        if not bool(torch.isfinite(tensor).all()):
-            raise CheckpointError(f"{path}: model entry {key!r} holds NaN or infinite values")
-    network = AZNetwork(hidden, layers, tactics)
-    network.load_state_dict(model)
+    """The network of an ``az`` checkpoint and the whole payload; ``CheckpointError`` names the file and the fault.
+
+    Checked on a dry run before any tensor is built, then read weights-only, the weights cast to float32 and
+    checked finite (``trinity_env.agents.checkpoint``)."""
+    name = str(path)
+
+    def validate(payload: Any) -> None:
+        hidden, layers, tactics = network_fields(name, payload, FORMAT, "az", tactics_default=None)
+        with torch.device("meta"):
+            expected = {key: tuple(t.shape) for key, t in AZNetwork(hidden, layers, tactics).state_dict().items()}
+        check_state_dict(name, payload["model"], expected, "az network")
+
+    payload = read_torch(Path(path), name, validate)
+    network = AZNetwork(payload["hidden"], payload["layers"], payload["tactics"])
+    network.load_state_dict(float32_weights(name, payload["model"]))
     network.eval()
     return network, payload
 
 
 def resolve_checkpoint(spec: str) -> Path:
-    """A checkpoint file, or a run folder's ``best.pt`` (else its ``latest.pt``); ``CheckpointError`` if none."""
+    """A checkpoint file, or a run folder's ``best.pt`` (else its ``latest.pt``); ``CheckpointError`` if none.
+
+    ``PATH`` without a suffix also names ``PATH.pt``. A named pipe, device or socket is refused
+    here, by ``os.stat`` and without opening it (a pipe would block the open forever).
+    """
     path = Path(spec)
     if path.is_dir():
         for name in ("best.pt", "latest.pt"):
-            if (path / name).is_file():
+            if os.path.exists(path / name):
+                refuse_special(path / name, CheckpointError)
                 return path / name
         raise CheckpointError(f"no checkpoint in the run folder {path}: no best.pt or latest.pt")
-    if not path.suffix and Path(spec + ".pt").is_file():
-        return Path(spec + ".pt")
+    if not path.suffix and os.path.exists(spec + ".pt"):
+        path = Path(spec + ".pt")
+    refuse_special(path, CheckpointError)
     return path
 
 
 # ------------------------------------------------------------------------------ the agent
 
 
+MAX_SIMULATIONS = 50_000
+"""The most simulations a move (``sims=``): a search keeps one node per simulation, about 1.7 KB each
+(120 edges), so one tree of this size takes about 85 MB."""
+MAX_WORLDS = 64
+"""The most determinisations (``worlds=``), searched at once: one tree each."""
+MAX_WORLD_SIMULATIONS = 200_000
+"""The most ``worlds x sims``: the nodes of the determinised search, about 340 MB at this bound (and
+two one-tree searches at most besides, for open positions: about 510 MB in all)."""
+MAX_CONSIDERED = 256
+"""The most root actions Gumbel considers (``considered=``); past the 120 legal actions a position can
+have, more considers every one of them."""
+MAX_SOLVER = 15
+"""The most empty tiles for the exact solver (``solver=``): the whole board."""
+MAX_C_PUCT = 100.0
+"""The largest PUCT exploration constant (``c_puct``)."""
+
+
 class AZAgent(Agent):
-    """Plays an ``AZNetwork``: the raw policy (``simulations=0``) or network-guided search (see the module)."""
+    """Plays an ``AZNetwork``: the raw policy (``simulations=0``) or network-guided search (see the module).
+
+    Every argument has a bound (``MAX_SIMULATIONS`` and the others above), checked before any
+    work: ``make("az:...")`` checks them before it reads the checkpoint.
+    """
+
+    @staticmethod
+    def check_arguments(
+        simulations: int = DEFAULT_SIMULATIONS,
+        *,
+        solver: int = 0,
+        worlds: int = 4,
+        mode: str = "gumbel",
+        max_considered: int = 16,
+        c_puct: float = 1.25,
+        seed: int | None = None,
+    ) -> None:
+        """A one-line ``TrinityError`` naming the first argument past its bound (the spec's names)."""
+        simulations = check_count("az", "sims", simulations, 0, MAX_SIMULATIONS)
+        worlds = check_count("az", "worlds", worlds, 1, MAX_WORLDS)
+        if simulations * worlds > MAX_WORLD_SIMULATIONS:
+            raise TrinityError(f"az worlds x sims must be at most {MAX_WORLD_SIMULATIONS} (a search node takes "
+                               f"about 1.7 KB), got {worlds} x {simulations}")  # fmt: skip
+        check_count("az", "solver", solver, 0, MAX_SOLVER)
+        check_count("az", "considered", max_considered, 1, MAX_CONSIDERED)
+        check_number("az", "c_puct", c_puct, 0.0, MAX_C_PUCT)
+        check_seed("az", seed)
+        if mode not in MODES:
+            raise TrinityError(f"az search must be one of {', '.join(MODES)}, got {mode!r}")
 
     def __init__(
         self,
@@ -215,11 +240,8 @@ class AZAgent(Agent):
         seed: int | None = None,
         name: str = "az",
     ):
-        if simulations < 0 or worlds < 1 or not 0 <= solver <= 15:
-            raise TrinityError(f"az needs sims >= 0, worlds >= 1 and 0 <= solver <= 15; got {simulations}, "
-                               f"{worlds}, {solver}")  # fmt: skip
-        if mode not in MODES:
-            raise TrinityError(f"az search must be one of {', '.join(MODES)}, got {mode!r}")
+        self.check_arguments(simulations, solver=solver, worlds=worlds, mode=mode, max_considered=max_considered,
+                             c_puct=c_puct, seed=seed)  # fmt: skip
         self.network = network.eval()
         self.simulations, self.solver_empty, self.worlds = simulations, solver, worlds
         self.mode, self.max_considered, self.c_puct = mode, max_considered, c_puct
@@ -280,5 +302,20 @@ class AZAgent(Agent):
 
     @classmethod
     def from_checkpoint(cls, spec: str, **keywords) -> AZAgent:
-        network, _ = load_network(resolve_checkpoint(spec))
+        """The agent of a checkpoint or run folder; a folder whose ``best.pt`` is damaged (or refused by its
+        checks) plays its ``latest.pt``, with a warning, as PPO run folders do."""
+        path = resolve_checkpoint(spec)
+        latest = path.with_name("latest.pt")
+        folder = Path(spec).is_dir()
+        try:
+            network, _ = load_network(path)
+        except CheckpointError as best_error:
+            if not (folder and path.name == "best.pt" and latest.exists()):
+                raise
+            try:
+                network, _ = load_network(resolve_checkpoint(str(latest)))
+            except CheckpointError as latest_error:
+                raise CheckpointError(f"no usable checkpoint in the run folder {spec}: best.pt: {best_error}; "
+                                      f"latest.pt: {latest_error}") from None  # fmt: skip
+            warnings.warn(f"{path} cannot be loaded ({best_error}); playing {latest} instead", stacklevel=2)
         return cls(network, **keywords)

@@ -12,14 +12,49 @@ may hold any card it has not yet played.
 
 from __future__ import annotations
 
+import math
+import numbers
+
 import numpy as np
 
 from trinity_env.agents.base import Agent, Observation
 from trinity_env.agents.view import decode
-from trinity_env.core import GameState
+from trinity_env.core import GameState, TrinityError
 from trinity_env.fast.layout import DRAFT, HAND0, IN_HAND, PHASE, Batch
 from trinity_env.search.baselines import greedy_action, greedy_keys, lookahead_values
 from trinity_env.search.baselines import strongest_pick as strongest_pick_row
+
+MAX_SEED = 2**63 - 1
+"""The largest seed an agent takes (``seed=``): what an int64 holds, as numpy's and numba's streams do."""
+
+
+def check_count(agent: str, name: str, value: object, low: int, high: int) -> int:
+    """``value`` as a whole number from ``low`` to ``high``, else a one-line ``TrinityError`` naming it.
+
+    The built-in agents check every argument against a bound before any work: a spec is
+    input (a command line, a config, a web form), and an unbounded count such as a billion
+    search worlds would take the machine's memory before the first move.
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not low <= value <= high:
+        raise TrinityError(f"{agent} {name} must be a whole number from {low} to {high}, got {value!r}")
+    return int(value)
+
+
+def check_number(agent: str, name: str, value: object, low: float, high: float) -> float:
+    """``value`` as a finite number from ``low`` to ``high``, else a one-line ``TrinityError`` naming it."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, numbers.Real)
+        or not math.isfinite(value)
+        or not low <= value <= high
+    ):
+        raise TrinityError(f"{agent} {name} must be a number from {low:g} to {high:g}, got {value!r}")
+    return float(value)
+
+
+def check_seed(agent: str, seed: object) -> int | None:
+    """A seed: ``None`` (fresh entropy) or a whole number from 0 to ``MAX_SEED``."""
+    return None if seed is None else check_count(agent, "seed", seed, 0, MAX_SEED)
 
 
 def _rows(observation: np.ndarray, all_unknown_in_hand: bool) -> Batch:

@@ -23,12 +23,21 @@ from dataclasses import dataclass
 import numpy as np
 
 from trinity_env.agents.base import Agent, Observation
-from trinity_env.agents.baselines import strongest_pick
+from trinity_env.agents.baselines import check_count, check_number, check_seed, strongest_pick
 from trinity_env.agents.view import decode, determinise
 from trinity_env.core import GameState, TrinityError
 from trinity_env.fast import kernels
 from trinity_env.fast.layout import IN_HAND, PLAYED, Batch
 from trinity_env.search.mcts import BRANCHING, Tree, child_with_action, run_search, search_rows
+
+MAX_SIMULATIONS = 1_000_000
+"""The most simulations a move (``mcts:N``). Memory stays bounded whatever N is (the kept tree is capped
+at 6M nodes, about 115 MB); this bounds the time of one move, stoppable by Ctrl-C, to minutes."""
+MAX_WORLDS = 256
+"""The most determinisations (``worlds=``): each gets ``simulations // worlds`` simulations (at least one)
+and a tree of its own, one after another, so a huge count is a search of a world per simulation."""
+MAX_C = 100.0
+"""The largest exploration constant (``c=``): the UCT term dwarfs any value long before this."""
 
 
 @dataclass(frozen=True)
@@ -53,14 +62,15 @@ class MCTSAgent(Agent):
         draft: str = "strongest",
         greed: float = 0.5,
     ):
-        if simulations < 1 or worlds < 1 or c < 0:
-            raise TrinityError(f"mcts needs simulations >= 1, worlds >= 1 and c >= 0; got {simulations}, {worlds}, {c}")
+        # every argument against its bound first, before the tree is allocated (see MAX_SIMULATIONS...)
+        simulations = check_count("mcts", "simulations", simulations, 1, MAX_SIMULATIONS)
+        c = check_number("mcts", "c", c, 0.0, MAX_C)
+        worlds = check_count("mcts", "worlds", worlds, 1, MAX_WORLDS)
+        seed = check_seed("mcts", seed)
         if draft not in ("strongest", "search"):
             raise TrinityError(f"mcts draft must be 'strongest' or 'search', got {draft!r}")
         self.draft = draft
-        if not 0 <= greed <= 1:
-            raise TrinityError(f"mcts greed must be between 0 and 1, got {greed}")
-        self.greed = greed
+        self.greed = check_number("mcts", "greed", greed, 0.0, 1.0)
         self.simulations = simulations
         self.c = c
         self.worlds = worlds

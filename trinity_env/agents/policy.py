@@ -1,16 +1,17 @@
 """Neural policies: the network the trainers use, its checkpoints, and an agent that plays it.
 
-What is safe to load: a ``.pt`` checkpoint is read with ``torch.load(..., weights_only=True)``,
-which rebuilds only tensors, numbers, strings and plain containers and never imports or
-calls a class named in the file, so a crafted file cannot run code. Its fields are then
-checked strictly before anything is built: ``format``, ``hidden`` and ``layers`` (ints,
-not bools, floats or strings, at least 1), ``tactics`` (a bool, absent means ``False``),
-``steps`` when present (an int, at least 0) and ``model`` (a dict of finite floating-point
-tensors with exactly the names and shapes of the network those fields describe). Other
+What is safe to load: a ``.pt`` checkpoint is first read dry (``trinity_env.agents.checkpoint``:
+no tensor is built, every storage and view is checked against the bytes the file really
+holds), its fields checked strictly: ``format``, ``hidden`` and ``layers`` (ints, not bools,
+floats or strings, inside the shared size limits), ``tactics`` (a bool, absent means
+``False``), ``steps`` when present (an int, at least 0) and ``model`` (floating-point
+tensors with exactly the names and shapes of the network those fields describe). Only
+then is it read with ``torch.load(..., weights_only=True)``, which never imports or calls a
+class named in the file, and the weights are cast to float32 and checked finite. Other
 keys (the trainer's optimizer state, pool, RNG states) are kept in the payload as loaded.
-Every unreadable, truncated, foreign or mismatched file raises ``CheckpointError`` (a
-``TrinityError``, so a ``ValueError``) naming the file and the problem. torch is
-imported here only: the rest of the library runs without it.
+Every unreadable, truncated, oversized, foreign or mismatched file raises
+``CheckpointError`` (a ``TrinityError``, so a ``ValueError``) naming the file and the
+problem. torch is imported here only: the rest of the library runs without it.
 """
 
 from __future__ import annotations
@@ -23,16 +24,25 @@ import torch
 from torch import nn
 
 from trinity_env.agents.base import Agent, Observation
+from trinity_env.agents.checkpoint import (
+    CheckpointError,
+    check_state_dict,
+    describe_error,
+    float32_weights,
+    int_field,
+    network_fields,
+    read_torch,
+)
 from trinity_env.agents.tactics import FEATURES, tactical_features
-from trinity_env.core import GameState, TrinityError
+from trinity_env.core import GameState
 from trinity_env.core.actions import DECK_SIZE
+from trinity_env.core.writes import atomic_file
 from trinity_env.envs.observation import OBSERVATION_HIGH, OBSERVATION_SIZE
 
 FORMAT = "trinity-towers-policy"
 
-
-class CheckpointError(TrinityError):
-    """A checkpoint file that cannot be used: unreadable, corrupt, or for another network."""
+__all__ = ["FORMAT", "CheckpointError", "NetworkAgent", "PolicyNetwork", "describe_error", "load_checkpoint",
+           "save_checkpoint"]  # fmt: skip
 
 
 class PolicyNetwork(nn.Module):
@@ -102,117 +112,43 @@ class PolicyNetwork(nn.Module):
 
 
 def save_checkpoint(path: str | Path, network: PolicyNetwork, extra: dict[str, Any] | None = None) -> None:
-    """Write the network (and ``extra`` tensors and numbers) atomically: a crash leaves the old file."""
+    """Write the network (and ``extra`` tensors and numbers) atomically, never through a link: a crash or a full
+    disk leaves the old file (``WriteError``, one line: ``trinity_env.core.writes``)."""
     path = Path(path)
     payload = {"format": FORMAT, "hidden": network.hidden, "layers": network.layers, "tactics": network.tactics,
                "model": network.state_dict()}  # fmt: skip
     payload |= extra or {}
-    temporary = path.with_suffix(path.suffix + ".tmp")
-    torch.save(payload, temporary)
-    temporary.replace(path)
-
-
-def describe_error(err: BaseException) -> str:
-    """A one-line account of why torch (or zipfile, json) could not read a file.
-
-    torch's refusal of a pickled object is several paragraphs that suggest
-    ``weights_only=False``: only its ``WeightsUnpickler error`` line is kept, and the
-    advice is not repeated.
-    """
-    text = str(err)
-    marker = "WeightsUnpickler error:"
-    if marker in text:
-        detail = text.split(marker, 1)[1].strip().splitlines()[0].split(". ")[0]
-        return f"it holds more than tensors and plain data, refused without running it: {detail}"
-    line = next((part.strip() for part in text.splitlines() if part.strip()), "")
-    line = line if len(line) <= 200 else line[:197] + "..."
-    return f"{type(err).__name__}: {line}" if line else type(err).__name__
-
-
-def _field_int(path: Path, payload: dict, key: str, minimum: int) -> int:
-    """``payload[key]`` as a genuine int (not a bool, float or string) of at least ``minimum``."""
-    if key not in payload:
-        raise CheckpointError(f"{path} is missing the field {key!r}")
-    value = payload[key]
-    if type(value) is not int:  # bool is a subclass of int: refused too
-        raise CheckpointError(f"{path}: field {key!r} must be an int, got {type(value).__name__} {value!r:.60}")
-    if value < minimum:
-        raise CheckpointError(f"{path}: field {key!r} must be at least {minimum}, got {value}")
-    return value
-
-
-def _check_state_dict(path: Path, model: Any, hidden: int, layers: int, tactics: bool) -> None:
-    """Refuse a ``model`` that is not exactly the tensors of ``PolicyNetwork(hidden, layers, tactics)``.
-
-    The expected shapes come from the network built on the meta device (no memory, no
-    computation), so nothing the size of ``hidden`` is allocated before the file's own
-    tensors have been found to match it.
-    """
-    if not isinstance(model, dict):
-        raise CheckpointError(f"{path}: field 'model' must be a dict of tensors, got {type(model).__name__}")
-    if not all(isinstance(key, str) for key in model):
-        raise CheckpointError(f"{path}: field 'model' has a key that is not a string")
-    if layers > len(model):  # each layer holds two tensors: a count this large cannot match
-        raise CheckpointError(f"{path} does not match the policy network: {layers} layers but {len(model)} tensors")
-    try:
-        with torch.device("meta"):
-            expected = {key: tuple(t.shape) for key, t in PolicyNetwork(hidden, layers, tactics).state_dict().items()}
-    except (RuntimeError, TypeError, ValueError, OverflowError):  # sizes past what torch can even describe
-        raise CheckpointError(f"{path} does not match the policy network: hidden={hidden} is out of range") from None
-    missing, unexpected = sorted(set(expected) - set(model)), sorted(set(model) - set(expected))
-    if missing or unexpected:
-        raise CheckpointError(
-            f"{path} does not match the policy network (hidden={hidden}, layers={layers}, tactics={tactics}): "
-            f"missing {missing[:4]}, unexpected {unexpected[:4]}"
-        )
-    for key, shape in expected.items():
-        tensor = model[key]
-        if not isinstance(tensor, torch.Tensor) or tensor.layout != torch.strided:
-            raise CheckpointError(f"{path}: model entry {key!r} is not a dense tensor ({type(tensor).__name__})")
-        if tuple(tensor.shape) != shape:
-            raise CheckpointError(
-                f"{path} does not match the policy network: {key!r} has shape {tuple(tensor.shape)}, expected {shape}"
-            )
-        if not tensor.is_floating_point():
-            raise CheckpointError(f"{path}: model entry {key!r} has dtype {tensor.dtype}, not a floating-point one")
-        if not bool(torch.isfinite(tensor).all()):
-            raise CheckpointError(f"{path}: model entry {key!r} holds NaN or infinite values")
+    with atomic_file(path) as handle:
+        torch.save(payload, handle)
 
 
 def load_checkpoint(path: str | Path) -> tuple[PolicyNetwork, dict[str, Any]]:
     """The network of a checkpoint and the whole payload; ``CheckpointError`` says what is wrong.
 
-    The file is read with ``weights_only=True`` (no code in it can run) and every field the
-    network is built from is validated first: see the module's docstring.
+    The file's fields and the model's names and shapes are checked on a dry run before any
+    tensor is built (``trinity_env.agents.checkpoint``), then it is read with
+    ``weights_only=True`` (no code in it can run): see the module's docstring.
     """
     path = Path(path)
-    if path.is_dir():
-        raise CheckpointError(f"{path} is a directory, not a checkpoint file")
-    try:
-        payload = torch.load(path, map_location="cpu", weights_only=True)
-    except FileNotFoundError:
-        raise CheckpointError(f"no checkpoint at {path}") from None
-    except Exception as err:  # torch raises many kinds for a damaged, truncated or pickled-class file
-        raise CheckpointError(f"{path} is not a readable checkpoint ({describe_error(err)})") from None
-    if not isinstance(payload, dict) or payload.get("format") != FORMAT:
-        raise CheckpointError(f"{path} is not a trinity-towers policy checkpoint")
-    hidden = _field_int(path, payload, "hidden", 1)
-    layers = _field_int(path, payload, "layers", 1)
-    tactics = payload.get("tactics", False)
-    if type(tactics) is not bool:
-        raise CheckpointError(f"{path}: field 'tactics' must be a bool, got {type(tactics).__name__} {tactics!r:.60}")
-    if "steps" in payload:
-        _field_int(path, payload, "steps", 0)
-    if "model" not in payload:
-        raise CheckpointError(f"{path} is missing the field 'model'")
-    _check_state_dict(path, payload["model"], hidden, layers, tactics)
-    network = PolicyNetwork(hidden, layers, tactics)
-    try:
-        network.load_state_dict(payload["model"])
-    except (RuntimeError, KeyError, TypeError) as err:  # already checked: a last line of defence
-        raise CheckpointError(f"{path} does not match the policy network: {err}") from None
+    name = str(path)
+
+    def validate(payload: Any) -> None:
+        hidden, layers, tactics = network_fields(name, payload, FORMAT, "policy", tactics_default=False)
+        if "steps" in payload:
+            int_field(name, payload, "steps", 0)
+        check_state_dict(name, payload["model"], expected_shapes(hidden, layers, tactics), "policy network")
+
+    payload = read_torch(path, name, validate)
+    network = PolicyNetwork(payload["hidden"], payload["layers"], payload.get("tactics", False))
+    network.load_state_dict(float32_weights(name, payload["model"]))
     network.eval()
     return network, payload
+
+
+def expected_shapes(hidden: int, layers: int, tactics: bool) -> dict[str, tuple[int, ...]]:
+    """The names and shapes of ``PolicyNetwork(hidden, layers, tactics)``'s weights, built on the meta device."""
+    with torch.device("meta"):
+        return {key: tuple(t.shape) for key, t in PolicyNetwork(hidden, layers, tactics).state_dict().items()}
 
 
 class NetworkAgent(Agent):

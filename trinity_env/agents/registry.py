@@ -1,27 +1,47 @@
 """Agents by name: ``make("mcts:400")``, ``make("greedy")``, ``make("random:seed=3")``.
 
 A spec is ``name`` or ``name:arg,key=value,...``: the first bare argument is the agent's
-main number (simulations for ``mcts``), the rest are keywords; a path to a ``.pt``
-checkpoint (``fast_ppo``), a ``.zip`` one (``selfplay_ppo``) or a training run folder
-(``runs/quick``, ``runs/quick/best``) names a trained policy (read as weights and plain
-data only, so no code in a checkpoint runs, see ``_checkpoint``; a folder whose best
-checkpoint is damaged plays its latest, with a warning), and the policies shipped in the
+main number (simulations for ``mcts``), the rest are keywords. Every argument has an upper
+bound, a named constant next to its agent (``mcts.MAX_SIMULATIONS``, ``az.MAX_WORLDS``...),
+checked before any work, in the agents' constructors too. The policies shipped in the
 package have names of their own (``ppo-standard``, see ``shipped()``; they need the
 ``train`` extra). The same strings name agents in Python, on the command line, in configs
-and in the arena.
+and in the arena, and what a spec means does not depend on the working directory:
+
+1. ``file:PATH`` names a file or folder, whatever ``PATH`` is (``file:greedy`` plays
+   ``greedy.pt`` or the run folder ``greedy``).
+2. Otherwise a spec whose name (before the first ``:``) is built in (``random``, ``greedy``,
+   ``lookahead``, ``mcts``, ``az``, ``az-standard``, ``ppo-standard``) means that agent, even
+   when a file ``greedy.pt`` or a folder ``mcts`` lies in the working directory.
+3. Otherwise a spec holding a path separator (``./model``, ``runs/quick``,
+   ``runs/quick/best``) or ending in ``.pt`` or ``.zip`` (``model.pt``) names a trained
+   policy: a ``.pt`` checkpoint (``fast_ppo``), a ``.zip`` one (``selfplay_ppo``) or a
+   training run folder (its best checkpoint; one that is damaged plays its latest, with a
+   warning). ``PATH`` that is not there names ``PATH.pt`` or ``PATH.zip``
+   (``runs/quick/best``). Files are read as weights and plain data only, so no code in a
+   checkpoint runs (see ``_checkpoint``).
+4. Any other word is an unknown name: ``AgentSpecError``, which says to write ``./word``
+   when a file or folder of that name is there.
+
+A path must be a regular file or a folder: a named pipe, a device or a socket is refused at
+once (``os.stat``, never opened: a pipe would block forever). The agent's ``name`` is the
+spec as given, so the arena labels a checkpoint by its path, never by a built-in name.
 """
 
 from __future__ import annotations
 
 import math
+import os
 import warnings
 from collections.abc import Callable
 from pathlib import Path
 
 from trinity_env.agents.base import Agent, RandomAgent
-from trinity_env.agents.baselines import GreedyAgent, LookaheadAgent
+from trinity_env.agents.baselines import GreedyAgent, LookaheadAgent, check_seed
+from trinity_env.agents.checkpoint import CheckpointError
 from trinity_env.agents.mcts import MCTSAgent
 from trinity_env.core import TrinityError
+from trinity_env.core.files import refuse_special, short
 
 
 class AgentSpecError(TrinityError):
@@ -66,7 +86,7 @@ def _mcts(
 
 
 def _random(seed: str | None = None) -> Agent:
-    return RandomAgent(None if seed is None else spec_int("seed", seed))
+    return RandomAgent(check_seed("random", None if seed is None else spec_int("seed", seed)))
 
 
 AZ_STANDARD = "az-standard"
@@ -90,15 +110,16 @@ def _az(
         from trinity_env.agents.az import DEFAULT_SIMULATIONS, AZAgent
     except ImportError:
         raise AgentSpecError("az agents need torch: install the train extra") from None
-    return AZAgent.from_checkpoint(
-        path,
-        simulations=DEFAULT_SIMULATIONS if sims is None else spec_int("sims", sims),
-        solver=spec_int("solver", solver),
-        worlds=spec_int("worlds", worlds),
-        seed=None if seed is None else spec_int("seed", seed),
-        mode=search,
-        max_considered=spec_int("considered", considered),
-    )
+    arguments = {
+        "simulations": DEFAULT_SIMULATIONS if sims is None else spec_int("sims", sims),
+        "solver": spec_int("solver", solver),
+        "worlds": spec_int("worlds", worlds),
+        "seed": None if seed is None else spec_int("seed", seed),
+        "mode": search,
+        "max_considered": spec_int("considered", considered),
+    }
+    AZAgent.check_arguments(**arguments)  # every bound before the checkpoint is read
+    return AZAgent.from_checkpoint(path, **arguments)
 
 
 def _az_standard(sims: str | None = None, **keywords: str) -> Agent:
@@ -126,18 +147,22 @@ def shipped() -> list[str]:
 
 def _load_file(path: Path, spec: str, sample: str, seed: str | None) -> Agent:
     """The agent of one checkpoint file: a ``.zip`` (weights only, never unpickled) or a ``.pt``."""
+    try:
+        from trinity_env.agents.policy import CheckpointError
+    except ImportError:
+        what = "an SB3 checkpoint" if path.suffix == ".zip" else "a checkpoint"
+        raise AgentSpecError(f"{spec!r} is {what}: install the train extra (torch) to play it") from None
+    refuse_special(path, CheckpointError)
     if path.suffix == ".zip":
         try:
             from trinity_env.agents.sb3 import SB3PolicyAgent
-
-            return SB3PolicyAgent.from_zip(path)
         except ImportError:
             raise AgentSpecError(f"{spec!r} is an SB3 checkpoint: install the train extra to play it") from None
-    try:
-        from trinity_env.agents.policy import NetworkAgent
-    except ImportError:
-        raise AgentSpecError(f"{spec!r} is a checkpoint: install the train extra (torch) to play it") from None
-    return NetworkAgent.from_checkpoint(path, sample=sample, seed=None if seed is None else spec_int("seed", seed))
+        return SB3PolicyAgent.from_zip(path)
+    from trinity_env.agents.policy import NetworkAgent
+
+    seed_value = check_seed(spec, None if seed is None else spec_int("seed", seed))
+    return NetworkAgent.from_checkpoint(path, sample=sample, seed=seed_value)
 
 
 def _run_folder(folder: Path, spec: str, sample: str, seed: str | None) -> Agent:
@@ -145,22 +170,23 @@ def _run_folder(folder: Path, spec: str, sample: str, seed: str | None) -> Agent
 
     The ``.pt`` pair (``fast_ppo``) is used when either file exists, else the ``.zip`` pair
     (``selfplay_ppo``); ``CheckpointError`` names the folder and, when both files are there
-    but neither loads, both problems.
+    but neither loads, both problems. A ``best`` that is not a regular file (a named pipe)
+    counts as damaged.
     """
     try:
         from trinity_env.agents.policy import CheckpointError
     except ImportError:
         raise AgentSpecError(f"{spec!r} is a run folder: install the train extra (torch) to play it") from None
-    suffix = ".pt" if any((folder / f"{n}.pt").is_file() for n in ("best", "latest")) else ".zip"
+    suffix = ".pt" if any(os.path.exists(folder / f"{n}.pt") for n in ("best", "latest")) else ".zip"
     best, latest = folder / f"best{suffix}", folder / f"latest{suffix}"
-    if not best.is_file() and not latest.is_file():
+    if not os.path.exists(best) and not os.path.exists(latest):
         raise CheckpointError(f"no checkpoint in the run folder {folder}: no best.pt, latest.pt, best.zip, latest.zip")
-    if not best.is_file():
+    if not os.path.exists(best):
         return _load_file(latest, spec, sample, seed)
     try:
         return _load_file(best, spec, sample, seed)
     except CheckpointError as best_error:
-        if not latest.is_file():
+        if not os.path.exists(latest):
             raise
         try:
             agent = _load_file(latest, spec, sample, seed)
@@ -190,24 +216,65 @@ def _checkpoint(spec: str, sample: str = "none", seed: str | None = None) -> Age
     return agent
 
 
+FILE_PREFIX = "file:"
+"""``file:PATH`` names a checkpoint or run folder by any path, even a bare word (``file:greedy``)."""
+_SEPARATORS = tuple({"/", os.sep, os.altsep or "/"})
+
+
+def builtin_names() -> set[str]:
+    """The names that always mean a built-in agent, whatever the working directory holds."""
+    return {*AGENTS, *shipped()}
+
+
+def names_path(text: str) -> bool:
+    """Whether the spec ``text`` names a file or folder rather than a built-in agent (the module's rule)."""
+    if text.startswith(FILE_PREFIX):
+        return True
+    if text.partition(":")[0] in builtin_names():
+        return False
+    return any(separator in text for separator in _SEPARATORS) or text.endswith((".pt", ".zip"))
+
+
+def _path_target(text: str) -> Path:
+    """The file or folder a path spec names: itself when it is there, else ``PATH.pt`` or ``PATH.zip``
+    (``RUN/best`` names ``RUN/best.pt``); refuses a named pipe, device or socket before anything opens it."""
+    body = text[len(FILE_PREFIX) :] if text.startswith(FILE_PREFIX) else text
+    if not body.strip():
+        raise AgentSpecError(f"{FILE_PREFIX} needs a path to a checkpoint or run folder, got {text!r}")
+    if "\x00" in body:
+        raise AgentSpecError(f"a path cannot hold a NUL character, got {text!r}")
+    path = Path(body)
+    if not os.path.exists(path) and path.suffix not in (".pt", ".zip"):
+        for suffix in (".pt", ".zip"):
+            if os.path.exists(body + suffix):
+                path = Path(body + suffix)
+                break
+    refuse_special(path, AgentSpecError)
+    return path
+
+
 def make(spec: str) -> Agent:
-    """The agent a spec string names; ``AgentSpecError`` says what is wrong with a bad one."""
+    """The agent a spec string names; ``AgentSpecError`` says what is wrong with a bad one.
+
+    Built-in names come first and cannot be shadowed; a file or folder is named by a path
+    (see the module docstring). The agent's ``name`` is the spec as given (stripped).
+    """
     if not isinstance(spec, str) or not spec.strip():
         raise AgentSpecError(f"an agent spec is a string like 'greedy' or 'mcts:400', got {spec!r}")
     text = spec.strip()
-    named_az = text.partition(":")[0] in ("az", AZ_STANDARD)  # az:RUN/best.pt names its checkpoint itself
-    if not named_az and (text.endswith((".pt", ".zip")) or Path(text).is_dir()):
-        return _checkpoint(text)
-    for suffix in (".pt", ".zip"):  # RUN/best names RUN/best.pt or RUN/best.zip
-        if not named_az and Path(text + suffix).is_file():
-            return _checkpoint(text + suffix)
+    if names_path(text):
+        agent = _checkpoint(str(_path_target(text)))
+        agent.name = text
+        return agent
     name, _, rest = text.partition(":")
     factory = AGENTS.get(name)
     if factory is None and name in shipped():
         factory = lambda **kw: _checkpoint(str(SHIPPED_DIR / f"{name}.pt"), **kw)  # noqa: E731
     if factory is None:
-        known = ", ".join(sorted({*AGENTS, *shipped()}))
-        raise AgentSpecError(f"no agent named {name!r} (in {spec!r}); known: {known}")
+        known = ", ".join(sorted(builtin_names()))
+        here = any(os.path.lexists(text + suffix) for suffix in ("", ".pt", ".zip"))
+        hint = f"; to play the file or folder here, name it by a path: ./{text} or {FILE_PREFIX}{text}" if here else ""
+        raise AgentSpecError(f"no agent named {name!r} (in {spec!r}); known: {known}{hint}")
     args, kwargs = [], {}
     for part in filter(None, (p.strip() for p in rest.split(","))):
         key, eq, value = part.partition("=")
@@ -217,7 +284,9 @@ def make(spec: str) -> Agent:
             args.append(part)
     try:
         agent = factory(*args, **kwargs)
+    except CheckpointError:  # the file, not the spec, is at fault: its error names it
+        raise
     except (TypeError, ValueError) as err:
-        raise AgentSpecError(f"bad arguments in agent spec {spec!r}: {err}") from None
+        raise AgentSpecError(f"bad arguments in agent spec {short(spec)}: {err}") from None
     agent.name = text
     return agent

@@ -14,10 +14,12 @@ never does. It reads, and checks, only:
   which must be plain JSON holding nothing but ``net_arch``, ``ortho_init`` and
   ``share_features_extractor`` (a pickled ``activation_fn`` or feature extractor is refused:
   the network is built with SB3's default ``Tanh``);
-- ``policy.pth``, with ``torch.load(..., weights_only=True)``: a dict of finite floating-point
-  tensors whose names and shapes are those of that network for this game's 339 observation
-  values and 256 actions (the layer widths are read from the tensor shapes and must agree
-  with ``net_arch``).
+- ``policy.pth`` (at most its bound in bytes, however well it compresses), first on a dry run
+  that builds no tensor (``trinity_env.agents.checkpoint``), then with
+  ``torch.load(..., weights_only=True)``: a dict of floating-point tensors, finite as float32,
+  whose names and shapes are those of that network for this game's 339 observation values and
+  256 actions, within the shared size limits (the layer widths are read from the tensor shapes
+  and must agree with ``net_arch``).
 
 It then builds the ``MaskableActorCriticPolicy`` itself and loads the weights into it, so
 the policy plays exactly as ``MaskablePPO.load`` would, for the zips ``selfplay_ppo``
@@ -27,14 +29,23 @@ SB3's full load instead (it unpickles: only for files you made yourself).
 
 from __future__ import annotations
 
-import io
-import json
 import zipfile
 from pathlib import Path
 from typing import Any
 
 from trinity_env.agents.base import Agent, Observation
+from trinity_env.agents.checkpoint import (
+    MAX_HIDDEN,
+    MAX_LAYERS,
+    MAX_PARAMETERS,
+    CheckpointError,
+    TensorInfo,
+    describe_error,
+    float32_weights,
+    read_torch,
+)
 from trinity_env.core import GameState
+from trinity_env.core.files import parse_json
 
 ALLOWED_MEMBERS = frozenset(
     {"data", "policy.pth", "policy.optimizer.pth", "pytorch_variables.pth", "_stable_baselines3_version",
@@ -44,8 +55,8 @@ REQUIRED_MEMBERS = ("data", "policy.pth")
 POLICY_MODULE = "sb3_contrib.common.maskable.policies"
 POLICY_CLASS = "MaskableActorCriticPolicy"
 POLICY_KWARGS = frozenset({"net_arch", "ortho_init", "share_features_extractor"})
-MAX_DATA_BYTES = 64 << 20  # a MaskablePPO ``data`` is some 20 kB
-MAX_WEIGHTS_BYTES = 1 << 30
+MAX_DATA_BYTES = 4 << 20  # a MaskablePPO ``data`` is some 20 kB
+MAX_WEIGHTS_BYTES = 8 * MAX_PARAMETERS + (1 << 20)  # two float32 networks within the shared limit, and the pickle
 
 
 class SB3PolicyAgent(Agent):
@@ -77,8 +88,6 @@ class SB3PolicyAgent(Agent):
 def _trusted_policy(path: Path):
     from sb3_contrib import MaskablePPO
 
-    from trinity_env.agents.policy import CheckpointError, describe_error
-
     try:
         model = MaskablePPO.load(path, device="cpu")
     except FileNotFoundError:
@@ -94,8 +103,6 @@ def load_policy(path: str | Path):
     ``CheckpointError`` names the file and the problem: not there, not a zip, a member or a
     field it does not recognise, a pickled ``policy_kwargs``, weights of another shape.
     """
-    from trinity_env.agents.policy import CheckpointError, describe_error
-
     path = Path(path)
     if path.is_dir():
         raise CheckpointError(f"{path} is a directory, not a checkpoint file")
@@ -109,8 +116,7 @@ def load_policy(path: str | Path):
     except Exception as err:  # BadZipFile, a truncated member, a bad CRC, an unreadable file, ...
         raise CheckpointError(f"{path} is not a readable MaskablePPO zip ({describe_error(err)})") from None
     net_arch, share = _read_data(path, data_bytes)
-    state = _read_weights(path, weights_bytes)
-    pi, vf = _infer_net_arch(path, state)
+    state, pi, vf = _read_weights(path, weights_bytes)
     if net_arch is not None and net_arch != (pi, vf):
         raise CheckpointError(
             f"{path}: policy_kwargs net_arch {net_arch} does not match the weights' layers (pi={pi}, vf={vf})"
@@ -119,8 +125,6 @@ def load_policy(path: str | Path):
 
 
 def _read_members(path: Path, archive: zipfile.ZipFile) -> tuple[bytes, bytes]:
-    from trinity_env.agents.policy import CheckpointError
-
     names = archive.namelist()
     if len(names) != len(set(names)):
         raise CheckpointError(f"{path}: the zip holds a member twice")
@@ -158,12 +162,7 @@ def _layer_list(value: Any) -> bool:
 
 def _read_data(path: Path, content: bytes) -> tuple[tuple[tuple[int, ...], tuple[int, ...]] | None, bool]:
     """Check ``data``'s plain-JSON fields; ``(net_arch as (pi, vf) or None, share_features_extractor)``."""
-    from trinity_env.agents.policy import CheckpointError, describe_error
-
-    try:
-        data = json.loads(content.decode("utf-8"))
-    except Exception as err:  # bad UTF-8, bad JSON, nesting too deep, a number too long
-        raise CheckpointError(f"{path}: the zip's 'data' is not JSON ({describe_error(err)})") from None
+    data = parse_json(content, f"{path}: the zip's 'data'", CheckpointError)
     if not isinstance(data, dict):
         raise CheckpointError(f"{path}: the zip's 'data' is not a JSON object")
 
@@ -208,45 +207,56 @@ def _read_data(path: Path, content: bytes) -> tuple[tuple[tuple[int, ...], tuple
     )
 
 
-def _read_weights(path: Path, content: bytes) -> dict[str, Any]:
-    import torch
+def _read_weights(path: Path, content: bytes) -> tuple[dict[str, Any], tuple[int, ...], tuple[int, ...]]:
+    """The float32 weights of ``policy.pth`` and the widths of its policy and value MLPs.
 
-    from trinity_env.agents.policy import CheckpointError, describe_error
+    Names, dtypes, shapes and the layer chain are checked on the dry run's description, within the shared size
+    limits, before any tensor is built (``trinity_env.agents.checkpoint``)."""
+    name = f"{path}: the zip's 'policy.pth'"
+    widths: list[tuple[int, ...]] = []
 
-    try:
-        state = torch.load(io.BytesIO(content), map_location="cpu", weights_only=True)
-    except Exception as err:  # torch raises many kinds for a damaged file or a pickled class
-        raise CheckpointError(f"{path}: the zip's 'policy.pth' is not readable ({describe_error(err)})") from None
-    if not isinstance(state, dict) or not all(isinstance(key, str) for key in state):
-        raise CheckpointError(f"{path}: the zip's 'policy.pth' is not a dict of named tensors")
-    for key, tensor in state.items():
-        if not isinstance(tensor, torch.Tensor) or tensor.layout != torch.strided or not tensor.is_floating_point():
-            raise CheckpointError(f"{path}: policy.pth entry {key!r} is not a dense floating-point tensor")
-        if not bool(torch.isfinite(tensor).all()):
-            raise CheckpointError(f"{path}: policy.pth entry {key!r} holds NaN or infinite values")
-    return state
+    def validate(state: Any) -> None:
+        if not isinstance(state, dict) or not all(isinstance(key, str) for key in state):
+            raise CheckpointError(f"{name} is not a dict of named tensors")
+        for key, tensor in state.items():
+            if not isinstance(tensor, TensorInfo) or not tensor.is_floating_point():
+                raise CheckpointError(f"{path}: policy.pth entry {key[:60]!r} is not a dense floating-point tensor")
+        widths.extend(_infer_net_arch(path, state))
+        weights = sum(tensor.numel for tensor in state.values())
+        if weights > 2 * MAX_PARAMETERS:
+            raise CheckpointError(f"{path}: policy.pth holds {weights:,} weights, over two networks' limit")
+
+    state = read_torch(content, name, validate, max_bytes=MAX_WEIGHTS_BYTES)
+    return float32_weights(f"{path}: policy.pth", state), widths[0], widths[1]
 
 
 def _infer_net_arch(path: Path, state: dict[str, Any]) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """The hidden widths of the policy and value MLPs, read from the tensor shapes and checked as a chain."""
-    from trinity_env.agents.policy import CheckpointError
+    """The hidden widths of the policy and value MLPs, read from the described shapes and checked as a chain."""
     from trinity_env.envs.observation import OBSERVATION_SIZE
 
     def chain(prefix: str, head: str, outputs: int) -> tuple[int, ...]:
         widths, width, index = [], OBSERVATION_SIZE, 0
         while f"{prefix}.{index}.weight" in state:
             weight, bias = state[f"{prefix}.{index}.weight"], state.get(f"{prefix}.{index}.bias")
-            if weight.dim() != 2 or weight.shape[1] != width or bias is None or tuple(bias.shape) != (weight.shape[0],):
+            if len(weight.shape) != 2 or weight.shape[1] != width or bias is None or bias.shape != (weight.shape[0],):
                 raise CheckpointError(f"{path}: policy.pth {prefix}.{index} does not fit the layer before it")
             width = int(weight.shape[0])
+            if not 1 <= width <= MAX_HIDDEN or len(widths) == MAX_LAYERS:
+                raise CheckpointError(f"{path}: policy.pth {prefix} is wider than {MAX_HIDDEN} or deeper than "
+                                      f"{MAX_LAYERS} layers")  # fmt: skip
             widths.append(width)
             index += 2  # Linear, activation, Linear, ...
         weight, bias = state.get(f"{head}.weight"), state.get(f"{head}.bias")
-        if weight is None or bias is None or tuple(weight.shape) != (outputs, width) or tuple(bias.shape) != (outputs,):
+        if weight is None or bias is None or weight.shape != (outputs, width) or bias.shape != (outputs,):
             raise CheckpointError(
                 f"{path}: policy.pth {head} does not map {width} features to {outputs} outputs "
                 f"(this game has {OBSERVATION_SIZE} observation values and 256 actions)"
             )
+        inputs = (OBSERVATION_SIZE, *widths)
+        weights = sum(a * b + b for a, b in zip(inputs, widths)) + width * 257 + 257  # the body and both heads
+        if weights > MAX_PARAMETERS:
+            raise CheckpointError(f"{path}: policy.pth {prefix} makes {weights:,} weights, over the limit of "
+                                  f"{MAX_PARAMETERS:,}")  # fmt: skip
         return tuple(widths)
 
     return chain("mlp_extractor.policy_net", "action_net", 256), chain("mlp_extractor.value_net", "value_net", 1)
@@ -258,7 +268,6 @@ def _build_policy(path: Path, state: dict[str, Any], pi: tuple[int, ...], vf: tu
     from gymnasium import spaces
     from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 
-    from trinity_env.agents.policy import CheckpointError
     from trinity_env.envs.observation import OBSERVATION_HIGH, OBSERVATION_SIZE
 
     observation_space = spaces.Box(0, OBSERVATION_HIGH, (OBSERVATION_SIZE,), np.int8)

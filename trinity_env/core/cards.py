@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from trinity_env.core.errors import CardError
+from trinity_env.core.files import short
 
 A = 10
 """The value of an ``A`` side."""
@@ -32,20 +33,21 @@ class Card(tuple):
         if isinstance(notation, Card):
             return notation
         if not isinstance(notation, str):
-            raise CardError(f"a card is a 4-character string like '7A24', got {notation!r} ({type(notation).__name__})")
+            kind = type(notation).__name__
+            raise CardError(f"a card is a 4-character string like '7A24', got {short(notation)} ({kind})")
         cached = cls._cache.get(notation)
         if cached is not None:
             return cached
         if len(notation) != 4:
             raise CardError(
-                f"bad card {notation!r}: a card has exactly 4 side values "
+                f"bad card {short(notation)}: a card has exactly 4 side values "
                 f"(top, right, bottom, left), like '7A24'; got {len(notation)} characters"
             )
         values = []
         for ch in notation:
             value = _CHAR_TO_VALUE.get(ch)
             if value is None:
-                raise CardError(f"bad card {notation!r}: side value {ch!r} is not one of 1-9 or A")
+                raise CardError(f"bad card {short(notation)}: side value {ch!r} is not one of 1-9 or A")
             values.append(value)
         card = tuple.__new__(cls, values)
         if len(cls._cache) < 100_000:
@@ -105,7 +107,7 @@ def parse_card(notation: str | Card) -> Card:
 def parse_cards(notations: Iterable[str | Card]) -> tuple[Card, ...]:
     """Parse a sequence of cards, naming the position of the first bad one."""
     if isinstance(notations, str):
-        raise CardError(f"expected a list of cards, got the string {notations!r}")
+        raise CardError(f"expected a list of cards, got the string {short(notations)}")
     cards = []
     for i, notation in enumerate(notations):
         try:

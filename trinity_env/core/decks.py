@@ -16,7 +16,7 @@ from pathlib import Path
 
 from trinity_env.core.cards import A, Card, parse_cards
 from trinity_env.core.errors import DeckError
-from trinity_env.core.files import load_yaml
+from trinity_env.core.files import load_yaml, names, short
 
 DECK_SIZE = 16
 HAND_SIZE = 8
@@ -38,8 +38,9 @@ def config_root() -> Path:
 
 
 def check_max_a_cards(max_a_cards: object) -> int:
+    """``max_a_cards`` if it is an integer 0-8: a bool, a float or a string is refused, never coerced."""
     if isinstance(max_a_cards, bool) or not isinstance(max_a_cards, int) or not 0 <= max_a_cards <= HAND_SIZE:
-        raise DeckError(f"max_a_cards must be an integer 0-{HAND_SIZE}, got {max_a_cards!r}")
+        raise DeckError(f"max_a_cards must be an integer 0-{HAND_SIZE}, got {short(max_a_cards)}")
     return max_a_cards
 
 
@@ -83,15 +84,18 @@ def load_deck(name_or_path: str | Path, max_a_cards: int = DEFAULT_MAX_A_CARDS) 
         path = config_root() / "decks" / f"{text}.yaml"
         if not path.is_file():
             known = sorted(p.stem for p in (config_root() / "decks").glob("*.yaml"))
-            raise DeckError(f"no deck named {text!r}; known decks: {', '.join(known) or 'none'}")
+            raise DeckError(f"no deck named {short(text)}; known decks: {', '.join(known) or 'none'}")
     data = load_yaml(path, "deck file", DeckError)
     if not isinstance(data, dict) or "cards" not in data:
         raise DeckError(f"deck file {path}: expected a mapping with a 'cards' list")
     unknown = set(data) - {"name", "description", "cards"}
     if unknown:
-        raise DeckError(f"deck file {path}: unknown field(s) {', '.join(sorted(unknown))}")
+        raise DeckError(f"deck file {path}: unknown field(s) {names(unknown)}")
+    for field in ("name", "description"):
+        if field in data and not isinstance(data[field], str):
+            raise DeckError(f"deck file {path}: field {field!r} must be a string, got {short(data[field])}")
     if not isinstance(data["cards"], list):
-        raise DeckError(f"deck file {path}: field 'cards' must be a list of card strings")
+        raise DeckError(f"deck file {path}: field 'cards' must be a list of card strings, got {short(data['cards'])}")
     try:
         return validate_deck(data["cards"], max_a_cards)
     except DeckError as err:

@@ -26,3 +26,10 @@ class IllegalMoveError(TrinityError):
 
 class PositionError(TrinityError):
     """A position or replay document does not follow the documented format."""
+
+
+class WriteError(OSError):
+    """A file could not be written where asked: disk full, read-only, an I/O error, or a link in the way.
+
+    Not bad input (so an ``OSError``, not a ``TrinityError``); the message is one line naming the file,
+    and the file's previous content is still there (``trinity_env.core.writes``)."""

@@ -20,6 +20,7 @@ from trinity_env.core.checks import describe as _describe
 from trinity_env.core.checks import is_int
 from trinity_env.core.decks import DEFAULT_MAX_A_CARDS, check_max_a_cards
 from trinity_env.core.errors import CardError, PositionError, TrinityError
+from trinity_env.core.files import names, short
 from trinity_env.core.state import (
     FULL_BOARD,
     IN_HAND,
@@ -43,7 +44,7 @@ def position_from_dict(data: Mapping[str, Any]) -> GameState:
         raise PositionError(f"a position is a JSON object (dict), got {type(data).__name__}")
     unknown = set(data) - _POSITION_KEYS
     if unknown:
-        raise PositionError(f"unknown position field(s): {', '.join(sorted(map(str, unknown)))}")
+        raise PositionError(f"unknown position field(s): {names(unknown)}")
     for key in ("phase", "board", "hands"):
         if key not in data:
             raise PositionError(f"position is missing the {key!r} field")
@@ -166,6 +167,6 @@ def _outcome_from_json(data: Mapping[str, Any], owners: tuple[int, ...], status)
         )
     if scores is not None and tuple(int(s) for s in scores) != computed.scores:
         raise PositionError(
-            f"scores {list(scores)} do not match the board, whose lane scores are {list(computed.scores)}"
+            f"scores {short(list(scores))} do not match the board, whose lane scores are {list(computed.scores)}"
         )
     return computed

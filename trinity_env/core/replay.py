@@ -18,11 +18,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from trinity_env.core.board import LANES, POSITIONS
 from trinity_env.core.cards import Card
-from trinity_env.core.decks import DEFAULT_MAX_A_CARDS, Deck
+from trinity_env.core.checks import is_int
+from trinity_env.core.decks import DEFAULT_MAX_A_CARDS, Deck, check_max_a_cards
 from trinity_env.core.errors import PositionError, TrinityError
-from trinity_env.core.files import parse_json, read_text
-from trinity_env.core.state import DRAFT, IN_HAND, PLAY, GameState
+from trinity_env.core.files import MAX_DOCUMENT_BYTES, names, parse_json, read_text, short
+from trinity_env.core.state import DRAFT, IN_HAND, PLAY, GameState, Termination
 
 FORMAT = "trinity-towers-replay"
 """The ``format`` field of every replay document."""
@@ -111,7 +113,9 @@ class Replay:
             state = _checked(lambda s=state, c=card, t=tile: s.play(c, t), f"move {number} ({card} on tile {tile})")
             states.append(state)
         if self.result is not None and _result(state) != self.result:
-            raise PositionError(f"replay claims result {self.result}, but playing it back gives {_result(state)}")
+            raise PositionError(
+                f"replay claims result {short(self.result, 200)}, but playing it back gives {_result(state)}"
+            )
         return states
 
     def final_state(self) -> GameState:
@@ -140,39 +144,41 @@ class Replay:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Replay:
+        """A replay from its JSON document, every field checked strictly.
+
+        A replay read differently from how it was written replays another game, so an integer
+        must be a JSON integer (``1.0`` and ``true`` are refused), a bool a real bool (``"no"``
+        is truthy) and an unknown field is refused, not ignored.
+        """
         if not isinstance(data, Mapping):
-            raise PositionError("a replay is a JSON object")
-        if data.get("format") != FORMAT:
-            raise PositionError(f"not a replay: 'format' must be {FORMAT!r}, got {data.get('format')!r}")
-        if data.get("version") != VERSION:
-            raise PositionError(f"unsupported replay version {data.get('version')!r} (this library reads {VERSION})")
-        rules = data.get("rules")
-        if not isinstance(rules, Mapping):
-            raise PositionError("replay field 'rules' must be an object")
-        rules = {"max_a_cards": DEFAULT_MAX_A_CARDS, "first_player": 0, "open_hands": True} | dict(rules)
-        if rules.get("draft") not in ("pick", "dealt", "position"):
-            raise PositionError(f"replay rules.draft must be 'pick', 'dealt' or 'position', got {rules.get('draft')!r}")
-        try:
-            moves = tuple((m["player"], Card(m["card"]), m["tile"]) for m in data.get("moves", []))
-        except (KeyError, TypeError) as err:
-            raise PositionError(f"replay moves are objects with player, card and tile: {err!r}") from None
-        except TrinityError as err:
-            raise PositionError(f"replay moves: {err}") from None
-        result = data.get("result")
+            raise PositionError(f"a replay is a JSON object, got {type(data).__name__}")
+        _known(data, _FIELDS, "replay field(s)")
+        if data.get("format") != FORMAT or not isinstance(data.get("format"), str):
+            raise PositionError(f"not a replay: 'format' must be {FORMAT!r}, got {short(data.get('format'))}")
+        version = data.get("version")
+        if not is_int(version) or version != VERSION:
+            raise PositionError(f"unsupported replay version {short(version)} (this library reads {VERSION})")
+        rules = _rules(data.get("rules"))
+        moves = _moves(data.get("moves", []))
+        result = _result_field(data.get("result"))
         if rules["draft"] == "position":
+            if "decks" in data or "picks" in data:
+                raise PositionError(
+                    "a replay with rules.draft 'position' starts from 'start', not from decks and picks"
+                )
             if not isinstance(data.get("start"), Mapping):
                 raise PositionError("a replay with rules.draft 'position' needs a 'start' position")
             GameState.from_dict(data["start"])
             return cls(rules, moves, start=dict(data["start"]), result=result)
-        try:
-            decks = tuple(tuple(Card(c) for c in deck) for deck in data["decks"])
-            picks = tuple(tuple(Card(c) for c in hand) for hand in data["picks"])
-        except KeyError as err:
-            raise PositionError(f"replay is missing the {err.args[0]!r} field") from None
-        except (TypeError, TrinityError) as err:
-            raise PositionError(f"replay decks/picks: {err}") from None
-        if len(decks) != 2 or len(picks) != 2:
-            raise PositionError("replay 'decks' and 'picks' hold one list per player")
+        if "start" in data:
+            raise PositionError(
+                f"a replay with rules.draft {rules['draft']!r} starts from decks and picks, not 'start'"
+            )
+        for key in ("decks", "picks"):
+            if key not in data:
+                raise PositionError(f"replay is missing the {key!r} field")
+        decks = _card_lists(data["decks"], "decks")
+        picks = _card_lists(data["picks"], "picks")
         return cls(rules, moves, (decks[0], decks[1]), (picks[0], picks[1]), None, result)
 
     @classmethod
@@ -181,11 +187,97 @@ class Replay:
 
     @classmethod
     def load(cls, path: str | Path) -> Replay:
-        text = read_text(path, "replay", PositionError)
+        text = read_text(path, "replay", PositionError, MAX_DOCUMENT_BYTES)
         try:
             return cls.from_json(text)
         except PositionError as err:
             raise PositionError(f"{path}: {err}") from None
+
+
+_FIELDS = frozenset({"format", "version", "rules", "decks", "picks", "start", "moves", "result"})
+_RULES = frozenset({"draft", "max_a_cards", "first_player", "open_hands"})
+_MOVE = frozenset({"player", "card", "tile"})
+_RESULT = frozenset({"winner", "scores", "termination"})
+_TILES = LANES * POSITIONS
+
+
+def _known(data: Mapping[Any, Any], known: frozenset[str], what: str) -> None:
+    unknown = [key for key in data if key not in known]
+    if unknown:
+        raise PositionError(f"unknown {what}: {names(unknown)}; known: {', '.join(sorted(known))}")
+
+
+def _rules(rules: object) -> dict[str, Any]:
+    if not isinstance(rules, Mapping):
+        raise PositionError(f"replay field 'rules' must be an object, got {short(rules)}")
+    _known(rules, _RULES, "replay rules")
+    rules = {"max_a_cards": DEFAULT_MAX_A_CARDS, "first_player": 0, "open_hands": True} | dict(rules)
+    draft = rules.get("draft")
+    if not isinstance(draft, str) or draft not in ("pick", "dealt", "position"):
+        raise PositionError(f"replay rules.draft must be 'pick', 'dealt' or 'position', got {short(draft)}")
+    try:
+        check_max_a_cards(rules["max_a_cards"])
+    except TrinityError as err:
+        raise PositionError(f"replay rules.{err}") from None
+    if not is_int(rules["first_player"]) or rules["first_player"] not in (0, 1):
+        raise PositionError(f"replay rules.first_player must be the integer 0 or 1, got {short(rules['first_player'])}")
+    if not isinstance(rules["open_hands"], bool):
+        raise PositionError(f"replay rules.open_hands must be true or false, got {short(rules['open_hands'])}")
+    rules["first_player"] = int(rules["first_player"])
+    return rules
+
+
+def _moves(moves: object) -> tuple[tuple[int, Card, int], ...]:
+    if not isinstance(moves, list | tuple):
+        raise PositionError(f"replay field 'moves' must be a list, got {short(moves)}")
+    result = []
+    for number, move in enumerate(moves):
+        where = f"replay move {number}"
+        if not isinstance(move, Mapping):
+            raise PositionError(
+                f'{where} must be an object {{"player": ..., "card": ..., "tile": ...}}, got {short(move)}'
+            )
+        _known(move, _MOVE, f"field(s) in {where}")
+        missing = sorted(_MOVE - set(move))
+        if missing:
+            raise PositionError(f"{where} is missing {', '.join(map(repr, missing))}")
+        player, tile = move["player"], move["tile"]
+        if not is_int(player) or player not in (0, 1):
+            raise PositionError(f"{where}: player must be the integer 0 or 1, got {short(player)}")
+        if not is_int(tile) or not 0 <= tile < _TILES:
+            raise PositionError(f"{where}: tile must be an integer 0-{_TILES - 1}, got {short(tile)}")
+        try:
+            card = Card(move["card"])
+        except TrinityError as err:
+            raise PositionError(f"{where}: {err}") from None
+        result.append((int(player), card, int(tile)))
+    return tuple(result)
+
+
+def _result_field(result: object) -> dict[str, Any] | None:
+    """The stored result, typed as ``_result`` writes it (so ``1.0`` cannot pass for winner 1 when compared)."""
+    if result is None:
+        return None
+    if not isinstance(result, Mapping) or set(result) != _RESULT:
+        raise PositionError(f"replay field 'result' must be null or an object with {', '.join(sorted(_RESULT))}")
+    winner, scores, termination = result["winner"], result["scores"], result["termination"]
+    if winner is not None and (not is_int(winner) or winner not in (0, 1)):
+        raise PositionError(f"replay result winner must be 0, 1 or null, got {short(winner)}")
+    if not isinstance(scores, list | tuple) or len(scores) != 2 or not all(is_int(s) for s in scores):
+        raise PositionError(f"replay result scores must be a list of 2 integers, got {short(scores)}")
+    if not isinstance(termination, str) or termination not in {t.value for t in Termination}:
+        raise PositionError(f"replay result termination must be one of {', '.join(t.value for t in Termination)}")
+    return {"winner": winner, "scores": [int(s) for s in scores], "termination": termination}
+
+
+def _card_lists(lists: object, field: str) -> tuple[tuple[Card, ...], tuple[Card, ...]]:
+    if not isinstance(lists, list | tuple) or len(lists) != 2 or not all(isinstance(x, list | tuple) for x in lists):
+        raise PositionError(f"replay field {field!r} holds one list of cards per player, got {short(lists)}")
+    try:
+        first, second = (tuple(Card(c) for c in cards) for cards in lists)
+    except TrinityError as err:
+        raise PositionError(f"replay {field}: {err}") from None
+    return first, second
 
 
 def _result(state: GameState) -> dict[str, Any] | None:

@@ -25,7 +25,7 @@ from trinity_env.core import (
     validate_deck,
 )
 from trinity_env.core.decks import Deck, check_max_a_cards, config_root
-from trinity_env.core.files import load_yaml, one_line
+from trinity_env.core.files import cut, load_yaml, names, one_line, short
 
 DRAFT_MODES = ("pick", "random", "fixed")
 REWARDS = ("win_loss", "margin")
@@ -117,8 +117,7 @@ def make_config(config: str | Path | Mapping[str, Any] | EnvConfig | None = None
     unknown = set(merged) - _KEYWORDS
     if unknown:
         raise ConfigError(
-            f"unknown config field(s): {', '.join(sorted(map(str, unknown)))}; "
-            f"known: {', '.join(sorted(_KEYWORDS - {'config'}))}"
+            f"unknown config field(s): {names(unknown)}; known: {', '.join(sorted(_KEYWORDS - {'config'}))}"
         )
     return _validate(merged)
 
@@ -137,36 +136,36 @@ def _load_yaml(config: str | Path) -> dict[str, Any]:
         raise ConfigError(f"config {path}: a config file cannot name another config")
     bad_keys = [key for key in data if not isinstance(key, str)]
     if bad_keys:
-        raise ConfigError(f"config {path}: field names are strings, got {bad_keys[0]!r}")
+        raise ConfigError(f"config {path}: field names are strings, got {short(bad_keys[0])}")
     return data
 
 
 def _validate(raw: dict[str, Any]) -> EnvConfig:
     draft = raw.get("draft", "pick")
-    if draft not in DRAFT_MODES:
-        raise ConfigError(f"draft must be one of {', '.join(map(repr, DRAFT_MODES))}, got {draft!r}")
+    if not isinstance(draft, str) or draft not in DRAFT_MODES:
+        raise ConfigError(f"draft must be one of {', '.join(map(repr, DRAFT_MODES))}, got {short(draft)}")
     first_player = raw.get("first_player", "random")
     is_seat = isinstance(first_player, int) and not isinstance(first_player, bool) and first_player in (0, 1)
     if not (is_seat or (isinstance(first_player, str) and first_player == "random")):
-        raise ConfigError(f"first_player must be 'random', 0 or 1, got {first_player!r}")
+        raise ConfigError(f"first_player must be 'random', 0 or 1, got {short(first_player)}")
     open_hands = raw.get("open_hands", True)
     if not isinstance(open_hands, bool):
-        raise ConfigError(f"open_hands must be true or false, got {open_hands!r}")
+        raise ConfigError(f"open_hands must be true or false, got {short(open_hands)}")
     max_a_cards = raw.get("max_a_cards", DEFAULT_MAX_A_CARDS)
     try:
         check_max_a_cards(max_a_cards)
     except TrinityError as err:
         raise ConfigError(str(err)) from None
     reward = raw.get("reward", "win_loss")
-    if reward not in REWARDS:
-        raise ConfigError(f"reward must be one of {', '.join(map(repr, REWARDS))}, got {reward!r}")
+    if not isinstance(reward, str) or reward not in REWARDS:
+        raise ConfigError(f"reward must be one of {', '.join(map(repr, REWARDS))}, got {short(reward)}")
 
     if raw.get("deck") is not None and raw.get("decks") is not None:
         raise ConfigError("give either deck (both players get a copy) or decks (one per player), not both")
     if raw.get("decks") is not None:
         specs = raw["decks"]
         if isinstance(specs, str) or not isinstance(specs, Sequence) or len(specs) != 2:
-            raise ConfigError(f"decks must be a list of 2 decks (one per player), got {specs!r}")
+            raise ConfigError(f"decks must be a list of 2 decks (one per player), got {short(specs)}")
         decks = (_deck(specs[0], max_a_cards, "decks[0]"), _deck(specs[1], max_a_cards, "decks[1]", allow_same=True))
     else:
         deck = _deck(raw.get("deck", "standard"), max_a_cards, "deck")
@@ -180,7 +179,7 @@ def _validate(raw: dict[str, Any]) -> EnvConfig:
             raise ConfigError("draft 'fixed' needs fixed decks, not deck 'random'")
         hands = _hands(hands, decks, max_a_cards)
     elif hands is not None:
-        raise ConfigError(f"hands are only used with draft 'fixed', not with draft {draft!r}")
+        raise ConfigError(f"hands are only used with draft 'fixed', not with draft {short(draft)}")
     return EnvConfig(draft, first_player, open_hands, max_a_cards, (decks[0], decks[1]), hands, reward)
 
 
@@ -199,18 +198,18 @@ def _deck(spec: Any, max_a_cards: int, name: str, allow_same: bool = False) -> D
     except RecursionError:
         raise ConfigError(f"{name}: deck file {spec} is not valid YAML: nested too deeply") from None
     except (ValueError, TypeError) as err:  # what the deck loader does not name itself (e.g. a huge integer)
-        raise ConfigError(f"{name}: bad deck {spec}: {one_line(err)}") from None
-    raise ConfigError(f"{name} must be a deck name, a YAML path, 'random' or a list of 16 cards, got {spec!r}")
+        raise ConfigError(f"{name}: bad deck {short(spec)}: {cut(one_line(err), 120)}") from None
+    raise ConfigError(f"{name} must be a deck name, a YAML path, 'random' or a list of 16 cards, got {short(spec)}")
 
 
 def _hands(hands: Any, decks: Sequence[Deck], max_a_cards: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
     if isinstance(hands, str) or not isinstance(hands, Sequence) or len(hands) != 2:
-        raise ConfigError(f"hands must be a list of 2 hands (one per player), got {hands!r}")
+        raise ConfigError(f"hands must be a list of 2 hands (one per player), got {short(hands)}")
     result = []
     for player, (hand, deck) in enumerate(zip(hands, decks)):
         where = f"hands[{player}]"
         if isinstance(hand, str) or not isinstance(hand, Sequence) or len(hand) != 8:
-            raise ConfigError(f"{where} must list 8 cards or deck indices, got {hand!r}")
+            raise ConfigError(f"{where} must list 8 cards or deck indices, got {short(hand)}")
         free = list(range(len(deck)))
         indices = []
         for item in hand:
@@ -223,7 +222,7 @@ def _hands(hands: Any, decks: Sequence[Deck], max_a_cards: int) -> tuple[tuple[i
                     raise ConfigError(f"{where}: {err}") from None
                 slot = next((i for i in free if deck[i] == card), None)
             if slot is None:
-                raise ConfigError(f"{where}: {item!r} is not an unused card of player {player}'s deck")
+                raise ConfigError(f"{where}: {short(item)} is not an unused card of player {player}'s deck")
             free.remove(slot)
             indices.append(slot)
         a_cards = sum(deck[i].is_a_card for i in indices)

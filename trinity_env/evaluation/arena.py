@@ -214,14 +214,19 @@ class ArenaResult:
         plt.close(fig)
 
 
-def check_arena(specs: list[str], games: int) -> None:
-    """What ``round_robin`` checks before it plays: ``ValueError`` (``AgentSpecError`` for a spec) if bad."""
+def check_arena(specs: list[str], games: int) -> list[str]:
+    """What ``round_robin`` checks before it plays: ``ValueError`` (``AgentSpecError`` for a spec) if bad.
+
+    Returns the agents' labels: the name each built agent has, which is its spec as given
+    (stripped). A built-in name always means the built-in agent and a file or folder is named
+    by a path (``trinity_env.agents.registry``), so a checkpoint is never labelled ``greedy``
+    because a file ``greedy.pt`` lay in the working directory.
+    """
     if len(specs) < 2:
         raise ValueError(f"the arena needs at least two agents, got {len(specs)}")
     if isinstance(games, bool) or not isinstance(games, numbers.Integral) or games < 1:
         raise ValueError(f"games must be a whole number, at least 1, got {games!r}")
-    for spec in specs:
-        make(spec)  # fail fast, in this process, on a bad spec
+    return [make(spec).name for spec in specs]  # fail fast, in this process, on a bad spec
 
 
 def round_robin(
@@ -238,7 +243,7 @@ def round_robin(
     Interrupted (Ctrl-C), it stops at once and raises ``RunInterrupted`` whose ``partial`` is the
     result of the games finished so far (``partial=True``).
     """
-    check_arena(specs, games)
+    labels = check_arena(specs, games)
     games = int(games)
     env_config = make_config(config or ARENA_DEFAULTS).to_dict()
     pairs = list(combinations(range(len(specs)), 2))
@@ -268,7 +273,7 @@ def round_robin(
         bar.close()
     ratings = fit_elo(score, played)
     low, high = bootstrap_elo(score, played, np.random.default_rng(seed))
-    result = ArenaResult(list(specs), score, played, ratings, low, high, partial, games if partial else None)
+    result = ArenaResult(labels, score, played, ratings, low, high, partial, games if partial else None)
     if partial:
         raise RunInterrupted(result)
     return result

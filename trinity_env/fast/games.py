@@ -4,15 +4,23 @@ The player to move in each game acts; finished games are scored and restarted in
 same step (auto-reset), so a training loop never waits on a slow game. Everything random
 (first movers, dealt hands, random decks) comes from ``seed``: the same seed gives the
 same games, whatever else the process does.
+
+One instance is for one thread at a time (numpy buffers are reused across calls, and a step
+is several kernel calls that must not interleave with another's). The mutating methods
+(``step``, ``reset``, ``restart``, ``set_state``, ``random_actions``) take a non-blocking
+lock: a second thread calling one while another is inside gets ``ConcurrentUseError``
+instead of a silently corrupted step. Threads that share games must take turns themselves,
+or use one ``FastGames`` each.
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
+import threading
+from typing import Any, NamedTuple
 
 import numpy as np
 
-from trinity_env.core import NUM_ACTIONS, GameState, IllegalMoveError
+from trinity_env.core import NUM_ACTIONS, GameState, IllegalMoveError, TrinityError
 from trinity_env.core.rewards import MARGIN_SCALE, result_rewards
 from trinity_env.envs.config import RANDOM_DECK, SAME_DECK, ConfigError, EnvConfig, make_config
 from trinity_env.envs.observation import OBSERVATION_SIZE
@@ -24,6 +32,10 @@ from trinity_env.fast.layout import OVER, PHASE, SCORE0, TERMINATION, TO_MOVE, W
 # result rewards by winner: row 0 player 0 won, row 1 player 1 won, row -1 a draw (the core's)
 _RESULT_REWARDS = np.array([result_rewards(0), result_rewards(1), result_rewards(None)], np.float32)
 _DEAL = {"pick": 0, "random": 1, "fixed": 2}
+
+
+class ConcurrentUseError(TrinityError, RuntimeError):
+    """A second thread called a mutating method of a ``FastGames`` while another thread was inside one."""
 
 
 class StepResult(NamedTuple):
@@ -59,9 +71,13 @@ class FastGames:
 
     ``draft_share`` (with ``draft="random"``): the share of new games that start with the
     draft instead of dealt hands, for training one policy on both.
+
+    One thread at a time: a mutating method called while another thread is inside one raises
+    ``ConcurrentUseError`` (see the module docstring). Copies and pickles get a lock of their own.
     """
 
     def __init__(self, num_games: int, *, seed: int | None = None, config=None, draft_share: float = 0.0, **keywords):
+        self._lock = threading.Lock()
         if num_games < 1:
             raise ValueError(f"num_games must be at least 1, got {num_games}")
         self.config: EnvConfig = make_config(config, **keywords)
@@ -80,23 +96,55 @@ class FastGames:
         self._illegal = np.zeros(num_games, np.int8)
         self.reset(seed)
 
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        del state["_lock"]  # a lock is not copied: the copy is a new instance, free to use
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
     # ------------------------------------------------------------------ lifecycle
+
+    def _enter(self, method: str) -> None:
+        """Take the instance's lock without blocking, or raise ``ConcurrentUseError`` naming ``method``.
+
+        Every mutating method calls this first and releases the lock in a ``finally``. Not
+        blocking keeps the contract visible: a program that shares an instance between threads
+        learns it at once instead of being serialised by chance. Uncontended, the acquire and
+        release cost about 0.12 microseconds, next to the 20 of a one-game step (a wrapping
+        decorator, with its extra frame and argument packing, measured 0.45).
+        """
+        if not self._lock.acquire(False):
+            raise ConcurrentUseError(
+                f"FastGames.{method} was called while another thread is using the same FastGames: "
+                "one instance is for one thread at a time"
+            )
 
     def reset(self, seed: int | None = None) -> None:
         """Start all games anew; ``seed`` reseeds every random stream."""
-        self._np_rng = np.random.default_rng(seed)
-        self.rng = self._np_rng.integers(1, 2**63, self.num_games, dtype=np.uint64)
-        self._restart(np.arange(self.num_games))
+        self._enter("reset")
+        try:
+            self._np_rng = np.random.default_rng(seed)
+            self.rng = self._np_rng.integers(1, 2**63, self.num_games, dtype=np.uint64)
+            self._restart(np.arange(self.num_games))
+        finally:
+            self._lock.release()
 
     def restart(self, games: np.ndarray) -> None:
         """Abandon ``games`` (indices) and start each anew, as a finished game restarts.
 
         For an env that ends an episode the engine did not end (an illegal action).
         """
-        games = _integer_array(games, "games")
-        if games.size and (games.min() < 0 or games.max() >= self.num_games):
-            raise ValueError(f"games must be indices 0-{self.num_games - 1}")
-        self._restart(np.unique(games))
+        self._enter("restart")
+        try:
+            games = _integer_array(games, "games")
+            if games.size and (games.min() < 0 or games.max() >= self.num_games):
+                raise ValueError(f"games must be indices 0-{self.num_games - 1}")
+            self._restart(np.unique(games))
+        finally:
+            self._lock.release()
 
     def _restart(self, games: np.ndarray) -> None:
         if games.size == 0:
@@ -157,7 +205,11 @@ class FastGames:
 
     def set_state(self, game: int, state: GameState) -> None:
         """Put a core ``GameState`` into row ``game`` (puzzles, tests, search from a position)."""
-        write_state(self.batch, game, state)
+        self._enter("set_state")
+        try:
+            write_state(self.batch, game, state)
+        finally:
+            self._lock.release()
 
     # ------------------------------------------------------------------ stepping
 
@@ -172,6 +224,13 @@ class FastGames:
         ``final_seats``: also return, for games that end, the final observation of that seat.
         Raises ``IllegalMoveError`` naming the games whose action is illegal; then nothing moves.
         """
+        self._enter("step")
+        try:
+            return self._step(actions, games, final_seats)
+        finally:
+            self._lock.release()
+
+    def _step(self, actions: np.ndarray, games: np.ndarray | None, final_seats: np.ndarray | None) -> StepResult:
         actions = _integer_array(actions, "actions")
         if games is None:
             if actions.shape != (self.num_games,):
@@ -239,15 +298,13 @@ class FastGames:
 
     def random_actions(self, games: np.ndarray) -> np.ndarray:
         """A uniformly random legal action in each of ``games``, from the games' own seeded streams."""
-        games = np.asarray(games, np.int64)
-        out = np.zeros(games.size, np.int64)
-        kernels.random_actions(
-            self.batch.decks,
-            self.batch.status,
-            self.batch.owner,
-            self.batch.info,
-            games,
-            self.rng,
-            out,
-        )
-        return out
+        self._enter("random_actions")
+        try:
+            games = np.asarray(games, np.int64)
+            out = np.zeros(games.size, np.int64)
+            kernels.random_actions(
+                self.batch.decks, self.batch.status, self.batch.owner, self.batch.info, games, self.rng, out
+            )
+            return out
+        finally:
+            self._lock.release()
