@@ -9,7 +9,7 @@ from gymnasium.vector import AutoresetMode
 from trinity_env.agents import AgentSpecError, RandomAgent
 from trinity_env.core import IllegalMoveError
 from trinity_env.envs import ConfigError
-from trinity_env.fast.vector_env import TrinityTowersVectorEnv
+from trinity_env.registration import vector_env as TrinityTowersVectorEnv  # takes agent specs too
 
 
 def _random_legal(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:

@@ -1,19 +1,24 @@
-"""The layers hold at import time: core <- envs <- fast <- search <- agents <- evaluation <- training/cli.
+"""The layers hold: core <- spec <- envs <- fast <- search <- agents <- evaluation <- the top
+(the package root, ``registration``, the CLI, ``play``, ``testing``, ``web``, ``integrations``; ``training/``).
 
-Each module is imported in a fresh interpreter and ``sys.modules`` is read afterwards, so
-an import hidden anywhere (a package ``__init__``, a re-export, a registry) counts; reading
-the source would miss those.
+Two checks. At import time: each module is imported in a fresh interpreter and
+``sys.modules`` is read afterwards, so an import hidden anywhere (a package ``__init__``, a
+re-export, a registry) counts. In the source: every import statement of every module, lazy
+ones inside functions included, which an import-time check never runs, must point down or
+sideways, and the module graph they make must have no cycle.
 """
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
-LAYERS = ["core", "envs", "fast", "search", "agents", "evaluation"]
+LAYERS = ["core", "spec", "envs", "fast", "search", "agents", "evaluation"]
 FRAMEWORKS = {"gymnasium", "pettingzoo", "numba", "torch", "ray", "stable_baselines3", "sb3_contrib"}
 
 
@@ -24,9 +29,10 @@ def _above(layer: str) -> set[str]:
 CASES = {
     "trinity_env": FRAMEWORKS | _above("core") | {"trinity_env.envs"},
     "trinity_env.core": FRAMEWORKS | _above("core") | {"trinity_env.envs"},
+    "trinity_env.spec": FRAMEWORKS | _above("spec"),
     "trinity_env.envs": {"numba", "torch", "ray"} | _above("envs"),
     "trinity_env.envs.single_agent": {"numba", "torch", "ray"} | _above("envs"),
-    "trinity_env.fast": {"torch", "ray"} | _above("fast"),
+    "trinity_env.fast": {"torch", "ray", "pettingzoo", "trinity_env.envs"} | _above("fast"),  # spec, not envs
     "trinity_env.search.solver": {"torch", "ray"} | _above("search"),
     "trinity_env.search.mcts": {"torch", "ray"} | _above("search"),
     "trinity_env.agents": {"torch", "ray"} | _above("agents"),
@@ -62,3 +68,183 @@ def test_importing_the_package_still_registers_the_envs():
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr
+
+
+# ---------------------------------------------------------------- every import, read from the source
+
+PACKAGE = Path(__file__).resolve().parents[1] / "trinity_env"
+SOURCE_LAYERS = ["core", "spec", "envs", "fast", "search", "agents", "evaluation", "top"]
+"""Bottom to top. ``top`` is everything else: the package root, ``registration`` (the factories that
+gymnasium and PettingZoo call), the CLI, ``play``, ``testing``, ``web`` and ``integrations``."""
+
+
+def _modules() -> dict[str, Path]:
+    """Every module of the package by dotted name (a package by its ``__init__``)."""
+    found = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = ("trinity_env", *path.relative_to(PACKAGE).with_suffix("").parts)
+        found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return found
+
+
+MODULES = _modules()
+
+
+def _layer(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and parts[1] in SOURCE_LAYERS else "top"
+
+
+def _known(name: str) -> str | None:
+    """``name`` or the nearest package module above it (``a.b.func`` -> ``a.b``); ``None`` outside the package."""
+    while name and name not in MODULES:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _imports(module: str) -> list[tuple[str, int]]:
+    """The package modules that ``module`` imports and the line of each import.
+
+    Every import statement counts, at module level or inside a function or class (a lazy
+    import is a dependency all the same), except those under ``if TYPE_CHECKING:``, which
+    never run. ``from p import name`` imports ``p.name`` when that is a module, else ``p``;
+    relative imports are resolved. A parent package is not an import of its children.
+    """
+    path = MODULES[module]
+    return _imports_in(path.read_text(encoding="utf-8"), module, path.name == "__init__.py")
+
+
+def _imports_in(source: str, module: str, is_package: bool = False) -> list[tuple[str, int]]:
+    """``_imports`` of ``module`` with this source."""
+    package = module if is_package else module.rpartition(".")[0]
+    tree = ast.parse(source)
+    skipped = {
+        id(n)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and _is_type_checking(node.test)
+        for stmt in node.body
+        for n in ast.walk(stmt)
+    }
+    found = []
+    for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, *([base] if base else [])])
+            targets = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in MODULES else base for alias in node.names]
+        else:
+            continue
+        for target in targets:
+            known = _known(target) if target.split(".")[0] == "trinity_env" else None
+            if known is not None and known != module:
+                found.append((known, node.lineno))
+    return found
+
+
+GRAPH = {module: _imports(module) for module in MODULES}
+
+
+def test_the_source_reader_sees_every_kind_of_import():
+    """Lazy imports inside functions, relative ones and ``from package import submodule``."""
+    source = (
+        "from typing import TYPE_CHECKING\n"
+        "import numpy\n"
+        "from . import kernels\n"
+        "from ..core.state import GameState\n"
+        "if TYPE_CHECKING:\n"
+        "    from trinity_env.evaluation.match import play_game\n"
+        "def f():\n"
+        "    import trinity_env.agents.registry\n"
+        "    from trinity_env.envs import config, raw_env\n"
+    )
+    found = _imports_in(source, "trinity_env.fast.games")
+    assert found == [
+        ("trinity_env.fast.kernels", 3),
+        ("trinity_env.core.state", 4),
+        ("trinity_env.agents.registry", 8),
+        ("trinity_env.envs.config", 9),
+        ("trinity_env.envs", 9),
+    ]
+    assert "trinity_env.evaluation.arena" in {target for target, _ in GRAPH["trinity_env.cli"]}  # in a function
+    assert _layer("trinity_env.registration") == "top" and _layer("trinity_env.core.state") == "core"
+
+
+def test_no_module_imports_upward_a_layer_above_its_own():
+    upward = [
+        f"{module} ({_layer(module)}) imports {target} ({_layer(target)}) at line {line}"
+        for module, edges in GRAPH.items()
+        for target, line in edges
+        if SOURCE_LAYERS.index(_layer(target)) > SOURCE_LAYERS.index(_layer(module))
+    ]
+    assert not upward, "imports up the layers:\n" + "\n".join(upward)
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The shortest cycle through each module that is on one (Tarjan's components, then a BFS), each cycle once."""
+    index, low, stack, on_stack, components = {}, {}, [], set(), []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in sorted(graph[node]):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = set()
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.add(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                components.append(component)
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    cycles, seen = [], set()
+    for component in components:
+        for start in sorted(component):  # the shortest cycle through each member, each cycle once
+            parents, queue = {start: None}, [start]
+            while queue:
+                node = queue.pop(0)
+                if node != start and start in graph[node]:  # no self-loops: an import of itself is dropped
+                    path = [node]
+                    while parents[path[-1]] is not None:
+                        path.append(parents[path[-1]])
+                    if frozenset(path) not in seen:
+                        seen.add(frozenset(path))
+                        cycles.append([*reversed(path), start])
+                    break
+                for nxt in sorted(graph[node] & component):
+                    if nxt not in parents:
+                        parents[nxt] = node
+                        queue.append(nxt)
+    return cycles
+
+
+def test_the_module_imports_have_no_cycle():
+    graph = {module: {target for target, _ in edges} for module, edges in GRAPH.items()}
+    cycles = _cycles(graph)
+    assert not cycles, "import cycles:\n" + "\n".join(" -> ".join(cycle) for cycle in cycles)
+
+
+def test_the_cycle_finder_can_fail():
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c", "a"]]
+    assert _cycles({"a": {"b"}, "b": set()}) == []

@@ -132,7 +132,7 @@ def test_every_move_the_threat_prune_drops_lets_the_opponent_complete_a_lane():
     import numpy as np
 
     from trinity_env.core import random_hand, standard_deck
-    from trinity_env.fast.bitboard import flips
+    from trinity_env.search.bitboard import flips
     from trinity_env.search.solver import LIST_THREATS, MAX_DEPTH, MAX_THREATS, _answers, _lane_completions
 
     rng, deck = random.Random(7), standard_deck()
@@ -348,8 +348,9 @@ def test_table_bits_and_progress_are_checked():
 def test_progress_reports_the_nodes_of_a_long_search_and_nodes_holds_the_last_count(monkeypatch):
     from benchmarks.solver import positions as dealt_positions
     from trinity_env.search import solver as solver_module
+    from trinity_env.search import solver_budget
 
-    monkeypatch.setattr(solver_module, "PROGRESS_EVERY", 0.0)  # every wait step
+    monkeypatch.setattr(solver_budget, "PROGRESS_EVERY", 0.0)  # every wait step
     reports = []
     solver = Solver(table_bits=16, progress=lambda nodes, seconds: reports.append((nodes, seconds)))
     state = dealt_positions(10, 1, 10)[0]
@@ -509,9 +510,9 @@ def test_move_hints_change_no_answer(monkeypatch):
     """With hints from 7 empty tiles up (not 11), every answer is the one without them: the
     value, the set of best moves, and best_move's value and move; with a tiny table and with
     two threads too. The node counts show that the hints did change the search."""
-    from trinity_env.search import solver as solver_module
+    from trinity_env.search import solver_hints
 
-    monkeypatch.setattr(solver_module, "HINT_MIN_EMPTY", 7)
+    monkeypatch.setattr(solver_hints, "HINT_MIN_EMPTY", 7)
     positions = [*small_positions(3, seed=41, empty=8), *small_positions(2, seed=42, empty=9)]
     positions += list(loaded_positions(2, seed=43, empty=9))
     changed = 0
@@ -612,6 +613,9 @@ def test_hint_simulations_follow_the_size_of_the_root_and_the_node_budget():
     assert _hint_simulations(twelve, 30_000, 500_000) == 5_000
     assert _hint_simulations(twelve, 30_000, 99_999) == 0  # under a thousand simulations: none
     assert _hint_simulations(twelve, 0, None) == 0
+    # a time budget too short for them gets none: the 0.3 s of a budget test once went entirely on hints
+    assert _hint_simulations(twelve, 30_000, None, 0.3) == 0
+    assert _hint_simulations(twelve, 30_000, None, 5.0) == 30_000
 
 
 def test_a_node_budget_with_hints_gives_the_same_outcome_on_every_run():

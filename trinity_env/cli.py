@@ -224,9 +224,9 @@ def _solve(args: argparse.Namespace) -> None:
 
 
 def _arena(args: argparse.Namespace) -> int:
-    from trinity_env.envs.config import make_config
     from trinity_env.evaluation.arena import OUTPUT_FILES, check_arena, round_robin
     from trinity_env.evaluation.match import RunInterrupted
+    from trinity_env.spec.config import make_config
 
     check_arena(args.agents, args.games)
     config = make_config(args.config).to_dict() if args.config else None

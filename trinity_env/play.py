@@ -10,8 +10,8 @@ from typing import TextIO
 from trinity_env.agents.base import visible_state
 from trinity_env.agents.registry import make
 from trinity_env.core import Card, GameState, Phase, TrinityError
-from trinity_env.envs.config import make_config
-from trinity_env.envs.observation import observation_dict
+from trinity_env.spec.config import make_config
+from trinity_env.spec.observation import observation_dict
 
 HELP = (
     "Draft: type a card (7A24) or its deck number. Play: type a card and a tile (7A24 3). "

@@ -6,6 +6,11 @@ must work after it. So each registration runs when its library is imported: at o
 it already is, otherwise from a one-shot import hook that runs it right after the
 library's own module has loaded. A PettingZoo without a registry (before 1.27) is
 skipped: the env still works through ``trinity_env.env()``.
+
+The entry points gymnasium calls are this module's factories, ``single_agent_env`` and
+``vector_env``: the env classes take agents only (the envs and the fast engine import
+nothing above them), so an agent spec such as ``opponent="mcts:400"`` becomes an agent
+here, at the top, with ``trinity_env.agents.make``.
 """
 
 from __future__ import annotations
@@ -15,16 +20,75 @@ import importlib.machinery
 import sys
 from collections.abc import Callable
 from types import ModuleType
+from typing import Any
 
 ENV_ID = "trinity_env/TrinityTowers-v0"
+
+
+def built_opponent(opponent: Any) -> Any:
+    """``opponent`` with an agent spec (``"greedy"``, ``"mcts:400"``) built into an agent; anything else as given.
+
+    ``"random"`` stays a string: the vector env plays it with a batched kernel.
+    """
+    if isinstance(opponent, str) and opponent != "random":
+        from trinity_env.agents.registry import make
+
+        return make(opponent)
+    return opponent
+
+
+def _single_agent_class() -> type:
+    from trinity_env.envs.single_agent import TrinityTowersEnv
+
+    return TrinityTowersEnv
+
+
+def _vector_class() -> type:
+    from trinity_env.fast.vector_env import TrinityTowersVectorEnv
+
+    return TrinityTowersVectorEnv
+
+
+class _EnvFactory:
+    """Builds an env class (imported on first use) with its ``opponent`` spec built into an agent.
+
+    ``metadata`` is the class's, so ``gymnasium.make`` handles render modes as for the class
+    itself (``render_mode="human"``, ``"rgb_array_list"``), and ``isinstance(env, factory)``
+    asks whether ``env`` is an instance of the class: the factory stands in for it.
+    """
+
+    def __init__(self, load: Callable[[], type], doc: str):
+        self._load = load
+        self.__doc__ = doc
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        return self._load().metadata
+
+    def __call__(self, *args: Any, opponent: Any = "random", **kwargs: Any) -> Any:
+        return self._load()(*args, opponent=built_opponent(opponent), **kwargs)
+
+    def __instancecheck__(self, instance: object) -> bool:
+        return isinstance(instance, self._load())
+
+
+single_agent_env = _EnvFactory(
+    _single_agent_class,
+    "``TrinityTowersEnv(opponent, ...)`` whose ``opponent`` may also be an agent spec (gymnasium.make's entry point).",
+)
+vector_env = _EnvFactory(
+    _vector_class,
+    "``TrinityTowersVectorEnv(num_envs, opponent, ...)`` whose ``opponent`` may also be an agent spec "
+    "(gymnasium.make_vec's vector entry point).",
+)
 
 
 def _register_gymnasium(gymnasium: ModuleType) -> None:
     if ENV_ID not in gymnasium.registry:
         gymnasium.register(
             ENV_ID,
-            entry_point="trinity_env.envs.single_agent:TrinityTowersEnv",
-            vector_entry_point="trinity_env.fast.vector_env:TrinityTowersVectorEnv",
+            entry_point="trinity_env.registration:single_agent_env",
+            vector_entry_point="trinity_env.registration:vector_env",
         )
 
 

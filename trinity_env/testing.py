@@ -40,8 +40,9 @@ import numpy as np
 from trinity_env.core import GameState
 from trinity_env.core.actions import decode_action
 from trinity_env.core.state import DRAFT, IN_HAND, PLAY, UNPICKED
-from trinity_env.envs.config import make_config
-from trinity_env.envs.observation import (
+from trinity_env.spec.agent import Agent, visible_state
+from trinity_env.spec.config import make_config
+from trinity_env.spec.observation import (
     BOARD_OFFSET,
     OWN_CARD_FEATURES,
     OWN_DECK_OFFSET,
@@ -52,7 +53,6 @@ from trinity_env.envs.observation import (
     action_mask,
     encode_observation,
 )
-from trinity_env.envs.players import Agent, visible_state
 
 __all__ = ["check_agent_ignores_hidden_information", "check_observation_hides_secrets", "hidden_twin"]
 

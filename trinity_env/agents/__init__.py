@@ -1,9 +1,26 @@
 """Players: the agent interface, the baselines, MCTS, and ``make(spec)`` to name any of them."""
 
-from trinity_env.agents.base import Agent, Observation, PolicyAgent, RandomAgent, as_agent, visible_state
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from trinity_env.agents.base import Agent, Observation, PolicyAgent, RandomAgent, visible_state
 from trinity_env.agents.baselines import GreedyAgent, LookaheadAgent
 from trinity_env.agents.mcts import MCTSAgent
 from trinity_env.agents.registry import AgentSpecError, make, shipped
+from trinity_env.spec import agent as _interface
+
+
+def as_agent(opponent: Agent | Callable[[Observation], int] | str) -> Agent:
+    """An ``Agent`` from an agent, a function of the observation, or an agent spec (``"greedy"``, built by ``make``).
+
+    The envs take agents only (``trinity_env.spec.agent.as_agent``); specs become agents here,
+    above them, and in the factories that gymnasium and PettingZoo call.
+    """
+    if isinstance(opponent, str) and opponent != "random":
+        return make(opponent)
+    return _interface.as_agent(opponent)
+
 
 __all__ = [
     "Agent",

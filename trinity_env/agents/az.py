@@ -16,14 +16,13 @@ empty and everything is visible.
 Checkpoints are ``torch.save`` files of plain tensors and numbers, checked on a dry run that
 builds no tensor (``trinity_env.agents.checkpoint``: fields, names, shapes, sizes, storages),
 then read with ``torch.load(weights_only=True)`` (no code in a file can run), the weights cast
-to float32 and checked finite: every malformed one raises ``CheckpointError`` naming the file. torch is imported here, so
-only ``make("az:...")`` loads this module.
+to float32 and checked finite: every malformed one raises ``CheckpointError`` naming the file.
+torch is imported here, so only ``make("az:...")`` loads this module.
 """
 
 from __future__ import annotations
 
 import os
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -31,20 +30,20 @@ import numpy as np
 import torch
 from torch import nn
 
+from trinity_env.agents import checkpoint
 from trinity_env.agents.base import Agent, Observation
 from trinity_env.agents.baselines import check_count, check_number, check_seed
-from trinity_env.agents.checkpoint import CheckpointError, check_state_dict, float32_weights, network_fields, read_torch
+from trinity_env.agents.checkpoint import CheckpointError, best_else_latest
 from trinity_env.agents.tactics import FEATURES
 from trinity_env.agents.view import decode, determinise
 from trinity_env.core import GameState, TrinityError
 from trinity_env.core.actions import DECK_SIZE
 from trinity_env.core.files import refuse_special
-from trinity_env.core.writes import atomic_file
-from trinity_env.envs.observation import OBSERVATION_HIGH, OBSERVATION_SIZE
 from trinity_env.fast.convert import read_state
 from trinity_env.fast.layout import IN_HAND, PHASE, PLAY, Batch
 from trinity_env.fast.tactics import tactical_batch
 from trinity_env.search.az import MODES, BatchedSearch
+from trinity_env.spec.observation import OBSERVATION_HIGH, OBSERVATION_SIZE
 
 FORMAT = "trinity-towers-az"
 DEFAULT_SIMULATIONS = 1600
@@ -128,33 +127,16 @@ def numpy_evaluator(network: AZNetwork):
 
 def save_network(path: str | Path, network: AZNetwork, extra: dict[str, Any] | None = None) -> None:
     """Write the network (and ``extra`` tensors and numbers) atomically, never through a link: a crash or a full
-    disk leaves the old file (``WriteError``, one line: ``trinity_env.core.writes``)."""
-    path = Path(path)
-    payload = {"format": FORMAT, "hidden": network.hidden, "layers": network.layers, "tactics": network.tactics,
-               "model": network.state_dict()}  # fmt: skip
-    payload |= extra or {}
-    with atomic_file(path) as handle:
-        torch.save(payload, handle)
+    disk leaves the old file (``trinity_env.agents.checkpoint.save_network``)."""
+    checkpoint.save_network(path, network, FORMAT, extra)
 
 
 def load_network(path: str | Path) -> tuple[AZNetwork, dict[str, Any]]:
     """The network of an ``az`` checkpoint and the whole payload; ``CheckpointError`` names the file and the fault.
 
     Checked on a dry run before any tensor is built, then read weights-only, the weights cast to float32 and
-    checked finite (``trinity_env.agents.checkpoint``)."""
-    name = str(path)
-
-    def validate(payload: Any) -> None:
-        hidden, layers, tactics = network_fields(name, payload, FORMAT, "az", tactics_default=None)
-        with torch.device("meta"):
-            expected = {key: tuple(t.shape) for key, t in AZNetwork(hidden, layers, tactics).state_dict().items()}
-        check_state_dict(name, payload["model"], expected, "az network")
-
-    payload = read_torch(Path(path), name, validate)
-    network = AZNetwork(payload["hidden"], payload["layers"], payload["tactics"])
-    network.load_state_dict(float32_weights(name, payload["model"]))
-    network.eval()
-    return network, payload
+    checked finite (``trinity_env.agents.checkpoint.load_network``)."""
+    return checkpoint.load_network(path, AZNetwork, FORMAT, "az", tactics_default=None)
 
 
 def resolve_checkpoint(spec: str) -> Path:
@@ -303,19 +285,11 @@ class AZAgent(Agent):
     @classmethod
     def from_checkpoint(cls, spec: str, **keywords) -> AZAgent:
         """The agent of a checkpoint or run folder; a folder whose ``best.pt`` is damaged (or refused by its
-        checks) plays its ``latest.pt``, with a warning, as PPO run folders do."""
-        path = resolve_checkpoint(spec)
-        latest = path.with_name("latest.pt")
-        folder = Path(spec).is_dir()
-        try:
-            network, _ = load_network(path)
-        except CheckpointError as best_error:
-            if not (folder and path.name == "best.pt" and latest.exists()):
-                raise
-            try:
-                network, _ = load_network(resolve_checkpoint(str(latest)))
-            except CheckpointError as latest_error:
-                raise CheckpointError(f"no usable checkpoint in the run folder {spec}: best.pt: {best_error}; "
-                                      f"latest.pt: {latest_error}") from None  # fmt: skip
-            warnings.warn(f"{path} cannot be loaded ({best_error}); playing {latest} instead", stacklevel=2)
+        checks) plays its ``latest.pt``, with a warning, as every run folder does (``best_else_latest``)."""
+        if Path(spec).is_dir():
+            folder = Path(spec)
+            network, _ = best_else_latest(folder, folder / "best.pt", folder / "latest.pt",
+                                          lambda path: load_network(resolve_checkpoint(str(path))))  # fmt: skip
+        else:
+            network, _ = load_network(resolve_checkpoint(spec))
         return cls(network, **keywords)

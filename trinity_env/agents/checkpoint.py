@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from trinity_env.core import TrinityError
-from trinity_env.envs.observation import OBSERVATION_SIZE
+from trinity_env.spec.observation import OBSERVATION_SIZE
 
 ACTIONS = 256
 """Action logits every policy network ends in."""
@@ -411,3 +411,83 @@ def network_fields(
     if "model" not in payload:
         raise CheckpointError(f"{name} is missing the field 'model'")
     return hidden, layers, tactics
+
+
+# ------------------------------------------------------------------------------ one save, one load, one lookup
+
+
+def save_network(path: str | Path, network: Any, format_name: str, extra: dict[str, Any] | None = None) -> None:
+    """Write ``network`` (a module with ``hidden``, ``layers``, ``tactics``) and ``extra`` tensors and numbers.
+
+    Atomically and never through a link: a crash or a full disk leaves the old file (``WriteError``, one line;
+    ``trinity_env.core.writes``). Every torch policy of the project (PPO's and AlphaZero's) is saved here."""
+    import torch
+
+    from trinity_env.core.writes import atomic_file
+
+    payload = {"format": format_name, "hidden": network.hidden, "layers": network.layers, "tactics": network.tactics,
+               "model": network.state_dict()}  # fmt: skip
+    payload |= extra or {}
+    with atomic_file(Path(path)) as handle:
+        torch.save(payload, handle)
+
+
+def load_network(
+    path: str | Path,
+    build: Callable[[int, int, bool], Any],
+    format_name: str,
+    kind: str,
+    tactics_default: bool | None,
+    validate_extra: Callable[[str, dict], None] | None = None,
+) -> tuple[Any, dict[str, Any]]:
+    """The network ``build(hidden, layers, tactics)`` with a checkpoint's weights, and the whole payload.
+
+    The fields, the size limits and the model's names and shapes (``build`` on the meta device) are checked on
+    the dry run, before any tensor is built; then the file is read weights-only and the weights cast to float32
+    and checked finite. ``validate_extra(name, payload)`` checks a kind's own fields on the dry run too.
+    ``CheckpointError`` names the file and the fault."""
+    import torch
+
+    name = str(path)
+
+    def validate(payload: Any) -> None:
+        hidden, layers, tactics = network_fields(name, payload, format_name, kind, tactics_default)
+        with torch.device("meta"):
+            expected = {key: tuple(t.shape) for key, t in build(hidden, layers, tactics).state_dict().items()}
+        check_state_dict(name, payload["model"], expected, f"{kind} network")
+        if validate_extra is not None:
+            validate_extra(name, payload)
+
+    payload = read_torch(Path(path), name, validate)
+    tactics = payload.get("tactics", tactics_default)
+    network = build(payload["hidden"], payload["layers"], tactics)
+    network.load_state_dict(float32_weights(name, payload["model"]))
+    network.eval()
+    return network, payload
+
+
+def best_else_latest(folder: Path, best: Path, latest: Path, load: Callable[[Path], Any]) -> Any:
+    """``load(best)``; when it is missing or damaged (refused by any check), ``load(latest)`` with a warning.
+
+    The one run-folder lookup of every trainer's folder (PPO ``.pt`` and ``.zip``, AlphaZero): ``CheckpointError``
+    names the folder when there is neither file, and both problems when neither loads."""
+    import warnings
+
+    if not os.path.lexists(best) and not os.path.lexists(latest):
+        raise CheckpointError(f"no checkpoint in the run folder {folder}: no {best.name} or {latest.name}")
+    if not os.path.lexists(best):
+        return load(latest)
+    try:
+        return load(best)
+    except CheckpointError as best_error:
+        if not os.path.lexists(latest):
+            raise
+        try:
+            result = load(latest)
+        except CheckpointError as latest_error:
+            raise CheckpointError(
+                f"no usable checkpoint in the run folder {folder}: {best.name}: {best_error}; "
+                f"{latest.name}: {latest_error}"
+            ) from None
+        warnings.warn(f"{best} cannot be loaded ({best_error}); playing {latest} instead", stacklevel=4)
+        return result

@@ -24,20 +24,11 @@ import torch
 from torch import nn
 
 from trinity_env.agents.base import Agent, Observation
-from trinity_env.agents.checkpoint import (
-    CheckpointError,
-    check_state_dict,
-    describe_error,
-    float32_weights,
-    int_field,
-    network_fields,
-    read_torch,
-)
+from trinity_env.agents.checkpoint import CheckpointError, describe_error, int_field, load_network, save_network
 from trinity_env.agents.tactics import FEATURES, tactical_features
 from trinity_env.core import GameState
 from trinity_env.core.actions import DECK_SIZE
-from trinity_env.core.writes import atomic_file
-from trinity_env.envs.observation import OBSERVATION_HIGH, OBSERVATION_SIZE
+from trinity_env.spec.observation import OBSERVATION_HIGH, OBSERVATION_SIZE
 
 FORMAT = "trinity-towers-policy"
 
@@ -113,42 +104,22 @@ class PolicyNetwork(nn.Module):
 
 def save_checkpoint(path: str | Path, network: PolicyNetwork, extra: dict[str, Any] | None = None) -> None:
     """Write the network (and ``extra`` tensors and numbers) atomically, never through a link: a crash or a full
-    disk leaves the old file (``WriteError``, one line: ``trinity_env.core.writes``)."""
-    path = Path(path)
-    payload = {"format": FORMAT, "hidden": network.hidden, "layers": network.layers, "tactics": network.tactics,
-               "model": network.state_dict()}  # fmt: skip
-    payload |= extra or {}
-    with atomic_file(path) as handle:
-        torch.save(payload, handle)
+    disk leaves the old file (``trinity_env.agents.checkpoint.save_network``)."""
+    save_network(path, network, FORMAT, extra)
 
 
 def load_checkpoint(path: str | Path) -> tuple[PolicyNetwork, dict[str, Any]]:
     """The network of a checkpoint and the whole payload; ``CheckpointError`` says what is wrong.
 
-    The file's fields and the model's names and shapes are checked on a dry run before any
-    tensor is built (``trinity_env.agents.checkpoint``), then it is read with
-    ``weights_only=True`` (no code in it can run): see the module's docstring.
+    Checked on a dry run before any tensor is built, then read with ``weights_only=True`` (no code in it can
+    run): see the module's docstring and ``trinity_env.agents.checkpoint.load_network``.
     """
-    path = Path(path)
-    name = str(path)
-
-    def validate(payload: Any) -> None:
-        hidden, layers, tactics = network_fields(name, payload, FORMAT, "policy", tactics_default=False)
-        if "steps" in payload:
-            int_field(name, payload, "steps", 0)
-        check_state_dict(name, payload["model"], expected_shapes(hidden, layers, tactics), "policy network")
-
-    payload = read_torch(path, name, validate)
-    network = PolicyNetwork(payload["hidden"], payload["layers"], payload.get("tactics", False))
-    network.load_state_dict(float32_weights(name, payload["model"]))
-    network.eval()
-    return network, payload
+    return load_network(path, PolicyNetwork, FORMAT, "policy", tactics_default=False, validate_extra=_steps)
 
 
-def expected_shapes(hidden: int, layers: int, tactics: bool) -> dict[str, tuple[int, ...]]:
-    """The names and shapes of ``PolicyNetwork(hidden, layers, tactics)``'s weights, built on the meta device."""
-    with torch.device("meta"):
-        return {key: tuple(t.shape) for key, t in PolicyNetwork(hidden, layers, tactics).state_dict().items()}
+def _steps(name: str, payload: dict) -> None:
+    if "steps" in payload:
+        int_field(name, payload, "steps", 0)
 
 
 class NetworkAgent(Agent):

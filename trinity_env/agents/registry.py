@@ -32,13 +32,12 @@ from __future__ import annotations
 
 import math
 import os
-import warnings
 from collections.abc import Callable
 from pathlib import Path
 
 from trinity_env.agents.base import Agent, RandomAgent
 from trinity_env.agents.baselines import GreedyAgent, LookaheadAgent, check_seed
-from trinity_env.agents.checkpoint import CheckpointError
+from trinity_env.agents.checkpoint import CheckpointError, best_else_latest
 from trinity_env.agents.mcts import MCTSAgent
 from trinity_env.core import TrinityError
 from trinity_env.core.files import refuse_special, short
@@ -178,25 +177,10 @@ def _run_folder(folder: Path, spec: str, sample: str, seed: str | None) -> Agent
     except ImportError:
         raise AgentSpecError(f"{spec!r} is a run folder: install the train extra (torch) to play it") from None
     suffix = ".pt" if any(os.path.exists(folder / f"{n}.pt") for n in ("best", "latest")) else ".zip"
-    best, latest = folder / f"best{suffix}", folder / f"latest{suffix}"
-    if not os.path.exists(best) and not os.path.exists(latest):
+    if not any(os.path.lexists(folder / f"{n}{suffix}") for n in ("best", "latest")):
         raise CheckpointError(f"no checkpoint in the run folder {folder}: no best.pt, latest.pt, best.zip, latest.zip")
-    if not os.path.exists(best):
-        return _load_file(latest, spec, sample, seed)
-    try:
-        return _load_file(best, spec, sample, seed)
-    except CheckpointError as best_error:
-        if not os.path.exists(latest):
-            raise
-        try:
-            agent = _load_file(latest, spec, sample, seed)
-        except CheckpointError as latest_error:
-            raise CheckpointError(
-                f"no usable checkpoint in the run folder {folder}: {best.name}: {best_error}; "
-                f"{latest.name}: {latest_error}"
-            ) from None
-        warnings.warn(f"{best} cannot be loaded ({best_error}); playing {latest} instead", stacklevel=4)
-        return agent
+    return best_else_latest(folder, folder / f"best{suffix}", folder / f"latest{suffix}",
+                            lambda path: _load_file(path, spec, sample, seed))  # fmt: skip
 
 
 def _checkpoint(spec: str, sample: str = "none", seed: str | None = None) -> Agent:

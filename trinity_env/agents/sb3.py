@@ -232,7 +232,7 @@ def _read_weights(path: Path, content: bytes) -> tuple[dict[str, Any], tuple[int
 
 def _infer_net_arch(path: Path, state: dict[str, Any]) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """The hidden widths of the policy and value MLPs, read from the described shapes and checked as a chain."""
-    from trinity_env.envs.observation import OBSERVATION_SIZE
+    from trinity_env.spec.observation import OBSERVATION_SIZE
 
     def chain(prefix: str, head: str, outputs: int) -> tuple[int, ...]:
         widths, width, index = [], OBSERVATION_SIZE, 0
@@ -268,7 +268,7 @@ def _build_policy(path: Path, state: dict[str, Any], pi: tuple[int, ...], vf: tu
     from gymnasium import spaces
     from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 
-    from trinity_env.envs.observation import OBSERVATION_HIGH, OBSERVATION_SIZE
+    from trinity_env.spec.observation import OBSERVATION_HIGH, OBSERVATION_SIZE
 
     observation_space = spaces.Box(0, OBSERVATION_HIGH, (OBSERVATION_SIZE,), np.int8)
     with torch.random.fork_rng(devices=[]):  # building initialises weights: leave the caller's RNG alone

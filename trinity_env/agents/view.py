@@ -14,14 +14,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from trinity_env.core.decks import legal_a_counts
-from trinity_env.envs.observation import (
-    BOARD_OFFSET,
-    OWN_CARD_FEATURES,
-    OWN_DECK_OFFSET,
-    THEIR_CARD_FEATURES,
-    THEIR_DECK_OFFSET,
-    TILE_FEATURES,
-)
 from trinity_env.fast.layout import (
     A_HELD0,
     ABSENT,
@@ -40,6 +32,14 @@ from trinity_env.fast.layout import (
     UNPICKED,
     WINNER,
     Batch,
+)
+from trinity_env.spec.observation import (
+    BOARD_OFFSET,
+    OWN_CARD_FEATURES,
+    OWN_DECK_OFFSET,
+    THEIR_CARD_FEATURES,
+    THEIR_DECK_OFFSET,
+    TILE_FEATURES,
 )
 
 

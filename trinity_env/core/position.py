@@ -21,25 +21,25 @@ from trinity_env.core.checks import is_int
 from trinity_env.core.decks import DEFAULT_MAX_A_CARDS, check_max_a_cards
 from trinity_env.core.errors import CardError, PositionError, TrinityError
 from trinity_env.core.files import names, short
-from trinity_env.core.state import (
+from trinity_env.core.rules import (
     FULL_BOARD,
     IN_HAND,
     LANE_CONTROL,
     NO_MOVES,
     OVER,
     PLAY,
-    GameState,
     Outcome,
-    _after_placement,
-    _controlled_lanes,
-    _scored,
+    after_placement,
+    controlled_lanes,
+    scored,
 )
 
 _POSITION_KEYS = {"phase", "to_move", "board", "hands", "max_a_cards", "winner", "scores"}
 
 
-def position_from_dict(data: Mapping[str, Any]) -> GameState:
-    """Load a position (see ``GameState.from_dict``); ``PositionError`` names the bad field."""
+def position_fields(data: Mapping[str, Any]) -> tuple[Any, ...]:
+    """A position's ``GameState`` fields, in the constructor's order (``GameState.from_dict`` builds
+    the state from them, so this module needs no ``GameState``); ``PositionError`` names the bad field."""
     if not isinstance(data, Mapping):
         raise PositionError(f"a position is a JSON object (dict), got {type(data).__name__}")
     unknown = set(data) - _POSITION_KEYS
@@ -68,10 +68,10 @@ def position_from_dict(data: Mapping[str, Any]) -> GameState:
 
     if phase == OVER:
         outcome = _outcome_from_json(data, owners, status)
-        return GameState(OVER, to_move, decks, status, cards, owners, max_a_cards, to_move, outcome)
+        return OVER, to_move, decks, status, cards, owners, max_a_cards, to_move, outcome
     if "winner" in data or "scores" in data:
         raise PositionError("'winner' and 'scores' belong to finished positions (phase 'over'), not to phase 'play'")
-    zero_lanes, one_lanes = _controlled_lanes(owners, 0), _controlled_lanes(owners, 1)
+    zero_lanes, one_lanes = controlled_lanes(owners, 0), controlled_lanes(owners, 1)
     if zero_lanes and one_lanes:
         raise PositionError(
             f"both players fully control a lane (player 0: lane {zero_lanes[0]}, player 1: lane {one_lanes[0]}); "
@@ -80,12 +80,12 @@ def position_from_dict(data: Mapping[str, Any]) -> GameState:
     if zero_lanes or one_lanes:
         controller = 0 if zero_lanes else 1
         lane = (zero_lanes or one_lanes)[0]
-        outcome = _scored(LANE_CONTROL, owners, lane, controller)
-        return GameState(OVER, to_move, decks, status, cards, owners, max_a_cards, to_move, outcome)
+        outcome = scored(LANE_CONTROL, owners, lane, controller)
+        return OVER, to_move, decks, status, cards, owners, max_a_cards, to_move, outcome
     # Settle as if the other player had just placed: a full board ends the game, and a
     # `to_move` with no card passes.
-    phase_now, mover, outcome = _after_placement(list(owners), list(status), 1 - to_move)
-    return GameState(phase_now, mover, decks, status, cards, owners, max_a_cards, mover, outcome)
+    phase_now, mover, outcome = after_placement(list(owners), list(status), 1 - to_move)
+    return phase_now, mover, decks, status, cards, owners, max_a_cards, mover, outcome
 
 
 def _board_from_json(board: object) -> tuple[tuple[Card | None, ...], tuple[int, ...]]:
@@ -147,20 +147,20 @@ def _outcome_from_json(data: Mapping[str, Any], owners: tuple[int, ...], status)
         not isinstance(scores, list | tuple) or len(scores) != 2 or not all(is_int(s) for s in scores)
     ):
         raise PositionError(f"scores must be a list of 2 integers, got {_describe(scores)}")
-    zero_lanes, one_lanes = _controlled_lanes(owners, 0), _controlled_lanes(owners, 1)
+    zero_lanes, one_lanes = controlled_lanes(owners, 0), controlled_lanes(owners, 1)
     if zero_lanes and one_lanes:
         raise PositionError("both players fully control a lane; no game reaches this")
     if zero_lanes or one_lanes:
-        computed = _scored(LANE_CONTROL, owners, (zero_lanes or one_lanes)[0], 0 if zero_lanes else 1)
+        computed = scored(LANE_CONTROL, owners, (zero_lanes or one_lanes)[0], 0 if zero_lanes else 1)
     elif EMPTY not in owners:
-        computed = _scored(FULL_BOARD, owners)
+        computed = scored(FULL_BOARD, owners)
     elif any(IN_HAND in slots for slots in status):
         raise PositionError(
             "phase is 'over' but the game is not: no lane is controlled, the board has empty tiles "
             "and a player still holds a card"
         )
     else:
-        computed = _scored(NO_MOVES, owners)
+        computed = scored(NO_MOVES, owners)
     if "winner" in data and winner != computed.winner:
         raise PositionError(
             f"winner {winner} does not match the board, which gives {computed.winner} ({computed.termination})"

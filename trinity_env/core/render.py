@@ -8,8 +8,13 @@ corner: ``+`` the card just placed, ``*`` captured by it, ``~`` flipped by the d
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from trinity_env.core.board import LANE_TILES, POSITIONS
-from trinity_env.core.state import GameState, Phase, Termination
+from trinity_env.core.rules import Phase, Termination
+
+if TYPE_CHECKING:  # ``GameState.__str__`` calls this module: importing it back would be a cycle
+    from trinity_env.core.state import GameState
 
 OWNER_MARK = {0: "w", 1: "b"}
 PLAYER_NAME = {0: "player 0 (w)", 1: "player 1 (b)"}

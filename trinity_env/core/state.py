@@ -9,14 +9,13 @@ lives in ``owners``; a captured card stays where it is and only its owner change
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import Enum
 from typing import Any
 
 from trinity_env.core.actions import NUM_ACTIONS, PLACE_OFFSET, decode_action
-from trinity_env.core.board import EMPTY, LANE_TILES, LANES, NEIGHBOURS, POSITIONS, TILES
-from trinity_env.core.cards import A, Card
+from trinity_env.core.board import EMPTY, LANE_TILES, NEIGHBOURS, POSITIONS, TILES
+from trinity_env.core.cards import Card
 from trinity_env.core.checks import describe, is_int
 from trinity_env.core.decks import (
     DEFAULT_MAX_A_CARDS,
@@ -27,103 +26,47 @@ from trinity_env.core.decks import (
     validate_deck,
 )
 from trinity_env.core.errors import CardError, IllegalMoveError, PositionError, TrinityError
+from trinity_env.core.position import position_fields
+from trinity_env.core.render import render_text
 
-try:
-    from enum import StrEnum
-except ImportError:  # Python 3.10
+# The rules this state plays by, re-exported: ``from trinity_env.core.state import DRAFT`` and the like
+from trinity_env.core.rules import (
+    DRAFT,
+    FULL_BOARD,
+    IN_HAND,
+    LANE_CONTROL,
+    NO_MOVES,
+    OVER,
+    PLAY,
+    PLAYED,
+    UNPICKED,
+    Outcome,
+    Phase,
+    Termination,
+    Transition,
+    after_placement,
+    beats,
+    lane_scores,
+)
 
-    class StrEnum(str, Enum):  # type: ignore[no-redef]
-        __str__ = str.__str__
-        __format__ = str.__format__
-
-
-UNPICKED, IN_HAND, PLAYED = 0, 1, 2
-"""Status of a deck slot."""
-
-
-class Phase(StrEnum):
-    """Where a game stands. Members are strings (``Phase.DRAFT == "draft"``), so JSON and old
-    comparisons keep working; the fast engine numbers them in this order."""
-
-    DRAFT = "draft"
-    PLAY = "play"
-    OVER = "over"
-
-
-class Termination(StrEnum):
-    """How a game ended (docs/rules.md, how a game ends).
-
-    The fast engine numbers them 1, 2, 3 in this order (0: not over)."""
-
-    LANE_CONTROL = "lane_control"
-    FULL_BOARD = "full_board"
-    NO_MOVES = "no_moves"
-
-
-DRAFT, PLAY, OVER = Phase.DRAFT, Phase.PLAY, Phase.OVER
-LANE_CONTROL, FULL_BOARD, NO_MOVES = Termination.LANE_CONTROL, Termination.FULL_BOARD, Termination.NO_MOVES
-
-
-def beats(side: int, facing: int) -> bool:
-    """The capture rule: a higher side wins, and ``A`` against ``A`` wins too."""
-    return side > facing or side == facing == A
-
-
-@dataclass(frozen=True, slots=True)
-class Transition:
-    """What one action did, for renderers, logs and replays.
-
-    ``captured`` holds the tiles flipped directly by the placed card, ``domino`` the tiles
-    flipped by those captured cards (one level), each in ascending tile order. Both are
-    empty for a pick.
-    """
-
-    player: int
-    action: int
-    deck_index: int
-    card: Card
-    tile: int | None = None
-    captured: tuple[int, ...] = ()
-    domino: tuple[int, ...] = ()
-
-    @property
-    def flipped(self) -> tuple[int, ...]:
-        return self.captured + self.domino
-
-
-@dataclass(frozen=True, slots=True)
-class Outcome:
-    """How a game ended. ``winner`` is ``None`` for a draw (only positions loaded from JSON
-    can draw); ``lane`` is the fully controlled lane on a lane-control win."""
-
-    termination: Termination
-    winner: int | None
-    scores: tuple[int, int]
-    lane: int | None = None
-
-
-def lane_scores(owners: Sequence[int]) -> tuple[int, int]:
-    """Lane-majority scores: a lane's majority owner scores its card count, ties score nothing."""
-    totals = [0, 0]
-    for tiles in LANE_TILES:
-        zero = sum(1 for t in tiles if owners[t] == 0)
-        one = sum(1 for t in tiles if owners[t] == 1)
-        if zero > one:
-            totals[0] += zero
-        elif one > zero:
-            totals[1] += one
-    return totals[0], totals[1]
-
-
-def _scored(termination: str, owners: Sequence[int], lane: int | None = None, winner: int | None = None) -> Outcome:
-    scores = lane_scores(owners)
-    if termination != LANE_CONTROL:
-        winner = 0 if scores[0] > scores[1] else 1 if scores[1] > scores[0] else None
-    return Outcome(termination, winner, scores, lane)
-
-
-def _controlled_lanes(owners: Sequence[int], player: int) -> list[int]:
-    return [lane for lane, tiles in enumerate(LANE_TILES) if all(owners[t] == player for t in tiles)]
+__all__ = [
+    "DRAFT",
+    "FULL_BOARD",
+    "IN_HAND",
+    "LANE_CONTROL",
+    "NO_MOVES",
+    "OVER",
+    "PLAY",
+    "PLAYED",
+    "UNPICKED",
+    "GameState",
+    "Outcome",
+    "Phase",
+    "Termination",
+    "Transition",
+    "beats",
+    "lane_scores",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,9 +130,7 @@ class GameState:
         position whose board already ends the game, or whose mover has no card, is settled
         by the rules (the mover passes; the game ends when neither player can place).
         """
-        from trinity_env.core.position import position_from_dict
-
-        return position_from_dict(data)
+        return cls(*position_fields(data))
 
     # ------------------------------------------------------------------ queries
 
@@ -374,7 +315,7 @@ class GameState:
         slots[deck_index] = PLAYED
         status[player] = tuple(slots)
         lanes = {tile // POSITIONS, *(t // POSITIONS for t in captured), *(t // POSITIONS for t in domino)}
-        phase, to_move, outcome = _after_placement(owners, status, player, lanes)
+        phase, to_move, outcome = after_placement(owners, status, player, lanes)
         transition = Transition(
             player,
             PLACE_OFFSET + TILES * deck_index + tile,
@@ -426,8 +367,6 @@ class GameState:
         return data
 
     def __str__(self) -> str:
-        from trinity_env.core.render import render_text
-
         return render_text(self)
 
     def __repr__(self) -> str:
@@ -458,23 +397,3 @@ def _hand_status(player: int, deck: Deck, hand: Sequence[int], max_a_cards: int)
     if a_cards > max_a_cards:
         raise TrinityError(f"player {player}'s hand holds {a_cards} A cards, more than max_a_cards={max_a_cards}")
     return tuple(IN_HAND if i in indices else UNPICKED for i in range(len(deck)))
-
-
-def _after_placement(
-    owners: list[int], status: list[tuple[int, ...]], mover: int, changed_lanes: Iterable[int] = range(LANES)
-) -> tuple[str, int, Outcome | None]:
-    """Phase, next mover and outcome once ``mover``'s placement and captures are done.
-
-    Only lanes where a tile changed owner can have become complete, so only those are checked.
-    """
-    opponent = 1 - mover
-    for lane in sorted(changed_lanes):
-        if all(owners[t] == mover for t in LANE_TILES[lane]):
-            return OVER, opponent, _scored(LANE_CONTROL, owners, lane, mover)
-    if EMPTY not in owners:
-        return OVER, opponent, _scored(FULL_BOARD, owners)
-    if IN_HAND in status[opponent]:
-        return PLAY, opponent, None
-    if IN_HAND in status[mover]:
-        return PLAY, mover, None  # the opponent has no card left and passes
-    return OVER, opponent, _scored(NO_MOVES, owners)

@@ -106,14 +106,10 @@ from pettingzoo import AECEnv
 
 from trinity_env.core import NUM_ACTIONS, GameState, IllegalMoveError, lane_scores, render_text
 from trinity_env.core.checks import describe, is_int
-from trinity_env.core.rewards import margin_shaping, result_rewards
-from trinity_env.envs.config import ConfigError, EnvConfig, make_config
-from trinity_env.envs.observation import (
-    OBSERVATION_HIGH,
-    OBSERVATION_SIZE,
-    observation_dict,
-)
+from trinity_env.core.rewards import transition_rewards
 from trinity_env.envs.wrappers import AssertOutOfBoundsWrapper, OrderEnforcingWrapper, TerminateIllegalWrapper
+from trinity_env.spec.config import ConfigError, EnvConfig, make_config
+from trinity_env.spec.observation import OBSERVATION_HIGH, OBSERVATION_SIZE, observation_dict
 
 AGENTS = ("player_0", "player_1")
 RENDER_MODES = ("human", "ansi", "rgb_array")
@@ -222,14 +218,10 @@ class raw_env(AECEnv, EzPickle):
         self._game = after
         self._cumulative_rewards[agent] = 0.0
         self._clear_rewards()
-        if self.config.reward == "margin" and after.last.tile is not None:
-            shaping = margin_shaping(before.owners, after.owners)
-            self.rewards[AGENTS[0]] += shaping
-            self.rewards[AGENTS[1]] -= shaping
+        paid = transition_rewards(self.config.reward, before, after)
+        if paid is not None:
+            self.rewards.update(zip(AGENTS, paid))
         if after.is_over:
-            outcome = after.outcome
-            for agent, reward in zip(AGENTS, result_rewards(outcome.winner)):
-                self.rewards[agent] += reward
             self.terminations = dict.fromkeys(self.agents, True)
         self.infos = _infos(after)
         self.agent_selection = AGENTS[after.to_move]

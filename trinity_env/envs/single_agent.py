@@ -18,9 +18,9 @@ from gymnasium import spaces
 from trinity_env.core import NUM_ACTIONS, GameState, IllegalMoveError, lane_scores
 from trinity_env.core.checks import describe, is_int
 from trinity_env.envs.aec import AGENTS, raw_env
-from trinity_env.envs.config import ConfigError
-from trinity_env.envs.observation import OBSERVATION_HIGH, OBSERVATION_SIZE, action_mask, encode_observation
-from trinity_env.envs.players import Agent, as_agent, visible_state
+from trinity_env.spec.agent import Agent, as_agent, visible_state
+from trinity_env.spec.config import ConfigError
+from trinity_env.spec.observation import OBSERVATION_HIGH, OBSERVATION_SIZE, action_mask, encode_observation
 
 ILLEGAL_ACTIONS = ("terminate", "raise")
 
@@ -28,7 +28,9 @@ ILLEGAL_ACTIONS = ("terminate", "raise")
 class TrinityTowersEnv(gymnasium.Env):
     """Trinity Towers against an opponent inside the env.
 
-    ``opponent``: an ``Agent``, a function ``observation dict -> action``, or ``"random"``.
+    ``opponent``: an ``Agent``, a function ``observation dict -> action``, or ``"random"``
+    (``gymnasium.make`` and ``trinity_env.registration.single_agent_env`` also take agent
+    specs such as ``"greedy"``, built by ``trinity_env.agents.make``).
     ``seat``: ``"random"`` (each episode, from the seeded RNG), ``0`` or ``1``.
     ``illegal_action``: ``"terminate"`` (the episode ends with reward -1, as PettingZoo's
     ``TerminateIllegalWrapper`` does) or ``"raise"`` (``IllegalMoveError``).

@@ -29,9 +29,9 @@ import numpy as np
 from tqdm import tqdm
 
 from trinity_env.agents.registry import make
-from trinity_env.envs.config import make_config
 from trinity_env.evaluation.match import RunInterrupted, chunk_results, seat_swapped_points
 from trinity_env.evaluation.ratings import bootstrap_elo, fit_elo, wilson_interval
+from trinity_env.spec.config import make_config
 
 CHUNK = 10  # games per task
 ARENA_DEFAULTS = {"draft": "random"}

@@ -36,9 +36,9 @@ from tqdm import tqdm
 from trinity_env.agents.registry import make
 from trinity_env.core import Card, GameState
 from trinity_env.core.state import DRAFT, LANE_CONTROL
-from trinity_env.envs.config import make_config
 from trinity_env.evaluation.match import RunInterrupted, chunk_results, play_game
 from trinity_env.evaluation.ratings import wilson_interval
+from trinity_env.spec.config import make_config
 
 DEFAULT_AGENTS = ("mcts:200,draft=search", "ppo-standard:sample=draft")
 A_LIMITS = (2, 3, 4)

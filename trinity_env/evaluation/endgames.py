@@ -19,9 +19,9 @@ from tqdm import tqdm
 from trinity_env.agents.base import Agent
 from trinity_env.agents.registry import make
 from trinity_env.core import GameState, PositionError
-from trinity_env.envs.config import make_config
-from trinity_env.envs.observation import observation_dict
 from trinity_env.search.solver import Solver
+from trinity_env.spec.config import make_config
+from trinity_env.spec.observation import observation_dict
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,8 @@ from typing import Any, TypeVar
 
 from trinity_env.agents.base import Agent, visible_state
 from trinity_env.core import GameState
-from trinity_env.envs.config import EnvConfig
-from trinity_env.envs.observation import observation_dict
+from trinity_env.spec.config import EnvConfig
+from trinity_env.spec.observation import observation_dict
 
 T = TypeVar("T")
 R = TypeVar("R")

@@ -28,11 +28,11 @@ from trinity_env.agents.base import Agent
 from trinity_env.agents.registry import make
 from trinity_env.core import GameState, Phase, PositionError, TrinityError
 from trinity_env.core.files import parse_json, read_text
-from trinity_env.envs.config import make_config
-from trinity_env.envs.observation import observation_dict
 from trinity_env.evaluation.match import RunInterrupted
 from trinity_env.evaluation.ratings import wilson_interval
 from trinity_env.search.solver import Solver, SolverBudgetError
+from trinity_env.spec.config import make_config
+from trinity_env.spec.observation import observation_dict
 
 DEFAULT_SET = Path(__file__).resolve().parent / "data" / "puzzles.jsonl"
 DEFAULT_AGENT = "mcts:400"

@@ -37,12 +37,12 @@ from trinity_env.agents.base import Agent
 from trinity_env.agents.mcts import BRANCHING, MCTSAgent, search_rows
 from trinity_env.agents.registry import make
 from trinity_env.core import GameState, Phase, PositionError, Replay, Termination, TrinityError
-from trinity_env.envs.observation import observation_dict
 from trinity_env.evaluation.match import RunInterrupted
 from trinity_env.fast.convert import write_state
 from trinity_env.fast.layout import Batch
 from trinity_env.search.mcts import Tree, run_search
 from trinity_env.search.solver import Solver, SolverBudgetError
+from trinity_env.spec.observation import observation_dict
 
 DEFAULT_MAX_NODES = 2_000_000
 """Solver nodes per position: enough for most positions with up to 9 empty tiles (about 1.5 s each)."""

@@ -21,16 +21,16 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from trinity_env.core import NUM_ACTIONS, GameState, IllegalMoveError, TrinityError
-from trinity_env.core.rewards import MARGIN_SCALE, result_rewards
-from trinity_env.envs.config import RANDOM_DECK, SAME_DECK, ConfigError, EnvConfig, make_config
-from trinity_env.envs.observation import OBSERVATION_SIZE
+from trinity_env.core.rewards import result_rewards, rewards
 from trinity_env.fast import kernels
 from trinity_env.fast.convert import read_state, write_state
 from trinity_env.fast.decks import random_deck_batch
 from trinity_env.fast.layout import OVER, PHASE, SCORE0, TERMINATION, TO_MOVE, WINNER, Batch
+from trinity_env.spec.config import RANDOM_DECK, SAME_DECK, ConfigError, EnvConfig, make_config
+from trinity_env.spec.observation import OBSERVATION_SIZE
 
-# result rewards by winner: row 0 player 0 won, row 1 player 1 won, row -1 a draw (the core's)
-_RESULT_REWARDS = np.array([result_rewards(0), result_rewards(1), result_rewards(None)], np.float32)
+# player 0's result reward by winner: 0 player 0 won, 1 player 1 won, -1 a draw or no result yet (the core's)
+_RESULT = np.array([result_rewards(0)[0], result_rewards(1)[0], result_rewards(None)[0]], np.float32)
 _DEAL = {"pick": 0, "random": 1, "fixed": 2}
 
 
@@ -268,7 +268,7 @@ class FastGames:
         if bad.size:
             listed = ", ".join(f"game {b}: action {full[b]}" for b in bad[:5])
             raise IllegalMoveError(f"illegal action in {bad.size} game(s) ({listed}); no game moved")
-        before = self._margins() if self.config.reward == "margin" else None
+        before = self._margins() if self.config.reward.shaped else None
         kernels.step_batch(*self.batch, full, self._illegal)
         return self._settle(before, active, final_seats)
 
@@ -282,19 +282,18 @@ class FastGames:
     ) -> StepResult:
         info = self.batch.info
         done = info[:, PHASE] == OVER
-        rewards = np.zeros((self.num_games, 2), np.float32)
-        if margins_before is not None:
-            change = (self._margins() - margins_before) / MARGIN_SCALE
-            change[~active] = 0
-            rewards[:, 0] += change
-            rewards[:, 1] -= change
         winner = np.where(done, info[:, WINNER], -1).astype(np.int8)
-        rewards[done] += _RESULT_REWARDS[winner[done]]
+        change = np.float32(0)
+        if margins_before is not None:
+            change = self._margins() - margins_before
+            change[~active] = 0
+        paid = np.empty((self.num_games, 2), np.float32)
+        paid[:, 0], paid[:, 1] = rewards(self.config.reward, _RESULT[winner], change)
         scores = np.where(done[:, None], info[:, SCORE0 : SCORE0 + 2], 0).astype(np.int8)
         termination = np.where(done, info[:, TERMINATION], 0).astype(np.int8)
         final = None if final_seats is None else self.observations(final_seats)
         self._restart(np.flatnonzero(done))
-        return StepResult(rewards, done, winner, scores, final, termination)
+        return StepResult(paid, done, winner, scores, final, termination)
 
     def random_actions(self, games: np.ndarray) -> np.ndarray:
         """A uniformly random legal action in each of ``games``, from the games' own seeded streams."""

@@ -12,10 +12,6 @@ import numpy as np
 from numba import njit, prange
 
 from trinity_env.core.board import POSITIONS
-from trinity_env.envs.observation import BOARD_OFFSET as _BOARD
-from trinity_env.envs.observation import OWN_CARD_FEATURES, THEIR_CARD_FEATURES, TILE_FEATURES
-from trinity_env.envs.observation import OWN_DECK_OFFSET as _OWN
-from trinity_env.envs.observation import THEIR_DECK_OFFSET as _THEIRS
 from trinity_env.fast.layout import (
     A_HELD0,
     ABSENT,
@@ -47,6 +43,10 @@ from trinity_env.fast.layout import (
     WINNER,
     A,
 )
+from trinity_env.spec.observation import BOARD_OFFSET as _BOARD
+from trinity_env.spec.observation import OWN_CARD_FEATURES, THEIR_CARD_FEATURES, TILE_FEATURES
+from trinity_env.spec.observation import OWN_DECK_OFFSET as _OWN
+from trinity_env.spec.observation import THEIR_DECK_OFFSET as _THEIRS
 
 
 @njit(cache=True, inline="always")
@@ -417,7 +417,7 @@ def masks_batch(decks, status, owner, info, out):
         legal_mask(decks, status, owner, info, b, out[b], buffer)
 
 
-# observation layout (must match trinity_env.envs.observation, bit for bit)
+# observation layout (must match trinity_env.spec.observation, bit for bit)
 
 
 @njit(cache=True)

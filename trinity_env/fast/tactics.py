@@ -15,9 +15,9 @@ import numpy as np
 from numba import njit
 
 from trinity_env.core.board import POSITIONS
-from trinity_env.envs.observation import BOARD_OFFSET, OWN_CARD_FEATURES, OWN_DECK_OFFSET, TILE_FEATURES
 from trinity_env.fast import kernels
 from trinity_env.fast.layout import DECK_SIZE, NEIGHBOUR, TILES
+from trinity_env.spec.observation import BOARD_OFFSET, OWN_CARD_FEATURES, OWN_DECK_OFFSET, TILE_FEATURES
 
 FEATURES = 6
 LANE_LENGTH = POSITIONS

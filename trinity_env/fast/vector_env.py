@@ -31,11 +31,11 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from trinity_env.core import NUM_ACTIONS, IllegalMoveError
-from trinity_env.envs.config import ConfigError
-from trinity_env.envs.observation import OBSERVATION_HIGH, OBSERVATION_SIZE
-from trinity_env.envs.players import Agent
 from trinity_env.fast.games import FastGames
 from trinity_env.fast.layout import TERMINATIONS
+from trinity_env.spec.agent import Agent
+from trinity_env.spec.config import ConfigError
+from trinity_env.spec.observation import OBSERVATION_HIGH, OBSERVATION_SIZE
 
 BatchPolicy = Callable[[np.ndarray, np.ndarray], np.ndarray]
 AUTORESET_MODES = {
@@ -49,19 +49,20 @@ _TERMINATION_NAMES = np.array([""] + [str(TERMINATIONS[code]) for code in sorted
 
 
 class TrinityTowersVectorEnv(VectorEnv):
-    """``num_envs`` games against ``opponent``: ``"random"`` (a batched kernel), any other agent
-    spec (``"greedy"``, ``"mcts:100"``: built with ``make``), a batch policy
+    """``num_envs`` games against ``opponent``: ``"random"`` (a batched kernel), a batch policy
     ``(observations [n, 339], masks [n, 256]) -> actions [n]``, an ``Agent`` (called game by
     game), or an opponent pool: an object with ``act(observations, masks, games)`` and
     ``new_episodes(games)``, told which games it plays and when they restart (so it can
-    draw a new opponent for each episode)."""
+    draw a new opponent for each episode). Other agent specs (``"greedy"``, ``"mcts:100"``)
+    are built above this layer: ``gymnasium.make_vec`` and ``trinity_env.registration.vector_env``
+    take them (with ``trinity_env.agents.make``)."""
 
     metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}
 
     def __init__(
         self,
         num_envs: int,
-        opponent: str | BatchPolicy | Agent = "random",
+        opponent: BatchPolicy | Agent | Any = "random",
         seat: int | str = "random",
         autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
         **config: Any,
@@ -71,12 +72,13 @@ class TrinityTowersVectorEnv(VectorEnv):
         if autoreset_mode not in AUTORESET_MODES:
             raise ConfigError(f"autoreset_mode must be NEXT_STEP or SAME_STEP, got {autoreset_mode!r}")
         if isinstance(opponent, str) and opponent != "random":  # "random" stays the batched kernel
-            from trinity_env.agents.registry import make  # the agents import this package: no cycle at load
-
-            opponent = make(opponent)
+            raise ConfigError(
+                f"opponent {opponent!r} is an agent spec: build it with trinity_env.agents.make, or make the env "
+                "with gymnasium.make_vec or trinity_env.registration.vector_env, which take specs"
+            )
         is_pool = hasattr(opponent, "new_episodes") and hasattr(opponent, "act")
         if not (opponent == "random" or callable(opponent) or isinstance(opponent, Agent) or is_pool):
-            raise ConfigError(f"opponent must be an agent spec, a batch policy or an Agent, got {opponent!r}")
+            raise ConfigError(f"opponent must be 'random', a batch policy or an Agent, got {opponent!r}")
         self.num_envs = num_envs
         self.games = FastGames(num_envs, **config)
         self.opponent = opponent

@@ -40,9 +40,9 @@ from trinity_env.agents.policy import PolicyNetwork
 from trinity_env.agents.registry import make
 from trinity_env.core import GameState, IllegalMoveError
 from trinity_env.core.checks import describe, is_int
-from trinity_env.core.rewards import REWARD_MODES, margin_shaping, result_rewards
-from trinity_env.envs.config import ConfigError, make_config
-from trinity_env.envs.observation import OBSERVATION_HIGH, OBSERVATION_SIZE, action_mask, encode_observation
+from trinity_env.core.rewards import transition_rewards
+from trinity_env.spec.config import ConfigError, make_config
+from trinity_env.spec.observation import OBSERVATION_HIGH, OBSERVATION_SIZE, action_mask, encode_observation
 
 ENV_NAME = "trinity_towers"
 AGENTS = ("player_0", "player_1")
@@ -71,8 +71,6 @@ class TrinityTowersMultiAgentEnv(MultiAgentEnv):
         if self.illegal_action not in ILLEGAL_ACTIONS:
             raise ConfigError(f"illegal_action must be 'terminate' or 'raise', got {self.illegal_action!r}")
         self.config = make_config(config)
-        if self.config.reward not in REWARD_MODES:  # step() computes exactly the core's reward modes
-            raise ConfigError(f"reward must be one of {', '.join(map(repr, REWARD_MODES))}, got {self.config.reward!r}")
         self.agents = self.possible_agents = list(AGENTS)
         self.observation_spaces = {agent: observation_space() for agent in AGENTS}
         self.action_spaces = {agent: gym.spaces.Discrete(NUM_ACTIONS) for agent in AGENTS}
@@ -112,14 +110,10 @@ class TrinityTowersMultiAgentEnv(MultiAgentEnv):
             infos = {AGENTS[mover]: {"illegal_action": True}}
             return observations, rewards, {"__all__": True}, {"__all__": False}, infos
         after = self.game_state = before.apply(action)
-        rewards: dict[str, float] = {}
-        if self.config.reward == "margin" and after.last.tile is not None:
-            shaping = margin_shaping(before.owners, after.owners)
-            rewards = {AGENTS[0]: shaping, AGENTS[1]: -shaping}
+        paid = transition_rewards(self.config.reward, before, after)
+        rewards: dict[str, float] = {} if paid is None else dict(zip(AGENTS, paid))
         if after.is_over:
             self._over = True
-            for agent, reward in zip(AGENTS, result_rewards(after.winner)):
-                rewards[agent] = rewards.get(agent, 0.0) + reward
             observations = {a: self._observe(seat) for seat, a in enumerate(AGENTS)}
             return observations, rewards, {"__all__": True}, {"__all__": False}, {}
         nxt = after.to_move

@@ -39,11 +39,11 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, prange
 
-from trinity_env.envs.observation import (
-    OBSERVATION_SIZE,
-)
 from trinity_env.fast import kernels
 from trinity_env.fast.layout import OVER, PHASE, TO_MOVE, WINNER, Batch
+from trinity_env.spec.observation import (
+    OBSERVATION_SIZE,
+)
 
 MAX_EDGES = 120
 """The most legal actions a position has: 8 cards in hand times 15 empty tiles (a draft has at most 16)."""

@@ -33,8 +33,8 @@ from trinity_env.agents.base import Agent, visible_state
 from trinity_env.agents.registry import make, shipped
 from trinity_env.core import LANE_TILES, TILES, GameState, Replay, TrinityError
 from trinity_env.core.state import DRAFT, IN_HAND, PLAY, UNPICKED
-from trinity_env.envs.config import make_config
-from trinity_env.envs.observation import observation_dict
+from trinity_env.spec.config import make_config
+from trinity_env.spec.observation import observation_dict
 
 ID_PATTERN = re.compile(r"[0-9a-f]{32}")
 """Game and replay ids: 16 random bytes in hex (``secrets.token_hex(16)``); anything else is refused unread."""

@@ -10,8 +10,10 @@ captures are then a few mask operations: the neighbours the new card beats that 
 opponent owns, and one level of domino from each of them through ``beaten``.
 
 The comparison of two sides and a lane's points are the engine's own (``kernels.beats``,
-``kernels.lane_points``); the differential test plays random games here and on the core
-and compares every placement's flips, owners and hash.
+``kernels.lane_points``); the lane and end-of-game checks here (``holds_a_lane``,
+``held_lanes``, ``scored``, ``ends``) are those rules on owner masks. The differential test
+(``tests/test_bitboard.py``) plays random games here and on the core and compares every
+placement's flips, owners and hash.
 
 Card ids: ``16 * p + i`` for player ``p``'s deck card ``i``; ``32 + t`` for a card that was
 on tile ``t`` when the board was loaded (positions need not come from the decks).
@@ -264,6 +266,16 @@ def holds_a_lane(mask):
 
 
 @njit(cache=True, inline="always")
+def held_lanes(mask):
+    """The lanes (bits 0-2) whose five tiles the owner mask ``mask`` all holds."""
+    held = 0
+    for lane in range(3):
+        if (mask & LANES[lane]) == LANES[lane]:
+            held |= 1 << lane
+    return held
+
+
+@njit(cache=True, inline="always")
 def lane_scores(own0, own1):
     """Lane-majority scores ``(player 0, player 1)`` of the owner masks (``kernels.lane_points`` per lane)."""
     s0 = 0
@@ -282,3 +294,14 @@ def scored(own0, own1, p):
     mine = s0 if p == 0 else s1
     theirs = s1 if p == 0 else s0
     return 1 if mine > theirs else (-1 if mine < theirs else 0)
+
+
+@njit(cache=True, inline="always")
+def ends(own, hand, p):
+    """The game's value for ``p`` after ``p``'s placement, or 2 when it goes on: a completed
+    lane wins, a full board or two empty hands are scored."""
+    if holds_a_lane(own[p]):
+        return 1
+    if (own[0] | own[1]) == FULL or (hand[0] == 0 and hand[1] == 0):
+        return scored(own[0], own[1], p)
+    return 2

@@ -8,9 +8,9 @@ from collections import Counter
 import numpy as np
 
 from trinity_env.core import GameState
-from trinity_env.fast import bitboard
 from trinity_env.fast.convert import write_state
 from trinity_env.fast.layout import Batch
+from trinity_env.search import bitboard
 
 from drawn import state as drawn_state
 from games import random_start
