@@ -33,6 +33,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable
+from importlib import resources
 from pathlib import Path
 
 from trinity_env.agents.base import Agent, RandomAgent
@@ -136,7 +137,7 @@ AGENTS: dict[str, Callable[..., Agent]] = {
 }
 
 
-SHIPPED_DIR = Path(__file__).resolve().parent / "data"
+SHIPPED_DIR = Path(str(resources.files("trinity_env.agents") / "data"))
 
 
 def shipped() -> list[str]:

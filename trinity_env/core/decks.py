@@ -12,6 +12,7 @@ import itertools
 import math
 import random
 from collections.abc import Sequence
+from importlib import resources
 from pathlib import Path
 
 from trinity_env.core.cards import A, Card, parse_cards
@@ -30,11 +31,12 @@ Deck = tuple[Card, ...]
 
 
 def config_root() -> Path:
-    """The ``configs/`` folder: inside an installed wheel, or at the top of a checkout."""
-    packaged = Path(__file__).resolve().parent.parent / "configs"
-    if packaged.is_dir():
-        return packaged
-    return Path(__file__).resolve().parent.parent.parent / "configs"
+    """The package's ``configs`` data, found one way (``importlib.resources``) in a checkout and an install.
+
+    In a checkout ``trinity_env/configs`` is a link to the top-level ``configs/`` folder (the
+    project's layout); the wheel carries the files themselves there.
+    """
+    return Path(str(resources.files("trinity_env") / "configs"))
 
 
 def check_max_a_cards(max_a_cards: object) -> int:

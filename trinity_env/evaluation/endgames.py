@@ -12,6 +12,7 @@ import json
 import random
 from collections.abc import Iterable
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 
 from tqdm import tqdm
@@ -119,4 +120,4 @@ def score_agent(agent: Agent, suite: Iterable[Endgame]) -> float:
     return hits / total if total else float("nan")
 
 
-DEFAULT_SUITE = Path(__file__).resolve().parent / "data" / "endgames.jsonl"
+DEFAULT_SUITE = Path(str(resources.files("trinity_env.evaluation") / "data" / "endgames.jsonl"))

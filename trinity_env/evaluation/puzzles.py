@@ -21,6 +21,7 @@ import json
 import random
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +35,7 @@ from trinity_env.search.solver import Solver, SolverBudgetError
 from trinity_env.spec.config import make_config
 from trinity_env.spec.observation import observation_dict
 
-DEFAULT_SET = Path(__file__).resolve().parent / "data" / "puzzles.jsonl"
+DEFAULT_SET = Path(str(resources.files("trinity_env.evaluation") / "data" / "puzzles.jsonl"))
 DEFAULT_AGENT = "mcts:400"
 DEFAULT_EMPTY = (8, 10)
 DEFAULT_MAX_NODES = 20_000_000

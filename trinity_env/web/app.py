@@ -23,6 +23,7 @@ import secrets
 import socket
 import sys
 from collections.abc import Callable, Sequence
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +49,7 @@ from trinity_env.web.games import (
     GameStore,
 )
 
-STATIC = Path(__file__).resolve().parent / "static"
+STATIC = Path(str(resources.files("trinity_env.web") / "static"))
 PAGES = ("play", "watch", "replay")
 MAX_BODY = 16 * 1024
 """Bytes of a request body (a move, a new game)."""
