@@ -1,9 +1,9 @@
 """An installed user can train: the wheel carries the trainers and their configs, and they run from it.
 
 The wheel is built from this checkout and unpacked into a folder that goes first on
-``PYTHONPATH``, so the subprocess imports ``trinity_env`` (and ``trinity_env.training``) from
-the wheel's files, not from the checkout; it runs from a folder without ``training/`` or
-``configs/`` in reach.
+``PYTHONPATH``, so the subprocess imports ``trinity_env`` and ``training`` (the trainers' one
+import name, in a checkout and an install alike) from the wheel's files, not from the
+checkout; it runs from a folder without ``training/`` or ``configs/`` in reach.
 """
 
 from __future__ import annotations
@@ -68,17 +68,17 @@ def _run_from_wheel(site: Path, cwd: Path, *args: str) -> subprocess.CompletedPr
 def test_the_wheel_carries_the_trainers_and_their_configs(unpacked_wheel):
     package = unpacked_wheel / "trinity_env"
     for name in ("fast_ppo", "alphazero", "selfplay_ppo", "config", "evaluation", "run_folder", "session"):
-        assert (package / "training" / f"{name}.py").is_file(), name
+        assert (unpacked_wheel / "training" / f"{name}.py").is_file(), name
     for config in ("quick", "standard", "az-quick", "az-standard"):
         assert (package / "configs" / "train" / f"{config}.yaml").is_file(), config
-    assert not (unpacked_wheel / "training").exists(), "no top-level package named 'training' is installed"
+    assert not (package / "training").exists(), "one import name for the trainers: training"
 
 
 def test_trinity_train_runs_a_config_from_the_wheel(unpacked_wheel, tmp_path):
     check = _run_from_wheel(unpacked_wheel, tmp_path, "train", "quick", "--help")
     assert check.returncode == 0, check.stderr
     probe = subprocess.run(
-        [sys.executable, "-c", "import trinity_env.training.fast_ppo as m; print(m.__file__)"],
+        [sys.executable, "-c", "import training.fast_ppo as m; print(m.__file__)"],
         cwd=tmp_path,
         env=os.environ | {"PYTHONPATH": str(unpacked_wheel)},
         capture_output=True,

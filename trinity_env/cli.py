@@ -285,16 +285,15 @@ def _play(args: argparse.Namespace) -> None:
 
 
 def _trainers():
-    """The trainers' package: inside the wheel (``trinity_env.training``) or a checkout's top-level ``training/``."""
+    """The trainers' package, ``training``: one import name in a checkout and in an installed wheel."""
     import importlib
 
-    for name in ("trinity_env.training", "training"):
-        try:
-            return importlib.import_module(name)
-        except ModuleNotFoundError as err:
-            if err.name not in (name, name.split(".")[0]):
-                raise TrinityError(f"training needs the train extra ('trinity-towers[train]'): {err}") from None
-    raise TrinityError("the trainers are not installed: pip install 'trinity-towers[train]'")
+    try:
+        return importlib.import_module("training")
+    except ModuleNotFoundError as err:
+        if err.name == "training":
+            raise TrinityError("the trainers are not installed: pip install 'trinity-towers[train]'") from None
+        raise TrinityError(f"training needs the train extra ('trinity-towers[train]'): {err}") from None
 
 
 def _train(args: argparse.Namespace) -> None:
