@@ -195,3 +195,15 @@ def test_the_readme_quotes_the_bounds_the_agents_check():
     quoted = (f"`az`: {az.MAX_SIMULATIONS:,} sims, {az.MAX_WORLDS} worlds, worlds x sims at most "
               f"{az.MAX_WORLD_SIMULATIONS:,}")  # fmt: skip
     assert quoted in readme
+
+
+def test_an_az_config_evaluating_past_the_agents_bound_is_refused_at_load():
+    """Once a run trained for hours and then failed at its first evaluation, where the agent was built."""
+    pytest.importorskip("torch")
+    from training.alphazero import AZConfig
+    from training.config import TrainConfigError
+    from trinity_env.agents.az import MAX_SIMULATIONS
+
+    assert AZConfig.from_dict({"eval_simulations": MAX_SIMULATIONS}).eval_simulations == MAX_SIMULATIONS
+    with pytest.raises(TrainConfigError, match=rf"field 'eval_simulations' must be at most {MAX_SIMULATIONS:,}"):
+        AZConfig.from_dict({"eval_simulations": MAX_SIMULATIONS + 1})

@@ -46,7 +46,7 @@ import torch
 from torch.optim import AdamW
 from tqdm import tqdm
 
-from trinity_env.agents.az import AZAgent, AZNetwork, evaluator, load_network, save_network
+from trinity_env.agents.az import MAX_SIMULATIONS, AZAgent, AZNetwork, evaluator, load_network, save_network
 from trinity_env.agents.policy import CheckpointError
 from trinity_env.agents.view import decode, determinise
 from trinity_env.core.writes import write_text
@@ -156,6 +156,9 @@ class AZConfig(YAMLConfig):
                                       "hidden", "layers", "batch_size", "replay_size", "threads",
                                       "checkpoint_every", "eval_every", "eval_games"))  # fmt: skip
         self._check_network(source)
+        if self.eval_simulations > MAX_SIMULATIONS:  # the az agent's own bound, checked before training starts
+            raise TrainConfigError(f"{source}: field 'eval_simulations' must be at most {MAX_SIMULATIONS:,}, "
+                                   f"got {self.eval_simulations}")  # fmt: skip
         self._check_above_zero(source, ("c_puct", "dirichlet_alpha", "learning_rate", "sample_reuse"))
         self._check_not_negative(source, ("max_minutes", "weight_decay", "value_coef", "temperature_moves",
                                           "eval_simulations"))  # fmt: skip

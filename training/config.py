@@ -87,8 +87,8 @@ class YAMLConfig:
         from trinity_env.agents.registry import make
 
         if len(set(self.eval_opponents)) != len(self.eval_opponents):
-            twice = list(self.eval_opponents)
-            raise TrainConfigError(f"{source}: field 'eval_opponents' names an agent twice: {twice}")
+            twice = sorted({spec for spec in self.eval_opponents if self.eval_opponents.count(spec) > 1})
+            raise TrainConfigError(f"{source}: field 'eval_opponents' names an agent twice: {short(twice)}")
         for spec in self.eval_opponents:
             try:
                 make(spec)
