@@ -25,6 +25,7 @@ from trinity_env.agents import make, visible_state
 from trinity_env.agents.mcts import BRANCHING, search_rows
 from trinity_env.agents.view import decode
 from trinity_env.core import GameState, TrinityError
+from trinity_env.core.errors import BudgetExhausted
 from trinity_env.envs import make_config
 from trinity_env.envs.observation import action_mask, encode_observation
 from trinity_env.search import mcts as mcts_search
@@ -73,11 +74,11 @@ def test_a_node_budget_gives_the_same_outcome_everywhere():
     assert f"({needed - 1:,} nodes, " in str(caught.value)
 
 
-def test_a_budget_error_is_one_line_a_trinity_error_and_pickles():
+def test_a_budget_error_is_one_line_a_budget_exhausted_not_bad_input_and_pickles():
     with pytest.raises(SolverBudgetError) as caught:
         Solver(table_bits=16).solve(empty_board(), max_nodes=2_000_000, max_seconds=60)
     error = caught.value
-    assert isinstance(error, TrinityError)
+    assert isinstance(error, BudgetExhausted) and not isinstance(error, ValueError)  # not bad input: more budget helps
     assert error.nodes == 2_000_000 and error.max_nodes == 2_000_000 and error.max_seconds == 60.0
     assert "\n" not in str(error) and str(error).startswith("not solved within the budget (2,000,000 nodes, ")
     again = pickle.loads(pickle.dumps(error))

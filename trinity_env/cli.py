@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from trinity_env.core import REPLAY_FORMAT, GameState, Phase, Replay, TrinityError
+from trinity_env.core.errors import BudgetExhausted
 from trinity_env.core.files import read_json, read_text
 
 EXIT_BAD_INPUT = 2
@@ -642,7 +643,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # the reader of standard output went away (trinity show x | head -1)
         _silence_stdout()
         return 1
-    except (TrinityError, ValueError, OSError, RecursionError, MemoryError) as err:
+    except (TrinityError, ValueError, OSError, RecursionError, MemoryError, BudgetExhausted) as err:
         _say(prog, _describe(err))
         return EXIT_BAD_INPUT
 

@@ -28,6 +28,13 @@ class PositionError(TrinityError):
     """A position or replay document does not follow the documented format."""
 
 
+class BudgetExhausted(Exception):
+    """A search or run that spent its whole budget (nodes, games, steps or seconds) without finishing.
+
+    Not bad input, so not a ``TrinityError``/``ValueError``: the same call with a larger budget
+    succeeds. The message is one line saying what was spent."""
+
+
 class WriteError(OSError):
     """A file could not be written where asked: disk full, read-only, an I/O error, or a link in the way.
 

@@ -19,6 +19,7 @@ import numpy as np
 
 from trinity_env.core import GameState, TrinityError
 from trinity_env.core.board import EMPTY
+from trinity_env.core.errors import BudgetExhausted
 from trinity_env.fast.convert import write_state
 from trinity_env.fast.layout import Batch
 from trinity_env.search import bitboard
@@ -32,7 +33,7 @@ PROGRESS_EVERY = 1.0  # seconds between calls of a solver's ``progress``
 T = TypeVar("T")
 
 
-class SolverBudgetError(TrinityError):
+class SolverBudgetError(BudgetExhausted):
     """A search that ran out of its budget (``max_nodes`` or ``max_seconds``) before it finished.
 
     ``nodes`` and ``seconds`` are what the call spent; ``max_nodes`` and ``max_seconds`` its budget.
