@@ -143,3 +143,18 @@ def test_the_batched_greedy_kernel_plays_exactly_like_greedy():
     greedy_batch(*from_states(states), np.arange(len(states)), out)
     agent = GreedyAgent()
     assert [agent.act(_observation(s, s.to_move, True)) for s in states] == out.tolist()
+
+
+def test_spec_defaults_are_the_constructors_and_unknown_arguments_are_named():
+    """Defaults are declared once, in the agents; the registry only maps spec names to keywords."""
+    from trinity_env.agents.registry import AGENTS, AZ_ARGUMENTS, MCTS_ARGUMENTS
+
+    built, plain = make("mcts"), MCTSAgent()
+    assert (built.simulations, built.c, built.worlds) == (plain.simulations, plain.c, plain.worlds)
+    assert make("mcts:123,c=1.5").simulations == 123 and make("mcts:123,c=1.5").c == 1.5
+    assert {keyword for keyword, _ in AZ_ARGUMENTS.values()} == {
+        "simulations", "solver", "worlds", "seed", "mode", "max_considered"}  # fmt: skip
+    assert all(name == keyword for name, (keyword, _) in MCTS_ARGUMENTS.items())
+    with pytest.raises(AgentSpecError, match=r"mcts takes no argument 'bogus' \(it takes simulations, c, "):
+        make("mcts:400,bogus=1")
+    assert "mcts" in AGENTS

@@ -35,6 +35,7 @@ import os
 from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from trinity_env.agents.base import Agent, RandomAgent
 from trinity_env.agents.baselines import GreedyAgent, LookaheadAgent, check_seed
@@ -67,22 +68,34 @@ def spec_float(name: str, text: str) -> float:
     return value
 
 
-def _mcts(
-    simulations: str = "400",
-    c: str = "0.7",
-    worlds: str = "8",
-    seed: str | None = None,
-    draft: str = "strongest",
-    greed: str = "0.5",
-) -> Agent:
-    return MCTSAgent(
-        spec_int("simulations", simulations),
-        spec_float("c", c),
-        spec_int("worlds", worlds),
-        None if seed is None else spec_int("seed", seed),
-        draft=draft,
-        greed=spec_float("greed", greed),
-    )
+def _text(name: str, text: str) -> str:
+    return text
+
+
+def spec_arguments(agent: str, given: dict[str, str], table: dict[str, tuple[str, Callable[[str, str], Any]]]):
+    """The constructor keywords for the spec arguments given; the others keep the constructor's own defaults.
+
+    ``table`` maps each spec name to its constructor keyword and parser: the one place where a spec's
+    short name (``az``'s ``sims``, ``search``, ``considered``) differs from the keyword it sets
+    (``simulations``, ``mode``, ``max_considered``). Defaults are declared once, in the constructors.
+    """
+    unknown = sorted(set(given) - set(table))
+    if unknown:
+        raise TypeError(f"{agent} takes no argument {short(unknown[0])} (it takes {', '.join(table)})")
+    return {table[name][0]: table[name][1](name, text) for name, text in given.items()}
+
+
+MCTS_ARGUMENTS = {
+    "simulations": ("simulations", spec_int), "c": ("c", spec_float), "worlds": ("worlds", spec_int),
+    "seed": ("seed", spec_int), "draft": ("draft", _text), "greed": ("greed", spec_float),
+}  # fmt: skip
+"""``mcts:N,c=..,worlds=..,seed=..,draft=..,greed=..``: spec names are ``MCTSAgent``'s keywords."""
+
+
+def _mcts(simulations: str | None = None, **given: str) -> Agent:
+    if simulations is not None:
+        given = {"simulations": simulations} | given
+    return MCTSAgent(**spec_arguments("mcts", given, MCTS_ARGUMENTS))
 
 
 def _random(seed: str | None = None) -> Agent:
@@ -93,38 +106,32 @@ AZ_STANDARD = "az-standard"
 """The shipped AlphaZero agent (``training/alphazero.py``, ``configs/train/az-standard.yaml``)."""
 
 
-def _az(
-    path: str | None = None,
-    sims: str | None = None,
-    solver: str = "0",
-    worlds: str = "4",
-    seed: str | None = None,
-    search: str = "gumbel",
-    considered: str = "16",
-) -> Agent:
+AZ_ARGUMENTS = {
+    "sims": ("simulations", spec_int), "solver": ("solver", spec_int), "worlds": ("worlds", spec_int),
+    "seed": ("seed", spec_int), "search": ("mode", _text), "considered": ("max_considered", spec_int),
+}  # fmt: skip
+"""``az:PATH,sims=..,solver=..,worlds=..,seed=..,search=..,considered=..``: spec names and ``AZAgent`` keywords."""
+
+
+def _az(path: str | None = None, **given: str) -> Agent:
     """``az:PATH_OR_RUN,sims=N,solver=K``: an AlphaZero network (a checkpoint or a run folder) with N simulations
     per move (0: the raw policy) and the exact solver for positions with at most K empty tiles (0: off)."""
     if path is None:
         raise ValueError("az needs a checkpoint or run folder: az:PATH_OR_RUN,sims=N,solver=K")
     try:
-        from trinity_env.agents.az import DEFAULT_SIMULATIONS, AZAgent
+        from trinity_env.agents.az import AZAgent
     except ImportError:
         raise AgentSpecError("az agents need torch: install the train extra") from None
-    arguments = {
-        "simulations": DEFAULT_SIMULATIONS if sims is None else spec_int("sims", sims),
-        "solver": spec_int("solver", solver),
-        "worlds": spec_int("worlds", worlds),
-        "seed": None if seed is None else spec_int("seed", seed),
-        "mode": search,
-        "max_considered": spec_int("considered", considered),
-    }
+    arguments = spec_arguments("az", given, AZ_ARGUMENTS)
     AZAgent.check_arguments(**arguments)  # every bound before the checkpoint is read
     return AZAgent.from_checkpoint(path, **arguments)
 
 
-def _az_standard(sims: str | None = None, **keywords: str) -> Agent:
+def _az_standard(sims: str | None = None, **given: str) -> Agent:
     """The shipped ``az-standard`` network: ``az-standard:sims=0`` plays its raw policy."""
-    return _az(str(SHIPPED_DIR / f"{AZ_STANDARD}.pt"), sims, **keywords)
+    if sims is not None:
+        given = {"sims": sims} | given
+    return _az(str(SHIPPED_DIR / f"{AZ_STANDARD}.pt"), **given)
 
 
 AGENTS: dict[str, Callable[..., Agent]] = {
