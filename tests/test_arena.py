@@ -194,3 +194,55 @@ def test_ctrl_c_in_trinity_play_is_one_line_and_130(capsys, monkeypatch):
     assert captured.err == "trinity play: interrupted\n" and captured.out.endswith("\n")
     with pytest.raises(TrinityError, match="seat must be"):
         play_in_terminal("random", seat=2, read=interrupted, out=io.StringIO())
+
+
+def test_play_saves_the_game_as_a_replay_that_replays_it(tmp_path, monkeypatch):
+    """``trinity play --save``: something to run ``trinity review`` and the replay view on."""
+    import trinity_env.play as play_module
+    from trinity_env.core import Replay
+
+    holder = {}
+    original = play_module._show
+
+    def spy(state, me, open_hands, out):
+        holder["state"] = state
+        original(state, me, open_hands, out)
+
+    def first_legal(prompt: str) -> str:
+        state = holder["state"]
+        if state.phase.name == "DRAFT":
+            return str(state.legal_actions()[0])
+        card, tile = state.legal_moves()[0]
+        return f"{card} {tile}"
+
+    monkeypatch.setattr(play_module, "_show", spy)
+    out = io.StringIO()
+    final = play_in_terminal("random", seat=0, seed=7, read=first_legal, out=out, save=tmp_path / "game.json")
+    assert final.is_over and f"replay saved to {tmp_path / 'game.json'}" in out.getvalue()
+    replay = Replay.load(tmp_path / "game.json")
+    assert replay.final_state() == final
+    # a game left in its play phase is saved as far as it went; one left in its draft cannot be replayed
+    played = []
+
+    def quit_after_two_placements(prompt: str) -> str:
+        state = holder["state"]
+        if state.phase.name == "PLAY" and len(played) >= 2:
+            return "quit"
+        if state.phase.name == "PLAY":
+            played.append(1)
+        return first_legal(prompt)
+
+    early = play_in_terminal("random", seat=1, seed=7, read=quit_after_two_placements, out=io.StringIO(),
+                             save=tmp_path / "early.json")  # fmt: skip
+    assert Replay.load(tmp_path / "early.json").final_state() == early and not early.is_over
+    out = io.StringIO()
+    play_in_terminal("random", seat=1, seed=7, read=lambda prompt: "quit", out=out, save=tmp_path / "draft.json")
+    assert "no replay saved" in out.getvalue() and not (tmp_path / "draft.json").exists()
+    with pytest.raises(TrinityError, match="is a folder"):
+        play_in_terminal("random", save=tmp_path, read=lambda prompt: "quit", out=io.StringIO())
+
+
+def test_play_save_to_a_folder_is_one_line_and_exit_2(tmp_path, capsys):
+    assert main(["play", "--opponent", "random", "--save", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("trinity play: ") and "is a folder" in err and err.count("\n") == 1

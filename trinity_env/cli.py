@@ -282,7 +282,7 @@ def _balance(args: argparse.Namespace) -> int:
 def _play(args: argparse.Namespace) -> None:
     from trinity_env.play import play_in_terminal
 
-    play_in_terminal(args.opponent, seat=args.seat, seed=args.seed, config=args.config)
+    play_in_terminal(args.opponent, seat=args.seat, seed=args.seed, config=args.config, save=args.save)
 
 
 def _trainers():
@@ -540,6 +540,7 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--seat", default="random", choices=["0", "1", "random"], help="your seat")
     play.add_argument("--seed", type=non_negative_int, default=None)
     play.add_argument("--config", default=None, help="a rules config (name in configs/rules/ or YAML path)")
+    play.add_argument("--save", default=None, help="write the game as a replay to this file (for trinity review)")
     play.set_defaults(run=_play)
 
     train = commands.add_parser(

@@ -5,12 +5,14 @@ from __future__ import annotations
 import random
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import TextIO
 
 from trinity_env.agents.base import visible_state
 from trinity_env.agents.registry import make
-from trinity_env.core import Card, GameState, Phase, TrinityError
-from trinity_env.spec.config import make_config
+from trinity_env.core import Card, GameState, Phase, Replay, TrinityError
+from trinity_env.core.writes import write_text
+from trinity_env.spec.config import EnvConfig, make_config
 from trinity_env.spec.observation import observation_dict
 
 HELP = (
@@ -56,28 +58,65 @@ def play_in_terminal(
     config: str | None = None,
     read: Callable[[str], str] | None = None,
     out: TextIO | None = None,
+    save: str | Path | None = None,
 ) -> GameState:
     """Play one game against ``opponent`` (an agent spec); returns the final state.
 
     ``read`` gets a line (default ``input``), ``out`` takes the text (default standard output).
-    Bad arguments raise ``TrinityError`` before the game starts; Ctrl-C at the prompt ends the
-    line and raises ``KeyboardInterrupt``.
+    ``save``: write the game as a replay there when it ends (finished, quit, end of input or
+    Ctrl-C), for ``trinity review`` or the web app's replay view. Bad arguments raise
+    ``TrinityError`` before the game starts; Ctrl-C at the prompt ends the line and raises
+    ``KeyboardInterrupt``.
     """
+    if save is not None and Path(save).is_dir():
+        raise TrinityError(f"--save {save} is a folder: give a file path for the replay")
+    env_config = make_config(config) if config else make_config()
+    states: list[GameState] = []
+    try:
+        final = _play(opponent, seat, seed, env_config, read, out, states.append)
+    finally:
+        if save is not None and states:
+            _save(Replay.from_states(states, open_hands=env_config.open_hands), save, out)
+    return final
+
+
+def _save(replay: Replay, path: str | Path, out: TextIO | None) -> None:
+    """Write ``replay`` to ``path``, if it is one a reader can load: a game left in its draft is not."""
+    out = sys.stdout if out is None else out
+    try:
+        Replay.from_dict(replay.to_dict()).final_state()
+    except TrinityError as err:
+        print(f"no replay saved: the game stopped where a replay cannot ({err})", file=out)
+        return
+    write_text(path, replay.to_json(indent=1) + "\n")
+    print(f"replay saved to {path}", file=out)
+
+
+def _play(
+    opponent: str,
+    seat: str | int,
+    seed: int | None,
+    env_config: EnvConfig,
+    read: Callable[[str], str] | None,
+    out: TextIO | None,
+    record: Callable[[GameState], None],
+) -> GameState:
     read = input if read is None else read
     out = sys.stdout if out is None else out
     if seat not in (0, 1, "0", "1", "random") or isinstance(seat, bool):
         raise TrinityError(f"seat must be 0, 1 or 'random', got {seat!r}")
-    env_config = make_config(config) if config else make_config()
     rng = random.Random(seed)
     agent = make(opponent)
     agent.reset(rng.randrange(2**31))
     me = rng.randint(0, 1) if seat == "random" else int(seat)
     state = env_config.new_game(rng)
+    record(state)
     print(f"You are player {me} ({'w' if me == 0 else 'b'}), against {agent.name}. {HELP}", file=out)
     while not state.is_over:
         if state.to_move != me:
             observation = observation_dict(state, 1 - me, env_config.open_hands)
             state = state.apply(agent.act(observation, visible_state(state, env_config.open_hands)))
+            record(state)
             if state.last.tile is not None:
                 print(f"{agent.name} plays {state.last.card} on tile {state.last.tile}", file=out)
             else:
@@ -99,6 +138,7 @@ def play_in_terminal(
             continue
         try:
             state = state.apply(parse_move(line, state))
+            record(state)
         except TrinityError as err:
             print(f"not a legal move: {err}", file=out)
     print(state, file=out)
