@@ -246,3 +246,32 @@ def test_play_save_to_a_folder_is_one_line_and_exit_2(tmp_path, capsys):
     assert main(["play", "--opponent", "random", "--save", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("trinity play: ") and "is a folder" in err and err.count("\n") == 1
+
+
+def test_arena_replays_are_the_games_it_scored(tmp_path):
+    """``trinity arena --replays DIR``: every game as a replay, named by who sat where, the same games as scored."""
+    from trinity_env.core import Replay
+    from trinity_env.evaluation.arena import replay_name
+
+    plain = round_robin(["random", "greedy"], 4, seed=3, workers=1, progress=False)
+    result = round_robin(["random", "greedy"], 4, seed=3, workers=1, progress=False, replays=tmp_path)
+    assert np.array_equal(result.score, plain.score)  # recording changes no game
+    files = sorted(p.name for p in tmp_path.iterdir())
+    assert files == sorted(replay_name(k, "random", "greedy") for k in range(4))
+    assert "random_vs_greedy_game00000.json" in files and "greedy_vs_random_game00001.json" in files
+    points = 0.0
+    for k in range(4):
+        final = Replay.load(tmp_path / replay_name(k, "random", "greedy")).final_state()
+        assert final.is_over
+        points += 0.5 if final.winner is None else float(final.winner == k % 2)  # random sits in seat k % 2
+    assert points == result.score[0, 1]
+
+
+def test_arena_replays_on_the_command_line(tmp_path, capsys):
+    out, replays = tmp_path / "out", tmp_path / "games"
+    code = main(["arena", "--agents", "random", "greedy", "--games", "2", "--workers", "1", "--quiet",
+                 "--out", str(out), "--replays", str(replays)])  # fmt: skip
+    assert code == 0 and len(list(replays.glob("*.json"))) == 2
+    assert f"wrote 2 replays in {replays}" in capsys.readouterr().out
+    (tmp_path / "file").write_text("x")
+    assert main(["arena", "--agents", "random", "greedy", "--games", "2", "--replays", str(tmp_path / "file")]) == 2

@@ -234,15 +234,20 @@ def _arena(args: argparse.Namespace) -> int:
     _prepare_folder("--out", args.out, OUTPUT_FILES)
     if args.json:
         _prepare_file("--json", args.json)
+    if args.replays:
+        _prepare_folder("--replays", args.replays, ())
     try:
         result = round_robin(
-            args.agents, args.games, seed=args.seed, config=config, workers=args.workers, progress=not args.quiet
-        )
+            args.agents, args.games, seed=args.seed, config=config, workers=args.workers, progress=not args.quiet,
+            replays=args.replays,
+        )  # fmt: skip
     except RunInterrupted as stop:
         result = stop.partial  # written like a whole result, marked partial
     print(result.table())
     for path in result.write(args.out):
         print(f"wrote {path}")
+    if args.replays:
+        print(f"wrote {int(result.games.sum() // 2)} replays in {args.replays} (trinity review FILE)")
     if args.json:
         Path(args.json).write_text(json.dumps(result.to_json(), indent=1) + "\n", encoding="utf-8")
         print(f"wrote {args.json}")
@@ -513,6 +518,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     arena.add_argument("--out", default="arena", help="folder for the CSV, markdown, JSON and heatmap")
     arena.add_argument("--json", default=None, help="also write the JSON summary to this path")
+    arena.add_argument("--replays", default=None, help="also write every game as a replay in this folder")
     arena.add_argument("--quiet", action="store_true", help="no progress bar")
     arena.set_defaults(run=_arena)
 

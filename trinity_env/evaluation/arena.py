@@ -19,6 +19,7 @@ import json
 import math
 import numbers
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import combinations
@@ -29,6 +30,8 @@ import numpy as np
 from tqdm import tqdm
 
 from trinity_env.agents.registry import make
+from trinity_env.core import Replay
+from trinity_env.core.writes import write_text
 from trinity_env.evaluation.match import RunInterrupted, chunk_results, seat_swapped_points
 from trinity_env.evaluation.ratings import bootstrap_elo, fit_elo, wilson_interval
 from trinity_env.spec.config import make_config
@@ -39,14 +42,30 @@ OUTPUT_FILES = ("arena.csv", "arena.md", "arena.json", "arena_heatmap.png")
 """What ``ArenaResult.write`` writes in its folder."""
 
 
+def replay_name(k: int, first: str, second: str) -> str:
+    """The file of game ``k`` between the agents labelled ``first`` and ``second`` (seat 0 named first)."""
+    white, black = (first, second) if k % 2 == 0 else (second, first)
+    return f"{_file_word(white)}_vs_{_file_word(black)}_game{k:05d}.json"
+
+
+def _file_word(label: str) -> str:
+    return re.sub(r"[^A-Za-z0-9.=-]+", "_", label).strip("_.")[:40] or "agent"
+
+
 def _play_chunk(task: tuple) -> tuple[int, int, float, int]:
-    i, j, spec_i, spec_j, first_game, count, seed, config = task
+    i, j, spec_i, spec_j, first_game, count, seed, config, replays = task
     agent_i, agent_j = make(spec_i), make(spec_j)
     env_config = make_config(config)
     games = range(first_game, first_game + count)
+
+    def save(k: int, states: list) -> None:
+        replay = Replay.from_states(states, open_hands=env_config.open_hands)
+        write_text(Path(replays) / replay_name(k, spec_i, spec_j), replay.to_json(indent=1) + "\n")
+
     points = seat_swapped_points(
-        agent_i, agent_j, env_config, games, lambda k: seed * 1_000_003 + i * 10_007 + j * 101 + k
-    )
+        agent_i, agent_j, env_config, games, lambda k: seed * 1_000_003 + i * 10_007 + j * 101 + k,
+        on_game=None if replays is None else save,
+    )  # fmt: skip
     return i, j, points, count
 
 
@@ -237,8 +256,12 @@ def round_robin(
     config: dict[str, Any] | None = None,
     workers: int | None = None,
     progress: bool = True,
+    replays: str | Path | None = None,
 ) -> ArenaResult:
     """Every pair of ``specs`` plays ``games`` games (seats swapped); ratings fitted to all of them.
+
+    ``replays``: a folder that gets every game as a replay (``replay_name``: the seat-0 agent first),
+    for ``trinity review`` and the web app's replay view; the same games as without it.
 
     Interrupted (Ctrl-C), it stops at once and raises ``RunInterrupted`` whose ``partial`` is the
     result of the games finished so far (``partial=True``).
@@ -247,11 +270,12 @@ def round_robin(
     games = int(games)
     env_config = make_config(config or ARENA_DEFAULTS).to_dict()
     pairs = list(combinations(range(len(specs)), 2))
+    folder = None if replays is None else str(replays)
 
     def tasks() -> Iterator[tuple]:  # lazily: a huge ``games`` must not build a huge list first
         for i, j in pairs:
             for start in range(0, games, CHUNK):
-                yield i, j, specs[i], specs[j], start, min(CHUNK, games - start), seed, env_config
+                yield i, j, specs[i], specs[j], start, min(CHUNK, games - start), seed, env_config, folder
 
     n = len(specs)
     score = np.zeros((n, n))

@@ -45,18 +45,27 @@ def play_game(
 
 
 def seat_swapped_points(
-    agent: Agent, opponent: Agent, config: EnvConfig, games: Iterable[int], seed_of: Callable[[int], int]
+    agent: Agent,
+    opponent: Agent,
+    config: EnvConfig,
+    games: Iterable[int],
+    seed_of: Callable[[int], int],
+    on_game: Callable[[int, list[GameState]], object] | None = None,
 ) -> float:
     """``agent``'s points against ``opponent`` (a win 1, a draw 0.5) over the games numbered ``games``.
 
     In game ``k`` the agent takes seat ``k % 2`` and the game is seeded with ``seed_of(k)``,
     so a match split into chunks (or spread over processes) scores exactly as one run. The
     arena, the trainers' evaluations and the tests all count results this way.
+    ``on_game(k, states)`` sees every state of each game once it ends (the arena's replays).
     """
     points = 0.0
     for k in games:
         seats = (agent, opponent) if k % 2 == 0 else (opponent, agent)
-        winner = play_game(seats, config, seed_of(k)).winner
+        states: list[GameState] = []
+        winner = play_game(seats, config, seed_of(k), None if on_game is None else states.append).winner
+        if on_game is not None:
+            on_game(k, states)
         points += 0.5 if winner is None else float(winner == k % 2)
     return points
 
