@@ -170,3 +170,20 @@ def test_the_maskable_ppo_example_trains_and_reports_a_reproducible_win_rate(cap
 
 def test_package_exports():
     assert trinity_env.ENV_ID == "trinity_env/TrinityTowers-v0"
+
+
+def test_human_render_prints_the_board_in_the_terminal(capsys):
+    """``render_mode="human"`` draws the text board on reset and every step, as the AEC env does, without
+    gymnasium's pygame window (it once went through gymnasium's HumanRendering fallback)."""
+    import gymnasium
+
+    import trinity_env
+
+    env = gymnasium.make(trinity_env.ENV_ID, render_mode="human", draft="random")
+    assert "HumanRendering" not in str(env)
+    env.reset(seed=0)
+    assert str(env.unwrapped.game_state) in capsys.readouterr().out
+    mask = env.unwrapped.action_masks()
+    env.step(int(np.flatnonzero(mask)[0]))
+    assert str(env.unwrapped.game_state) in capsys.readouterr().out
+    assert env.render() is None

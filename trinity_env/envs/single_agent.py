@@ -37,7 +37,7 @@ class TrinityTowersEnv(gymnasium.Env):
     Other keywords are the AEC env's config (``draft``, ``open_hands``, ``deck``, ...).
     """
 
-    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 2}
+    metadata = {"render_modes": ["human", "ansi", "rgb_array"], "render_fps": 2}
 
     def __init__(
         self,
@@ -48,7 +48,7 @@ class TrinityTowersEnv(gymnasium.Env):
         **config: Any,
     ):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ConfigError(f"render_mode must be None, 'ansi' or 'rgb_array', got {render_mode!r}")
+            raise ConfigError(f"render_mode must be None, 'human', 'ansi' or 'rgb_array', got {render_mode!r}")
         if seat not in (0, 1, "random") or isinstance(seat, bool):
             raise ConfigError(f"seat must be 'random', 0 or 1, got {seat!r}")
         if illegal_action not in ILLEGAL_ACTIONS:
@@ -78,6 +78,8 @@ class TrinityTowersEnv(gymnasium.Env):
         # with the learner's first step, so a game's rewards still add up to result + margin
         self._pending = self._opponent_moves()
         self._episode_over = self.game_state.is_over
+        if self.render_mode == "human":
+            self.render()
         return self._observation(), self._info()
 
     def step(self, action: int):
@@ -99,6 +101,8 @@ class TrinityTowersEnv(gymnasium.Env):
         self._pending = 0.0
         reward += self._opponent_moves()
         self._episode_over = self.game_state.is_over
+        if self.render_mode == "human":
+            self.render()
         return self._observation(), float(reward), self._episode_over, False, self._info()
 
     def _opponent_moves(self) -> float:
@@ -139,4 +143,7 @@ class TrinityTowersEnv(gymnasium.Env):
             from trinity_env.envs.image import render_rgb
 
             return render_rgb(self.game_state)
+        if self.render_mode == "human":  # the board in the terminal, as the AEC env draws it (no window)
+            print(self.game_state)
+            return None
         return str(self.game_state)
