@@ -25,7 +25,8 @@ build (``threads`` fixes torch's thread count); ``max_minutes`` only stops a ses
 ``latest.pt`` holds everything the rest of the run depends on (network, optimiser, replay
 buffer, random states, evaluation history) and is written atomically every
 ``checkpoint_every`` iterations and at each evaluation: a run killed outright loses at most
-that many iterations, and ``--resume`` continues exactly as the run would have gone on.
+that many iterations, and ``--resume`` continues exactly as the run would have gone on. The run plumbing (log,
+evaluation schedule, ``best.pt``, stops) is ``training.skeleton``'s.
 
 Usage: python -m training.alphazero --config az-quick --run runs/az-quick [--resume | --overwrite]
 """
@@ -59,11 +60,12 @@ from trinity_env.fast.tactics import tactical_batch
 from trinity_env.search.az import MODES, BatchedSearch
 from trinity_env.search.solver import Solver
 
-from .config import TrainConfigError, YAMLConfig
-from .evaluation import ENDGAMES, Results, RunLog, evaluate_agent, history_from_json, selection_score
+from .config import EVALUATION_FIELDS, TrainConfigError, YAMLConfig
+from .evaluation import ENDGAMES, Results, evaluate_agent, history_from_json
 from .report import format_results, label, plot_learning_curve
 from .run_folder import claim
-from .session import GracefulStop, TrainingInterrupted, add_run_arguments, run_command
+from .session import add_run_arguments, run_command
+from .skeleton import TrainingRun
 
 # ------------------------------------------------------------------------------ the config
 
@@ -144,10 +146,9 @@ class AZConfig(YAMLConfig):
     env: dict[str, Any] = field(default_factory=lambda: {"draft": "random"})
     """Environment config for self-play and evaluation; checked with ``make_config``."""
 
-    resume_may_change: ClassVar[frozenset[str]] = frozenset(
-        {"total_games", "max_minutes", "eval_every", "eval_games", "eval_simulations", "eval_opponents",
-         "eval_endgames", "tensorboard", "checkpoint_every"}
-    )  # fmt: skip
+    resume_may_change: ClassVar[frozenset[str]] = EVALUATION_FIELDS | {
+        "total_games", "max_minutes", "eval_simulations", "checkpoint_every"
+    }  # fmt: skip
     """How long to train, the safety stop, checkpoints and what is measured: none changes what the learner sees."""
 
     def check(self, source: str = "config") -> None:
@@ -432,54 +433,38 @@ def train(config: AZConfig, run: Path, resume: bool = False, progress: bool = Tr
             network = AZNetwork(config.hidden, config.layers, config.tactics).eval()
             optimizer = make_optimizer(network, config)
             state = Progress(next_eval=config.eval_every)
-        log = RunLog(run, config.tensorboard, resume_from=(state.games, state.history) if folder.resuming else None)
-        log.text("hyperparameters", config.table(), state.games)
-        try:
-            return _train_loop(config, run, network, optimizer, replay, rng, state, log, progress, stop_at)
-        finally:
-            log.close()
+        with TrainingRun(
+            folder, config, state, "games", total=config.iterations * config.games_per_iteration, stop_at=stop_at,
+            save_latest=lambda: save_latest(run / "latest.pt", network, optimizer, replay, rng, state),
+            save_best=lambda: save_network(run / "best.pt", network, {"games": state.games}),
+            evaluate=lambda seed: evaluate(network, config, seed),
+            record=lambda seconds, results: {"games": state.games, "steps": state.games,
+                                             "learner_steps": state.learner_steps, "seconds": seconds,
+                                             "results": results},
+            saved_at_start=True,
+        ) as training:  # fmt: skip
+            return _train_loop(config, training, network, optimizer, replay, rng, state, progress)
 
 
-def _train_loop(config: AZConfig, run: Path, network, optimizer, replay: Replay, rng, state: Progress, log: RunLog,
-                progress: bool, stop_at: int | None) -> list[dict]:  # fmt: skip
+def _train_loop(config: AZConfig, training: TrainingRun, network, optimizer, replay: Replay, rng, state: Progress,
+                progress: bool) -> list[dict]:  # fmt: skip
     """Evaluate when due, checkpoint, then self-play one iteration and learn from it; until ``total_games``."""
     search = make_search(config)
     games = FastGames(config.games_per_iteration, draft_share=config.draft_share, **config.env)
     solver = Solver() if config.solver_empty else None
-    session, session_games, before = time.perf_counter(), state.games, state.seconds
-    total = config.iterations * config.games_per_iteration
-
-    def elapsed() -> float:  # training time of the run: earlier sessions', and this one's so far
-        return before + time.perf_counter() - session
-
-    stopped, saved_at = None, state.iterations
     last_eval = ""
-    bar = tqdm(total=total, initial=state.games, disable=not progress, desc="alphazero", unit="game")
-    stop = GracefulStop()
-    with stop.installed():
+    with training.running():
+        bar = tqdm(total=training.total, initial=state.games, disable=not progress, desc="alphazero", unit="game")
         while True:
-            due = state.iterations % config.checkpoint_every == 0 and state.iterations != saved_at
-            if state.games >= state.next_eval or (state.games >= total and not _evaluated(state)):
-                try:
-                    with stop.interruptible():
-                        results = evaluate(network, config, seed=10_000_000 + state.games)
-                except KeyboardInterrupt:
-                    if not stop.graceful:
-                        raise
-                    stopped = "interrupted"  # pending in the checkpoint: done again on resume
-                else:
-                    _record(state, results, elapsed(), log, network, run)
-                    state.next_eval = (state.games // config.eval_every + 1) * config.eval_every
+            due = state.iterations % config.checkpoint_every == 0 and not training.saved()
+            if training.evaluation_due():
+                results = training.evaluate()
+                if results is not None:
                     last_eval = ", ".join(f"{label(k)} {v[0]:.0%}" for k, v in results.items())
                 due = True
             if due:
-                state.seconds = elapsed()
-                save_latest(run / "latest.pt", network, optimizer, replay, rng, state)
-                saved_at = state.iterations
-            if stopped or state.games >= total:
-                break
-            stopped = _stop_reason(config, stop, session, state.games, stop_at)
-            if stopped:
+                training.checkpoint()
+            if training.should_stop():
                 break
             started = time.perf_counter()
             games.reset(seed=config.seed * 1_000_003 + state.iterations)
@@ -487,7 +472,7 @@ def _train_loop(config: AZConfig, run: Path, network, optimizer, replay: Replay,
             replay.add(played.observations, played.masks, played.policies, played.values)
             steps = max(1, round(config.sample_reuse * len(played.values) / config.batch_size))
             if config.anneal_lr:  # over the planned games: a stopped run keeps the full run's schedule
-                optimizer.param_groups[0]["lr"] = config.learning_rate * (1 - 0.9 * state.games / total)
+                optimizer.param_groups[0]["lr"] = config.learning_rate * (1 - 0.9 * state.games / training.total)
             stats = learn(network, optimizer, replay, config, rng, steps)
             state.iterations += 1
             state.games += played.games
@@ -495,63 +480,24 @@ def _train_loop(config: AZConfig, run: Path, network, optimizer, replay: Replay,
             state.positions += len(played.values)
             bar.update(played.games)
             bar.set_postfix_str(f"policy {stats['policy']:.3f}, value {stats['value']:.3f}, " + last_eval)
-            _log_iteration(log, state, stats, played, time.perf_counter() - started, session_games, session)
+            _log_iteration(training, state, stats, played, time.perf_counter() - started)
     bar.close()
-    if stopped and saved_at != state.iterations:
-        state.seconds = elapsed()
-        save_latest(run / "latest.pt", network, optimizer, replay, rng, state)
-    if stopped == "interrupted":
-        raise TrainingInterrupted(f"saved {run / 'latest.pt'} after {state.games:,} games; --resume continues the run")
-    history = list(state.history)
-    if not _evaluated(state):  # stopped early: measure where it stopped, for the report (latest.pt keeps no
-        results = evaluate(network, config, seed=10_000_000 + state.games)  # record of it: a resume stays exact)
-        history.append({"games": state.games, "steps": state.games, "learner_steps": state.learner_steps,
-                        "seconds": elapsed(), "results": results})  # fmt: skip
-        log.results(state.games, elapsed(), results)
-        if selection_score(results) > state.best:
-            save_network(run / "best.pt", network, {"games": state.games})
-    if not (run / "best.pt").is_file():
-        save_network(run / "best.pt", network, {"games": state.games})
-    return history
+    return training.finish(f"after {state.games:,} games", final_may_be_best=True)
 
 
-def _evaluated(state: Progress) -> bool:
-    return bool(state.history) and state.history[-1]["games"] == state.games
-
-
-def _record(state: Progress, results: Results, seconds: float, log: RunLog, network: AZNetwork, run: Path) -> None:
-    """An evaluation into the history, ``metrics.csv`` and TensorBoard; ``best.pt`` if it is the best so far."""
-    state.history.append({"games": state.games, "steps": state.games, "learner_steps": state.learner_steps,
-                          "seconds": seconds, "results": results})  # fmt: skip
-    log.results(state.games, seconds, results)
-    score = selection_score(results)
-    if score > state.best:
-        state.best = score
-        save_network(run / "best.pt", network, {"games": state.games})
-
-
-def _stop_reason(config: AZConfig, stop: GracefulStop, session: float, games: int, stop_at: int | None):
-    if stop.requested:
-        return "interrupted"
-    if config.max_minutes and time.perf_counter() - session > 60 * config.max_minutes:
-        return "max_minutes"
-    if stop_at is not None and games >= stop_at:
-        return "stop_at"
-    return None
-
-
-def _log_iteration(log: RunLog, state: Progress, stats: dict, played: SelfPlay, seconds: float, session_games: int,
-                   session: float) -> None:  # fmt: skip
+def _log_iteration(training: TrainingRun, state: Progress, stats: dict, played: SelfPlay, seconds: float) -> None:
+    log, games = training.log, state.games
     for name, value in stats.items():
-        log.scalar(f"loss/{name}", value, state.games)
-    log.scalar("selfplay/positions", len(played.values), state.games)
-    log.scalar("selfplay/solved_positions", played.solved, state.games)
-    log.scalar("selfplay/first_mover_wins", played.first_mover_wins, state.games)
-    log.scalar("selfplay/moves_per_game", played.moves / played.games, state.games)
-    log.scalar("speed/iteration_seconds", seconds, state.games)
-    log.scalar("speed/games_per_second", (state.games - session_games) / (time.perf_counter() - session), state.games)
-    log.scalar("train/learner_steps", state.learner_steps, state.games)
-    log.scalar("train/learning_rate", stats["learning_rate"], state.games)
+        log.scalar(f"loss/{name}", value, games)
+    log.scalar("selfplay/positions", len(played.values), games)
+    log.scalar("selfplay/solved_positions", played.solved, games)
+    log.scalar("selfplay/first_mover_wins", played.first_mover_wins, games)
+    log.scalar("selfplay/moves_per_game", played.moves / played.games, games)
+    log.scalar("speed/iteration_seconds", seconds, games)
+    session_seconds = time.perf_counter() - training.started
+    log.scalar("speed/games_per_second", (games - training.start_count) / session_seconds, games)
+    log.scalar("train/learner_steps", state.learner_steps, games)
+    log.scalar("train/learning_rate", stats["learning_rate"], games)
 
 
 # ------------------------------------------------------------------------------ the report

@@ -26,6 +26,11 @@ class TrainConfigError(TrinityError):
     """A training config with a bad field; the message names it."""
 
 
+EVALUATION_FIELDS = frozenset({"eval_every", "eval_games", "eval_opponents", "eval_endgames", "tensorboard"})
+"""The evaluation fields every trainer's config declares (each with its trainer's own default and unit): what is
+measured and where it is logged, so each may change when a run is resumed."""
+
+
 class YAMLConfig:
     """Loading and checking for the training configs: YAML in, typed and validated fields out."""
 
@@ -238,9 +243,7 @@ class TrainConfig(YAMLConfig):
     env: dict[str, Any] = field(default_factory=lambda: {"draft": "pick"})
     """Environment config (rules, deck, draft) for training and evaluation; checked with ``make_config``."""
 
-    resume_may_change: ClassVar[frozenset[str]] = frozenset(
-        {"total_steps", "max_minutes", "eval_every", "eval_games", "eval_opponents", "eval_endgames", "tensorboard"}
-    )
+    resume_may_change: ClassVar[frozenset[str]] = EVALUATION_FIELDS | {"total_steps", "max_minutes"}
     """How long to train, the safety stop, what is measured and where it is logged: none of them changes what the
     learner sees up to a given step. Everything else (network, hyperparameters, pool, rules, seed, torch_threads)
     must match the run's ``config.json``. With ``anneal_lr``, a new ``total_steps`` re-plans the rest of the

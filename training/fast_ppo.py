@@ -15,7 +15,8 @@ optimiser, opponent pool and its draws, the games in progress, the random states
 evaluation history, the training time so far): a resumed run continues exactly as the
 uninterrupted one would, weights and ``metrics.csv`` alike. It is written atomically at
 every snapshot and evaluation and when a run stops (Ctrl-C, ``max_minutes``); a run killed
-outright loses at most one snapshot interval. Run-folder rules: ``training.run_folder``.
+outright loses at most one snapshot interval. Run-folder rules: ``training.run_folder``; the run plumbing
+(log, evaluation schedule, ``best.pt``, stops): ``training.skeleton``.
 
 Usage: python -m training.fast_ppo --config quick --run runs/quick [--resume | --overwrite]
 """
@@ -45,10 +46,11 @@ from trinity_env.search.baselines import greedy_batch
 
 from .config import TrainConfig
 from .env_state import env_state, load_env_state
-from .evaluation import Results, RunLog, evaluate_agent, history_from_json, selection_score
+from .evaluation import Results, evaluate_agent, history_from_json
 from .report import format_results, write_report
 from .run_folder import claim
-from .session import GracefulStop, TrainingInterrupted, add_run_arguments, run_command, torch_threads
+from .session import add_run_arguments, run_command, torch_threads
+from .skeleton import TrainingRun
 
 RANDOM, GREEDY = -1, -2
 KINDS = ("random", "greedy", "latest", "past")
@@ -356,55 +358,35 @@ def train(
             state = Progress.start(config)
             pool.add_snapshot(network)
             env.reset(seed=config.seed)
-        log = RunLog(run, config.tensorboard, resume_from=(state.steps, state.history) if folder.resuming else None)
-        log.text("hyperparameters", config.table(), state.steps)
-        try:
-            return _train_loop(config, run, network, optimizer, pool, env, state, log, progress, stop_at)
-        finally:
-            log.close()
+        with TrainingRun(
+            folder, config, state, "steps", total=config.total_steps, stop_at=stop_at,
+            save_latest=lambda: save_latest(run / "latest.pt", network, optimizer, pool, env, state),
+            save_best=lambda: save_checkpoint(run / "best.pt", network, {"steps": state.steps}),
+            evaluate=lambda seed: evaluate(network, config, seed),
+        ) as training:  # fmt: skip
+            return _train_loop(config, training, network, optimizer, pool, env, state, progress)
 
 
-def _train_loop(config, run, network, optimizer, pool, env, state: Progress, log: RunLog, progress, stop_at):
+def _train_loop(config, training: TrainingRun, network, optimizer, pool, env, state: Progress, progress):
     """Snapshot and evaluate when due, checkpoint, then one PPO iteration; until ``total_steps`` or a stop."""
     observations, masks = env.games.observations(env.seats), env.action_masks()
     rollout = Rollout.empty(config.rollout_steps, config.num_games, observations.shape[1])
     batch = config.rollout_steps * config.num_games
-    session, session_steps, before = time.perf_counter(), state.steps, state.seconds
-
-    def elapsed() -> float:  # training time of the whole run: the sessions before this one, and this one
-        return before + time.perf_counter() - session
-
-    stopped, saved_at = None, None
     planned = -(-config.total_steps // batch) * batch  # whole updates: the last one may pass total_steps
-    bar = tqdm(total=planned, initial=state.steps, disable=not progress, desc="fast_ppo", unit="step")
-    stop = GracefulStop()
-    with stop.installed():
+    with training.running():
+        bar = tqdm(total=planned, initial=state.steps, disable=not progress, desc="fast_ppo", unit="step")
         while True:
             due = False
             if state.steps >= state.next_snapshot:
                 pool.add_snapshot(network)
                 state.next_snapshot = (state.steps // config.snapshot_every + 1) * config.snapshot_every
                 due = True
-            if state.steps >= state.next_eval or (state.steps >= config.total_steps and not _evaluated(state)):
-                try:
-                    with stop.interruptible():
-                        results = evaluate(network, config, seed=10_000_000 + state.steps)
-                except KeyboardInterrupt:
-                    if not stop.graceful:
-                        raise
-                    stopped = "interrupted"  # the evaluation is pending in the checkpoint: done again on resume
-                else:
-                    _record(state, results, elapsed(), log, network, run)
-                    state.next_eval = (state.steps // config.eval_every + 1) * config.eval_every
+            if training.evaluation_due():
+                training.evaluate()
                 due = True
             if due:
-                state.seconds = elapsed()
-                save_latest(run / "latest.pt", network, optimizer, pool, env, state)
-                saved_at = state.steps
-            if stopped or state.steps >= config.total_steps:
-                break
-            stopped = _stop_reason(config, stop, session, state.steps, stop_at)
-            if stopped:
+                training.checkpoint()
+            if training.should_stop():
                 break
             if config.anneal_lr:  # over the planned steps: a stopped run keeps the full run's schedule
                 optimizer.param_groups[0]["lr"] = config.learning_rate * (1 - state.steps / config.total_steps)
@@ -414,48 +396,13 @@ def _train_loop(config, run, network, optimizer, pool, env, state: Progress, log
             stats = update(network, optimizer, rollout, advantages, returns, config)
             state.steps += batch
             bar.update(batch)
-            _log_iteration(log, stats, rollout, optimizer, state.steps, session_steps, session)
+            _log_iteration(training, stats, rollout, optimizer, state.steps)
     bar.close()
-    if stopped and saved_at != state.steps:
-        state.seconds = elapsed()
-        save_latest(run / "latest.pt", network, optimizer, pool, env, state)
-    if stopped == "interrupted":
-        raise TrainingInterrupted(f"saved {run / 'latest.pt'} at step {state.steps:,}; --resume continues the run")
-    history = list(state.history)
-    if not _evaluated(state):  # stopped early: measure where it stopped, for the report (latest.pt has no record
-        results = evaluate(network, config, seed=10_000_000 + state.steps)  # of it, so a resume stays exact)
-        history.append({"steps": state.steps, "seconds": elapsed(), "results": results})
-        log.results(state.steps, elapsed(), results)
-    if not (run / "best.pt").is_file():
-        save_checkpoint(run / "best.pt", network, {"steps": state.steps})
-    return history
+    return training.finish(f"at step {state.steps:,}")
 
 
-def _evaluated(state: Progress) -> bool:
-    return bool(state.history) and state.history[-1]["steps"] == state.steps
-
-
-def _record(state: Progress, results: Results, seconds: float, log: RunLog, network: PolicyNetwork, run: Path) -> None:
-    """An evaluation into the history, ``metrics.csv`` and TensorBoard; ``best.pt`` if it is the best so far."""
-    state.history.append({"steps": state.steps, "seconds": seconds, "results": results})
-    log.results(state.steps, seconds, results)
-    score = selection_score(results)
-    if score > state.best:
-        state.best = score
-        save_checkpoint(run / "best.pt", network, {"steps": state.steps})
-
-
-def _stop_reason(config: TrainConfig, stop: GracefulStop, session: float, steps: int, stop_at: int | None):
-    if stop.requested:
-        return "interrupted"
-    if config.max_minutes and time.perf_counter() - session > 60 * config.max_minutes:
-        return "max_minutes"
-    if stop_at is not None and steps >= stop_at:
-        return "stop_at"
-    return None
-
-
-def _log_iteration(log: RunLog, stats: dict, rollout: Rollout, optimizer, steps: int, session_steps, session) -> None:
+def _log_iteration(training: TrainingRun, stats: dict, rollout: Rollout, optimizer, steps: int) -> None:
+    log = training.log
     for name, value in stats.items():
         log.scalar(f"loss/{name}", value, steps)
     log.scalar("train/learning_rate", optimizer.param_groups[0]["lr"], steps)
@@ -464,7 +411,8 @@ def _log_iteration(log: RunLog, stats: dict, rollout: Rollout, optimizer, steps:
     for kind, ended, points in zip(KINDS, rollout.games_ended, rollout.points):
         if ended:
             log.scalar(f"train/win_rate_vs_{kind}", points / ended, steps)
-    log.scalar("train/steps_per_second", (steps - session_steps) / (time.perf_counter() - session), steps)
+    seconds = time.perf_counter() - training.started
+    log.scalar("train/steps_per_second", (steps - training.start_count) / seconds, steps)
 
 
 # ------------------------------------------------------------------------------ the command line

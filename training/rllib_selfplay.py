@@ -46,7 +46,7 @@ from tqdm import tqdm
 
 from trinity_env.core.writes import open_append, write_text
 
-from .config import TrainConfigError, YAMLConfig
+from .config import EVALUATION_FIELDS, TrainConfigError, YAMLConfig
 from .evaluation import RunLog, evaluate_agent, history_from_json, selection_score
 from .report import format_results, write_report
 from .run_folder import claim
@@ -60,9 +60,7 @@ PROGRESS = "progress.json"
 class RLlibConfig(YAMLConfig):
     """The config of ``rllib_selfplay`` (``configs/train/rllib.yaml``)."""
 
-    resume_may_change: ClassVar[frozenset[str]] = frozenset(
-        {"iterations", "num_env_runners", "eval_every", "eval_games", "eval_opponents", "eval_endgames", "tensorboard"}
-    )
+    resume_may_change: ClassVar[frozenset[str]] = EVALUATION_FIELDS | {"iterations", "num_env_runners"}
     """How long to train, how many samplers, what is measured and where it is logged."""
 
     seed: int = 0

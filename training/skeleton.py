@@ -1,0 +1,167 @@
+"""The run plumbing ``fast_ppo`` and ``alphazero`` share, written once: the trainers keep their algorithm.
+
+A ``TrainingRun`` owns what a trainer's loop does around its algorithm: ``metrics.csv`` and
+TensorBoard (``RunLog``), the training clock across sessions, the graceful Ctrl-C
+(``GracefulStop``), the evaluation schedule (when to evaluate, ``best.pt``, the history), the
+stop reasons (Ctrl-C, ``max_minutes``, ``stop_at``, the budget reached) and the end of a
+session (the last checkpoint, ``TrainingInterrupted``, a final evaluation for the report).
+A trainer's loop then reads::
+
+    with TrainingRun(folder, config, state, "steps", ...) as run, run.running():
+        while True:
+            due = ...  # the trainer's own reasons to checkpoint (snapshots, checkpoint_every)
+            if run.evaluation_due():
+                run.evaluate()
+                due = True
+            if due:
+                run.checkpoint()
+            if run.should_stop():
+                break
+            ...  # one iteration of the algorithm, which advances state.steps
+    return run.finish("at step ...")
+
+``state`` is the trainer's ``Progress``: it has ``seconds``, ``best``, ``next_eval``, ``history``
+and the counter that the schedule runs on (``unit``: ``steps`` or ``games``); the trainer's
+checkpoint saves it. Evaluation seeds are ``10_000_000 + count``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from .evaluation import Results, RunLog, selection_score
+from .run_folder import RunFolder
+from .session import GracefulStop, TrainingInterrupted
+
+EVAL_SEED = 10_000_000
+"""An evaluation at count ``n`` plays games seeded from ``EVAL_SEED + n``."""
+
+
+class TrainingRun:
+    """One session of a run: the log, the clock, the evaluation schedule and the stop reasons.
+
+    ``total``: where the schedule ends (the last evaluation is there); ``stop_at``: end this
+    session once the count reaches it. ``save_latest`` writes ``latest.pt`` (the whole state),
+    ``save_best`` writes ``best.pt`` (the network now), ``evaluate(seed)`` measures the network.
+    ``record(seconds, results)``: an evaluation's row in the history (by default ``unit``,
+    ``seconds``, ``results``). ``saved_at_start``: the starting state counts as saved, so a
+    session stopped before its first iteration writes no ``latest.pt``.
+    """
+
+    def __init__(
+        self, folder: RunFolder, config: Any, state: Any, unit: str, *, total: int, stop_at: int | None,
+        save_latest: Callable[[], None], save_best: Callable[[], None], evaluate: Callable[[int], Results],
+        record: Callable[[float, Results], dict] | None = None, saved_at_start: bool = False,
+    ) -> None:  # fmt: skip
+        self.path, self.config, self.state, self.unit = folder.path, config, state, unit
+        self.total, self.stop_at = total, stop_at
+        self._save_latest, self._save_best, self._evaluate = save_latest, save_best, evaluate
+        self._record = record or (lambda seconds, results: {unit: self.count, "seconds": seconds, "results": results})
+        self.saved_at = self.count if saved_at_start else None
+        self.stopped: str | None = None
+        """Why this session stops: ``interrupted``, ``max_minutes`` or ``stop_at`` (``None``: it has not)."""
+        self.stop = GracefulStop()
+        resume_from = (self.count, state.history) if folder.resuming else None
+        self.log = RunLog(self.path, config.tensorboard, resume_from=resume_from)
+        self.log.text("hyperparameters", config.table(), self.count)
+
+    @property
+    def count(self) -> int:
+        """Where the run stands on its schedule: ``state.steps`` or ``state.games``."""
+        return getattr(self.state, self.unit)
+
+    def __enter__(self) -> TrainingRun:
+        return self
+
+    def __exit__(self, *error) -> None:
+        self.log.close()
+
+    @contextmanager
+    def running(self) -> Iterator[TrainingRun]:
+        """Start this session's clock; Ctrl-C inside becomes a request to stop at a consistent point."""
+        self.started, self.start_count, self._before = time.perf_counter(), self.count, self.state.seconds
+        with self.stop.installed():
+            yield self
+
+    def elapsed(self) -> float:
+        """Training time of the whole run: the sessions before this one, and this one so far."""
+        return self._before + time.perf_counter() - self.started
+
+    def evaluated(self) -> bool:
+        """Whether the history's last evaluation is at the current count."""
+        return bool(self.state.history) and self.state.history[-1][self.unit] == self.count
+
+    def evaluation_due(self) -> bool:
+        return self.count >= self.state.next_eval or (self.count >= self.total and not self.evaluated())
+
+    def evaluate(self) -> Results | None:
+        """Evaluate now, record it (history, ``metrics.csv``, TensorBoard, ``best.pt`` if the best so far) and plan
+        the next one. Ctrl-C here stops at once (``None``): the evaluation stays pending in the checkpoint."""
+        try:
+            with self.stop.interruptible():
+                results = self._evaluate(EVAL_SEED + self.count)
+        except KeyboardInterrupt:
+            if not self.stop.graceful:
+                raise
+            self.stopped = "interrupted"  # the evaluation is pending in the checkpoint: done again on resume
+            return None
+        seconds = self.elapsed()
+        self.state.history.append(self._record(seconds, results))
+        self.log.results(self.count, seconds, results)
+        score = selection_score(results)
+        if score > self.state.best:
+            self.state.best = score
+            self._save_best()
+        every = self.config.eval_every
+        self.state.next_eval = (self.count // every + 1) * every
+        return results
+
+    def checkpoint(self) -> None:
+        """``latest.pt``, with the training time so far."""
+        self.state.seconds = self.elapsed()
+        self._save_latest()
+        self.saved_at = self.count
+
+    def saved(self) -> bool:
+        """Whether ``latest.pt`` holds the current state."""
+        return self.saved_at == self.count
+
+    def should_stop(self) -> bool:
+        """Whether to end the loop: the budget is reached or a stop reason (``stopped``) came."""
+        if self.stopped or self.count >= self.total:
+            return True
+        self.stopped = self._stop_reason()
+        return self.stopped is not None
+
+    def _stop_reason(self) -> str | None:
+        if self.stop.requested:
+            return "interrupted"
+        if self.config.max_minutes and time.perf_counter() - self.started > 60 * self.config.max_minutes:
+            return "max_minutes"
+        if self.stop_at is not None and self.count >= self.stop_at:
+            return "stop_at"
+        return None
+
+    def finish(self, where: str, final_may_be_best: bool = False) -> list[dict]:
+        """End the session: ``latest.pt`` if stopped since the last one; ``TrainingInterrupted`` after Ctrl-C
+        (``where``: the message's "at step N"); else the evaluation history for the report.
+
+        A run stopped early is measured where it stopped, for the report only (``latest.pt`` keeps no record
+        of it, so a resume stays exact); ``final_may_be_best``: that measure may replace ``best.pt``."""
+        if self.stopped and not self.saved():
+            self.checkpoint()
+        if self.stopped == "interrupted":
+            raise TrainingInterrupted(f"saved {self.path / 'latest.pt'} {where}; --resume continues the run")
+        history = list(self.state.history)
+        if not self.evaluated():
+            results = self._evaluate(EVAL_SEED + self.count)
+            history.append(self._record(self.elapsed(), results))
+            self.log.results(self.count, self.elapsed(), results)
+            if final_may_be_best and selection_score(results) > self.state.best:
+                self._save_best()
+        if not (self.path / "best.pt").is_file():
+            self._save_best()
+        return history
