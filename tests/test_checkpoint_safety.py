@@ -23,6 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from trinity_env.agents import make
+from trinity_env.agents.checkpoint import MAX_HIDDEN, MAX_LAYERS
 from trinity_env.agents.policy import FORMAT, CheckpointError, NetworkAgent, PolicyNetwork, load_checkpoint
 from trinity_env.agents.sb3 import SB3PolicyAgent, load_policy
 from trinity_env.core import TrinityError
@@ -322,9 +323,9 @@ def malformed_pts(tmp_path: Path) -> list[tuple[Path, str]]:
         ("bool", good_payload(layers=True), "'layers' must be an int, got bool"),
         ("string", good_payload(hidden="8"), "'hidden' must be an int, got str"),
         ("tensor", good_payload(hidden=torch.tensor(8)), "'hidden' must be an int, got Tensor"),
-        ("huge", good_payload(layers=10**9), "layers must be between 1 and 16"),
-        ("vast", good_payload(hidden=10**12), "hidden must be between 1 and 4096"),
-        ("overflow", good_payload(hidden=2**70), "hidden must be between 1 and 4096"),
+        ("huge", good_payload(layers=10**9), f"layers must be between 1 and {MAX_LAYERS}"),
+        ("vast", good_payload(hidden=10**12), f"hidden must be between 1 and {MAX_HIDDEN}"),
+        ("overflow", good_payload(hidden=2**70), f"hidden must be between 1 and {MAX_HIDDEN}"),
         ("tactics", good_payload(tactics=1), "'tactics' must be a bool"),
         ("steps", good_payload(steps=-3), "'steps' must be at least 0"),
         ("stepsf", good_payload(steps=1.5), "'steps' must be an int"),

@@ -239,6 +239,7 @@ def test_ctrl_c_stops_a_huge_mcts_search(open_hands):
         f"""
         import random
         from trinity_env.agents import MCTSAgent
+        from trinity_env.agents.mcts import MAX_SIMULATIONS
         from trinity_env.envs import make_config
         from trinity_env.envs.observation import action_mask, encode_observation
 
@@ -247,7 +248,7 @@ def test_ctrl_c_stops_a_huge_mcts_search(open_hands):
         observation = {{"observation": encode_observation(state, state.to_move, {open_hands}),
                         "action_mask": action_mask(state, state.to_move)}}
         MCTSAgent(simulations=50, seed=0).act(observation)  # compile or load the kernels
-        agent = MCTSAgent(simulations=1_000_000, seed=0)  # the bound: about 5 s of search on a quiet machine
+        agent = MCTSAgent(simulations=MAX_SIMULATIONS, seed=0)  # the bound: about 5 s of search on a quiet machine
         print("started", flush=True)
         try:
             agent.act(observation)

@@ -51,6 +51,7 @@ from .evaluation import RunLog, evaluate_agent, history_from_json, selection_sco
 from .report import format_results, write_report
 from .run_folder import claim
 from .session import GracefulStop, TrainingInterrupted, add_run_arguments, run_command
+from .skeleton import EVAL_SEED
 
 PROGRESS = "progress.json"
 """What ``--resume`` needs beside RLlib's checkpoint: iterations done, steps, league size, history."""
@@ -361,7 +362,7 @@ def _train(
                     agent = NetworkAgent(algorithm.get_module("main").network, name="main")
                     try:
                         with stop.interruptible():
-                            results = evaluate_agent(agent, config, seed=10_000_000 + env_steps)
+                            results = evaluate_agent(agent, config, seed=EVAL_SEED + env_steps)
                     except KeyboardInterrupt:
                         if not stop.graceful:
                             raise

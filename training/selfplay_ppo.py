@@ -41,6 +41,7 @@ from .evaluation import RunLog, evaluate_agent, history_from_json, selection_sco
 from .report import format_results, write_report
 from .run_folder import claim
 from .session import GracefulStop, TrainingInterrupted, add_run_arguments, run_command, torch_threads
+from .skeleton import EVAL_SEED
 
 
 class PoolOpponent(Agent):
@@ -143,7 +144,7 @@ class SelfPlayCallback(BaseCallback):
         return self.stopped is None
 
     def evaluate(self) -> None:
-        results = evaluate_agent(SB3PolicyAgent(self.model.policy), self.config, seed=10_000_000 + self.num_timesteps)
+        results = evaluate_agent(SB3PolicyAgent(self.model.policy), self.config, seed=EVAL_SEED + self.num_timesteps)
         seconds = self.seconds()
         self.log.results(self.num_timesteps, seconds, results)
         for spec, (rate, _, _) in results.items():

@@ -33,7 +33,7 @@ EXIT_INTERRUPTED = 130
 EXIT_WRITE_FAILED = 1
 """Exit status when a file of the run could not be written (disk full, read-only, I/O error)."""
 
-_stopped_by = [signal.SIGINT]
+_stopped_by = [EXIT_INTERRUPTED - 128]
 """The signal that last asked a trainer to stop: its exit status is 128 + that signal."""
 
 
@@ -108,9 +108,10 @@ def one_line(error: BaseException) -> str:
 
 
 def run_command(parser: argparse.ArgumentParser, body: Callable[[argparse.Namespace], None], argv=None) -> None:
-    """Parse ``argv`` and run ``body``; expected failures end in one line on stderr and exit status 2 or 130."""
+    """Parse ``argv`` and run ``body``; expected failures end in one line on stderr and exit status 2 (bad input), 1 (a
+    file not written) or 128 + the stopping signal (130 after Ctrl-C, 143 after SIGTERM)."""
     args = parser.parse_args(argv)
-    _stopped_by[0] = signal.SIGINT
+    _stopped_by[0] = EXIT_INTERRUPTED - 128
     try:
         body(args)
     except TrainingInterrupted as stop:

@@ -158,8 +158,9 @@ class TrainingRun:
         history = list(self.state.history)
         if not self.evaluated():
             results = self._evaluate(EVAL_SEED + self.count)
-            history.append(self._record(self.elapsed(), results))
-            self.log.results(self.count, self.elapsed(), results)
+            seconds = self.elapsed()
+            history.append(self._record(seconds, results))
+            self.log.results(self.count, seconds, results)
             if final_may_be_best and selection_score(results) > self.state.best:
                 self._save_best()
         if not (self.path / "best.pt").is_file():

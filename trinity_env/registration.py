@@ -25,18 +25,6 @@ from typing import Any
 ENV_ID = "trinity_env/TrinityTowers-v0"
 
 
-def built_opponent(opponent: Any) -> Any:
-    """``opponent`` with an agent spec (``"greedy"``, ``"mcts:400"``) built into an agent; anything else as given.
-
-    ``"random"`` stays a string: the vector env plays it with a batched kernel.
-    """
-    if isinstance(opponent, str) and opponent != "random":
-        from trinity_env.agents.registry import make
-
-        return make(opponent)
-    return opponent
-
-
 def _single_agent_class() -> type:
     from trinity_env.envs.single_agent import TrinityTowersEnv
 
@@ -66,7 +54,9 @@ class _EnvFactory:
         return self._load().metadata
 
     def __call__(self, *args: Any, opponent: Any = "random", **kwargs: Any) -> Any:
-        return self._load()(*args, opponent=built_opponent(opponent), **kwargs)
+        from trinity_env.agents.registry import built  # imported on first use: ``import trinity_env`` stays light
+
+        return self._load()(*args, opponent=built(opponent), **kwargs)
 
     def __instancecheck__(self, instance: object) -> bool:
         return isinstance(instance, self._load())
@@ -74,11 +64,12 @@ class _EnvFactory:
 
 single_agent_env = _EnvFactory(
     _single_agent_class,
-    "``TrinityTowersEnv(opponent, ...)`` whose ``opponent`` may also be an agent spec (gymnasium.make's entry point).",
+    "``TrinityTowersEnv(..., opponent=...)`` whose ``opponent`` (a keyword) may also be an agent spec "
+    "(gymnasium.make's entry point).",
 )
 vector_env = _EnvFactory(
     _vector_class,
-    "``TrinityTowersVectorEnv(num_envs, opponent, ...)`` whose ``opponent`` may also be an agent spec "
+    "``TrinityTowersVectorEnv(num_envs, ..., opponent=...)`` whose ``opponent`` (a keyword) may also be an agent spec "
     "(gymnasium.make_vec's vector entry point).",
 )
 

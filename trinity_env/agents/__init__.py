@@ -7,7 +7,7 @@ from collections.abc import Callable
 from trinity_env.agents.base import Agent, Observation, PolicyAgent, RandomAgent, visible_state
 from trinity_env.agents.baselines import GreedyAgent, LookaheadAgent
 from trinity_env.agents.mcts import MCTSAgent
-from trinity_env.agents.registry import AgentSpecError, make, shipped
+from trinity_env.agents.registry import AgentSpecError, built, make, shipped
 from trinity_env.spec import agent as _interface
 
 
@@ -17,9 +17,7 @@ def as_agent(opponent: Agent | Callable[[Observation], int] | str) -> Agent:
     The envs take agents only (``trinity_env.spec.agent.as_agent``); specs become agents here,
     above them, and in the factories that gymnasium and PettingZoo call.
     """
-    if isinstance(opponent, str) and opponent != "random":
-        return make(opponent)
-    return _interface.as_agent(opponent)
+    return _interface.as_agent(built(opponent))
 
 
 __all__ = [

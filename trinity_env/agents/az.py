@@ -22,6 +22,7 @@ torch is imported here, so only ``make("az:...")`` loads this module.
 
 from __future__ import annotations
 
+import inspect
 import os
 from pathlib import Path
 from typing import Any
@@ -140,18 +141,12 @@ def load_network(path: str | Path) -> tuple[AZNetwork, dict[str, Any]]:
 
 
 def resolve_checkpoint(spec: str) -> Path:
-    """A checkpoint file, or a run folder's ``best.pt`` (else its ``latest.pt``); ``CheckpointError`` if none.
+    """A checkpoint file's path (a run folder is ``AZAgent.from_checkpoint``'s: ``best_else_latest``).
 
     ``PATH`` without a suffix also names ``PATH.pt``. A named pipe, device or socket is refused
     here, by ``os.stat`` and without opening it (a pipe would block the open forever).
     """
     path = Path(spec)
-    if path.is_dir():
-        for name in ("best.pt", "latest.pt"):
-            if os.path.exists(path / name):
-                refuse_special(path / name, CheckpointError)
-                return path / name
-        raise CheckpointError(f"no checkpoint in the run folder {path}: no best.pt or latest.pt")
     if not path.suffix and os.path.exists(spec + ".pt"):
         path = Path(spec + ".pt")
     refuse_special(path, CheckpointError)
@@ -185,29 +180,24 @@ class AZAgent(Agent):
     work: ``make("az:...")`` checks them before it reads the checkpoint.
     """
 
-    @staticmethod
-    def check_arguments(
-        simulations: int = DEFAULT_SIMULATIONS,
-        *,
-        solver: int = 0,
-        worlds: int = 4,
-        mode: str = "gumbel",
-        max_considered: int = 16,
-        c_puct: float = 1.25,
-        seed: int | None = None,
-    ) -> None:
-        """A one-line ``TrinityError`` naming the first argument past its bound (the spec's names)."""
-        simulations = check_count("az", "sims", simulations, 0, MAX_SIMULATIONS)
-        worlds = check_count("az", "worlds", worlds, 1, MAX_WORLDS)
+    @classmethod
+    def check_arguments(cls, **given: Any) -> None:
+        """A one-line ``TrinityError`` naming the first argument past its bound (the spec's names); an argument
+        not given takes ``__init__``'s default (declared there only)."""
+        defaults = {name: parameter.default for name, parameter in inspect.signature(cls.__init__).parameters.items()
+                    if parameter.default is not inspect.Parameter.empty}  # fmt: skip
+        arguments = defaults | given
+        simulations = check_count("az", "sims", arguments["simulations"], 0, MAX_SIMULATIONS)
+        worlds = check_count("az", "worlds", arguments["worlds"], 1, MAX_WORLDS)
         if simulations * worlds > MAX_WORLD_SIMULATIONS:
             raise TrinityError(f"az worlds x sims must be at most {MAX_WORLD_SIMULATIONS} (a search node takes "
                                f"about 1.7 KB), got {worlds} x {simulations}")  # fmt: skip
-        check_count("az", "solver", solver, 0, MAX_SOLVER)
-        check_count("az", "considered", max_considered, 1, MAX_CONSIDERED)
-        check_number("az", "c_puct", c_puct, 0.0, MAX_C_PUCT)
-        check_seed("az", seed)
-        if mode not in MODES:
-            raise TrinityError(f"az search must be one of {', '.join(MODES)}, got {mode!r}")
+        check_count("az", "solver", arguments["solver"], 0, MAX_SOLVER)
+        check_count("az", "considered", arguments["max_considered"], 1, MAX_CONSIDERED)
+        check_number("az", "c_puct", arguments["c_puct"], 0.0, MAX_C_PUCT)
+        check_seed("az", arguments["seed"])
+        if arguments["mode"] not in MODES:
+            raise TrinityError(f"az search must be one of {', '.join(MODES)}, got {arguments['mode']!r}")
 
     def __init__(
         self,
@@ -222,8 +212,8 @@ class AZAgent(Agent):
         seed: int | None = None,
         name: str = "az",
     ):
-        self.check_arguments(simulations, solver=solver, worlds=worlds, mode=mode, max_considered=max_considered,
-                             c_puct=c_puct, seed=seed)  # fmt: skip
+        self.check_arguments(simulations=simulations, solver=solver, worlds=worlds, mode=mode,
+                             max_considered=max_considered, c_puct=c_puct, seed=seed)  # fmt: skip
         self.network = network.eval()
         self.simulations, self.solver_empty, self.worlds = simulations, solver, worlds
         self.mode, self.max_considered, self.c_puct = mode, max_considered, c_puct

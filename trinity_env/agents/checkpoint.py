@@ -32,7 +32,6 @@ from __future__ import annotations
 import io
 import os
 import pickle
-import stat
 import zipfile
 from collections import OrderedDict
 from collections.abc import Callable
@@ -41,6 +40,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from trinity_env.core import TrinityError
+from trinity_env.core.files import open_regular
 from trinity_env.spec.observation import OBSERVATION_SIZE
 
 ACTIONS = 256
@@ -286,25 +286,20 @@ def _dry_run(handle: IO[bytes], name: str) -> Any:
 # ------------------------------------------------------------------------------ the load
 
 
-def open_regular(path: Path) -> IO[bytes]:
-    """``path`` opened for reading if it is a regular file; a FIFO, device or socket is refused without blocking."""
+def _open_checkpoint(path: Path) -> IO[bytes]:
+    """``path`` opened for reading if it is a regular file (``core.files.open_regular``: a named pipe, device or
+    socket is refused without blocking), every failure a ``CheckpointError``."""
     try:
-        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        handle, kind, _ = open_regular(path)
     except FileNotFoundError:
         raise CheckpointError(f"no checkpoint at {path}") from None
-    except IsADirectoryError:
-        raise CheckpointError(f"{path} is a directory, not a checkpoint file") from None
     except OSError as err:
         raise CheckpointError(f"cannot read checkpoint {path}: {err.strerror or err}") from None
-    mode = os.fstat(descriptor).st_mode
-    if stat.S_ISDIR(mode):
-        os.close(descriptor)
+    if kind == "a folder":
         raise CheckpointError(f"{path} is a directory, not a checkpoint file")
-    if not stat.S_ISREG(mode):
-        os.close(descriptor)
-        raise CheckpointError(f"{path} is not a regular file (a pipe, device or socket): refused")
-    os.set_blocking(descriptor, True)
-    return os.fdopen(descriptor, "rb")
+    if handle is None:
+        raise CheckpointError(f"{path} is {kind}, not a regular file: refused without reading it")
+    return handle
 
 
 def read_torch(
@@ -328,7 +323,7 @@ def read_torch(
         handle: IO[bytes] = io.BytesIO(source)
     else:
         name = name or str(source)
-        handle = open_regular(Path(source))
+        handle = _open_checkpoint(Path(source))
     with handle:
         size = handle.seek(0, io.SEEK_END)
         if size > max_bytes:

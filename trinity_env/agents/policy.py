@@ -24,7 +24,7 @@ import torch
 from torch import nn
 
 from trinity_env.agents.base import Agent, Observation
-from trinity_env.agents.checkpoint import CheckpointError, describe_error, int_field, load_network, save_network
+from trinity_env.agents.checkpoint import CheckpointError, int_field, load_network, save_network
 from trinity_env.agents.tactics import FEATURES, tactical_features
 from trinity_env.core import GameState
 from trinity_env.core.actions import DECK_SIZE
@@ -32,7 +32,7 @@ from trinity_env.spec.observation import OBSERVATION_HIGH, OBSERVATION_SIZE
 
 FORMAT = "trinity-towers-policy"
 
-__all__ = ["FORMAT", "CheckpointError", "NetworkAgent", "PolicyNetwork", "describe_error", "load_checkpoint",
+__all__ = ["FORMAT", "CheckpointError", "NetworkAgent", "PolicyNetwork", "load_checkpoint",
            "save_checkpoint"]  # fmt: skip
 
 

@@ -245,6 +245,14 @@ def _path_target(text: str) -> Path:
     return path
 
 
+def built(opponent: Any) -> Any:
+    """``opponent`` with an agent spec (``"greedy"``, ``"mcts:400"``) built by ``make``; anything else as given.
+
+    ``"random"`` stays a string: the envs play it themselves (the vector env with a batched kernel).
+    The one place where an env's ``opponent`` argument turns from a spec into an agent."""
+    return make(opponent) if isinstance(opponent, str) and opponent != "random" else opponent
+
+
 def make(spec: str) -> Agent:
     """The agent a spec string names; ``AgentSpecError`` says what is wrong with a bad one.
 

@@ -110,7 +110,7 @@ def _not_regular(mode: int) -> str | None:
     return next((kind for check, kind in _NOT_REGULAR if check(mode)), "not a regular file")
 
 
-def _open_regular(path: str | Path) -> tuple[IO[bytes] | None, str | None, int]:
+def open_regular(path: str | Path) -> tuple[IO[bytes] | None, str | None, int]:
     """``path`` opened for reading if it is a regular file; else ``None`` and what it is.
 
     A named pipe is never read (reading one blocks until a writer comes, forever), nor a
@@ -149,7 +149,7 @@ def read_text(
             stream = getattr(sys.stdin, "buffer", sys.stdin)  # a StringIO (tests) has no buffer
             raw = stream.read(limit + 1)
         else:
-            handle, kind, size = _open_regular(path)
+            handle, kind, size = open_regular(path)
             if kind == "a folder":
                 raise error(f"cannot read {what} {name}: it is a folder")
             if kind is not None or handle is None:
@@ -158,8 +158,6 @@ def read_text(
                 if size > limit:
                     raise error(too_large)
                 raw = handle.read(limit + 1)
-    except IsADirectoryError:
-        raise error(f"cannot read {what} {name}: it is a folder") from None
     except OSError as err:
         raise error(f"cannot read {what} {name}: {one_line(err.strerror or err)}") from None
     except UnicodeDecodeError as err:  # a text stdin that is not UTF-8
@@ -185,22 +183,16 @@ def path_kind(path: Path) -> str | None:
         mode = os.stat(path).st_mode
     except (OSError, ValueError):  # missing, unreadable, a dangling link, a NUL in the name
         return None
-    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
-        return None
-    if stat.S_ISFIFO(mode):
-        return "a named pipe"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    return "not a regular file"
+    return None if stat.S_ISDIR(mode) else _not_regular(mode)
 
 
-def refuse_special(path: Path, error: type[Exception] = TrinityError) -> None:
+def refuse_special(
+    path: Path, error: type[Exception] = TrinityError, wanted: str = "a checkpoint file or run folder"
+) -> None:
     """Raise ``error`` (one line) if ``path`` is a named pipe, a device or a socket (see ``path_kind``)."""
     kind = path_kind(path)
     if kind is not None:
-        raise error(f"{path} is {kind}, not a checkpoint file or run folder: refused without opening it")
+        raise error(f"{path} is {kind}, not {wanted}: refused without opening it")
 
 
 # ---------------------------------------------------------------------- JSON

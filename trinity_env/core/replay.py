@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from trinity_env.core.board import LANES, POSITIONS
+from trinity_env.core.board import TILES
 from trinity_env.core.cards import Card
 from trinity_env.core.checks import is_int
 from trinity_env.core.decks import DEFAULT_MAX_A_CARDS, Deck, check_max_a_cards
@@ -198,7 +198,6 @@ _FIELDS = frozenset({"format", "version", "rules", "decks", "picks", "start", "m
 _RULES = frozenset({"draft", "max_a_cards", "first_player", "open_hands"})
 _MOVE = frozenset({"player", "card", "tile"})
 _RESULT = frozenset({"winner", "scores", "termination"})
-_TILES = LANES * POSITIONS
 
 
 def _known(data: Mapping[Any, Any], known: frozenset[str], what: str) -> None:
@@ -244,8 +243,8 @@ def _moves(moves: object) -> tuple[tuple[int, Card, int], ...]:
         player, tile = move["player"], move["tile"]
         if not is_int(player) or player not in (0, 1):
             raise PositionError(f"{where}: player must be the integer 0 or 1, got {short(player)}")
-        if not is_int(tile) or not 0 <= tile < _TILES:
-            raise PositionError(f"{where}: tile must be an integer 0-{_TILES - 1}, got {short(tile)}")
+        if not is_int(tile) or not 0 <= tile < TILES:
+            raise PositionError(f"{where}: tile must be an integer 0-{TILES - 1}, got {short(tile)}")
         try:
             card = Card(move["card"])
         except TrinityError as err:

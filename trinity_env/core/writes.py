@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from trinity_env.core.errors import WriteError
+from trinity_env.core.files import one_line
 
 _FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
@@ -43,10 +44,6 @@ def os_error_in(err: BaseException) -> OSError | None:
     return None
 
 
-def _describe(err: OSError) -> str:
-    return " ".join(str(err.strerror or err).split())
-
-
 def _open_temporary(temporary: Path, path: Path) -> int:
     for _ in range(2):
         try:
@@ -56,7 +53,7 @@ def _open_temporary(temporary: Path, path: Path) -> int:
             with suppress(FileNotFoundError):
                 temporary.unlink()  # a crash's leftover: its content is worthless
         except OSError as err:
-            raise WriteError(f"cannot write {path}: {_describe(err)}") from None
+            raise WriteError(f"cannot write {path}: {one_line(err.strerror or err)}") from None
     raise WriteError(f"cannot write {path}: {temporary} keeps reappearing (another writer?)")
 
 
@@ -79,7 +76,7 @@ def atomic_file(path: str | Path) -> Iterator[BinaryIO]:
             temporary.unlink()
         cause = os_error_in(err)
         if cause is not None and not isinstance(err, WriteError):
-            raise WriteError(f"cannot write {path}: {_describe(cause)}") from None
+            raise WriteError(f"cannot write {path}: {one_line(cause.strerror or cause)}") from None
         raise
     _sync_folder(path.parent)
 
@@ -102,7 +99,7 @@ def open_append(path: str | Path) -> BinaryIO:
         descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
     except OSError as err:
         refuse_link(path)
-        raise WriteError(f"cannot write {path}: {_describe(err)}") from None
+        raise WriteError(f"cannot write {path}: {one_line(err.strerror or err)}") from None
     return os.fdopen(descriptor, "ab")
 
 

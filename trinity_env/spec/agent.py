@@ -6,7 +6,8 @@ An agent sees only what its seat may see: the observation dict of the AEC env
 includes the draft, so every agent drafts too. The interface lives in the spec layer, below
 the envs, the fast engine and the agents package, so that the envs can host any opponent
 without importing search or networks. ``trinity_env.agents`` builds the players on it and
-turns agent specs (``"greedy"``, ``"mcts:400"``) into agents; the envs take agents only.
+turns agent specs (``"greedy"``, ``"mcts:400"``) into agents; the envs take an agent, a function of the
+observation or ``"random"``, never another spec string.
 """
 
 from __future__ import annotations
