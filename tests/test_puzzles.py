@@ -236,3 +236,15 @@ def test_ctrl_c_while_scoring_prints_the_finished_scores(tmp_path, capsys, monke
     captured = capsys.readouterr()
     assert "| random |" in captured.out and "| greedy |" not in captured.out
     assert captured.err == "trinity puzzles: interrupted: scores of 1 of 2 agents written\n"
+
+
+def test_a_record_larger_than_a_json_document_is_refused_unparsed(tmp_path):
+    """A puzzle file may be large (many records) but each line is one document, bounded like a position."""
+    from trinity_env.core import PositionError
+    from trinity_env.core.files import MAX_DOCUMENT_BYTES
+    from trinity_env.evaluation.puzzles import load_puzzles
+
+    path = tmp_path / "big.jsonl"
+    path.write_text("[" + "[]," * (MAX_DOCUMENT_BYTES // 3) + "[]]\n")
+    with pytest.raises(PositionError, match=rf"big\.jsonl, line 1: a record over {MAX_DOCUMENT_BYTES >> 20} MiB"):
+        load_puzzles(path)

@@ -28,7 +28,7 @@ from typing import Any
 from trinity_env.agents.base import Agent
 from trinity_env.agents.registry import make
 from trinity_env.core import GameState, Phase, PositionError, TrinityError
-from trinity_env.core.files import parse_json, read_text
+from trinity_env.core.files import MAX_DOCUMENT_BYTES, parse_json, read_text
 from trinity_env.evaluation.match import RunInterrupted
 from trinity_env.evaluation.ratings import wilson_interval
 from trinity_env.search.solver import Solver, SolverBudgetError
@@ -244,6 +244,8 @@ def load_puzzles(path: str | Path) -> list[Puzzle]:
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
+        if len(line) > MAX_DOCUMENT_BYTES:  # one record is one JSON document: bounded like one
+            raise PositionError(f"{path}, line {number}: a record over {MAX_DOCUMENT_BYTES >> 20} MiB")
         try:
             puzzle = _puzzle(parse_json(line, "the record", PositionError))
         except (ValueError, KeyError, TypeError, TrinityError, RecursionError) as err:
