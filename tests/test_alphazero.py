@@ -336,6 +336,53 @@ def test_a_damaged_latest_checkpoint_is_refused_on_resume_naming_it(tmp_path):
         train(AZConfig.from_dict(TINY), tmp_path / "run", resume=True, progress=False)
 
 
+def test_the_old_spelling_threads_still_loads_as_torch_threads(tmp_path):
+    """``threads`` was renamed ``torch_threads`` (``TrainConfig``'s spelling): old YAML files still load."""
+    from training.alphazero import AZConfig
+
+    assert "threads" not in AZConfig().to_dict() and AZConfig().torch_threads == 1
+    for count in (1, 2):
+        old = tmp_path / f"old-{count}.yaml"
+        old.write_text(f"seed: 0\nthreads: {count}\n")
+        assert AZConfig.load(old).torch_threads == count
+        assert AZConfig.from_dict(TINY | {"threads": count}).torch_threads == count
+    assert AZConfig.load(old, torch_threads=3).torch_threads == 3  # an override under the new name wins
+
+
+def test_both_spellings_of_torch_threads_are_refused_naming_both(tmp_path):
+    from training.alphazero import AZConfig
+    from training.config import TrainConfigError
+
+    both = tmp_path / "both.yaml"
+    both.write_text("threads: 1\ntorch_threads: 1\n")
+    for load in (lambda: AZConfig.load(both), lambda: AZConfig.from_dict(TINY | {"threads": 1, "torch_threads": 2})):
+        with pytest.raises(TrainConfigError, match=r"'threads' and 'torch_threads'"):
+            load()
+
+
+def test_a_run_from_before_the_rename_resumes(tmp_path):
+    """A run folder whose ``config.json`` says ``threads`` (written before the rename) resumes, and a resume that
+    changes the thread count is still refused under either spelling."""
+    from training.alphazero import AZConfig, train
+    from training.run_folder import RunFolderError, resume_conflicts
+
+    config = AZConfig.from_dict(TINY | {"total_games": 16, "eval_every": 16})
+    run = tmp_path / "run"
+    train(config, run, progress=False, stop_at=8)
+    saved = json.loads((run / "config.json").read_text())
+    old = {("threads" if name == "torch_threads" else name): value for name, value in saved.items()}
+    assert resume_conflicts(config, old) == []
+    assert resume_conflicts(AZConfig.from_dict(TINY | {"torch_threads": 2}), old) == ["torch_threads: 1 -> 2"]
+    (run / "config.json").write_text(json.dumps(old | {"torch_threads": 1}))
+    with pytest.raises(RunFolderError, match=r"'threads' and 'torch_threads'"):
+        train(config, run, resume=True, progress=False)
+    (run / "config.json").write_text(json.dumps(old))
+    history = train(config, run, resume=True, progress=False)
+    assert history[-1]["games"] == 16
+    saved = json.loads((run / "config.json").read_text())
+    assert saved["torch_threads"] == 1 and "threads" not in saved  # rewritten in the new spelling
+
+
 def test_importing_the_search_does_not_load_torch():
     code = "import sys, trinity_env.search.az; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

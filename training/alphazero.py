@@ -21,7 +21,7 @@ the learner (``learn``); the checkpoint; ``train``; the command line.
 
 The budget is ``total_games`` self-play games: it fixes the schedule (iterations, learner
 steps, evaluations), so a seed gives the same weights on any machine with the same torch
-build (``threads`` fixes torch's thread count); ``max_minutes`` only stops a session early.
+build (``torch_threads`` fixes torch's thread count); ``max_minutes`` only stops a session early.
 ``latest.pt`` holds everything the rest of the run depends on (network, optimiser, replay
 buffer, random states, evaluation history) and is written atomically every
 ``checkpoint_every`` iterations and at each evaluation: a run killed outright loses at most
@@ -64,7 +64,7 @@ from .config import EVALUATION_FIELDS, TrainConfigError, YAMLConfig
 from .evaluation import ENDGAMES, Results, evaluate_agent, history_from_json
 from .report import format_results, label, plot_learning_curve
 from .run_folder import claim
-from .session import add_run_arguments, run_command
+from .session import add_run_arguments, run_command, torch_threads
 from .skeleton import TrainingRun
 
 # ------------------------------------------------------------------------------ the config
@@ -124,8 +124,9 @@ class AZConfig(YAMLConfig):
     solver_empty: int = 6
     """Value target from the exact solver for open-hand play positions with at most this many empty tiles
     (0: off; at most 8, to keep it cheap)."""
-    threads: int = 1
-    """torch's threads in this process (fixed, so that results do not depend on the machine's core count)."""
+    torch_threads: int = 1
+    """torch's intra-op threads while training (fixed, so that results do not depend on the machine's core count).
+    Spelt ``threads`` before: an old YAML file or ``config.json`` with ``threads`` still loads and resumes."""
     checkpoint_every: int = 1
     """Iterations between two ``latest.pt`` (what a killed run may lose)."""
     eval_every: int = 5_000
@@ -150,11 +151,13 @@ class AZConfig(YAMLConfig):
         "total_games", "max_minutes", "eval_simulations", "checkpoint_every"
     }  # fmt: skip
     """How long to train, the safety stop, checkpoints and what is measured: none changes what the learner sees."""
+    renamed: ClassVar[dict[str, str]] = {"threads": "torch_threads"}
+    """``threads`` is ``TrainConfig``'s ``torch_threads``: one spelling for both trainers."""
 
     def check(self, source: str = "config") -> None:
         self._check_common(source)
         self._check_positive(source, ("total_games", "games_per_iteration", "simulations", "max_considered",
-                                      "hidden", "layers", "batch_size", "replay_size", "threads",
+                                      "hidden", "layers", "batch_size", "replay_size", "torch_threads",
                                       "checkpoint_every", "eval_every", "eval_games"))  # fmt: skip
         self._check_network(source)
         if self.eval_simulations > MAX_SIMULATIONS:  # the az agent's own bound, checked before training starts
@@ -421,9 +424,11 @@ def train(config: AZConfig, run: Path, resume: bool = False, progress: bool = Tr
     (``tb/``). ``stop_at``: end this session once that many games are played (as ``max_minutes``
     would; the schedule stays ``total_games``'s). Ctrl-C saves ``latest.pt`` and raises ``TrainingInterrupted``.
     """
-    with claim(run, config, "alphazero", resume=resume, overwrite=overwrite, checkpoint="latest.pt") as folder:
+    with (
+        claim(run, config, "alphazero", resume=resume, overwrite=overwrite, checkpoint="latest.pt") as folder,
+        torch_threads(config.torch_threads),
+    ):
         run = folder.path
-        torch.set_num_threads(config.threads)
         torch.manual_seed(config.seed)
         rng = np.random.default_rng(config.seed)
         replay = Replay(config.replay_size)

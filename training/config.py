@@ -36,6 +36,9 @@ class YAMLConfig:
 
     resume_may_change: ClassVar[frozenset[str]] = frozenset()
     """Fields that may differ from the run's ``config.json`` when a run is resumed (see ``training.run_folder``)."""
+    renamed: ClassVar[dict[str, str]] = {}
+    """Old field name -> its name now: an old YAML file or a run's ``config.json`` that spells a field the old way
+    still loads (and resumes) as the new one; giving both names is an error naming both."""
 
     @classmethod
     def load(cls, name_or_path: str | Path, **overrides: Any):
@@ -51,11 +54,13 @@ class YAMLConfig:
         data = load_yaml(path, "training config", TrainConfigError) or {}
         if not isinstance(data, dict):
             raise TrainConfigError(f"training config {path}: expected a mapping of fields, got {type(data).__name__}")
-        return cls.from_dict(data | overrides, source=str(path))
+        source = str(path)
+        return cls.from_dict(cls.current_names(data, source) | cls.current_names(overrides, source), source=source)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], source: str = "config"):
-        """A checked config from a mapping of fields (missing fields keep their defaults)."""
+        """A checked config from a mapping of fields (missing fields keep their defaults; old names, ``renamed``)."""
+        data = cls.current_names(data, source)
         known = {f.name for f in fields(cls)}
         unknown = set(data) - known
         if unknown:
@@ -65,6 +70,17 @@ class YAMLConfig:
         config = cls(**values)
         config.check(source)
         return config
+
+    @classmethod
+    def current_names(cls, data: dict[str, Any], source: str = "config") -> dict[str, Any]:
+        """``data`` with each old field name of ``renamed`` replaced by its name now (the order kept); both names
+        given is a ``TrainConfigError`` naming both."""
+        both = [(old, new) for old, new in cls.renamed.items() if old in data and new in data]
+        if both:
+            old, new = both[0]
+            raise TrainConfigError(f"{source}: fields {old!r} and {new!r} are one field ({old!r} is its old name): "
+                                   f"give only {new!r}")  # fmt: skip
+        return {cls.renamed.get(name, name): value for name, value in data.items()}
 
     def check(self, source: str = "config") -> None:
         """Raise ``TrainConfigError`` naming the first bad field."""

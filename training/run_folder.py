@@ -23,7 +23,8 @@ Every trainer (``fast_ppo``, ``selfplay_ppo``, ``rllib_selfplay``) opens its run
   I/O error is one line and the previous checkpoint stays whole. A lock whose writing fails
   is removed; a lock naming an impossible pid is stale.
   Which fields may change is the config's ``resume_may_change`` (for ``TrainConfig``: how
-  long to train, the safety stop, the evaluations, TensorBoard). Nothing in the folder is
+  long to train, the safety stop, the evaluations, TensorBoard); a field the run's ``config.json``
+  spells the old way (the config's ``renamed``) is compared under its name now. Nothing in the folder is
   touched before these checks pass.
 
 Every refusal is a ``RunFolderError`` with a one-line message; the trainers' command lines
@@ -49,7 +50,7 @@ from trinity_env.core import TrinityError
 from trinity_env.core.errors import WriteError
 from trinity_env.core.writes import write_text
 
-from .config import YAMLConfig
+from .config import TrainConfigError, YAMLConfig
 
 LOCK = "run.lock"
 """The lock file's name inside a run folder."""
@@ -157,8 +158,10 @@ def saved_config(path: Path) -> dict[str, Any]:
 def resume_conflicts(config: YAMLConfig, saved: dict[str, Any]) -> list[str]:
     """``field: saved -> new`` for every field that differs and may not change on resume.
 
-    A field missing from ``saved`` (a run from before the field existed) counts as its default.
+    A field missing from ``saved`` (a run from before the field existed) counts as its default; a field spelt the old
+    way (the config's ``renamed``: a run from before the rename) counts under its name now.
     """
+    saved = config.current_names(saved, "config.json")
     new = json.loads(json.dumps(config.to_dict()))  # tuples as lists, as config.json holds them
     defaults = json.loads(json.dumps(type(config)().to_dict()))
     names = {f.name for f in fields(config)}
@@ -171,7 +174,10 @@ def resume_conflicts(config: YAMLConfig, saved: dict[str, Any]) -> list[str]:
 
 
 def _check_resume(path: Path, config: YAMLConfig) -> None:
-    conflicts = resume_conflicts(config, saved_config(path))
+    try:
+        conflicts = resume_conflicts(config, saved_config(path))
+    except TrainConfigError as err:  # its config.json gives a field under its old and its new name
+        raise RunFolderError(f"cannot resume {path}: {err}") from None
     if conflicts:
         may = ", ".join(sorted(config.resume_may_change))
         raise RunFolderError(

@@ -23,6 +23,14 @@ A trainer's loop then reads::
 ``state`` is the trainer's ``Progress``: it has ``seconds``, ``best``, ``next_eval``, ``history``
 and the counter that the schedule runs on (``unit``: ``steps`` or ``games``); the trainer's
 checkpoint saves it. Evaluation seeds are ``10_000_000 + count``.
+
+``training.exploit`` shares the algorithm (``fast_ppo``'s network, rollout, advantages and update,
+``TrainConfig``, ``session.torch_threads``) but not this plumbing, on purpose: it is a measurement,
+not a run. It has no run folder (no ``config.json``, lock, ``metrics.csv``, TensorBoard or
+checkpoint, so nothing to resume and no ``best.pt``), one session (no clock across sessions, no
+``max_minutes`` or ``stop_at``), one evaluation at the end with its own seeds and a Wilson
+interval (no schedule), and Ctrl-C stops it at once with the partial result (``RunInterrupted``,
+as ``trinity arena`` does) instead of stopping at a consistent point to save a checkpoint.
 """
 
 from __future__ import annotations
