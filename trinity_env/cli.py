@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
-from trinity_env.core import REPLAY_FORMAT, GameState, Phase, Replay, TrinityError
+from trinity_env.core import REPLAY_FORMAT, ArgumentError, GameState, Phase, PositionError, Replay, TrinityError
 from trinity_env.core.errors import BudgetExhausted
 from trinity_env.core.files import read_json, read_text
 
@@ -146,9 +146,9 @@ def _loading(name: str, what: str, load: Callable[[], T]) -> T:
     except TrinityError:
         raise
     except RecursionError:
-        raise TrinityError(f"{name}: {what} nested too deeply") from None
+        raise PositionError(f"{name}: {what} nested too deeply") from None
     except (TypeError, ValueError, KeyError, IndexError, AttributeError) as err:
-        raise TrinityError(f"{name} is not a valid {what}: {type(err).__name__}: {err}") from None
+        raise PositionError(f"{name} is not a valid {what}: {type(err).__name__}: {err}") from None
 
 
 def _load_position(path: str) -> GameState:
@@ -163,7 +163,7 @@ def _prepare_folder(option: str, folder: str, names: Sequence[str]) -> None:
     """Create ``folder`` and prove it writable (a test file written and removed), before any game is played."""
     path = Path(folder)
     if path.exists() and not path.is_dir():
-        raise TrinityError(f"{option} {folder}: not a folder")
+        raise ArgumentError(f"{option} {folder}: not a folder")
     probe = path / f".trinity-write-test-{os.getpid()}"
     try:
         path.mkdir(parents=True, exist_ok=True)
@@ -171,20 +171,20 @@ def _prepare_folder(option: str, folder: str, names: Sequence[str]) -> None:
             handle.write(b"trinity")
         probe.unlink()
     except OSError as err:
-        raise TrinityError(f"{option} {folder}: cannot write there ({err.strerror or err})") from None
+        raise ArgumentError(f"{option} {folder}: cannot write there ({err.strerror or err})") from None
     for name in names:
         target = path / name
         if target.exists() and not target.is_file():
-            raise TrinityError(f"{option} {folder}: {target} is in the way (not a file)")
+            raise ArgumentError(f"{option} {folder}: {target} is in the way (not a file)")
         if target.exists() and not os.access(target, os.W_OK):
-            raise TrinityError(f"{option} {folder}: cannot overwrite {target} (permission denied)")
+            raise ArgumentError(f"{option} {folder}: cannot overwrite {target} (permission denied)")
 
 
 def _prepare_file(option: str, file: str) -> None:
     """Prove ``file`` writable (its folder created), before any game is played; an existing file is kept as it is."""
     path = Path(file)
     if path.is_dir():
-        raise TrinityError(f"{option} {file}: is a folder, not a file")
+        raise ArgumentError(f"{option} {file}: is a folder, not a file")
     existed = path.exists()
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -193,7 +193,7 @@ def _prepare_file(option: str, file: str) -> None:
         if not existed:
             path.unlink()
     except OSError as err:
-        raise TrinityError(f"{option} {file}: cannot write there ({err.strerror or err})") from None
+        raise ArgumentError(f"{option} {file}: cannot write there ({err.strerror or err})") from None
 
 
 # ---------------------------------------------------------------------- commands
@@ -217,9 +217,9 @@ def _solve(args: argparse.Namespace) -> None:
 
     state = _load_position(args.file)
     if state.phase == Phase.DRAFT:
-        raise TrinityError("no move to solve: the position is in the draft (the solver needs both hands)")
+        raise PositionError("no move to solve: the position is in the draft (the solver needs both hands)")
     if state.is_over or not state.legal_actions():
-        raise TrinityError("no move to solve: the game is over")
+        raise PositionError("no move to solve: the game is over")
     solver = Solver(threads=args.threads)
     print(json.dumps(solver.solve(state, max_nodes=args.max_nodes, max_seconds=args.max_seconds).to_json()))
 
@@ -368,7 +368,7 @@ def _review(args: argparse.Namespace) -> int:
     data = _read_json(args.file)
     name = _source(args.file)
     if not isinstance(data, dict) or data.get("format") != REPLAY_FORMAT:
-        raise TrinityError(f"{name} is not a replay (a replay's 'format' is {REPLAY_FORMAT!r})")
+        raise PositionError(f"{name} is not a replay (a replay's 'format' is {REPLAY_FORMAT!r})")
     replay = _loading(name, "replay", lambda: Replay.from_dict(data))
     _loading(name, "replay", replay.states)  # a replay that does not play back is refused before any work
     check_review(args.agent, args.max_nodes)
@@ -411,7 +411,7 @@ def _build_puzzles(args: argparse.Namespace) -> int:
     )
 
     if args.agents is not None or args.json is not None:
-        raise TrinityError("--agents and --json are for scoring (--score FILE), not for building (--out)")
+        raise ArgumentError("--agents and --json are for scoring (--score FILE), not for building (--out)")
     count = args.count or 200
     empty = args.empty or DEFAULT_EMPTY
     agent = args.agent or DEFAULT_AGENT
@@ -449,9 +449,9 @@ def _score_puzzles(args: argparse.Namespace) -> int:
                 "--max-games": args.max_games}  # fmt: skip
     misplaced = [option for option, value in building.items() if value is not None]
     if misplaced:
-        raise TrinityError(f"{', '.join(misplaced)}: only for building puzzles (--out FILE), not for --score")
+        raise ArgumentError(f"{', '.join(misplaced)}: only for building puzzles (--out FILE), not for --score")
     if not args.agents:
-        raise TrinityError("--score needs --agents: the agent specs to score, e.g. --agents random greedy mcts:400")
+        raise ArgumentError("--score needs --agents: the agent specs to score, e.g. --agents random greedy mcts:400")
     for spec in args.agents:
         make(spec)
     puzzles = load_puzzles(args.score)

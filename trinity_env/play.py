@@ -10,7 +10,7 @@ from typing import TextIO
 
 from trinity_env.agents.base import visible_state
 from trinity_env.agents.registry import make
-from trinity_env.core import Card, GameState, Phase, Replay, TrinityError
+from trinity_env.core import ArgumentError, Card, GameState, IllegalMoveError, Phase, Replay, TrinityError
 from trinity_env.core.writes import write_text
 from trinity_env.spec.config import EnvConfig, make_config
 from trinity_env.spec.observation import observation_dict
@@ -22,31 +22,32 @@ HELP = (
 
 
 def parse_move(text: str, state: GameState) -> int:
-    """The action id a person's line means in ``state``; ``TrinityError`` says what is wrong."""
+    """The action id a person's line means in ``state``; ``IllegalMoveError`` for a move the rules forbid here,
+    ``ArgumentError`` for a line that is not a move (``CardError`` for a bad card)."""
     player = state.to_move
     deck = state.decks[player]
     words = text.replace("@", " ").replace(",", " ").split()
     if state.phase == Phase.DRAFT:
         if len(words) != 1:
-            raise TrinityError("pick one card: type it (7A24) or its deck number (0-15)")
+            raise ArgumentError("pick one card: type it (7A24) or its deck number (0-15)")
         word = words[0]
         if word.isdigit() and len(word) <= 2:  # a deck number; four digits are a card like 5555
             index = int(word)
             if not 0 <= index < len(deck):
-                raise TrinityError(f"deck numbers are 0-{len(deck) - 1}")
+                raise IllegalMoveError(f"deck numbers are 0-{len(deck) - 1}")
         else:
             card = Card(word)
             index = next((i for i, s in enumerate(state.status[player]) if s == 0 and deck[i] == card), -1)
             if index < 0:
-                raise TrinityError(f"{card} is not among your unpicked cards")
+                raise IllegalMoveError(f"{card} is not among your unpicked cards")
         if index not in state.legal_actions():
-            raise TrinityError(f"you cannot pick {deck[index]} now (already picked, or over the A limit)")
+            raise IllegalMoveError(f"you cannot pick {deck[index]} now (already picked, or over the A limit)")
         return index
     if len(words) != 2:
-        raise TrinityError("type a card and a tile, like: 7A24 3")
+        raise ArgumentError("type a card and a tile, like: 7A24 3")
     card, tile_text = Card(words[0]), words[1]
     if not tile_text.lstrip("-").isdigit():
-        raise TrinityError(f"the tile must be a number 0-14, got {tile_text!r}")
+        raise IllegalMoveError(f"the tile must be a number 0-14, got {tile_text!r}")
     return state.play(card, int(tile_text)).last.action
 
 
@@ -65,11 +66,11 @@ def play_in_terminal(
     ``read`` gets a line (default ``input``), ``out`` takes the text (default standard output).
     ``save``: write the game as a replay there when it ends (finished, quit, end of input or
     Ctrl-C), for ``trinity review`` or the web app's replay view. Bad arguments raise
-    ``TrinityError`` before the game starts; Ctrl-C at the prompt ends the line and raises
-    ``KeyboardInterrupt``.
+    ``ArgumentError`` (``ConfigError``, ``AgentSpecError``) before the game starts; Ctrl-C at the
+    prompt ends the line and raises ``KeyboardInterrupt``.
     """
     if save is not None and Path(save).is_dir():
-        raise TrinityError(f"--save {save} is a folder: give a file path for the replay")
+        raise ArgumentError(f"--save {save} is a folder: give a file path for the replay")
     env_config = make_config(config) if config else make_config()
     states: list[GameState] = []
     try:
@@ -104,7 +105,7 @@ def _play(
     read = input if read is None else read
     out = sys.stdout if out is None else out
     if seat not in (0, 1, "0", "1", "random") or isinstance(seat, bool):
-        raise TrinityError(f"seat must be 0, 1 or 'random', got {seat!r}")
+        raise ArgumentError(f"seat must be 0, 1 or 'random', got {seat!r}")
     rng = random.Random(seed)
     agent = make(opponent)
     agent.reset(rng.randrange(2**31))

@@ -19,7 +19,7 @@ import numpy as np
 
 from trinity_env.agents.base import Agent, Observation
 from trinity_env.agents.view import decode
-from trinity_env.core import GameState, TrinityError
+from trinity_env.core import ArgumentError, GameState
 from trinity_env.fast.layout import DRAFT, HAND0, IN_HAND, PHASE, Batch
 from trinity_env.search.baselines import greedy_action, greedy_keys, lookahead_values
 from trinity_env.search.baselines import strongest_pick as strongest_pick_row
@@ -29,26 +29,26 @@ MAX_SEED = 2**63 - 1
 
 
 def check_count(agent: str, name: str, value: object, low: int, high: int) -> int:
-    """``value`` as a whole number from ``low`` to ``high``, else a one-line ``TrinityError`` naming it.
+    """``value`` as a whole number from ``low`` to ``high``, else a one-line ``ArgumentError`` naming it.
 
     The built-in agents check every argument against a bound before any work: a spec is
     input (a command line, a config, a web form), and an unbounded count such as a billion
     search worlds would take the machine's memory before the first move.
     """
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not low <= value <= high:
-        raise TrinityError(f"{agent} {name} must be a whole number from {low} to {high}, got {value!r}")
+        raise ArgumentError(f"{agent} {name} must be a whole number from {low} to {high}, got {value!r}")
     return int(value)
 
 
 def check_number(agent: str, name: str, value: object, low: float, high: float) -> float:
-    """``value`` as a finite number from ``low`` to ``high``, else a one-line ``TrinityError`` naming it."""
+    """``value`` as a finite number from ``low`` to ``high``, else a one-line ``ArgumentError`` naming it."""
     if (
         isinstance(value, bool)
         or not isinstance(value, numbers.Real)
         or not math.isfinite(value)
         or not low <= value <= high
     ):
-        raise TrinityError(f"{agent} {name} must be a number from {low:g} to {high:g}, got {value!r}")
+        raise ArgumentError(f"{agent} {name} must be a number from {low:g} to {high:g}, got {value!r}")
     return float(value)
 
 

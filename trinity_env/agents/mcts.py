@@ -25,7 +25,7 @@ import numpy as np
 from trinity_env.agents.base import Agent, Observation
 from trinity_env.agents.baselines import check_count, check_number, check_seed, strongest_pick
 from trinity_env.agents.view import decode, determinise
-from trinity_env.core import GameState, TrinityError
+from trinity_env.core import ArgumentError, GameState, PositionError
 from trinity_env.fast import kernels
 from trinity_env.fast.layout import IN_HAND, PLAYED, Batch
 from trinity_env.search.mcts import BRANCHING, Tree, child_with_action, run_search, search_rows
@@ -68,7 +68,7 @@ class MCTSAgent(Agent):
         worlds = check_count("mcts", "worlds", worlds, 1, MAX_WORLDS)
         seed = check_seed("mcts", seed)
         if draft not in ("strongest", "search"):
-            raise TrinityError(f"mcts draft must be 'strongest' or 'search', got {draft!r}")
+            raise ArgumentError(f"mcts draft must be 'strongest' or 'search', got {draft!r}")
         self.draft = draft
         self.greed = check_number("mcts", "greed", greed, 0.0, 1.0)
         self.simulations = simulations
@@ -94,7 +94,7 @@ class MCTSAgent(Agent):
         view = decode(observation["observation"])
         legal = np.flatnonzero(observation["action_mask"])
         if legal.size == 0:
-            raise TrinityError("mcts was asked to act with no legal action (is it its turn?)")
+            raise PositionError("mcts was asked to act with no legal action (is it its turn?)")
         if legal.size == 1:
             self._after_move = None
             return int(legal[0])

@@ -28,7 +28,14 @@ from trinity_env.core.decks import (
     standard_deck,
     validate_deck,
 )
-from trinity_env.core.errors import CardError, DeckError, IllegalMoveError, PositionError, TrinityError
+from trinity_env.core.errors import (
+    ArgumentError,
+    CardError,
+    DeckError,
+    IllegalMoveError,
+    PositionError,
+    TrinityError,
+)
 from trinity_env.core.render import render_text
 from trinity_env.core.replay import FORMAT as REPLAY_FORMAT
 from trinity_env.core.replay import Replay
@@ -49,6 +56,7 @@ __all__ = [
     "REPLAY_FORMAT",
     "TILES",
     "A",
+    "ArgumentError",
     "Card",
     "CardError",
     "DeckError",

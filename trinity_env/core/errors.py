@@ -25,7 +25,14 @@ class IllegalMoveError(TrinityError):
 
 
 class PositionError(TrinityError):
-    """A position or replay document does not follow the documented format."""
+    """A position or replay document does not follow the documented format, or a position is not one
+    the call can work on (a draft given to the solver, a finished game, a mover with no legal action)."""
+
+
+class ArgumentError(TrinityError):
+    """A function or command argument outside what it accepts (a bad ``threads``, ``count``, output path).
+
+    Not for the game's own inputs, which have their classes above (a card, a deck, a move, a position)."""
 
 
 class BudgetExhausted(Exception):

@@ -22,7 +22,7 @@ from trinity_env.core.board import TILES
 from trinity_env.core.cards import Card
 from trinity_env.core.checks import is_int
 from trinity_env.core.decks import DEFAULT_MAX_A_CARDS, Deck, check_max_a_cards
-from trinity_env.core.errors import PositionError, TrinityError
+from trinity_env.core.errors import ArgumentError, PositionError, TrinityError
 from trinity_env.core.files import MAX_DOCUMENT_BYTES, names, parse_json, read_text, short
 from trinity_env.core.state import DRAFT, IN_HAND, PLAY, GameState, Termination
 
@@ -44,16 +44,19 @@ class Replay:
 
     @classmethod
     def from_states(cls, states: Sequence[GameState], *, open_hands: bool = True) -> Replay:
-        """Record the game whose successive states are ``states`` (first one: the start)."""
+        """Record the game whose successive states are ``states`` (first one: the start).
+
+        ``ArgumentError`` if ``states`` is empty or a later state was not made by a move (its ``last`` is ``None``).
+        """
         if not states:
-            raise TrinityError("a replay needs at least the starting state")
+            raise ArgumentError("a replay needs at least the starting state")
         first = states[0]
         picks: list[list[Card]] = [[], []]
         moves = []
         for state in states[1:]:
             step = state.last
             if step is None:
-                raise TrinityError("every state after the first must come from a transition (state.last is None)")
+                raise ArgumentError("every state after the first must come from a transition (state.last is None)")
             if step.tile is None:
                 picks[step.player].append(step.card)
             else:

@@ -25,7 +25,7 @@ from trinity_env.core.decks import (
     standard_deck,
     validate_deck,
 )
-from trinity_env.core.errors import CardError, IllegalMoveError, PositionError, TrinityError
+from trinity_env.core.errors import ArgumentError, CardError, IllegalMoveError, PositionError
 from trinity_env.core.position import position_fields
 from trinity_env.core.render import render_text
 
@@ -71,7 +71,11 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)
 class GameState:
-    """One game's full state. Build it with ``new_game`` or ``from_dict``, never by hand."""
+    """One game's full state. Build it with ``new_game`` or ``from_dict``, never by hand.
+
+    Immutable: ``apply``, ``pick`` and ``play`` return the next state. A move the rules forbid
+    raises ``IllegalMoveError``, a bad card ``CardError``, a bad position document ``PositionError``.
+    """
 
     phase: Phase
     to_move: int
@@ -98,24 +102,25 @@ class GameState:
         """A new game: the draft, or straight to play when ``hands`` (deck indices) are given.
 
         ``decks`` defaults to two copies of the standard deck. ``first_player`` is who
-        places first once play starts (the draft always starts with player 0).
+        places first once play starts (the draft always starts with player 0). A bad deck or
+        ``max_a_cards`` raises ``DeckError``; a bad ``first_player`` or ``hands``, ``ArgumentError``.
         """
         check_max_a_cards(max_a_cards)
         if not is_int(first_player) or first_player not in (0, 1):
-            raise TrinityError(f"first_player must be 0 or 1, got {first_player!r}")
+            raise ArgumentError(f"first_player must be 0 or 1, got {first_player!r}")
         if decks is None:
             standard = standard_deck()
             checked = (standard, standard)
         else:
             if isinstance(decks, str) or len(decks) != 2:
-                raise TrinityError("decks must be a pair: one deck per player")
+                raise ArgumentError("decks must be a pair: one deck per player")
             checked = tuple(validate_deck(deck, max_a_cards) for deck in decks)
         empty_board = (None,) * TILES, (EMPTY,) * TILES
         if hands is None:
             status = tuple((UNPICKED,) * len(deck) for deck in checked)
             return cls(DRAFT, 0, checked, status, *empty_board, max_a_cards, first_player)
         if isinstance(hands, str) or len(hands) != 2:
-            raise TrinityError("hands must be a pair: one list of deck indices per player")
+            raise ArgumentError("hands must be a pair: one list of deck indices per player")
         status = tuple(
             _hand_status(player, deck, hand, max_a_cards) for player, (deck, hand) in enumerate(zip(checked, hands))
         )
@@ -387,13 +392,13 @@ def _check_tile(tile: object) -> int:
 
 def _hand_status(player: int, deck: Deck, hand: Sequence[int], max_a_cards: int) -> tuple[int, ...]:
     if isinstance(hand, str) or not all(is_int(i) for i in hand):
-        raise TrinityError(f"player {player}'s hand must be a list of integer deck indices, got {hand!r}")
+        raise ArgumentError(f"player {player}'s hand must be a list of integer deck indices, got {hand!r}")
     indices = [int(i) for i in hand]
     if len(indices) != HAND_SIZE or len(set(indices)) != HAND_SIZE:
-        raise TrinityError(f"player {player}'s hand must be {HAND_SIZE} different deck indices, got {indices}")
+        raise ArgumentError(f"player {player}'s hand must be {HAND_SIZE} different deck indices, got {indices}")
     if not all(0 <= i < len(deck) for i in indices):
-        raise TrinityError(f"player {player}'s hand has a deck index outside 0-{len(deck) - 1}: {indices}")
+        raise ArgumentError(f"player {player}'s hand has a deck index outside 0-{len(deck) - 1}: {indices}")
     a_cards = sum(deck[i].is_a_card for i in indices)
     if a_cards > max_a_cards:
-        raise TrinityError(f"player {player}'s hand holds {a_cards} A cards, more than max_a_cards={max_a_cards}")
+        raise ArgumentError(f"player {player}'s hand holds {a_cards} A cards, more than max_a_cards={max_a_cards}")
     return tuple(IN_HAND if i in indices else UNPICKED for i in range(len(deck)))

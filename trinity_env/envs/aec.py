@@ -118,8 +118,10 @@ RENDER_MODES = ("human", "ansi", "rgb_array")
 def env(render_mode: str | None = None, **kwargs: Any) -> AECEnv:
     """The Trinity Towers AEC env with PettingZoo's standard classic-game wrappers.
 
-    The wrappers are subclasses of PettingZoo's own that only make attribute access direct
-    (see ``trinity_env.envs.wrappers``).
+    Takes ``raw_env``'s arguments (the Arguments above); a bad one raises ``ConfigError`` naming it.
+    An illegal action ends the game with -1 for the mover instead of raising. The wrappers are
+    subclasses of PettingZoo's own that only make attribute access direct (see
+    ``trinity_env.envs.wrappers``).
     """
     wrapped = raw_env(render_mode=render_mode, **kwargs)
     wrapped = TerminateIllegalWrapper(wrapped, illegal_reward=-1)
@@ -128,7 +130,12 @@ def env(render_mode: str | None = None, **kwargs: Any) -> AECEnv:
 
 
 class raw_env(AECEnv, EzPickle):
-    """Trinity Towers as a PettingZoo AEC environment; ``env()`` adds the standard wrappers."""
+    """Trinity Towers as a PettingZoo AEC environment; ``env()`` adds the standard wrappers.
+
+    ``render_mode`` and ``config`` (a name in ``configs/rules/``, a YAML path, a mapping or an
+    ``EnvConfig``), overridden by ``keywords``, are checked here: a bad one raises ``ConfigError``
+    naming it. ``step`` raises ``IllegalMoveError`` for an action the rules do not allow.
+    """
 
     metadata = {
         "render_modes": list(RENDER_MODES),

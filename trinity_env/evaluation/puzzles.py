@@ -27,7 +27,7 @@ from typing import Any
 
 from trinity_env.agents.base import Agent
 from trinity_env.agents.registry import make
-from trinity_env.core import GameState, Phase, PositionError, TrinityError
+from trinity_env.core import ArgumentError, GameState, Phase, PositionError, TrinityError
 from trinity_env.core.files import MAX_DOCUMENT_BYTES, parse_json, read_text
 from trinity_env.evaluation.match import RunInterrupted
 from trinity_env.evaluation.ratings import wilson_interval
@@ -91,12 +91,12 @@ def classify(
 def check_build(count: int, empty: tuple[int, int], agent: str, max_nodes: int) -> None:
     """Bad arguments of ``build_puzzles`` raise here, before any game is played."""
     if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-        raise TrinityError(f"count must be a whole number >= 1, got {count!r}")
+        raise ArgumentError(f"count must be a whole number >= 1, got {count!r}")
     low, high = empty
     if not (isinstance(low, int) and isinstance(high, int) and 1 <= low <= high <= 14):
-        raise TrinityError(f"empty tiles must be a range within 1-14 (low <= high), got {low}-{high}")
+        raise ArgumentError(f"empty tiles must be a range within 1-14 (low <= high), got {low}-{high}")
     if isinstance(max_nodes, bool) or not isinstance(max_nodes, int) or max_nodes < 1:
-        raise TrinityError(f"max_nodes must be a whole number >= 1, got {max_nodes!r}")
+        raise ArgumentError(f"max_nodes must be a whole number >= 1, got {max_nodes!r}")
     make(agent)
 
 
@@ -200,7 +200,8 @@ def save_puzzles(puzzles: Iterable[Puzzle], path: str | Path) -> None:
     Path(path).write_text("".join(line + "\n" for line in lines), encoding="utf-8")
 
 
-def _moves(records: object) -> frozenset[tuple[str, int]]:
+def parse_moves(records: object) -> frozenset[tuple[str, int]]:
+    """A JSON list of ``{card, tile}`` objects as a set of moves; ``TypeError`` says what is malformed."""
     if not isinstance(records, list):
         raise TypeError("the winning moves are a list of {card, tile} objects")
     moves = set()
@@ -219,11 +220,11 @@ def _puzzle(data: object) -> Puzzle | None:
         raise TypeError("a puzzle record is a JSON object with a 'position'")
     position = GameState.from_dict(data["position"])
     if "solution" in data:
-        solution = _moves(data["solution"])
+        solution = parse_moves(data["solution"])
     elif "best_moves" in data and "value" in data:  # an endgame-suite record
         if data["value"] != 1:
             return None
-        solution = _moves(data["best_moves"])
+        solution = parse_moves(data["best_moves"])
     else:
         raise TypeError("a puzzle record needs 'solution' (or an endgame's 'value' and 'best_moves')")
     if position.phase != Phase.PLAY or position.is_over:

@@ -36,7 +36,7 @@ import numpy as np
 from trinity_env.agents.base import Agent
 from trinity_env.agents.mcts import BRANCHING, MCTSAgent, search_rows
 from trinity_env.agents.registry import make
-from trinity_env.core import GameState, Phase, PositionError, Replay, Termination, TrinityError
+from trinity_env.core import ArgumentError, GameState, Phase, PositionError, Replay, Termination
 from trinity_env.evaluation.match import RunInterrupted
 from trinity_env.fast.convert import write_state
 from trinity_env.fast.layout import Batch
@@ -406,13 +406,13 @@ def _load(replay: Replay | Mapping[str, Any] | str | Path) -> tuple[Replay, str 
         return Replay.from_dict(replay), None
     if isinstance(replay, str | Path):
         return Replay.load(replay), str(replay)
-    raise TrinityError(f"review_replay needs a Replay, a replay dict or a path, got {type(replay).__name__}")
+    raise ArgumentError(f"review_replay needs a Replay, a replay dict or a path, got {type(replay).__name__}")
 
 
 def check_review(agent: str, max_nodes: int) -> Agent:
     """The estimating agent, built from its spec; bad arguments raise before any work starts."""
     if isinstance(max_nodes, bool) or not isinstance(max_nodes, int | np.integer) or max_nodes <= 0:
-        raise TrinityError(f"max_nodes must be a positive whole number, got {max_nodes!r}")
+        raise ArgumentError(f"max_nodes must be a positive whole number, got {max_nodes!r}")
     return make(agent)
 
 

@@ -77,8 +77,9 @@ from trinity_env.core import (
 )
 from trinity_env.core.board import EMPTY
 from trinity_env.core.decks import DEFAULT_MAX_A_CARDS, Deck, check_max_a_cards, legal_a_counts
-from trinity_env.core.errors import TrinityError
+from trinity_env.core.errors import ArgumentError, PositionError
 from trinity_env.core.state import DRAFT, IN_HAND, PLAY, PLAYED, UNPICKED
+from trinity_env.spec.config import ConfigError
 from trinity_env.spec.observation import OBSERVATION_SIZE, encode_observation
 
 GAME_NAME = "python_trinity_towers"
@@ -131,7 +132,7 @@ def position_string(state: GameState | Mapping[str, Any]) -> str:
     if not isinstance(state, GameState):
         state = GameState.from_dict(state)
     if state.phase == DRAFT:
-        raise TrinityError("a draft-phase state has no position: load a position once play has started")
+        raise PositionError("a draft-phase state has no position: load a position once play has started")
     tiles = ["." if owner == EMPTY else f"{OWNER_CHAR[owner]}{state.cards[t]}" for t, owner in enumerate(state.owners)]
     hands = [" ".join(str(card) for card in state.hand(player)) or "-" for player in (0, 1)]
     return f"{state.to_move}/{' '.join(tiles)}/{hands[0]}/{hands[1]}"
@@ -141,13 +142,13 @@ def parse_position_string(text: str, max_a_cards: int = DEFAULT_MAX_A_CARDS) -> 
     """The ``GameState`` of a ``position`` parameter (``position_string``'s format)."""
     parts = text.split("/")
     if len(parts) != 4:
-        raise TrinityError(f"position {text!r}: expected TO_MOVE/TILES/HAND0/HAND1 (4 parts separated by '/')")
+        raise PositionError(f"position {text!r}: expected TO_MOVE/TILES/HAND0/HAND1 (4 parts separated by '/')")
     to_move, tiles, *hands = (part.strip() for part in parts)
     if to_move not in ("0", "1"):
-        raise TrinityError(f"position {text!r}: the player to move must be 0 or 1, got {to_move!r}")
+        raise PositionError(f"position {text!r}: the player to move must be 0 or 1, got {to_move!r}")
     tokens = tiles.split()
     if len(tokens) != TILES:
-        raise TrinityError(f"position {text!r}: expected {TILES} tiles, got {len(tokens)}")
+        raise PositionError(f"position {text!r}: expected {TILES} tiles, got {len(tokens)}")
     owners = {char: player for player, char in OWNER_CHAR.items()}
     board: list[dict[str, Any] | None] = []
     for token in tokens:
@@ -156,7 +157,7 @@ def parse_position_string(text: str, max_a_cards: int = DEFAULT_MAX_A_CARDS) -> 
         elif len(token) == 5 and token[0] in owners:
             board.append({"card": token[1:], "owner": owners[token[0]]})
         else:
-            raise TrinityError(f"position {text!r}: a tile is '.' or an owner and a card (e.g. w7A24), got {token!r}")
+            raise PositionError(f"position {text!r}: a tile is '.' or an owner and a card (e.g. w7A24), got {token!r}")
     return GameState.from_dict(
         {
             "phase": "play",
@@ -187,12 +188,12 @@ class Rules:
     def from_params(cls, params: Mapping[str, Any]) -> Rules:
         unknown = set(params) - set(DEFAULT_PARAMS)
         if unknown:
-            raise TrinityError(f"{GAME_NAME}: unknown parameter(s) {', '.join(sorted(unknown))}")
+            raise ConfigError(f"{GAME_NAME}: unknown parameter(s) {', '.join(sorted(unknown))}")
         p = {**DEFAULT_PARAMS, **params}
         if p["draft"] not in DRAFTS:
-            raise TrinityError(f"{GAME_NAME}: draft must be 'pick' or 'random', got {p['draft']!r}")
+            raise ConfigError(f"{GAME_NAME}: draft must be 'pick' or 'random', got {p['draft']!r}")
         if p["first_player"] not in (RANDOM_FIRST_PLAYER, 0, 1):
-            raise TrinityError(f"{GAME_NAME}: first_player must be -1 (random), 0 or 1, got {p['first_player']!r}")
+            raise ConfigError(f"{GAME_NAME}: first_player must be -1 (random), 0 or 1, got {p['first_player']!r}")
         max_a_cards = check_max_a_cards(p["max_a_cards"])
         if p["position"]:
             start = parse_position_string(p["position"], max_a_cards)
@@ -453,7 +454,7 @@ def _opponent_known(rules: Rules, node: Node, opponent: int) -> set[int]:
 def resampled_record(rules: Rules, node: Node, player: int, rng: random.Random) -> list[tuple[str, int, int]]:
     """``node``'s record with the opponent's hidden picks or deals redrawn (see ``resample_from_infostate``)."""
     if node.game is None:
-        raise TrinityError("resampling is for decision nodes: the hands are still being dealt")
+        raise PositionError("resampling is for decision nodes: the hands are still being dealt")
     opponent = 1 - player
     hidden = [k for k, (kind, who, _) in enumerate(node.record) if kind in (PICK, DEAL) and who == opponent]
     if not hidden:
@@ -582,7 +583,7 @@ def endgame_game(position: GameState | Mapping[str, Any], open_hands: bool = Tru
     """A small OpenSpiel game that starts from a play-phase position (a ``GameState`` or position dict)."""
     state = position if isinstance(position, GameState) else GameState.from_dict(position)
     if state.phase != PLAY:
-        raise TrinityError(f"an endgame starts from a play-phase position, not the {state.phase} phase")
+        raise PositionError(f"an endgame starts from a play-phase position, not the {state.phase} phase")
     return pyspiel.load_game(
         GAME_NAME, {"position": position_string(state), "max_a_cards": state.max_a_cards, "open_hands": open_hands}
     )
@@ -591,7 +592,7 @@ def endgame_game(position: GameState | Mapping[str, Any], open_hands: bool = Tru
 def sample_endgame(empty_tiles: int = 4, seed: int = 0) -> GameState:
     """A play-phase position with ``empty_tiles`` empty tiles, reached by random play from dealt hands (seeded)."""
     if not 1 <= empty_tiles < TILES:
-        raise TrinityError(f"empty_tiles must be 1-{TILES - 1}, got {empty_tiles}")
+        raise ArgumentError(f"empty_tiles must be 1-{TILES - 1}, got {empty_tiles}")
     rng = random.Random(seed)
     deck = load_deck("standard")
     while True:

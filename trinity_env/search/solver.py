@@ -30,7 +30,7 @@ from typing import TypeVar
 
 import numpy as np
 
-from trinity_env.core import GameState, Phase, TrinityError
+from trinity_env.core import ArgumentError, GameState, Phase, PositionError
 from trinity_env.search.solver_budget import SolverBudgetError, _Budget, _Worker
 from trinity_env.search.solver_hints import (
     HINT_ORDER,
@@ -133,13 +133,13 @@ class Solver:
         hint_simulations: int = HINT_SIMULATIONS,
     ):
         if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
-            raise TrinityError(f"threads must be a positive int, got {threads!r}")
+            raise ArgumentError(f"threads must be a positive int, got {threads!r}")
         if isinstance(table_bits, bool) or not isinstance(table_bits, int) or not 2 <= table_bits <= 32:
-            raise TrinityError(f"table_bits must be an int from 2 to 32, got {table_bits!r}")
+            raise ArgumentError(f"table_bits must be an int from 2 to 32, got {table_bits!r}")
         if progress is not None and not callable(progress):
-            raise TrinityError(f"progress must be a function of (nodes, seconds) or None, got {progress!r}")
+            raise ArgumentError(f"progress must be a function of (nodes, seconds) or None, got {progress!r}")
         if isinstance(hint_simulations, bool) or not isinstance(hint_simulations, int) or hint_simulations < 0:
-            raise TrinityError(f"hint_simulations must be an int >= 0, got {hint_simulations!r}")
+            raise ArgumentError(f"hint_simulations must be an int >= 0, got {hint_simulations!r}")
         self.hint_simulations = hint_simulations
         self.progress = progress
         self.nodes = 0  # searched by the last query
@@ -234,11 +234,11 @@ class Solver:
 
 def _check(state: GameState, over_ok: bool = False) -> None:
     if not isinstance(state, GameState):
-        raise TrinityError(f"the solver needs a GameState, got {type(state).__name__}")
+        raise ArgumentError(f"the solver needs a GameState, got {type(state).__name__}")
     if state.phase == Phase.DRAFT:
-        raise TrinityError("the solver needs a play-phase position (both hands known), not a draft")
+        raise PositionError("the solver needs a play-phase position (both hands known), not a draft")
     if state.is_over:
         if not over_ok:
-            raise TrinityError("the game is over: there is no move to solve")
+            raise PositionError("the game is over: there is no move to solve")
     elif not state.legal_actions():
-        raise TrinityError("the player to move has no legal move: there is nothing to solve")
+        raise PositionError("the player to move has no legal move: there is nothing to solve")

@@ -17,7 +17,7 @@ from typing import TypeVar
 
 import numpy as np
 
-from trinity_env.core import GameState, TrinityError
+from trinity_env.core import ArgumentError, GameState
 from trinity_env.core.board import EMPTY
 from trinity_env.core.errors import BudgetExhausted
 from trinity_env.fast.convert import write_state
@@ -90,14 +90,14 @@ class _Budget:
         if max_nodes is not None and (
             isinstance(max_nodes, bool | np.bool_) or not isinstance(max_nodes, int | np.integer) or max_nodes <= 0
         ):
-            raise TrinityError(f"max_nodes must be a positive int or None, got {max_nodes!r}")
+            raise ArgumentError(f"max_nodes must be a positive int or None, got {max_nodes!r}")
         if max_seconds is not None and (
             isinstance(max_seconds, bool | np.bool_)
             or not isinstance(max_seconds, int | float | np.integer | np.floating)
             or not math.isfinite(max_seconds)
             or max_seconds <= 0
         ):
-            raise TrinityError(f"max_seconds must be a finite number of seconds > 0 or None, got {max_seconds!r}")
+            raise ArgumentError(f"max_seconds must be a finite number of seconds > 0 or None, got {max_seconds!r}")
         self.max_nodes = None if max_nodes is None else int(max_nodes)
         self.max_seconds = None if max_seconds is None else float(max_seconds)
         self.start = time.perf_counter()

@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 
 import numpy as np
 
-from trinity_env.core import GameState, TrinityError
+from trinity_env.core import ArgumentError, GameState, PositionError
 from trinity_env.core.state import DRAFT
 
 Observation = Mapping[str, np.ndarray]
@@ -63,7 +63,7 @@ class RandomAgent(Agent):
     def act(self, observation: Observation, state: GameState | None = None) -> int:
         legal = np.flatnonzero(observation["action_mask"])
         if legal.size == 0:
-            raise TrinityError("RandomAgent was asked to act with no legal action (is it its turn?)")
+            raise PositionError("RandomAgent was asked to act with no legal action (is it its turn?)")
         return int(legal[self._rng.randrange(legal.size)])
 
 
@@ -79,13 +79,13 @@ def as_agent(opponent: Agent | Callable[[Observation], int] | str) -> Agent:
     if isinstance(opponent, str):
         if opponent == "random":
             return RandomAgent()
-        raise TrinityError(
+        raise ArgumentError(
             f"an env takes an Agent, not the agent spec {opponent!r}: build it with trinity_env.agents.make "
             "(gymnasium.make and trinity_env.registration's factories accept specs)"
         )
     if callable(opponent):
         return PolicyAgent(opponent)
-    raise TrinityError(f"an opponent is an Agent, a function observation -> action, or 'random'; got {opponent!r}")
+    raise ArgumentError(f"an opponent is an Agent, a function observation -> action, or 'random'; got {opponent!r}")
 
 
 def visible_state(state: GameState, open_hands: bool) -> GameState | None:

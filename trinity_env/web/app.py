@@ -38,7 +38,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from trinity_env.core import NUM_ACTIONS
-from trinity_env.core.errors import TrinityError
+from trinity_env.core.errors import ArgumentError, TrinityError
 from trinity_env.core.files import MAX_DIGITS
 from trinity_env.web.games import (
     DEFAULT_MAX_GAMES,
@@ -460,11 +460,11 @@ def is_loopback(host: str) -> bool:
 
 
 def bind(host: str, port: int) -> socket.socket:
-    """A listening socket on ``host:port``; ``TrinityError`` in one line if that cannot be had."""
+    """A listening socket on ``host:port``; ``ArgumentError`` in one line if that cannot be had."""
     try:
         infos = socket.getaddrinfo(host.strip("[]"), port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
     except (socket.gaierror, UnicodeError) as err:
-        raise TrinityError(f"cannot listen on {host}:{port}: unknown host ({err})") from None
+        raise ArgumentError(f"cannot listen on {host}:{port}: unknown host ({err})") from None
     family, kind, proto, _, address = infos[0]
     sock = socket.socket(family, kind, proto)
     try:
@@ -473,14 +473,14 @@ def bind(host: str, port: int) -> socket.socket:
         sock.listen(128)
     except OSError as err:
         sock.close()
-        raise TrinityError(f"cannot listen on {host}:{port}: {err.strerror or err}") from None
+        raise ArgumentError(f"cannot listen on {host}:{port}: {err.strerror or err}") from None
     sock.set_inheritable(True)
     return sock
 
 
 def serve(host: str = "127.0.0.1", port: int = 8000, *, max_games: int = DEFAULT_MAX_GAMES) -> None:
     """Serve the app with uvicorn until Ctrl-C (or SIGTERM), then return. Binds ``host:port`` first, so a
-    port in use is a ``TrinityError`` before anything starts; a host other than loopback gets a warning."""
+    port in use is an ``ArgumentError`` before anything starts; a host other than loopback gets a warning."""
     try:
         import uvicorn
     except ImportError as err:

@@ -31,7 +31,7 @@ from typing import Any
 
 from trinity_env.agents.base import Agent, visible_state
 from trinity_env.agents.registry import make, shipped
-from trinity_env.core import LANE_TILES, TILES, GameState, Replay, TrinityError
+from trinity_env.core import LANE_TILES, TILES, GameState, IllegalMoveError, Replay, TrinityError
 from trinity_env.core.state import DRAFT, IN_HAND, PLAY, UNPICKED
 from trinity_env.spec.config import make_config
 from trinity_env.spec.observation import observation_dict
@@ -352,7 +352,7 @@ class Game:
             observation = observation_dict(state, seat, self.open_hands)
             action = int(agent.act(observation, visible_state(state, self.open_hands)))
             if action not in state.legal_actions():  # a broken agent must not break the game
-                raise TrinityError(f"agent {self.seats[seat].name} chose an illegal action {action}")
+                raise IllegalMoveError(f"agent {self.seats[seat].name} chose an illegal action {action}")
             self.states.append(state.apply(action))
             self._release_if_over()
             return True
