@@ -1,8 +1,10 @@
 """``az``: a policy-value network trained by self-play search (``training/alphazero.py``), and its agent.
 
 ``AZNetwork`` maps the observation (int8 [339], ``docs/observation.md``) to 256 action logits
-and a value in [-1, 1] for the observer (an MLP; with ``tactics`` each placement's logit also
-gets a learned function of its tactical features, ``trinity_env.agents.tactics``).
+and a value in [-1, 1] for the observer: the ReLU preset of ``trinity_env.agents.network``'s
+MLP (with ``tactics`` each placement's logit also gets a learned function of its tactical
+features, ``trinity_env.agents.tactics``). ``numpy_evaluator`` runs the same network in plain
+numpy, the agent's fast path for its small batches.
 
 ``AZAgent`` plays it: with ``simulations=0`` the network's most likely legal action, otherwise
 the move of a Gumbel (or PUCT) search guided by the network (``trinity_env.search.az``),
@@ -29,61 +31,33 @@ from typing import Any
 
 import numpy as np
 import torch
-from torch import nn
 
 from trinity_env.agents import checkpoint
 from trinity_env.agents.base import Agent, Observation
 from trinity_env.agents.baselines import check_count, check_number, check_seed
 from trinity_env.agents.checkpoint import CheckpointError, best_else_latest
-from trinity_env.agents.tactics import FEATURES
+from trinity_env.agents.network import MLPNetwork
 from trinity_env.agents.view import decode, determinise
-from trinity_env.core import GameState, TrinityError
+from trinity_env.core import ArgumentError, GameState, PositionError
 from trinity_env.core.actions import DECK_SIZE
 from trinity_env.core.files import refuse_special
 from trinity_env.fast.convert import read_state
 from trinity_env.fast.layout import IN_HAND, PHASE, PLAY, Batch
 from trinity_env.fast.tactics import tactical_batch
 from trinity_env.search.az import MODES, BatchedSearch
-from trinity_env.spec.observation import OBSERVATION_HIGH, OBSERVATION_SIZE
+from trinity_env.spec.observation import OBSERVATION_HIGH
 
 FORMAT = "trinity-towers-az"
 DEFAULT_SIMULATIONS = 1600
 """Simulations per move of ``az:`` agents unless the spec says otherwise."""
 
 
-class AZNetwork(nn.Module):
-    """An MLP (ReLU) from the observation to masked action logits and a value in [-1, 1]."""
+class AZNetwork(MLPNetwork):
+    """AlphaZero's network: an ``MLPNetwork`` (ReLU, default initialisation) from the observation to masked
+    action logits and a value in [-1, 1] (through tanh)."""
 
     def __init__(self, hidden: int = 256, layers: int = 2, tactics: bool = True):
-        super().__init__()
-        self.hidden, self.layers, self.tactics = hidden, layers, tactics
-        blocks: list[nn.Module] = []
-        width = OBSERVATION_SIZE
-        for _ in range(layers):
-            blocks += [nn.Linear(width, hidden), nn.ReLU()]
-            width = hidden
-        self.body = nn.Sequential(*blocks)
-        self.policy = nn.Linear(hidden, 256)
-        self.value = nn.Linear(hidden, 1)
-        if tactics:
-            self.placement = nn.Sequential(nn.Linear(FEATURES, 8), nn.ReLU(), nn.Linear(8, 1))
-
-    def forward(
-        self, observations: torch.Tensor, masks: torch.Tensor, tactical: torch.Tensor | None = None
-    ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Logits (illegal actions at -1e9) and values, for int8 observations [B, 339] and masks [B, 256].
-
-        ``tactical``: the observations' tactical features [B, 16, 15, 6] when the caller has them
-        (``trinity_env.fast.tactics.tactical_batch``)."""
-        features = self.body(observations.float() / OBSERVATION_HIGH)
-        logits = self.policy(features)
-        if self.tactics:
-            if tactical is None:
-                tactical = torch.from_numpy(tactical_batch(observations.numpy()))
-            bonus = self.placement(tactical).flatten(1)  # [B, 240]: 16 cards x 15 tiles
-            logits = logits + nn.functional.pad(bonus, (DECK_SIZE, 0))
-        logits = logits.masked_fill(~masks.bool(), -1e9)
-        return logits, torch.tanh(self.value(features).squeeze(-1))
+        super().__init__(hidden, layers, tactics, activation="relu", bounded_value=True, orthogonal_policy=False)
 
 
 def evaluator(network: AZNetwork):
@@ -98,8 +72,9 @@ def evaluator(network: AZNetwork):
 
 
 def numpy_evaluator(network: AZNetwork):
-    """The same evaluation as ``evaluator`` in plain numpy (float32), for the agent's small batches:
-    at one to a few positions per call, torch's per-operation overhead is most of the time."""
+    """The same evaluation as ``evaluator`` in plain numpy (float32) for an ``AZNetwork`` (ReLU, a tanh value),
+    for the agent's small batches: at one to a few positions per call, torch's per-operation overhead is most
+    of the time."""
     weights = {key: tensor.detach().numpy().astype(np.float32) for key, tensor in network.state_dict().items()}
     body = [(weights[f"body.{2 * k}.weight"].T.copy(), weights[f"body.{2 * k}.bias"]) for k in range(network.layers)]
     policy = (weights["policy.weight"].T.copy(), weights["policy.bias"])
@@ -182,7 +157,7 @@ class AZAgent(Agent):
 
     @classmethod
     def check_arguments(cls, **given: Any) -> None:
-        """A one-line ``TrinityError`` naming the first argument past its bound (the spec's names); an argument
+        """A one-line ``ArgumentError`` naming the first argument past its bound (the spec's names); an argument
         not given takes ``__init__``'s default (declared there only)."""
         defaults = {name: parameter.default for name, parameter in inspect.signature(cls.__init__).parameters.items()
                     if parameter.default is not inspect.Parameter.empty}  # fmt: skip
@@ -190,14 +165,14 @@ class AZAgent(Agent):
         simulations = check_count("az", "sims", arguments["simulations"], 0, MAX_SIMULATIONS)
         worlds = check_count("az", "worlds", arguments["worlds"], 1, MAX_WORLDS)
         if simulations * worlds > MAX_WORLD_SIMULATIONS:
-            raise TrinityError(f"az worlds x sims must be at most {MAX_WORLD_SIMULATIONS} (a search node takes "
+            raise ArgumentError(f"az worlds x sims must be at most {MAX_WORLD_SIMULATIONS} (a search node takes "
                                f"about 1.7 KB), got {worlds} x {simulations}")  # fmt: skip
         check_count("az", "solver", arguments["solver"], 0, MAX_SOLVER)
         check_count("az", "considered", arguments["max_considered"], 1, MAX_CONSIDERED)
         check_number("az", "c_puct", arguments["c_puct"], 0.0, MAX_C_PUCT)
         check_seed("az", arguments["seed"])
         if arguments["mode"] not in MODES:
-            raise TrinityError(f"az search must be one of {', '.join(MODES)}, got {arguments['mode']!r}")
+            raise ArgumentError(f"az search must be one of {', '.join(MODES)}, got {arguments['mode']!r}")
 
     def __init__(
         self,
@@ -238,7 +213,7 @@ class AZAgent(Agent):
         mask = np.asarray(observation["action_mask"], np.int8)
         legal = np.flatnonzero(mask)
         if legal.size == 0:
-            raise TrinityError("az was asked to act with no legal action (is it its turn?)")
+            raise PositionError("az was asked to act with no legal action (is it its turn?)")
         if legal.size == 1:
             return int(legal[0])
         view = decode(obs)

@@ -1,4 +1,5 @@
-"""Neural policies: the network the trainers use, its checkpoints, and an agent that plays it.
+"""PPO's policies: its network (a preset of ``trinity_env.agents.network.MLPNetwork``), its checkpoints,
+and an agent that plays one.
 
 What is safe to load: a ``.pt`` checkpoint is first read dry (``trinity_env.agents.checkpoint``:
 no tensor is built, every storage and view is checked against the bytes the file really
@@ -11,7 +12,8 @@ class named in the file, and the weights are cast to float32 and checked finite.
 keys (the trainer's optimizer state, pool, RNG states) are kept in the payload as loaded.
 Every unreadable, truncated, oversized, foreign or mismatched file raises
 ``CheckpointError`` (a ``TrinityError``, so a ``ValueError``) naming the file and the
-problem. torch is imported here only: the rest of the library runs without it.
+problem. torch is imported here, so only an agent that needs it loads this module: the rest of
+the library runs without it.
 """
 
 from __future__ import annotations
@@ -19,16 +21,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
-from torch import nn
 
 from trinity_env.agents.base import Agent, Observation
 from trinity_env.agents.checkpoint import CheckpointError, int_field, load_network, save_network
-from trinity_env.agents.tactics import FEATURES, tactical_features
+from trinity_env.agents.network import MLPNetwork
 from trinity_env.core import GameState
 from trinity_env.core.actions import DECK_SIZE
-from trinity_env.spec.observation import OBSERVATION_HIGH, OBSERVATION_SIZE
 
 FORMAT = "trinity-towers-policy"
 
@@ -36,70 +35,16 @@ __all__ = ["FORMAT", "CheckpointError", "NetworkAgent", "PolicyNetwork", "load_c
            "save_checkpoint"]  # fmt: skip
 
 
-class PolicyNetwork(nn.Module):
-    """An MLP from the observation to 256 action logits and a value.
+class PolicyNetwork(MLPNetwork):
+    """PPO's network (``training/fast_ppo.py``): an ``MLPNetwork`` (Tanh, the policy head initialised
+    orthogonally at gain 0.01, an unbounded value) from the observation to 256 action logits and a value.
 
     With ``tactics``, each placement's logit also gets a learned function of its tactical
     features (``trinity_env.agents.tactics``: captures, domino, lane completion, blocks).
     """
 
     def __init__(self, hidden: int = 256, layers: int = 2, tactics: bool = False):
-        super().__init__()
-        self.hidden, self.layers, self.tactics = hidden, layers, tactics
-        blocks: list[nn.Module] = []
-        width = OBSERVATION_SIZE
-        for _ in range(layers):
-            blocks += [nn.Linear(width, hidden), nn.Tanh()]
-            width = hidden
-        self.body = nn.Sequential(*blocks)
-        self.policy = nn.Linear(hidden, 256)
-        self.value = nn.Linear(hidden, 1)
-        nn.init.orthogonal_(self.policy.weight, 0.01)
-        nn.init.zeros_(self.policy.bias)
-        if tactics:
-            self.placement = nn.Sequential(nn.Linear(FEATURES, 8), nn.ReLU(), nn.Linear(8, 1))
-
-    def forward(
-        self, observations: torch.Tensor, masks: torch.Tensor, tactical: torch.Tensor | None = None
-    ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Masked logits (illegal actions at a large negative value) and values.
-
-        ``tactical``: the observations' ``tactical_features``, when the caller already has them
-        (the PPO update reuses one computation over all its epochs).
-        """
-        features = self.features(observations)
-        return self.logits(features, observations, masks, tactical), self.values(features)
-
-    def features(self, observations: torch.Tensor) -> torch.Tensor:
-        """The body's output, shared by the policy and value heads (RLlib's "embeddings")."""
-        return self.body(observations.float() / OBSERVATION_HIGH)
-
-    def logits(
-        self, features: torch.Tensor, observations: torch.Tensor, masks: torch.Tensor,
-        tactical: torch.Tensor | None = None,
-    ) -> torch.Tensor:  # fmt: skip
-        """The policy head on ``features`` (with the tactical bonus), illegal actions masked."""
-        logits = self.policy(features)
-        if self.tactics:
-            if tactical is None:
-                with torch.no_grad():
-                    tactical = tactical_features(observations)
-            bonus = self.placement(tactical).flatten(1)  # [B, 240]: 16 cards x 15 tiles
-            logits = torch.cat([logits[:, :DECK_SIZE], logits[:, DECK_SIZE:] + bonus], dim=1)
-        return logits.masked_fill(~masks.bool(), -1e9)
-
-    def values(self, features: torch.Tensor) -> torch.Tensor:
-        """The value head on ``features``."""
-        return self.value(features).squeeze(-1)
-
-    @torch.no_grad()
-    def act(self, observations: np.ndarray, masks: np.ndarray, greedy: bool = True, generator=None) -> np.ndarray:
-        """Actions for a batch: the most likely legal action, or a sample."""
-        logits, _ = self(torch.as_tensor(observations), torch.as_tensor(masks))
-        if greedy:
-            return logits.argmax(-1).numpy()
-        probs = torch.softmax(logits, -1)
-        return torch.multinomial(probs, 1, generator=generator).squeeze(-1).numpy()
+        super().__init__(hidden, layers, tactics, activation="tanh", bounded_value=False, orthogonal_policy=True)
 
 
 def save_checkpoint(path: str | Path, network: PolicyNetwork, extra: dict[str, Any] | None = None) -> None:
