@@ -265,6 +265,31 @@ def test_same_seed_same_weights_and_a_resumed_run_equals_an_unbroken_one(tmp_pat
     assert not _same(_weights(tmp_path / "a"), _weights(tmp_path / "d"))
 
 
+def test_each_evaluation_measures_the_network_against_perfect_play_and_best_ignores_it(tmp_path):
+    import csv
+
+    from training.alphazero import AZConfig, train
+    from training.evaluation import EXACT, selection_score
+    from trinity_env.agents.az import numpy_evaluator
+    from trinity_env.evaluation.accuracy import score_network, validation_set
+
+    history = train(AZConfig.from_dict(TINY | {"eval_accuracy": True}), tmp_path / "run", progress=False)
+    results = history[-1]["results"]
+    assert set(results) == {"random", "exact:policy", "exact:value", "exact:policy@10", "exact:value@10"}
+    # the rows are the accuracy tool's own figures for the saved network, pooled over the validation set
+    network = load_network(tmp_path / "run" / "latest.pt")[0]
+    rows = score_network(numpy_evaluator(network), validation_set())
+    pooled = sum(r.value_sign.hits for r in rows) / sum(r.value_sign.total for r in rows)
+    assert results["exact:value"][0] == pytest.approx(pooled)
+    assert all(0 <= low <= rate <= high <= 1 for rate, low, high in results.values())
+    with open(tmp_path / "run" / "metrics.csv", newline="") as handle:
+        logged = {row[2] for row in csv.reader(handle)}
+    assert {"exact:policy", "exact:value@10"} <= logged
+    assert selection_score(results) == results["random"][0]
+    unmeasured = train(AZConfig.from_dict(TINY | {"eval_accuracy": False}), tmp_path / "off", progress=False)
+    assert not any(spec.startswith(EXACT) for spec in unmeasured[-1]["results"])
+
+
 @pytest.mark.slow
 def test_a_run_killed_outright_resumes_from_its_last_checkpoint(tmp_path):
     import time

@@ -139,6 +139,9 @@ class AZConfig(YAMLConfig):
     """Agent specs to evaluate against; checked with ``agents.make``."""
     eval_endgames: bool = True
     """Also score the endgame suite (share of won positions where a winning move is chosen, no solver)."""
+    eval_accuracy: bool = True
+    """Also measure the network's heads against perfect play on a fixed validation set (``training.evaluation``'s
+    ``EXACT`` rows: the raw policy's first choice and the value head's sign against the solver's values)."""
     tensorboard: bool = True
     """Log losses and evaluations to TensorBoard in ``RUN/tb`` (``metrics.csv`` is always written)."""
     draft_share: float = 0.25
@@ -148,7 +151,7 @@ class AZConfig(YAMLConfig):
     """Environment config for self-play and evaluation; checked with ``make_config``."""
 
     resume_may_change: ClassVar[frozenset[str]] = EVALUATION_FIELDS | {
-        "total_games", "max_minutes", "eval_simulations", "checkpoint_every"
+        "total_games", "max_minutes", "eval_simulations", "checkpoint_every", "eval_accuracy"
     }  # fmt: skip
     """How long to train, the safety stop, checkpoints and what is measured: none changes what the learner sees."""
     renamed: ClassVar[dict[str, str]] = {"threads": "torch_threads"}

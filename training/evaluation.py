@@ -1,7 +1,8 @@
 """What the trainers measure and where they write it.
 
 An evaluation plays the learner's best moves against each evaluation opponent, seats
-swapped, and (with ``eval_endgames``) scores it on the endgame suite. Results go to
+swapped, (with ``eval_endgames``) scores it on the endgame suite and (with ``eval_accuracy``) measures its
+network's heads against perfect play (``EXACT``). Results go to
 ``metrics.csv`` (one row per opponent per evaluation: steps, seconds, opponent, rate, low,
 high; easy to load anywhere) and to TensorBoard (``RUN/tb``), beside the trainer's own losses.
 """
@@ -16,6 +17,7 @@ from trinity_env.agents.base import Agent
 from trinity_env.agents.registry import make
 from trinity_env.core.writes import open_append, write_text
 from trinity_env.envs.config import make_config
+from trinity_env.evaluation.accuracy import score_network, validation_set
 from trinity_env.evaluation.endgames import DEFAULT_SUITE, load_suite, score_agent
 from trinity_env.evaluation.match import seat_swapped_points
 from trinity_env.evaluation.ratings import wilson_interval
@@ -24,6 +26,11 @@ from .config import YAMLConfig
 
 ENDGAMES = "endgames"
 """The results key of the endgame-suite score: the share of won positions where a winning move was chosen."""
+EXACT = "exact:"
+"""The prefix of the results keys measured against perfect play (``eval_accuracy``): ``exact:policy`` (the raw
+policy's first choice keeps the exact value), ``exact:value`` (the value head's sign is the exact value's), each
+pooled over the validation set's 4-12 empty tiles and again at 10 empty (``exact:policy@10``)."""
+EXACT_COUNT = 10
 
 Results = dict[str, tuple[float, float, float]]
 
@@ -44,12 +51,29 @@ def evaluate_agent(learner: Agent, config: YAMLConfig, seed: int) -> Results:
         suite = [endgame for endgame in load_suite(DEFAULT_SUITE) if endgame.value == 1]
         share = score_agent(learner, suite)
         results[ENDGAMES] = (share, *wilson_interval(share * len(suite), len(suite)))
+    evaluate = getattr(learner, "evaluate", None)
+    if getattr(config, "eval_accuracy", False) and callable(evaluate):
+        results |= exact_results(evaluate)
+    return results
+
+
+def exact_results(evaluate) -> Results:
+    """The network's heads against perfect play on the shipped validation set (``accuracy.validation_set``): one
+    batched forward pass per empty count, no game played, so cheap enough for every evaluation."""
+    rows = score_network(evaluate, validation_set())
+    results: Results = {}
+    for suffix, chosen in (("", rows), (f"@{EXACT_COUNT}", [r for r in rows if r.empty == EXACT_COUNT])):
+        for name, share in (("policy", lambda r: r.policy), ("value", lambda r: r.value_sign)):
+            hits = sum(share(r).hits for r in chosen)
+            total = sum(share(r).total for r in chosen)
+            if total:
+                results[f"{EXACT}{name}{suffix}"] = (hits / total, *wilson_interval(hits, total))
     return results
 
 
 def selection_score(results: Results) -> float:
     """What ``best`` maximises: the worst win rate over the evaluation's opponents (else the endgame score)."""
-    rates = [rate for spec, (rate, _, _) in results.items() if spec != ENDGAMES]
+    rates = [rate for spec, (rate, _, _) in results.items() if spec != ENDGAMES and not spec.startswith(EXACT)]
     return min(rates) if rates else results[ENDGAMES][0]
 
 

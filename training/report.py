@@ -6,18 +6,23 @@ from pathlib import Path
 
 from trinity_env.core.writes import atomic_file, write_text
 
-from .evaluation import ENDGAMES
+from .evaluation import ENDGAMES, EXACT
+
+EXACT_LABELS = {"policy": "policy keeps exact value", "value": "value sign exact"}
 
 
 def label(spec: str) -> str:
     """How a results key reads in tables and legends."""
+    if spec.startswith(EXACT):
+        name, _, count = spec[len(EXACT) :].partition("@")
+        return EXACT_LABELS[name] + (f" ({count} empty)" if count else "")
     return "endgame suite" if spec == ENDGAMES else f"vs {spec}"
 
 
 def format_results(results: dict[str, tuple[float, float, float]]) -> str:
     """One line per evaluation opponent (win rate) and the endgame score, with 95% intervals."""
     return "\n".join(
-        f"  {label(spec):<14} {rate:6.1%}  [{low:.1%}, {high:.1%}]" for spec, (rate, low, high) in results.items()
+        f"  {label(spec):<28} {rate:6.1%}  [{low:.1%}, {high:.1%}]" for spec, (rate, low, high) in results.items()
     )
 
 
@@ -35,7 +40,7 @@ def plot_learning_curve(path: Path, history: list[dict], title: str, x: str, x_l
         ax.plot(where, [h["results"][spec][0] for h in rows], marker="o", label=label(spec))
         ax.fill_between(where, [h["results"][spec][1] for h in rows], [h["results"][spec][2] for h in rows], alpha=0.2)
     ax.set_xlabel(x_label)
-    ax.set_ylabel("win rate (seats swapped) / endgame score")
+    ax.set_ylabel("win rate (seats swapped) / share")
     ax.set_ylim(0, 1)
     ax.grid(alpha=0.3)
     ax.legend()

@@ -5,7 +5,8 @@ final position, or every state with ``--all``); ``trinity solve FILE`` prints th
 result of an open-hand position as JSON; ``trinity arena`` plays a round robin; ``trinity
 balance`` runs the balance lab; ``trinity play`` lets a person play an agent in the
 terminal and ``trinity serve`` in the browser; ``trinity review`` annotates a replay with
-the solver; ``trinity puzzles`` builds and scores puzzles; ``trinity train`` trains an agent
+the solver; ``trinity puzzles`` builds and scores puzzles; ``trinity accuracy`` scores agents against
+perfect play; ``trinity train`` trains an agent
 from a config; ``trinity exploit`` trains a best response to an agent and reports its win
 rate. ``-`` reads standard input.
 
@@ -475,6 +476,84 @@ def _score_puzzles(args: argparse.Namespace) -> int:
     return 0
 
 
+def _accuracy(args: argparse.Namespace) -> int:
+    return _build_accuracy(args) if args.build else _score_accuracy(args)
+
+
+def _build_accuracy(args: argparse.Namespace) -> int:
+    from trinity_env.evaluation import accuracy
+    from trinity_env.evaluation.match import RunInterrupted
+
+    misplaced = [option for option, value in (("--set", args.set), ("--json", args.json), ("--png", args.png),
+                                               ("--limit", args.limit)) if value is not None]  # fmt: skip
+    if args.agents or misplaced:
+        raise ArgumentError(f"{', '.join(misplaced) or 'agents'}: for scoring, not for building a set (--build FILE)")
+    per_count = args.per_count or accuracy.DEFAULT_PER_COUNT
+    empty = args.empty or accuracy.DEFAULT_EMPTY
+    agent = args.agent or accuracy.DEFAULT_AGENT
+    max_nodes = args.max_nodes or accuracy.DEFAULT_MAX_NODES
+    accuracy.check_build(per_count, empty, agent, max_nodes, args.seed)
+    if not os.path.exists(args.build):
+        _prepare_file("--build", args.build)
+    try:
+        progress = accuracy.build_set(args.build, per_count=per_count, empty=empty, agent=agent, seed=args.seed,
+                                      max_nodes=max_nodes, progress=not args.quiet)  # fmt: skip
+    except RunInterrupted as stop:
+        _say("trinity accuracy", f"interrupted: {stop.partial.summary()} in {args.build}; run again to go on")
+        return EXIT_INTERRUPTED
+    print(f"{progress.summary()}; wrote {args.build}")
+    return 0
+
+
+def _score_accuracy(args: argparse.Namespace) -> int:
+    from trinity_env.agents.registry import make
+    from trinity_env.evaluation import accuracy
+    from trinity_env.evaluation.match import RunInterrupted
+
+    building = {"--per-count": args.per_count, "--agent": args.agent, "--max-nodes": args.max_nodes}
+    misplaced = [option for option, value in building.items() if value is not None]
+    if misplaced:
+        raise ArgumentError(f"{', '.join(misplaced)}: only for building a set (--build FILE), not for scoring")
+    if not args.agents:
+        raise ArgumentError("give agents to score, or --build FILE: e.g. trinity accuracy greedy mcts:400")
+    for spec in args.agents:
+        make(spec)
+    source = args.set or str(accuracy.DEFAULT_SET)
+    positions = accuracy.load_set(source)
+    if args.empty:
+        positions = [p for p in positions if args.empty[0] <= p.empty <= args.empty[1]]
+    if args.limit:
+        positions = accuracy.first_per_count(positions, args.limit)
+    if not positions:
+        raise PositionError(f"{_source(source)}: no positions with {args.empty[0]}-{args.empty[1]} empty tiles")
+    for option, path in (("--json", args.json), ("--png", args.png)):
+        if path:
+            _prepare_file(option, path)
+    try:
+        results, partial = accuracy.score_agents(args.agents, positions, seed=args.seed, progress=not args.quiet), False
+    except RunInterrupted as stop:
+        results, partial = stop.partial, True
+    expected = accuracy.random_expectation(positions)
+    print(f"{len(positions)} positions from {_source(source)}: share of moves that keep the exact value "
+          "(over positions the mover does not lose) [95% interval]")  # fmt: skip
+    print(accuracy.table(results, expected))
+    heads = accuracy.network_table(results)
+    if heads:
+        print("\nnetworks' heads against the exact value (value sign over positions not drawn):")
+        print(heads)
+    if args.json:
+        summary = accuracy.summary(results, _source(source), positions, partial)
+        Path(args.json).write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
+        print(f"wrote {args.json}")
+    if args.png and results:
+        accuracy.plot(results, args.png, expected)
+        print(f"wrote {args.png}")
+    if partial:
+        _say("trinity accuracy", f"interrupted: accuracy of {len(results)} of {len(args.agents)} agents written")
+        return EXIT_INTERRUPTED
+    return 0
+
+
 def _serve(args: argparse.Namespace) -> None:
     try:
         from trinity_env.web.app import serve
@@ -619,6 +698,27 @@ def build_parser() -> argparse.ArgumentParser:
     puzzles.add_argument("--seed", type=non_negative_int, default=0)
     puzzles.add_argument("--quiet", action="store_true", help="no progress bar")
     puzzles.set_defaults(run=_puzzles)
+
+    accuracy = commands.add_parser(
+        "accuracy", help="score agents against perfect play: moves that keep the exact value, by empty tiles"
+    )
+    accuracy.add_argument("agents", nargs="*", help="agent specs to score, e.g. greedy mcts:400 az-standard")
+    accuracy.add_argument("--set", default=None, help="a position set file (default: the shipped set, 4-12 empty)")
+    accuracy.add_argument("--empty", type=empty_range, default=None, help="only (or build) N or LOW-HIGH empty tiles")
+    accuracy.add_argument("--limit", type=positive_int, default=None, help="score: the first N positions of each count")
+    accuracy.add_argument("--json", default=None, help="score: also write the figures as JSON to this path")
+    accuracy.add_argument("--png", default=None, help="score: also plot accuracy by empty tiles to this PNG")
+    accuracy.add_argument("--build", default=None, help="build (or go on building) a position set in this file")
+    accuracy.add_argument(
+        "--per-count", type=positive_int, default=None, help="build: positions not lost for the mover, per count (400)"
+    )
+    accuracy.add_argument("--agent", default=None, help="build: the agent whose self-play makes the set (mcts:400)")
+    accuracy.add_argument(
+        "--max-nodes", type=positive_int, default=None, help="build: solver nodes per position (default 50,000,000)"
+    )
+    accuracy.add_argument("--seed", type=non_negative_int, default=0)
+    accuracy.add_argument("--quiet", action="store_true", help="no progress bar")
+    accuracy.set_defaults(run=_accuracy)
 
     serve = commands.add_parser("serve", help="play, watch and replay games in the browser (a local web app)")
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine)")

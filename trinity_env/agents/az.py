@@ -208,6 +208,11 @@ class AZAgent(Agent):
                                                 max_considered=self.max_considered, open_hands=open_hands)  # fmt: skip
         return self._searches[key]
 
+    def evaluate(self, observations: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The network's masked logits and values (for the observer, in [-1, 1]) for a batch of int8 observations
+        [B, 339] and masks [B, 256]: what the search leans on, measured by ``trinity accuracy``."""
+        return self._evaluate(np.asarray(observations, np.int8), np.asarray(masks, np.int8))
+
     def act(self, observation: Observation, state: GameState | None = None) -> int:
         obs = np.asarray(observation["observation"], np.int8)
         mask = np.asarray(observation["action_mask"], np.int8)

@@ -21,6 +21,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 
 from trinity_env.agents.base import Agent, Observation
@@ -90,6 +91,13 @@ class NetworkAgent(Agent):
     def reset(self, seed: int | None = None) -> None:
         if seed is not None:
             self._generator.manual_seed(seed)
+
+    def evaluate(self, observations: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The network's masked logits and value estimates for a batch of observations [B, 339] and masks
+        [B, 256] (``trinity accuracy`` scores the value head and the policy's first choice)."""
+        with torch.inference_mode():
+            logits, values = self.network(torch.as_tensor(observations), torch.as_tensor(masks))
+        return logits.numpy(), values.numpy()
 
     def act(self, observation: Observation, state: GameState | None = None) -> int:
         mask = observation["action_mask"]

@@ -1,0 +1,505 @@
+"""Accuracy against perfect play: how often an agent's move keeps the exact value of a position.
+
+Puzzles (``trinity_env.evaluation.puzzles``) ask one hard question per position; this asks the
+everyday one, on the positions an agent meets in real games: *does your move keep what the
+position is worth?* A won position must stay won, a drawn one drawn (a lost position cannot
+be spoiled, so it does not count for moves). The exact solver knows the answer for every legal
+move, so the figure has no noise but the sampling of positions, and for a network it also
+scores what the search leans on: the value head's sign and squared error against the exact
+value, and the raw policy's first choice.
+
+The position set: open-hand play-phase positions from games of ``mcts:400`` against itself on
+dealt hands (game ``k`` seeded by the set's seed and ``k`` alone), at each count of empty tiles
+(4 to 12 by default), one position per game and count, solved with every move that keeps the
+value. Each count takes games in order until it holds ``per_count`` positions the mover does not
+lose (those that count for moves; the lost ones met on the way stay, for the value head), so a
+longer build starts with a shorter one's positions. A position the solver cannot settle within
+``max_nodes`` is recorded as such and skipped (the same outcome on any machine).
+
+The file is JSON lines: a header line (``format``, the build's ``agent``, ``seed``,
+``max_nodes``) and then one record per game and count, ``{"game", "empty_tiles", "position",
+"value", "best_moves", "legal_moves"}`` (``value`` for the player to move: 1, 0 or -1;
+``best_moves`` every ``{"card", "tile"}`` that keeps it) or ``{"game", "empty_tiles",
+"over_budget": true}``. A build appends record by record, so an interrupted one resumes where
+it stopped (``build_set`` with the same file).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from trinity_env.agents.base import Agent
+from trinity_env.agents.registry import make
+from trinity_env.core import ArgumentError, GameState, PositionError
+from trinity_env.core.files import MAX_DOCUMENT_BYTES, parse_json, read_text
+from trinity_env.evaluation.match import RunInterrupted
+from trinity_env.evaluation.puzzles import agent_move, parse_moves
+from trinity_env.evaluation.ratings import wilson_interval
+from trinity_env.search.solver import Solver, SolverBudgetError
+from trinity_env.spec.config import make_config
+from trinity_env.spec.observation import observation_dict
+
+FORMAT = "trinity-towers-accuracy"
+DEFAULT_SET = Path(str(resources.files("trinity_env.evaluation") / "data" / "accuracy.jsonl"))
+DEFAULT_AGENT = "mcts:400"
+DEFAULT_EMPTY = (4, 12)
+DEFAULT_PER_COUNT = 400
+"""Positions per count that the mover does not lose: a 95% interval of about ±3% at 90% accuracy."""
+DEFAULT_MAX_NODES = 50_000_000
+"""Solver nodes per position (its value and every move's): most positions with 12 empty tiles fit."""
+MAX_PER_COUNT = 100_000
+
+
+@dataclass(frozen=True)
+class Position:
+    """A solved position: ``value`` for its mover and ``best_moves``, the moves that keep it."""
+
+    game: int
+    position: GameState
+    value: int
+    best_moves: frozenset[tuple[str, int]]
+    legal_moves: int
+
+    @property
+    def empty(self) -> int:
+        return len(self.position.empty_tiles())
+
+    @property
+    def counts_for_moves(self) -> bool:
+        """Whether a move can spoil it: it is won or drawn for the mover."""
+        return self.value >= 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"game": self.game, "empty_tiles": self.empty, "position": self.position.to_dict(),
+                "value": self.value, "best_moves": [{"card": c, "tile": t} for c, t in sorted(self.best_moves)],
+                "legal_moves": self.legal_moves}  # fmt: skip
+
+
+# ---------------------------------------------------------------------- building
+
+
+def check_build(per_count: int, empty: tuple[int, int], agent: str, max_nodes: int, seed: int) -> None:
+    """Bad arguments of ``build_set`` raise here, before any game is played."""
+    if isinstance(per_count, bool) or not isinstance(per_count, int) or not 1 <= per_count <= MAX_PER_COUNT:
+        raise ArgumentError(f"per_count must be a whole number from 1 to {MAX_PER_COUNT}, got {per_count!r}")
+    low, high = empty
+    if not (type(low) is int and type(high) is int and 1 <= low <= high <= 14):
+        raise ArgumentError(f"empty tiles must be a range within 1-14 (low <= high), got {low}-{high}")
+    if isinstance(max_nodes, bool) or not isinstance(max_nodes, int) or max_nodes < 1:
+        raise ArgumentError(f"max_nodes must be a whole number >= 1, got {max_nodes!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ArgumentError(f"seed must be a whole number >= 0, got {seed!r}")
+    make(agent)
+
+
+def game_positions(agent: Agent, seed: int, game: int, empty: tuple[int, int]) -> dict[int, GameState]:
+    """The positions of game ``game`` (of ``agent`` against itself) with ``empty[0]..empty[1]`` empty
+    tiles in which the mover has a move, by empty count; seeded by ``seed`` and ``game`` alone."""
+    rng = random.Random(seed * 1_000_003 + game)
+    state = make_config(draft="random", open_hands=True).new_game(rng)
+    agent.reset(rng.randrange(2**31))
+    found: dict[int, GameState] = {}
+    while not state.is_over and len(state.empty_tiles()) >= empty[0]:
+        count = len(state.empty_tiles())
+        if count <= empty[1] and count not in found and state.legal_moves():
+            found[count] = GameState.from_dict(state.to_dict())
+        state = state.apply(agent.act(observation_dict(state, state.to_move, True), state))
+    return found
+
+
+@dataclass
+class BuildProgress:
+    """What a build has done so far: positions by empty count, and those over the node budget."""
+
+    header: dict[str, Any]
+    records: list[dict[str, Any]] = field(default_factory=list)
+
+    def counting(self, empty: int) -> int:
+        """The positions with ``empty`` empty tiles that count for moves."""
+        return sum(1 for r in self.records if r["empty_tiles"] == empty and r.get("value", -1) >= 0)
+
+    def summary(self) -> str:
+        counts = sorted({r["empty_tiles"] for r in self.records})
+        parts = [f"{e} empty: {self.counting(e)}" for e in counts]
+        over = sum(1 for r in self.records if r.get("over_budget"))
+        return f"{len(self.records)} records ({', '.join(parts)} not lost for the mover; {over} over the node budget)"
+
+
+def build_set(
+    path: str | Path,
+    *,
+    per_count: int = DEFAULT_PER_COUNT,
+    empty: tuple[int, int] = DEFAULT_EMPTY,
+    agent: str = DEFAULT_AGENT,
+    seed: int = 0,
+    max_nodes: int = DEFAULT_MAX_NODES,
+    progress: bool = False,
+) -> BuildProgress:
+    """Build (or go on building) the position set at ``path``; each record is on disk when solved.
+
+    Counts are filled from the fewest empty tiles up (the cheapest to solve first). A file that
+    exists must come from a build with the same ``agent``, ``seed`` and ``max_nodes``; its records
+    are kept and the build goes on after the last. Ctrl-C raises ``RunInterrupted`` whose
+    ``partial`` is the progress so far, every finished record written.
+    """
+    check_build(per_count, empty, agent, max_nodes, seed)
+    header = {"format": FORMAT, "agent": agent, "seed": seed, "max_nodes": max_nodes}
+    path = Path(path)
+    done = BuildProgress(header)
+    if path.exists():
+        old_header, done.records = _read_records(path)
+        if {k: old_header.get(k) for k in header} != header:
+            raise PositionError(f"{path}: built with {_describe(old_header)}, not {_describe(header)}; "
+                                "give another file to build a different set")  # fmt: skip
+    else:
+        path.write_text(json.dumps(header) + "\n", encoding="utf-8")
+    player = make(agent)
+    solver = Solver()
+    games: dict[int, dict[int, GameState]] = {}
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        total = per_count * (empty[1] - empty[0] + 1)
+        bar = tqdm(total=total, initial=sum(min(done.counting(e), per_count) for e in range(empty[0], empty[1] + 1)),
+                   desc="positions", unit="position")  # fmt: skip
+    try:
+        with path.open("a", encoding="utf-8") as out:
+            for count in range(empty[0], empty[1] + 1):
+                seen = {r["game"] for r in done.records if r["empty_tiles"] == count}
+                game = max(seen) + 1 if seen else 0
+                while done.counting(count) < per_count:
+                    if game not in games:
+                        games[game] = game_positions(player, seed, game, empty)
+                    state = games[game].get(count)
+                    if state is not None:
+                        record = _solve_record(solver, state, game, max_nodes)
+                        out.write(json.dumps(record) + "\n")
+                        out.flush()
+                        done.records.append(record)
+                        if bar is not None and record.get("value", -1) >= 0:
+                            bar.update(1)
+                    game += 1
+    except KeyboardInterrupt:
+        raise RunInterrupted(done) from None
+    finally:
+        if bar is not None:
+            bar.close()
+    return done
+
+
+def _solve_record(solver: Solver, state: GameState, game: int, max_nodes: int) -> dict[str, Any]:
+    count = len(state.empty_tiles())
+    try:
+        solution = solver.solve(state, max_nodes=max_nodes)
+    except SolverBudgetError:
+        return {"game": game, "empty_tiles": count, "over_budget": True}
+    best = frozenset((card, tile) for card, tile in solution.best_moves)
+    return Position(game, state, solution.value, best, len(state.legal_moves())).to_json()
+
+
+def _describe(header: dict[str, Any]) -> str:
+    return f"agent {header.get('agent')}, seed {header.get('seed')}, max_nodes {header.get('max_nodes')}"
+
+
+# ---------------------------------------------------------------------- loading
+
+
+def _read_records(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    text = read_text(path, "accuracy set", PositionError)
+    lines = [line for line in text.splitlines() if line.strip()]
+    if not lines:
+        raise PositionError(f"{path}: empty file, expected an accuracy set header")
+    documents = []
+    for number, line in enumerate(lines, 1):
+        if len(line) > MAX_DOCUMENT_BYTES:
+            raise PositionError(f"{path}, line {number}: longer than {MAX_DOCUMENT_BYTES} bytes")
+        documents.append(parse_json(line, f"{path}, line {number}", PositionError))
+    header = documents[0]
+    if not isinstance(header, dict) or header.get("format") != FORMAT:
+        raise PositionError(f"{path}: not an accuracy set (its first line must be a header with format {FORMAT!r})")
+    for number, record in enumerate(documents[1:], 2):
+        if not (isinstance(record, dict) and type(record.get("game")) is int
+                and type(record.get("empty_tiles")) is int):  # fmt: skip
+            raise PositionError(f"{path}, line {number}: expected a record with integer 'game' and 'empty_tiles'")
+    return header, documents[1:]
+
+
+def _position(record: dict[str, Any], where: str) -> Position:
+    try:
+        state = GameState.from_dict(record["position"])
+        value = record["value"]
+        if type(value) is not int or value not in (-1, 0, 1):
+            raise ValueError(f"value must be -1, 0 or 1, got {value!r}")
+        best = parse_moves(record["best_moves"])
+        legal = set(state.legal_moves())
+        if not best or not best <= legal:
+            raise ValueError("best_moves must be a non-empty list of legal moves of the position")
+        if len(state.empty_tiles()) != record["empty_tiles"]:
+            raise ValueError(f"empty_tiles says {record['empty_tiles']}, the position has {len(state.empty_tiles())}")
+    except (KeyError, TypeError, ValueError, RecursionError) as err:
+        raise PositionError(f"{where}: not an accuracy record ({err})") from None
+    return Position(record["game"], state, value, best, len(legal))
+
+
+def load_set(path: str | Path = DEFAULT_SET) -> list[Position]:
+    """The solved positions of a set file (those over the node budget left out), checked record by record."""
+    path = Path(path)
+    _, records = _read_records(path)
+    positions = [_position(r, f"{path}, record {k}") for k, r in enumerate(records, 1) if not r.get("over_budget")]
+    if not positions:
+        raise PositionError(f"{path}: no solved positions in the file")
+    return positions
+
+
+def validation_set(per_count: int = 40) -> list[Position]:
+    """The first ``per_count`` positions of each count in the shipped set (both values, the lost ones too): what a
+    trainer measures its network's heads on while it trains."""
+    return first_per_count(load_set(DEFAULT_SET), per_count)
+
+
+def first_per_count(positions: Sequence[Position], limit: int) -> list[Position]:
+    """The first ``limit`` positions of each empty count, in the set's order (a smaller set of the same kind)."""
+    taken: dict[int, int] = {}
+    kept = []
+    for p in positions:
+        taken[p.empty] = taken.get(p.empty, 0) + 1
+        if taken[p.empty] <= limit:
+            kept.append(p)
+    return kept
+
+
+# ---------------------------------------------------------------------- scoring
+
+
+@dataclass(frozen=True)
+class Share:
+    """``hits`` of ``total``, with its 95% Wilson interval."""
+
+    hits: int
+    total: int
+
+    @property
+    def share(self) -> float:
+        return self.hits / self.total if self.total else float("nan")
+
+    @property
+    def interval(self) -> tuple[float, float]:
+        return wilson_interval(self.hits, self.total)
+
+    def text(self) -> str:
+        if not self.total:
+            return "-"
+        low, high = self.interval
+        return f"{self.share:.1%} [{low:.1%}, {high:.1%}]"
+
+    def to_json(self) -> dict[str, Any]:
+        low, high = self.interval
+        return {"hits": self.hits, "total": self.total, "share": self.share, "low": low, "high": high}
+
+
+@dataclass(frozen=True)
+class CountScore:
+    """An agent's figures on the positions with one count of empty tiles."""
+
+    empty: int
+    moves: Share
+    """Moves that keep the value, over the positions the mover does not lose."""
+    value_sign: Share | None = None
+    """The value head's sign equal to the exact value's, over the positions not drawn."""
+    value_error: float | None = None
+    """The value head's mean squared error against the exact value, over all positions."""
+    policy: Share | None = None
+    """The raw policy's most likely legal move keeps the value, over the positions not lost."""
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"empty_tiles": self.empty, "moves": self.moves.to_json()}
+        if self.value_sign is not None:
+            data |= {"value_sign": self.value_sign.to_json(), "value_mse": self.value_error,
+                     "policy_top1": self.policy.to_json() if self.policy else None}  # fmt: skip
+        return data
+
+
+@dataclass(frozen=True)
+class AgentAccuracy:
+    """An agent's accuracy at every count of empty tiles in the set."""
+
+    agent: str
+    counts: tuple[CountScore, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"agent": self.agent, "counts": [c.to_json() for c in self.counts]}
+
+
+def check_network_outputs(agent: Agent) -> Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]] | None:
+    """The agent's ``evaluate(observations, masks) -> (logits, values)`` if it plays a network, else ``None``."""
+    evaluate = getattr(agent, "evaluate", None)
+    return evaluate if callable(evaluate) else None
+
+
+def score_agent(agent: Agent | str, positions: Sequence[Position], seed: int = 0,
+                on_position: Callable[[], object] | None = None) -> AgentAccuracy:  # fmt: skip
+    """``agent``'s accuracy on ``positions``, by empty count; position ``k`` resets it with ``seed + k``."""
+    spec = agent if isinstance(agent, str) else getattr(agent, "name", type(agent).__name__)
+    player = make(agent) if isinstance(agent, str) else agent
+    evaluate = check_network_outputs(player)
+    kept: dict[int, list[bool]] = {}
+    for k, item in enumerate(positions):
+        if item.counts_for_moves:
+            kept.setdefault(item.empty, []).append(agent_move(player, item.position, seed + k) in item.best_moves)
+        if on_position is not None:
+            on_position()
+    heads = {row.empty: row for row in score_network(evaluate, positions)} if evaluate is not None else {}
+    rows = []
+    for empty in sorted({p.empty for p in positions}):
+        hits = kept.get(empty, [])
+        moves = Share(sum(hits), len(hits))
+        head = heads.get(empty)
+        rows.append(CountScore(empty, moves) if head is None else
+                    CountScore(empty, moves, head.value_sign, head.value_error, head.policy))  # fmt: skip
+    return AgentAccuracy(spec, tuple(rows))
+
+
+def score_network(evaluate: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]],
+                  positions: Sequence[Position]) -> list[CountScore]:  # fmt: skip
+    """A network's heads on ``positions``, by empty count, from one batched ``evaluate(observations, masks) ->
+    (logits, values)`` per count: ``moves`` and ``policy`` are both the raw policy's first choice."""
+    rows = []
+    for empty in sorted({p.empty for p in positions}):
+        row = _network_row(empty, [p for p in positions if p.empty == empty], evaluate)
+        rows.append(CountScore(empty, row.policy, row.value_sign, row.value_error, row.policy))
+    return rows
+
+
+def _network_row(empty: int, group: Sequence[Position], evaluate) -> CountScore:
+    views = [observation_dict(p.position, p.position.to_move, True) for p in group]
+    observations = np.stack([v["observation"] for v in views]).astype(np.int8)
+    masks = np.stack([v["action_mask"] for v in views]).astype(np.int8)
+    logits, values = evaluate(observations, masks)
+    exact = np.array([p.value for p in group], np.float64)
+    values = np.asarray(values, np.float64)
+    decided = exact != 0
+    sign = Share(int((np.sign(values[decided]) == exact[decided]).sum()), int(decided.sum()))
+    error = float(np.mean((values - exact) ** 2))
+    top = []
+    for p, row, mask in zip(group, np.asarray(logits), masks):
+        if p.counts_for_moves:
+            legal = np.flatnonzero(mask)
+            step = p.position.apply(int(legal[np.argmax(row[legal])])).last
+            top.append((step.card.notation, step.tile) in p.best_moves)
+    policy = Share(sum(top), len(top))
+    return CountScore(empty, policy, sign, error, policy)
+
+
+def random_expectation(positions: Sequence[Position]) -> dict[int, float]:
+    """By empty count, the share of moves a uniformly random mover keeps the value with, on average: how much
+    of an agent's figure the positions give away by themselves."""
+    shares: dict[int, list[float]] = {}
+    for p in positions:
+        if p.counts_for_moves:
+            shares.setdefault(p.empty, []).append(len(p.best_moves) / p.legal_moves)
+    return {empty: sum(values) / len(values) for empty, values in sorted(shares.items())}
+
+
+def score_agents(specs: Sequence[str], positions: Sequence[Position], seed: int = 0,
+                 progress: bool = False) -> list[AgentAccuracy]:  # fmt: skip
+    """Each agent's accuracy; Ctrl-C raises ``RunInterrupted`` whose ``partial`` is the agents finished."""
+    agents = [make(spec) for spec in specs]  # every bad spec raises before any position is played
+    results: list[AgentAccuracy] = []
+    try:
+        for spec, agent in zip(specs, agents):
+            agent.name = spec
+            if not progress:
+                results.append(score_agent(agent, positions, seed))
+                continue
+            from tqdm import tqdm
+
+            with tqdm(total=len(positions), desc=spec, unit="position") as bar:
+                results.append(score_agent(agent, positions, seed, bar.update))
+    except KeyboardInterrupt:
+        raise RunInterrupted(results) from None
+    return results
+
+
+# ---------------------------------------------------------------------- presenting
+
+
+def table(results: Sequence[AgentAccuracy], expected: dict[int, float] | None = None) -> str:
+    """Markdown: moves that keep the value [95% interval], by empty count (rows) and agent (columns), with the
+    positions counted and, given ``expected`` (``random_expectation``), a random mover's share."""
+    counts = sorted({c.empty for r in results for c in r.counts})
+    extra = ["random mover"] if expected else []
+    lines = ["| empty | positions | " + " | ".join([r.agent for r in results] + extra) + " |",
+             "|---:|---:|" + "---|" * (len(results) + len(extra))]  # fmt: skip
+    for empty in counts:
+        totals = {c.moves.total for r in results for c in r.counts if c.empty == empty}
+        cells = [" / ".join(str(t) for t in sorted(totals))]
+        for r in results:
+            row = next((c for c in r.counts if c.empty == empty), None)
+            cells.append(row.moves.text() if row else "-")
+        if expected:
+            cells.append(f"{expected[empty]:.1%}" if empty in expected else "-")
+        lines.append(f"| {empty} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def network_table(results: Sequence[AgentAccuracy]) -> str:
+    """Markdown: for the agents that play a network, the value head and raw policy by empty count."""
+    networks = [r for r in results if any(c.value_sign is not None for c in r.counts)]
+    if not networks:
+        return ""
+    lines = ["| agent | empty | value sign | value MSE | policy top-1 keeps the value |", "|---|---:|---|---:|---|"]
+    for r in networks:
+        for c in r.counts:
+            if c.value_sign is not None:
+                policy = c.policy.text() if c.policy else "-"
+                lines.append(f"| {r.agent} | {c.empty} | {c.value_sign.text()} | {c.value_error:.3f} | {policy} |")
+    return "\n".join(lines)
+
+
+def plot(results: Sequence[AgentAccuracy], path: str | Path, expected: dict[int, float] | None = None) -> None:
+    """Accuracy by empty count, one line per agent with its 95% interval as a band (and a random mover's
+    expected share, dashed, given ``expected``)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(7, 4.2), dpi=110)
+    ax = fig.add_subplot()
+    for r in results:
+        xs = [c.empty for c in r.counts if c.moves.total]
+        shares = [c.moves.share for c in r.counts if c.moves.total]
+        lows = [c.moves.interval[0] for c in r.counts if c.moves.total]
+        highs = [c.moves.interval[1] for c in r.counts if c.moves.total]
+        (line,) = ax.plot(xs, shares, marker="o", ms=3, label=r.agent)
+        ax.fill_between(xs, lows, highs, alpha=0.15, color=line.get_color())
+    if expected:
+        ax.plot(list(expected), list(expected.values()), ls="--", color="#888888", label="random mover")
+    ax.set_xlabel("empty tiles")
+    ax.set_ylabel("moves that keep the exact value")
+    ax.set_ylim(0, 1.0)
+    ax.yaxis.set_major_formatter(matplotlib.ticker.PercentFormatter(1.0))
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="lower left")
+    ax.set_title("Accuracy against perfect play")
+    fig.tight_layout()
+    fig.savefig(path)
+
+
+def summary(results: Sequence[AgentAccuracy], source: str, positions: Sequence[Position],
+            partial: bool = False) -> dict[str, Any]:  # fmt: skip
+    """The JSON document ``trinity accuracy --json`` writes."""
+    counts = {e: sum(1 for p in positions if p.empty == e) for e in sorted({p.empty for p in positions})}
+    expected = random_expectation(positions)
+    return {"set": source, "positions": {str(e): n for e, n in counts.items()}, "partial": partial,
+            "random_mover": {str(e): share for e, share in expected.items()},
+            "agents": [r.to_json() for r in results]}  # fmt: skip
