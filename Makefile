@@ -37,7 +37,7 @@ test-rllib: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e ".[rllib]"
 	$(BIN)/python -m pytest tests/test_rllib.py
 
-## test-integrations: install the integrations extra (OpenSpiel, Tianshou; torch held at 2.13.0) and run tests/test_integrations.py, slow ones included
+## test-integrations: install the integrations extra (OpenSpiel, Tianshou, TorchRL; torch held at 2.13.0) and run tests/test_integrations.py, slow ones included
 .PHONY: test-integrations
 test-integrations: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e ".[integrations]" "torch==2.13.0"

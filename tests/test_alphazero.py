@@ -231,7 +231,7 @@ TINY = {
     "seed": 3, "total_games": 24, "games_per_iteration": 8, "simulations": 4, "max_considered": 4, "hidden": 16,
     "layers": 1, "batch_size": 16, "replay_size": 400, "solver_empty": 4, "draft_share": 0.5, "checkpoint_every": 1,
     "eval_every": 24, "eval_games": 2, "eval_simulations": 2, "eval_opponents": ["random"], "eval_endgames": False,
-    "tensorboard": False,
+    "tensorboard": False, "label_workers": 0,  # inline labels: tests/test_labelling.py runs the workers
 }  # fmt: skip
 
 
@@ -319,7 +319,7 @@ def test_a_run_killed_outright_resumes_from_its_last_checkpoint(tmp_path):
     [
         ("simulations", 0, "'simulations' must be at least 1"),
         ("search", "beam", "'search' must be one of"),
-        ("solver_empty", 9, "'solver_empty' must be between 0 and 8"),
+        ("solver_empty", 13, "'solver_empty' must be between 0 and 12"),
         ("learning_rate", 0.0, "'learning_rate' must be above 0"),
         ("hidden", True, "'hidden' must be int"),
         ("noise_fraction", 1.5, "'noise_fraction' must be between 0 and 1"),

@@ -185,10 +185,10 @@ def test_the_readme_quotes_the_alphazero_figures_the_arena_measured():
 
 
 def test_the_readme_quotes_the_make_train_run_it_ships_the_report_of():
-    import csv
+    from training.evaluation import read_metrics  # with or without the header row
 
     readme = (ROOT / "README.md").read_text(encoding="utf-8").replace("\n", " ")
-    rows = list(csv.reader((ROOT / "docs" / "train-quick" / "metrics.csv").read_text(encoding="utf-8").splitlines()))
+    rows = read_metrics(ROOT / "docs" / "train-quick" / "metrics.csv")
     last_step = rows[-1][0]
     final = {row[2]: row[3:6] for row in rows if row[0] == last_step}
     assert f"{int(last_step) / 1e6:.1f}M learner steps" in readme
@@ -199,12 +199,12 @@ def test_the_readme_quotes_the_make_train_run_it_ships_the_report_of():
 
 def test_the_rllib_page_quotes_the_runs_it_ships_the_metrics_of():
     """docs/rllib.md's learning figures are rows of docs/rllib-run/*metrics.csv (the runs' own files)."""
-    import csv
+    from training.evaluation import read_metrics
 
     page = (ROOT / "docs" / "rllib.md").read_text(encoding="utf-8").replace("\n", " ")
     measured = set()
     for path in (ROOT / "docs" / "rllib-run").glob("*metrics.csv"):
-        for _, _, opponent, rate, low, high in csv.reader(path.read_text(encoding="utf-8").splitlines()):
+        for _, _, opponent, rate, low, high in read_metrics(path):
             if opponent in ("random", "greedy"):
                 measured.add(f"{float(rate):.1%} [{float(low):.1%}, {float(high):.1%}]")
     quoted = re.findall(r"\d+\.\d% \[\d+\.\d%, \d+\.\d%\]", page)
@@ -214,9 +214,9 @@ def test_the_rllib_page_quotes_the_runs_it_ships_the_metrics_of():
 
 
 def test_the_readme_rllib_row_quotes_the_documented_runs_last_evaluation():
-    import csv
+    from training.evaluation import read_metrics  # with or without the header row
 
-    rows = list(csv.reader((ROOT / "docs" / "rllib-run" / "metrics.csv").read_text(encoding="utf-8").splitlines()))
+    rows = read_metrics(ROOT / "docs" / "rllib-run" / "metrics.csv")
     final = {row[2]: float(row[3]) for row in rows if row[0] == rows[-1][0]}
     (line,) = [x for x in (ROOT / "README.md").read_text(encoding="utf-8").splitlines() if x.startswith("| Ray RLlib")]
     assert f"{final['random']:.1%} against random and {final['greedy']:.1%} against greedy" in line

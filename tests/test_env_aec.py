@@ -293,9 +293,30 @@ def test_infos_keep_one_schema_from_reset_to_the_end():
         env.step(None if termination or truncation else int(np.flatnonzero(observation["action_mask"])[0]))
         if termination or truncation:
             final = info
-    assert schemas == {(("scores", "tuple"), ("termination", "str"), ("winner", "int"))}
-    assert final["winner"] in (0, 1) and final["termination"] in ("lane_control", "full_board")
-    assert sum(final["scores"]) > 0
+    assert schemas == {(("scores", "tuple"), ("termination_code", "int"), ("winner", "int"))}
+    assert final["winner"] in (0, 1) and sum(final["scores"]) > 0
+    ended = env.unwrapped.game_state.outcome.termination
+    assert ended in ("lane_control", "full_board") and final["termination_code"] == ended.code
+
+
+def test_infos_are_numbers_with_a_documented_termination_code():
+    """TorchRL and BenchMARL make a tensor of every info value: no strings (issue 26)."""
+    from trinity_env.core import Termination
+    from trinity_env.envs import aec
+
+    assert [t.code for t in Termination] == [1, 2, 3]
+    assert [(t.value, t.code) for t in Termination] == [("lane_control", 1), ("full_board", 2), ("no_moves", 3)]
+    for code, name in ((0, ""), (1, "lane_control"), (2, "full_board"), (3, "no_moves")):
+        assert f"| {code} " in aec.__doc__ and (not name or f"`{name}`" in aec.__doc__)
+    env = trinity_env.env(draft="random")
+    env.reset(seed=2)
+    for agent in env.agent_iter():
+        observation, _, termination, truncation, info = env.last()
+        kinds = {key: np.asarray(value).dtype.kind for key, value in env.infos[agent].items()}
+        assert kinds == {"winner": "i", "scores": "i", "termination_code": "i"}  # what torch.as_tensor takes
+        env.step(None if termination or truncation else int(np.flatnonzero(observation["action_mask"])[0]))
+        if termination or truncation:
+            assert info["termination_code"] == env.unwrapped.game_state.outcome.termination.code != 0
 
 
 def test_state_is_pettingzoos_method_and_the_game_is_game_state():

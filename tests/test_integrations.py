@@ -1,11 +1,11 @@
-"""Outside RL libraries: OpenSpiel, Tianshou, AgileRL and a CleanRL-style PPO loop (``make test-integrations``).
+"""Outside RL libraries: OpenSpiel, Tianshou, TorchRL, AgileRL, a CleanRL-style PPO loop (``make test-integrations``).
 
 Every test skips when its library is not installed. The OpenSpiel game and the examples
 that take seconds (OpenSpiel's MCTS, the CleanRL-style loop in both autoreset modes) run in
 the default suite where their library is installed; the Tianshou and AgileRL example runs
-are marked slow. ``make test-integrations`` installs the ``integrations`` extra (OpenSpiel
-and Tianshou; torch stays pinned) and runs this whole file. AgileRL cannot share the
-project's environment (it pins ``pettingzoo<1.27``): its test runs in a venv of its own.
+are marked slow; TorchRL's wrapper plays whole games in seconds. ``make test-integrations`` installs
+the ``integrations`` extra (OpenSpiel, Tianshou and TorchRL; torch stays pinned) and runs this whole
+file. AgileRL cannot share the project's environment (it pins ``pettingzoo<1.27``): its test runs in a venv of its own.
 """
 
 from __future__ import annotations
@@ -361,3 +361,75 @@ def test_agilerl_dqn_example_runs(capsys):
     rate = example("agilerl_dqn").main(["--games", "6", "--eval-games", "6", "--batch-size", "16"])
     assert 0.0 <= rate <= 1.0
     assert "against random" in capsys.readouterr().out
+
+
+# ---------------------------------------------------------------------- TorchRL (and BenchMARL, which wraps it)
+
+
+def torchrl_env(**keywords):
+    """The AEC env in TorchRL's ``PettingZooWrapper`` (one group per player, masks on) and the raw env under it, or a
+    skip."""
+    pytest.importorskip("torchrl", reason="TorchRL is not installed (the integrations extra)")
+    from torchrl.envs.libs.pettingzoo import PettingZooWrapper
+
+    import trinity_env
+
+    aec = trinity_env.env(**keywords)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "PettingZoo in TorchRL is tested using version == 1.24.3"
+        return PettingZooWrapper(env=aec, use_mask=True, categorical_actions=True, seed=0), aec.unwrapped
+
+
+def test_torchrl_pettingzoo_wrapper_takes_the_aec_env_and_its_specs_check():
+    """TorchRL makes a tensor of every info value: the string ``termination`` refused the env (issue 26)."""
+    from torchrl.envs.utils import check_env_specs
+
+    env, _ = torchrl_env(draft="pick")
+    assert env.group_map == {"player_0": ["player_0"], "player_1": ["player_1"]}
+    check_env_specs(env)
+    info = env.observation_spec["player_0", "info"]
+    assert set(info.keys()) == {"winner", "scores", "termination_code"}
+
+
+@pytest.mark.parametrize("draft", ["pick", "random"])
+def test_torchrl_plays_whole_games_with_random_legal_actions(draft):
+    import torch
+
+    from trinity_env.core import lane_scores
+
+    env, game = torchrl_env(draft=draft)
+    rng = torch.Generator().manual_seed(1)
+    for _ in range(3):
+        td = env.reset()
+        returns, steps = dict.fromkeys(env.group_map, 0.0), 0
+        while steps < 40:
+            steps += 1
+            acting = [group for group in env.group_map if td[group, "mask"].item()]
+            assert acting == [game.agent_selection]  # one player at a time, the one the game says
+            for group in env.group_map:
+                legal = td[group, "action_mask"][0]
+                if group == acting[0]:  # the acting player's mask is the game's own
+                    assert torch.equal(legal, torch.as_tensor(game.observe(group)["action_mask"], dtype=torch.bool))
+                choice = torch.multinomial(legal.float(), 1, generator=rng)
+                td[group, "action"] = choice
+            td = env.step(td)["next"]
+            for group in env.group_map:
+                returns[group] += td[group, "reward"].item()
+            if td["done"].item():
+                break
+            assert not any(td[group, "done"].item() for group in env.group_map)
+        state = game.game_state
+        assert state.is_over, "a move was illegal: the game ended without an outcome"
+        assert steps <= (16 + 15 if draft == "pick" else 15)
+        assert all(td[group, key].item() for group in env.group_map for key in ("done", "terminated"))
+        assert not td["truncated"].item() and td["terminated"].item()
+        outcome = state.outcome
+        expected = {"player_0": 0.0, "player_1": 0.0}
+        if outcome.winner is not None:
+            expected[f"player_{outcome.winner}"], expected[f"player_{1 - outcome.winner}"] = 1.0, -1.0
+        assert returns == expected and sum(returns.values()) == 0.0
+        for group in env.group_map:
+            info = td[group, "info"]
+            assert info["termination_code"].item() == outcome.termination.code
+            assert info["winner"].item() == (-1 if outcome.winner is None else outcome.winner)
+            assert info["scores"][0].tolist() == list(lane_scores(state.owners))

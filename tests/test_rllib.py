@@ -209,7 +209,8 @@ def test_training_on_local_ray_with_two_env_runners_and_resuming(tmp_path):
     assert 0 < records[0]["main_steps"] < records[0]["env_steps"]
     assert [h["env_steps"] for h in history] == [r["env_steps"] for r in records]
     assert set(history[-1]["results"]) == {"random", "greedy", "endgames"}
-    assert (tmp_path / "metrics.csv").read_text().count("\n") == 9
+    assert (tmp_path / "metrics.csv").read_text().count("\n") == 1 + 9  # the header, 3 evaluations of 3 measures
+    assert (tmp_path / "metrics.csv").read_text().startswith("steps,seconds,measure,rate,low,high\n")
     progress = json.loads((tmp_path / "progress.json").read_text())
     assert (progress["iteration"], progress["versions"]) == (3, 3)
     agent = make(str(tmp_path))  # best.pt plays as any checkpoint does

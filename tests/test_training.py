@@ -179,7 +179,6 @@ def test_training_with_a_draft_share_plays_drafted_and_dealt_games(tmp_path):
 
 def test_a_run_killed_with_sigkill_resumes_from_its_last_snapshot(tmp_path):
     """Checkpoints are written atomically at each snapshot, so SIGKILL loses at most one interval."""
-    import csv
     import os
     import signal
     import subprocess
@@ -188,6 +187,8 @@ def test_a_run_killed_with_sigkill_resumes_from_its_last_snapshot(tmp_path):
     from pathlib import Path
 
     import yaml
+
+    from training.evaluation import read_metrics
 
     config_file = tmp_path / "long.yaml"
     config_file.write_text(yaml.safe_dump(TINY | {"total_steps": 10**8, "eval_games": 2}))
@@ -221,8 +222,7 @@ def test_a_run_killed_with_sigkill_resumes_from_its_last_snapshot(tmp_path):
     before = [h["steps"] for h in json.loads(payload["history"])]
     after = [h["steps"] for h in resumed]
     assert after[: len(before)] == before and after[-1] == saved + 512 and after == sorted(set(after))
-    with (run / "metrics.csv").open() as handle:
-        rows = [(int(row[0]), row[2]) for row in csv.reader(handle)]
+    rows = [(int(row[0]), row[2]) for row in read_metrics(run / "metrics.csv")]
     assert len(rows) == len(set(rows))  # no evaluation logged twice
     assert sorted({steps for steps, _ in rows}) == after  # and none that the resumed history lacks
 

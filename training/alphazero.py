@@ -13,8 +13,17 @@ the learner (``learn``); the checkpoint; ``train``; the command line.
   ``draft_share`` of the games starts with the draft.
 - **Targets.** The policy target is Gumbel's improved policy (``search: gumbel``) or the
   root visit distribution (``search: puct``); the value target is the game's result for
-  the mover, replaced by the exact solver's value (``Solver().value``) where at most
-  ``solver_empty`` tiles are empty in an open-hand play phase.
+  the mover (mixed with the search's root value by ``root_value_weight``), replaced by the
+  exact solver's value (``Solver().value``) where at most ``solver_empty`` tiles are empty
+  in an open-hand play phase.
+- **Exact labels.** With ``label_workers: 0`` the solver runs inline, during self-play. With
+  workers (``training.labelling``) a fixed pipeline keeps runs reproducible: the positions of
+  iteration i that qualify enter the buffer with the fallback target and go to the workers
+  right after its self-play; their exact values are written into the buffer just before the
+  learner of iteration i + 1 (the trainer waits there only if the workers are not done), so
+  self-play of i + 1 overlaps the solving. The learner of iteration i sees the fallback target
+  for them (a lag of one iteration); a row overwritten before its label arrives keeps its new
+  position. ``latest.pt`` keeps the positions still awaiting labels, solved again on resume.
 - **Learner.** After each iteration, ``sample_reuse`` x (new positions) / ``batch_size``
   minibatch steps on uniform samples of the replay buffer (the last ``replay_size``
   positions): cross-entropy to the policy target plus ``value_coef`` x squared error.
@@ -38,6 +47,7 @@ import copy
 import json
 import math
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -62,12 +72,16 @@ from trinity_env.search.solver import Solver
 
 from .config import EVALUATION_FIELDS, TrainConfigError, YAMLConfig
 from .evaluation import ENDGAMES, Results, evaluate_agent, history_from_json
+from .labelling import Labeller
 from .report import format_results, label, plot_learning_curve
 from .run_folder import claim
 from .session import add_run_arguments, run_command, torch_threads
 from .skeleton import TrainingRun
 
 # ------------------------------------------------------------------------------ the config
+
+MAX_SOLVER_EMPTY = 12
+"""The most empty tiles ``solver_empty`` may give (the solver's cost grows about 7-fold a tile)."""
 
 
 @dataclass(frozen=True)
@@ -123,7 +137,15 @@ class AZConfig(YAMLConfig):
     """Weight of the value loss (at least 0)."""
     solver_empty: int = 6
     """Value target from the exact solver for open-hand play positions with at most this many empty tiles
-    (0: off; at most 8, to keep it cheap)."""
+    (0: off; at most 12). Each tile more costs the solver about 7 times as much: some 0.01 s a position at 8,
+    0.4 s at 10, 20 s at 12 on one core."""
+    label_workers: int = 1
+    """Solver processes beside self-play (``training.labelling``): the exact values of an iteration's positions
+    reach the buffer before the next iteration's learner, one iteration late (see the module's docstring).
+    0: solve inline during self-play, with no lag (what the trainer did before; the shipped az-standard run)."""
+    root_value_weight: float = 0.0
+    """The value target of positions without an exact value: (1 - w) x the game's result + w x the search's
+    root value, both for the mover; in [0, 1] (0: the result alone)."""
     torch_threads: int = 1
     """torch's intra-op threads while training (fixed, so that results do not depend on the machine's core count).
     Spelt ``threads`` before: an old YAML file or ``config.json`` with ``threads`` still loads and resumes."""
@@ -169,12 +191,14 @@ class AZConfig(YAMLConfig):
         self._check_above_zero(source, ("c_puct", "dirichlet_alpha", "learning_rate", "sample_reuse"))
         self._check_not_negative(source, ("max_minutes", "weight_decay", "value_coef", "temperature_moves",
                                           "eval_simulations"))  # fmt: skip
-        self._check_unit(source, ("noise_fraction", "draft_share"))
+        self._check_not_negative(source, ("label_workers",))
+        self._check_unit(source, ("noise_fraction", "draft_share", "root_value_weight"))
         self._check_evaluation(source)
         if self.search not in MODES:
             raise TrainConfigError(f"{source}: field 'search' must be one of {', '.join(MODES)}, got {self.search!r}")
-        if not 0 <= self.solver_empty <= 8:
-            raise TrainConfigError(f"{source}: field 'solver_empty' must be between 0 and 8, got {self.solver_empty}")
+        if not 0 <= self.solver_empty <= MAX_SOLVER_EMPTY:
+            raise TrainConfigError(f"{source}: field 'solver_empty' must be between 0 and {MAX_SOLVER_EMPTY}, "
+                                   f"got {self.solver_empty}")  # fmt: skip
         if self.replay_size < self.batch_size:
             raise TrainConfigError(f"{source}: field 'replay_size' must be at least batch_size ({self.batch_size})")
         if self.draft_share and self.env.get("draft", "pick") != "random":
@@ -188,8 +212,21 @@ class AZConfig(YAMLConfig):
 # ------------------------------------------------------------------------------ the replay buffer
 
 
+@dataclass
+class Awaiting:
+    """Positions of the buffer whose exact values the labelling workers are computing (``training.labelling``)."""
+
+    positions: Batch
+    """The positions themselves (fast-engine rows), what the workers solve."""
+    rows: np.ndarray
+    """Each one's row in the buffer; -1 once that row holds a newer position (its label is then dropped)."""
+    games: np.ndarray
+    """Each one's game in its iteration (the workers keep a game's positions together)."""
+
+
 class Replay:
-    """The newest ``capacity`` positions: observation, legal mask, policy target, value target."""
+    """The newest ``capacity`` positions: observation, legal mask, policy target, value target; and the positions
+    among them that await their exact value (``awaiting``: one iteration's, with labelling workers)."""
 
     def __init__(self, capacity: int):
         self.capacity = capacity
@@ -199,8 +236,11 @@ class Replay:
         self.values = np.zeros(capacity, np.float32)
         self.size = 0
         self.next = 0
+        self.awaiting: Awaiting | None = None
 
-    def add(self, observations: np.ndarray, masks: np.ndarray, policies: np.ndarray, values: np.ndarray) -> None:
+    def add(self, observations: np.ndarray, masks: np.ndarray, policies: np.ndarray, values: np.ndarray) -> np.ndarray:
+        """Add the positions (the oldest overwritten once full); each one's row (-1: overwritten by this call)."""
+        placed = np.full(len(values), -1, np.int64)
         for start in range(0, len(values), self.capacity):
             part = slice(start, min(start + self.capacity, len(values)))
             count = part.stop - part.start
@@ -209,13 +249,41 @@ class Replay:
             self.policies[rows], self.values[rows] = policies[part], values[part]
             self.next = int((self.next + count) % self.capacity)
             self.size = min(self.capacity, self.size + count)
+            placed[part] = rows
+            if self.awaiting is not None:  # a row that now holds a new position must not get the old one's label
+                self.awaiting.rows[np.isin(self.awaiting.rows, rows)] = -1
+        placed[: max(0, len(values) - self.capacity)] = -1  # more than a buffer: the first ones are gone already
+        return placed
+
+    def await_labels(self, positions: Batch, rows: np.ndarray, games: np.ndarray) -> None:
+        """Note that the positions at ``rows`` (``positions``, of ``games``) await their exact values."""
+        if self.awaiting is not None:
+            raise RuntimeError("the buffer already awaits labels: patch() them first")
+        self.awaiting = Awaiting(positions, np.array(rows, np.int64), np.array(games, np.int64))
+
+    def patch(self, values: np.ndarray) -> int:
+        """Write the awaited exact ``values`` (in ``awaiting``'s order) where their rows still hold those positions;
+        how many were written."""
+        if self.awaiting is None or len(values) != len(self.awaiting.rows):
+            raise RuntimeError("these labels are not the ones the buffer awaits")
+        keep = self.awaiting.rows >= 0
+        self.values[self.awaiting.rows[keep]] = np.asarray(values, np.float32)[keep]
+        self.awaiting = None
+        return int(keep.sum())
 
     def state_dict(self) -> dict:
         n = self.size
-        return {"observations": torch.from_numpy(self.observations[:n].copy()),
-                "masks": torch.from_numpy(self.masks[:n].copy()),
-                "policies": torch.from_numpy(self.policies[:n].copy()),
-                "values": torch.from_numpy(self.values[:n].copy()), "next": self.next}  # fmt: skip
+        state = {"observations": torch.from_numpy(self.observations[:n].copy()),
+                 "masks": torch.from_numpy(self.masks[:n].copy()),
+                 "policies": torch.from_numpy(self.policies[:n].copy()),
+                 "values": torch.from_numpy(self.values[:n].copy()), "next": self.next}  # fmt: skip
+        if self.awaiting is not None:  # only those whose rows still hold them: the rest would be dropped anyway
+            keep = self.awaiting.rows >= 0
+            awaiting = {name: torch.from_numpy(array[keep].copy())
+                        for name, array in zip(Batch._fields, self.awaiting.positions)}  # fmt: skip
+            state["awaiting"] = awaiting | {"rows": torch.from_numpy(self.awaiting.rows[keep].copy()),
+                                            "games": torch.from_numpy(self.awaiting.games[keep].copy())}  # fmt: skip
+        return state
 
     def load_state_dict(self, state: dict, path: Path) -> None:
         try:
@@ -227,8 +295,22 @@ class Replay:
             self.policies[:n] = state["policies"].numpy()
             self.values[:n] = state["values"].numpy()
             self.size, self.next = n, int(state["next"])
+            self.awaiting = None
+            if "awaiting" in state:
+                self._load_awaiting(state["awaiting"])
         except (KeyError, ValueError, TypeError, AttributeError, RuntimeError) as err:
             raise CheckpointError(f"{path}: its replay buffer is damaged or does not fit ({err})") from None
+
+    def _load_awaiting(self, state: dict) -> None:
+        empty = Batch.empty(0)
+        positions = Batch(*(state[name].numpy().astype(np.int8, copy=True) for name in Batch._fields))
+        rows, games = state["rows"].numpy().astype(np.int64), state["games"].numpy().astype(np.int64)
+        count = len(rows)
+        if any(a.shape != (count, *e.shape[1:]) for a, e in zip(positions, empty)) or games.shape != (count,):
+            raise ValueError("the positions awaiting labels do not fit together")
+        if count and not (rows.min() >= 0 and rows.max() < self.size and len(np.unique(rows)) == count):
+            raise ValueError("the positions awaiting labels name rows outside the buffer")
+        self.awaiting = Awaiting(positions, rows, games)
 
 
 # ------------------------------------------------------------------------------ self-play
@@ -245,7 +327,14 @@ class SelfPlay:
     games: int
     moves: int
     solved: int
+    """Positions given the solver's value: at once (inline), or later by the labelling workers (``to_label``)."""
     first_mover_wins: float
+    to_label: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    """``collect``: the positions (indices into the arrays above) that await the solver; they hold the fallback."""
+    label_positions: Batch = field(default_factory=lambda: Batch.empty(0))
+    """``collect``: those positions as fast-engine rows, in the same order."""
+    label_games: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    """``collect``: each one's game (its index in the batch of games)."""
 
 
 def make_search(config: AZConfig) -> BatchedSearch:
@@ -256,15 +345,20 @@ def make_search(config: AZConfig) -> BatchedSearch:
 
 def play_games(
     network: AZNetwork, config: AZConfig, search: BatchedSearch, games: FastGames, rng: np.random.Generator,
-    solver: Solver | None,
+    solver: Solver | None, *, collect: bool = False,
 ) -> SelfPlay:  # fmt: skip
-    """Play every game of ``games`` (freshly reset) to its end, one batched search per ply; the positions."""
+    """Play every game of ``games`` (freshly reset) to its end, one batched search per ply; the positions.
+
+    The positions that qualify for an exact value (``solver_empty``) get ``solver``'s, or with ``collect`` keep the
+    fallback target and are returned for the labelling workers (``SelfPlay.to_label``). Neither changes the games.
+    """
     evaluate = evaluator(network)
     open_hands = games.config.open_hands
     count = games.num_games
     active = np.ones(count, bool)
     plies = np.zeros(count, np.int64)
-    records: list[tuple[np.ndarray, ...]] = []  # per ply: game ids, movers, observations, masks, policies, solved
+    records: list[tuple[np.ndarray, ...]] = []  # per ply: game ids, movers, observations, masks, policies, exact
+    labels: list[Batch] = []  # values, root values, awaiting labels; and per ply the positions awaiting labels
     outcome = np.full(count, -1, np.int64)
     first = games.batch.info[:, FIRST_PLAYER].copy()  # drawn when the game starts
     solved = 0
@@ -294,24 +388,38 @@ def play_games(
                 if plies[g] < config.temperature_moves:
                     actions[j] = rng.choice(256, p=visits[j] / visits[j].sum())
         values = np.full(idx.size, np.nan, np.float32)
-        if solver is not None and open_hands:
+        awaiting = np.zeros(idx.size, bool)
+        if (solver is not None or collect) and open_hands:
             for j, g in enumerate(idx):
                 empty = int((games.batch.owner[g] == -1).sum())
                 if choice[j] and games.batch.info[g, PHASE] == PLAY and empty <= config.solver_empty:
-                    values[j] = solver.value(read_state(games.batch, int(g)))
+                    if collect:
+                        awaiting[j] = True
+                    else:
+                        values[j] = solver.value(read_state(games.batch, int(g)))
                     solved += 1
+        if awaiting.any():
+            labels.append(Batch(*(array[idx[awaiting]] for array in games.batch)))  # copies, before the step
         keep = choice
-        records.append((idx[keep], movers[keep], observations[keep], masks[keep], targets[keep], values[keep]))
+        records.append((idx[keep], movers[keep], observations[keep], masks[keep], targets[keep], values[keep],
+                        result.value[keep], awaiting[keep]))  # fmt: skip
         step = games.step(actions, games=idx)
         plies[idx] += 1
         ended = idx[step.terminated[idx]]
         outcome[ended] = step.winner[ended]
         active[ended] = False
-    ids, movers, observations, masks, policies, values = (np.concatenate(parts) for parts in zip(*records))
-    result_values = np.where(outcome[ids] == -1, 0.0, np.where(outcome[ids] == movers, 1.0, -1.0))
-    values = np.where(np.isnan(values), result_values, values).astype(np.float32)
-    return SelfPlay(observations, masks, policies, values, count, int(plies.sum()), solved,
-                    float(np.mean(outcome == first)))  # fmt: skip
+    ids, movers, observations, masks, policies, values, roots, awaiting = (np.concatenate(p) for p in zip(*records))
+    fallback = np.where(outcome[ids] == -1, 0.0, np.where(outcome[ids] == movers, 1.0, -1.0))
+    if config.root_value_weight:  # the search's value of the root, for its mover: the game's own estimate
+        fallback = (1 - config.root_value_weight) * fallback + config.root_value_weight * roots.astype(np.float64)
+    values = np.where(np.isnan(values), fallback, values).astype(np.float32)
+    played = SelfPlay(observations, masks, policies, values, count, int(plies.sum()), solved,
+                      float(np.mean(outcome == first)))  # fmt: skip
+    if labels:
+        played.to_label = np.flatnonzero(awaiting)
+        played.label_positions = Batch(*(np.concatenate(arrays) for arrays in zip(*labels)))
+        played.label_games = ids[played.to_label]
+    return played
 
 
 # ------------------------------------------------------------------------------ the learner
@@ -459,9 +567,14 @@ def _train_loop(config: AZConfig, training: TrainingRun, network, optimizer, rep
     """Evaluate when due, checkpoint, then self-play one iteration and learn from it; until ``total_games``."""
     search = make_search(config)
     games = FastGames(config.games_per_iteration, draft_share=config.draft_share, **config.env)
-    solver = Solver() if config.solver_empty else None
+    workers = config.label_workers if config.solver_empty and games.config.open_hands else 0
+    solver = Solver() if config.solver_empty and not workers else None
+    if replay.awaiting is not None and not workers:
+        raise CheckpointError("latest.pt holds positions awaiting labelling workers, but this config has none")
     last_eval = ""
-    with training.running():
+    with training.running(), Labeller(workers) if workers else nullcontext() as labeller:
+        if replay.awaiting is not None:  # a resumed run: solve again what the stopped one had submitted
+            labeller.submit(replay.awaiting.positions, replay.awaiting.games)
         bar = tqdm(total=training.total, initial=state.games, disable=not progress, desc="alphazero", unit="game")
         while True:
             due = state.iterations % config.checkpoint_every == 0 and not training.saved()
@@ -476,8 +589,9 @@ def _train_loop(config: AZConfig, training: TrainingRun, network, optimizer, rep
                 break
             started = time.perf_counter()
             games.reset(seed=config.seed * 1_000_003 + state.iterations)
-            played = play_games(network, config, search, games, rng, solver)
-            replay.add(played.observations, played.masks, played.policies, played.values)
+            played = play_games(network, config, search, games, rng, solver, collect=labeller is not None)
+            rows = replay.add(played.observations, played.masks, played.policies, played.values)
+            labelling = _labels(labeller, replay, played, rows) if labeller is not None else {}
             steps = max(1, round(config.sample_reuse * len(played.values) / config.batch_size))
             if config.anneal_lr:  # over the planned games: a stopped run keeps the full run's schedule
                 optimizer.param_groups[0]["lr"] = config.learning_rate * (1 - 0.9 * state.games / training.total)
@@ -488,17 +602,36 @@ def _train_loop(config: AZConfig, training: TrainingRun, network, optimizer, rep
             state.positions += len(played.values)
             bar.update(played.games)
             bar.set_postfix_str(f"policy {stats['policy']:.3f}, value {stats['value']:.3f}, " + last_eval)
-            _log_iteration(training, state, stats, played, time.perf_counter() - started)
+            _log_iteration(training, state, stats, played, time.perf_counter() - started, labelling)
     bar.close()
     return training.finish(f"after {state.games:,} games", final_may_be_best=True)
 
 
-def _log_iteration(training: TrainingRun, state: Progress, stats: dict, played: SelfPlay, seconds: float) -> None:
+def _labels(labeller: Labeller, replay: Replay, played: SelfPlay, rows: np.ndarray) -> dict[str, float]:
+    """The pipeline's fixed point, after an iteration's self-play and before its learner: the previous iteration's
+    exact values into the buffer (waiting for the workers if need be), this one's positions to the workers."""
+    figures = {"label_wait_seconds": 0.0, "labels_written": 0, "label_seconds": 0.0}
+    if replay.awaiting is not None:
+        started = time.perf_counter()
+        values = labeller.collect()
+        figures["label_wait_seconds"] = time.perf_counter() - started
+        figures["label_seconds"] = labeller.seconds
+        figures["labels_written"] = replay.patch(values)
+    if played.to_label.size:
+        replay.await_labels(played.label_positions, rows[played.to_label], played.label_games)
+        labeller.submit(played.label_positions, played.label_games)
+    return figures
+
+
+def _log_iteration(training: TrainingRun, state: Progress, stats: dict, played: SelfPlay, seconds: float,
+                   labelling: dict[str, float]) -> None:  # fmt: skip
     log, games = training.log, state.games
     for name, value in stats.items():
         log.scalar(f"loss/{name}", value, games)
     log.scalar("selfplay/positions", len(played.values), games)
     log.scalar("selfplay/solved_positions", played.solved, games)
+    for name, value in labelling.items():  # with labelling workers: the previous iteration's labels
+        log.scalar(f"selfplay/{name}", value, games)
     log.scalar("selfplay/first_mover_wins", played.first_mover_wins, games)
     log.scalar("selfplay/moves_per_game", played.moves / played.games, games)
     log.scalar("speed/iteration_seconds", seconds, games)

@@ -11,6 +11,9 @@ trainer first needs the value.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, ClassVar
@@ -31,6 +34,25 @@ EVALUATION_FIELDS = frozenset({"eval_every", "eval_games", "eval_opponents", "ev
 measured and where it is logged, so each may change when a run is resumed."""
 
 
+BUDGETS = {"total_steps": "learner steps", "total_games": "self-play games"}
+"""The budget fields a command line may set over a config's (``--total-steps``, ``--total-games``): ``TrainConfig``'s
+and ``AZConfig``'s."""
+
+_budget: ContextVar[dict[str, int] | None] = ContextVar("trinity_training_budget", default=None)
+
+
+@contextmanager
+def budget_override(**budget: int) -> Iterator[None]:
+    """Inside, ``YAMLConfig.load`` sets these budget fields (``BUDGETS``) over the YAML's: what a trainer's command
+    line does with ``--total-steps N`` or ``--total-games N``. A config without the field refuses it
+    (``TrainConfigError``, naming the option and the one it takes)."""
+    token = _budget.set(dict(budget))
+    try:
+        yield
+    finally:
+        _budget.reset(token)
+
+
 class YAMLConfig:
     """Loading and checking for the training configs: YAML in, typed and validated fields out."""
 
@@ -42,7 +64,9 @@ class YAMLConfig:
 
     @classmethod
     def load(cls, name_or_path: str | Path, **overrides: Any):
-        """The config in ``configs/train/NAME.yaml`` or at a YAML path, with ``overrides`` on top."""
+        """The config in ``configs/train/NAME.yaml`` or at a YAML path, with ``overrides`` on top (and, inside
+        ``budget_override``, the command line's budget)."""
+        overrides = cls._command_line_budget() | overrides
         text = str(name_or_path)
         named = not (text.endswith((".yaml", ".yml")) or Path(text).is_file())
         path = CONFIG_DIR / f"{text}.yaml" if named else Path(text)
@@ -56,6 +80,18 @@ class YAMLConfig:
             raise TrainConfigError(f"training config {path}: expected a mapping of fields, got {type(data).__name__}")
         source = str(path)
         return cls.from_dict(cls.current_names(data, source) | cls.current_names(overrides, source), source=source)
+
+    @classmethod
+    def _command_line_budget(cls) -> dict[str, int]:
+        budget = _budget.get() or {}
+        known = {f.name for f in fields(cls)}
+        for name in budget:
+            if name not in known:
+                option = "--" + name.replace("_", "-")
+                takes = [f"--{other.replace('_', '-')}" for other in BUDGETS if other in known]
+                hint = f": its budget is {takes[0]} N" if takes else ""
+                raise TrainConfigError(f"{option} does not apply to this trainer ({cls.__name__} has no {name}){hint}")
+        return dict(budget)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], source: str = "config"):

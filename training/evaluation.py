@@ -3,14 +3,15 @@
 An evaluation plays the learner's best moves against each evaluation opponent, seats
 swapped, (with ``eval_endgames``) scores it on the endgame suite and (with ``eval_accuracy``) measures its
 network's heads against perfect play (``EXACT``). Results go to
-``metrics.csv`` (one row per opponent per evaluation: steps, seconds, opponent, rate, low,
-high; easy to load anywhere) and to TensorBoard (``RUN/tb``), beside the trainer's own losses.
+``metrics.csv`` (a header row, then one row per measure per evaluation: ``METRICS_COLUMNS``; easy to load
+anywhere, ``read_metrics`` here) and to TensorBoard (``RUN/tb``), beside the trainer's own losses.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import os
 from pathlib import Path
 
 from trinity_env.agents.base import Agent
@@ -33,6 +34,13 @@ pooled over the validation set's 4-12 empty tiles and again at 10 empty (``exact
 EXACT_COUNT = 10
 
 Results = dict[str, tuple[float, float, float]]
+
+METRICS_COLUMNS = ("seconds", "measure", "rate", "low", "high")
+"""``metrics.csv``'s columns after the first, which is the run's count (its header names it: ``steps`` for the PPO
+trainers, RLlib's ``main`` decisions included, ``games`` for AlphaZero's self-play games). ``seconds``: training time
+so far; ``measure``: an evaluation opponent's agent spec (the win rate against it, draws half), ``endgames`` (the
+endgame suite's share) or an ``exact:*`` key (``EXACT``); ``rate``, ``low``, ``high``: the share and its 95% Wilson
+interval. Runs from before the header have none: ``read_metrics`` reads both."""
 
 
 def evaluate_agent(learner: Agent, config: YAMLConfig, seed: int) -> Results:
@@ -88,19 +96,28 @@ class RunLog:
     ``resume_from``: the checkpoint's step count and evaluation history when a run resumes.
     ``metrics.csv`` is then rewritten from that history and TensorBoard hides every event past
     that step, so rows and points logged after the checkpoint (by a killed or stopped
-    session) are gone and the resumed run continues both files as if never stopped.
+    session) are gone and the resumed run continues both files as if never stopped (a run from
+    before the header row gets it then, once). ``unit``: the first column's name (``METRICS_COLUMNS``).
     """
 
-    def __init__(self, run: Path, tensorboard: bool = True, resume_from: tuple[int, list[dict]] | None = None):
+    def __init__(
+        self, run: Path, tensorboard: bool = True, resume_from: tuple[int, list[dict]] | None = None,
+        unit: str = "steps",
+    ) -> None:  # fmt: skip
         path = run / "metrics.csv"
+        header = [unit, *METRICS_COLUMNS]
         if resume_from is not None:
             text = io.StringIO(newline="")
             writer = csv.writer(text)
+            writer.writerow(header)
             for record in resume_from[1]:
                 writer.writerows(_rows(record["steps"], record["seconds"], record["results"]))
             write_text(path, text.getvalue())
         self._csv = io.TextIOWrapper(open_append(path), encoding="utf-8", newline="")
         self._rows = csv.writer(self._csv)
+        if os.fstat(self._csv.fileno()).st_size == 0:  # a new run's file
+            self._rows.writerow(header)
+            self._csv.flush()
         self._board = None
         if tensorboard:
             from torch.utils.tensorboard import SummaryWriter
@@ -127,6 +144,14 @@ class RunLog:
         self._csv.close()
         if self._board is not None:
             self._board.close()
+
+
+def read_metrics(path: Path) -> list[list[str]]:
+    """The rows of a ``metrics.csv`` as strings (``[count, seconds, measure, rate, low, high]``), without its header
+    row: a run's file from before the header has none, and is read the same."""
+    with open(path, encoding="utf-8", newline="") as handle:
+        rows = list(csv.reader(handle))
+    return rows[1:] if rows and not rows[0][0].isdigit() else rows
 
 
 def _rows(steps: int, seconds: float, results: Results) -> list[list]:

@@ -18,7 +18,7 @@ every snapshot and evaluation and when a run stops (Ctrl-C, ``max_minutes``); a 
 outright loses at most one snapshot interval. Run-folder rules: ``training.run_folder``; the run plumbing
 (log, evaluation schedule, ``best.pt``, stops): ``training.skeleton``.
 
-Usage: python -m training.fast_ppo --config quick --run runs/quick [--resume | --overwrite]
+Usage: python -m training.fast_ppo --config quick --run runs/quick [--resume | --overwrite] [--total-steps N]
 """
 
 from __future__ import annotations
@@ -336,8 +336,8 @@ def train(
     Writes ``config.json``, ``metrics.csv``, ``latest.pt``, ``best.pt`` and TensorBoard events
     (``tb/``). ``resume``: continue the run in ``run``; ``overwrite``: delete it and start again
     (see ``training.run_folder`` for the rules). ``stop_at``: end this invocation once that many
-    steps are done, as ``max_minutes`` would (the schedule stays ``total_steps``'s).
-    Ctrl-C saves ``latest.pt`` and raises ``TrainingInterrupted``.
+    steps are done, as ``max_minutes`` would (the schedule stays ``total_steps``'s). ``progress``: the progress bar
+    and a line per evaluation as it finishes. Ctrl-C saves ``latest.pt`` and raises ``TrainingInterrupted``.
     """
     with (
         claim(run, config, "fast_ppo", resume=resume, overwrite=overwrite, checkpoint="latest.pt") as folder,
@@ -362,7 +362,7 @@ def train(
             folder, config, state, "steps", total=config.total_steps, stop_at=stop_at,
             save_latest=lambda: save_latest(run / "latest.pt", network, optimizer, pool, env, state),
             save_best=lambda: save_checkpoint(run / "best.pt", network, {"steps": state.steps}),
-            evaluate=lambda seed: evaluate(network, config, seed),
+            evaluate=lambda seed: evaluate(network, config, seed), progress=progress,
         ) as training:  # fmt: skip
             return _train_loop(config, training, network, optimizer, pool, env, state, progress)
 

@@ -9,6 +9,10 @@
 - ``run_command``: parses the arguments and runs the trainer; a bad config, run folder or
   checkpoint prints one line and exits with status 2, a file that cannot be written (a full
   disk) one line and status 1, an interrupt one line and status 130 (143 after SIGTERM).
+  ``--resume`` on a run that already reached its budget says so in one line and exits with
+  status 0 (``RunFinished``), nothing evaluated again. ``--total-steps N`` / ``--total-games N``
+  (``add_run_arguments``) set the budget over the config's, so ``--resume --total-steps N``
+  extends a finished run without editing its YAML (``training.config.budget_override``).
 """
 
 from __future__ import annotations
@@ -19,11 +23,12 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 
 from trinity_env.agents.policy import CheckpointError
 from trinity_env.core.errors import WriteError
 
-from .config import TrainConfigError
+from .config import BUDGETS, TrainConfigError, budget_override
 from .run_folder import RunFolderError
 
 EXIT_USAGE = 2
@@ -35,6 +40,19 @@ EXIT_WRITE_FAILED = 1
 
 _stopped_by = [EXIT_INTERRUPTED - 128]
 """The signal that last asked a trainer to stop: its exit status is 128 + that signal."""
+
+_command_line = ContextVar("trinity_training_command_line", default=False)
+"""Whether a trainer's command line (``run_command``) runs: there, resuming a finished run ends in ``RunFinished``."""
+
+
+class RunFinished(Exception):
+    """``--resume`` on a run that already reached its budget: nothing to train; the message says how to extend it."""
+
+
+def finished_runs_stop() -> bool:
+    """Whether resuming a finished run ends in ``RunFinished`` (inside ``run_command``) rather than returning its
+    history (``train`` called from Python)."""
+    return _command_line.get()
 
 
 class TrainingInterrupted(KeyboardInterrupt):
@@ -112,8 +130,13 @@ def run_command(parser: argparse.ArgumentParser, body: Callable[[argparse.Namesp
     file not written) or 128 + the stopping signal (130 after Ctrl-C, 143 after SIGTERM)."""
     args = parser.parse_args(argv)
     _stopped_by[0] = EXIT_INTERRUPTED - 128
+    budget = {name: getattr(args, name) for name in BUDGETS if getattr(args, name, None) is not None}
+    token = _command_line.set(True)
     try:
-        body(args)
+        with budget_override(**budget):
+            body(args)
+    except RunFinished as done:
+        print(one_line(done), flush=True)
     except TrainingInterrupted as stop:
         print(f"{parser.prog}: interrupted: {one_line(stop)}", file=sys.stderr)
         sys.exit(128 + _stopped_by[0])
@@ -124,12 +147,22 @@ def run_command(parser: argparse.ArgumentParser, body: Callable[[argparse.Namesp
         parser.exit(EXIT_USAGE, f"{parser.prog}: error: {one_line(err)}\n")
     except WriteError as err:
         parser.exit(EXIT_WRITE_FAILED, f"{parser.prog}: error: {one_line(err)} (the last checkpoint is kept)\n")
+    finally:
+        _command_line.reset(token)
 
 
 def add_run_arguments(parser: argparse.ArgumentParser, default_config: str, default_run: str, resume: bool) -> None:
-    """``--config``, ``--run`` and (``resume``) ``--resume``, with ``--overwrite``: the run-folder options."""
+    """``--config``, ``--run`` and (``resume``) ``--resume``, with ``--overwrite``: the run-folder options; and the
+    budget over the config's, ``--total-steps`` or ``--total-games`` (a config without that field refuses it)."""
+    from trinity_env.cli import positive_int
+
     parser.add_argument("--config", default=default_config, help="a name in configs/train/ or a YAML path")
     parser.add_argument("--run", default=default_run, help="the run folder (one trainer at a time)")
+    for name, what in BUDGETS.items():
+        parser.add_argument(
+            "--" + name.replace("_", "-"), type=positive_int, default=None, metavar="N",
+            help=f"{what} to train for, over the config's {name} (with --resume: extend the run to N)",
+        )  # fmt: skip
     choice = parser.add_mutually_exclusive_group()
     if resume:
         choice.add_argument("--resume", action="store_true", help="continue the run in RUN (same config.json)")

@@ -22,7 +22,11 @@ A trainer's loop then reads::
 
 ``state`` is the trainer's ``Progress``: it has ``seconds``, ``best``, ``next_eval``, ``history``
 and the counter that the schedule runs on (``unit``: ``steps`` or ``games``); the trainer's
-checkpoint saves it. Evaluation seeds are ``10_000_000 + count``.
+checkpoint saves it. Evaluation seeds are ``10_000_000 + count``. Each evaluation is printed as it
+finishes (one line, through ``tqdm.write`` so the progress bar stays whole; ``progress=False``: not),
+and ``metrics.csv``'s first column is named by ``unit``. A command line (``session.run_command``)
+that resumes a run which already reached its budget ends at once with one line saying so and how to
+extend it (``RunFinished``); ``train`` called from Python returns the run's history instead.
 
 ``training.exploit`` shares the algorithm (``fast_ppo``'s network, rollout, advantages and update,
 ``TrainConfig``, ``session.torch_threads``) but not this plumbing, on purpose: it is a measurement,
@@ -40,9 +44,12 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from .evaluation import Results, RunLog, selection_score
+from tqdm import tqdm
+
+from .evaluation import EXACT, Results, RunLog, selection_score
+from .report import label
 from .run_folder import RunFolder
-from .session import GracefulStop, TrainingInterrupted
+from .session import GracefulStop, RunFinished, TrainingInterrupted, finished_runs_stop
 
 EVAL_SEED = 10_000_000
 """An evaluation at count ``n`` plays games seeded from ``EVAL_SEED + n``."""
@@ -56,25 +63,40 @@ class TrainingRun:
     ``save_best`` writes ``best.pt`` (the network now), ``evaluate(seed)`` measures the network.
     ``record(seconds, results)``: an evaluation's row in the history (by default ``unit``,
     ``seconds``, ``results``). ``saved_at_start``: the starting state counts as saved, so a
-    session stopped before its first iteration writes no ``latest.pt``.
+    session stopped before its first iteration writes no ``latest.pt``. ``progress``: print each evaluation
+    as it finishes (``evaluation_line``).
     """
 
     def __init__(
         self, folder: RunFolder, config: Any, state: Any, unit: str, *, total: int, stop_at: int | None,
         save_latest: Callable[[], None], save_best: Callable[[], None], evaluate: Callable[[int], Results],
-        record: Callable[[float, Results], dict] | None = None, saved_at_start: bool = False,
+        record: Callable[[float, Results], dict] | None = None, saved_at_start: bool = False, progress: bool = True,
     ) -> None:  # fmt: skip
         self.path, self.config, self.state, self.unit = folder.path, config, state, unit
-        self.total, self.stop_at = total, stop_at
+        self.total, self.stop_at, self.progress = total, stop_at, progress
         self._save_latest, self._save_best, self._evaluate = save_latest, save_best, evaluate
         self._record = record or (lambda seconds, results: {unit: self.count, "seconds": seconds, "results": results})
         self.saved_at = self.count if saved_at_start else None
         self.stopped: str | None = None
         """Why this session stops: ``interrupted``, ``max_minutes`` or ``stop_at`` (``None``: it has not)."""
         self.stop = GracefulStop()
+        if folder.resuming and self.count >= total and self.evaluated() and finished_runs_stop():
+            raise RunFinished(self._finished())
         resume_from = (self.count, state.history) if folder.resuming else None
-        self.log = RunLog(self.path, config.tensorboard, resume_from=resume_from)
+        self.log = RunLog(self.path, config.tensorboard, resume_from=resume_from, unit=unit)
         self.log.text("hyperparameters", config.table(), self.count)
+
+    def _finished(self) -> str:
+        """``RunFinished``'s line: where the run stands, its report, and how to extend it."""
+        budget = f"total_{self.unit}"
+        report = self.path / "report.md"
+        shown = f"; its report: {report}" if report.is_file() else ""
+        option = "--" + budget.replace("_", "-")
+        return (
+            f"{self.path} already reached its budget ({self.count:,} {self.unit}; {budget} "
+            f"{getattr(self.config, budget, self.total):,}): nothing to train{shown}; "
+            f"to train on, --resume {option} N with N above {self.count:,}"
+        )
 
     @property
     def count(self) -> int:
@@ -119,6 +141,7 @@ class TrainingRun:
         seconds = self.elapsed()
         self.state.history.append(self._record(seconds, results))
         self.log.results(self.count, seconds, results)
+        self._show(seconds, results)
         score = selection_score(results)
         if score > self.state.best:
             self.state.best = score
@@ -126,6 +149,10 @@ class TrainingRun:
         every = self.config.eval_every
         self.state.next_eval = (self.count // every + 1) * every
         return results
+
+    def _show(self, seconds: float, results: Results, note: str = "") -> None:
+        if self.progress:
+            tqdm.write(evaluation_line(self.count, self.unit, seconds, results, note))
 
     def checkpoint(self) -> None:
         """``latest.pt``, with the training time so far."""
@@ -169,8 +196,29 @@ class TrainingRun:
             seconds = self.elapsed()
             history.append(self._record(seconds, results))
             self.log.results(self.count, seconds, results)
+            self._show(seconds, results, "where it stopped, for the report")
             if final_may_be_best and selection_score(results) > self.state.best:
                 self._save_best()
         if not (self.path / "best.pt").is_file():
             self._save_best()
         return history
+
+
+def evaluation_line(count: int, unit: str, seconds: float, results: Results, note: str = "") -> str:
+    """An evaluation as the trainers print it when it finishes: where and when, then each measure's share and 95%
+    interval (win rates first; the network against perfect play, ``exact:*``, on a second line)::
+
+        40,960 steps (1.2 min): vs random 98.5% [96.8%, 99.3%], vs greedy 71.5% [66.9%, 75.7%], endgame suite ...
+    """
+    games = [spec for spec in results if not spec.startswith(EXACT)]
+    exact = [spec for spec in results if spec.startswith(EXACT)]
+
+    def shares(specs: list[str]) -> str:
+        return ", ".join(f"{label(s)} {results[s][0]:.1%} [{results[s][1]:.1%}, {results[s][2]:.1%}]" for s in specs)
+
+    when = f"{seconds:.0f} s" if seconds < 60 else f"{seconds / 60:.1f} min"
+    where = f"{count:,} {unit} ({when}{', ' + note if note else ''}): "
+    lines = [where + shares(games)] if games else []
+    if exact:
+        lines.append(("  " if games else where) + shares(exact))
+    return "\n".join(lines)

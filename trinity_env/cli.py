@@ -310,6 +310,11 @@ def _train(args: argparse.Namespace) -> None:
     name = Path(args.config).stem if args.config.endswith((".yaml", ".yml")) else args.config
     trainer = args.trainer or ("alphazero" if name.startswith("az") else "rllib" if name.startswith("rllib") else "ppo")
     modules = {"alphazero": "alphazero", "rllib": "rllib_selfplay", "ppo": "fast_ppo"}
+    budgets = {"ppo": "--total-steps", "alphazero": "--total-games"}  # rllib's is its config's iterations
+    for option, value in (("--total-steps", args.total_steps), ("--total-games", args.total_games)):
+        if value is not None and budgets.get(trainer) != option:
+            takes = f"; its budget is {budgets[trainer]} N" if trainer in budgets else ""
+            raise ArgumentError(f"{option} does not apply to the {trainer} trainer{takes}")
     extra = "rllib" if trainer == "rllib" else "train"
     try:
         module = importlib.import_module(f"{package.__name__}.{modules[trainer]}")
@@ -319,6 +324,8 @@ def _train(args: argparse.Namespace) -> None:
         raise TrinityError(f"training needs the {extra} extra (pip install 'trinity-towers[{extra}]'): {err}") from None
     argv = ["--config", args.config, "--run", args.run_folder or f"runs/{name}"]
     argv += ["--resume"] * args.resume + ["--overwrite"] * args.overwrite
+    for option, value in (("--total-steps", args.total_steps), ("--total-games", args.total_games)):
+        argv += [option, str(value)] if value is not None else []
     module.main(argv)
 
 
@@ -644,6 +651,14 @@ def build_parser() -> argparse.ArgumentParser:
     again = train.add_mutually_exclusive_group()
     again.add_argument("--resume", action="store_true", help="continue the run in RUN")
     again.add_argument("--overwrite", action="store_true", help="delete the run in RUN and start again")
+    train.add_argument(
+        "--total-steps", type=positive_int, default=None, metavar="N",
+        help="PPO: learner steps to train for, over the config's (with --resume: extend the run to N)",
+    )  # fmt: skip
+    train.add_argument(
+        "--total-games", type=positive_int, default=None, metavar="N",
+        help="AlphaZero: self-play games to train for, over the config's (with --resume: extend the run to N)",
+    )  # fmt: skip
     train.set_defaults(run=_train)
 
     exploit = commands.add_parser(

@@ -41,11 +41,20 @@ class Phase(StrEnum):
 class Termination(StrEnum):
     """How a game ended (docs/rules.md, how a game ends).
 
-    The fast engine numbers them 1, 2, 3 in this order (0: not over)."""
+    Numbered 1, 2, 3 in this order (``code``; 0: not over): the fast engine's numbers and the envs'
+    ``termination_code`` info."""
 
     LANE_CONTROL = "lane_control"
     FULL_BOARD = "full_board"
     NO_MOVES = "no_moves"
+
+    @property
+    def code(self) -> int:
+        """1 ``lane_control``, 2 ``full_board``, 3 ``no_moves`` (0 is a game not over)."""
+        return _TERMINATION_ORDER.index(self) + 1
+
+
+_TERMINATION_ORDER = tuple(Termination)
 
 
 DRAFT, PLAY, OVER = Phase.DRAFT, Phase.PLAY, Phase.OVER

@@ -68,10 +68,20 @@ terms of a game add up to the final margin / 15, on top of the +1/-1.
 
 ### Infos
 
-Every agent's info holds the same three keys from `reset()` on: `winner` (0 or 1 once the
-game is won; -1 while it runs or for a draw), `scores` (the lane scores of the board as it
-stands, player 0's first) and `termination` (`"lane_control"`, `"full_board"` or
-`"no_moves"` once the game is over; `""` until then).
+Every agent's info holds the same three keys from `reset()` on, each a number or numbers
+(libraries such as TorchRL and BenchMARL make a tensor of every info value): `winner` (0 or 1
+once the game is won; -1 while it runs or for a draw), `scores` (the lane scores of the board
+as it stands, player 0's first) and `termination_code`, how the game ended:
+
+| `termination_code` | `Termination`  | the game                                      |
+|--------------------|----------------|-----------------------------------------------|
+| 0                  |                | is not over                                   |
+| 1                  | `lane_control` | was won by owning a whole lane                |
+| 2                  | `full_board`   | was scored lane by lane on the full board     |
+| 3                  | `no_moves`     | ended with no legal move left                 |
+
+`Termination(...).code` gives the number and `env.game_state.outcome.termination` the name
+(the single-agent and vector envs give both: `termination` and `termination_code`).
 
 ### Arguments
 
@@ -259,12 +269,13 @@ def _infos(state: GameState) -> dict[str, dict[str, Any]]:
     Tianshou's allocate their columns from the first step and refuse missing values later).
 
     ``winner``: 0 or 1 once the game is won, -1 while it runs or for a draw; ``scores``: the
-    lane scores of the board as it stands; ``termination``: how the game ended, ``""`` until then.
+    lane scores of the board as it stands; ``termination_code``: how the game ended (``Termination.code``), 0 until
+    then. Numbers only: TorchRL's ``PettingZooWrapper`` makes a tensor of each value (a string fails there).
     """
     outcome = state.outcome
     info = {
         "winner": -1 if outcome is None or outcome.winner is None else outcome.winner,
         "scores": lane_scores(state.owners),
-        "termination": "" if outcome is None else outcome.termination.value,
+        "termination_code": 0 if outcome is None else outcome.termination.code,
     }
     return {agent: dict(info) for agent in AGENTS}

@@ -124,7 +124,9 @@ class TrinityTowersEnv(gymnasium.Env):
 
     def _info(self, illegal_action: bool = False) -> dict[str, Any]:
         """The same keys and types at every step (vector wrappers and replay buffers stack them):
-        ``winner`` is -1 until the game is won (or for a draw), ``termination`` ``""`` until it ends."""
+        ``winner`` is -1 until the game is won (or for a draw), ``termination`` ``""`` until it ends and
+        ``termination_code`` its number (``Termination.code``: 1 lane_control, 2 full_board, 3 no_moves), 0 until
+        then."""
         outcome = self.game_state.outcome
         return {
             "seat": self.seat,
@@ -132,6 +134,7 @@ class TrinityTowersEnv(gymnasium.Env):
             "winner": -1 if outcome is None or outcome.winner is None else outcome.winner,
             "scores": np.array(lane_scores(self.game_state.owners), np.int64),
             "termination": "" if outcome is None else outcome.termination.value,
+            "termination_code": 0 if outcome is None else outcome.termination.code,
             "illegal_action": illegal_action,
         }
 

@@ -15,9 +15,10 @@ batch speed:
 
 Infos are shaped as gymnasium's: each key an array over envs plus a boolean ``_key`` mask:
 ``action_mask`` (int8 ``[n, 256]``), ``seat``, ``winner`` (-1 until won, or a draw),
-``scores`` (``[n, 2]``), ``termination`` (``""`` until the end), ``illegal_action``. An
-action outside the mask ends that episode with reward -1 (as the single-agent env's
-``illegal_action="terminate"``); an action that is not an integer raises.
+``scores`` (``[n, 2]``), ``termination`` (``""`` until the end), ``termination_code`` (its number,
+``Termination.code``: 0 until the end), ``illegal_action``. An action outside the mask ends that
+episode with reward -1 (as the single-agent env's ``illegal_action="terminate"``); an action that
+is not an integer raises.
 """
 
 from __future__ import annotations
@@ -193,6 +194,7 @@ class TrinityTowersVectorEnv(VectorEnv):
             "winner": np.full(n, -1, np.int64),
             "scores": np.zeros((n, 2), np.int64),
             "termination": np.full(n, "", dtype=object),
+            "termination_code": np.zeros(n, np.int64),
             "illegal_action": np.zeros(n, bool),
         }
 
@@ -203,6 +205,7 @@ class TrinityTowersVectorEnv(VectorEnv):
         final["winner"][ended] = result.winner[ended]
         final["scores"][ended] = result.scores[ended]
         final["termination"][ended] = _TERMINATION_NAMES[result.termination[ended]]
+        final["termination_code"][ended] = result.termination[ended]
 
     @staticmethod
     def _infos(info: dict[str, np.ndarray], present: np.ndarray) -> dict[str, Any]:

@@ -1,0 +1,177 @@
+"""Training runs that say what is happening (issue 26, item 4).
+
+Each evaluation printed as it finishes, ``metrics.csv`` with a header row (and old runs' files without
+one still read and resumed), ``--resume`` on a finished run saying so at once, and ``--total-steps`` /
+``--total-games`` extending a run from the command line. Tiny configs: each run takes seconds.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from training.config import TrainConfig, TrainConfigError, budget_override
+from training.evaluation import read_metrics
+from training.fast_ppo import main as ppo_main
+from training.fast_ppo import train
+from training.skeleton import evaluation_line
+from trinity_env.agents.policy import load_checkpoint
+
+TINY = {
+    "total_steps": 1024,
+    "num_games": 16,
+    "rollout_steps": 16,  # 256 learner steps an update
+    "snapshot_every": 256,
+    "eval_every": 512,
+    "eval_games": 4,
+    "hidden": 32,
+    "tensorboard": False,
+    "env": {"draft": "random"},
+}
+AZ_TINY = {
+    "seed": 3, "total_games": 16, "games_per_iteration": 8, "simulations": 4, "max_considered": 4, "hidden": 16,
+    "layers": 1, "batch_size": 16, "replay_size": 400, "solver_empty": 4, "checkpoint_every": 1,
+    "eval_every": 8, "eval_games": 2, "eval_simulations": 2, "eval_opponents": ["random"], "eval_endgames": False,
+    "tensorboard": False,
+}  # fmt: skip
+HEADER = "steps,seconds,measure,rate,low,high"
+
+
+def _config_file(tmp_path: Path, fields: dict, name: str = "tiny.yaml") -> str:
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump(fields))
+    return str(path)
+
+
+def test_each_evaluation_is_printed_as_it_finishes_and_metrics_csv_has_a_header(tmp_path, capsys):
+    history = train(TrainConfig.from_dict(TINY), tmp_path / "loud")
+    printed = capsys.readouterr().out.splitlines()
+    lines = [line for line in printed if " steps (" in line]
+    assert [line.split(" (")[0] for line in lines] == ["512 steps", "1,024 steps"]
+    for line, record in zip(lines, history, strict=True):  # the figures metrics.csv and the history hold
+        rate, low, high = record["results"]["greedy"]
+        assert f"vs greedy {rate:.1%} [{low:.1%}, {high:.1%}]" in line
+        assert "vs random " in line and "endgame suite " in line
+    text = (tmp_path / "loud" / "metrics.csv").read_text()
+    assert text.splitlines()[0] == HEADER and text.count(HEADER) == 1
+    rows = read_metrics(tmp_path / "loud" / "metrics.csv")
+    assert [(int(r[0]), r[2]) for r in rows] == [(s, m) for s in (512, 1024) for m in ("random", "greedy", "endgames")]
+    train(TrainConfig.from_dict(TINY), tmp_path / "quiet", progress=False)  # progress=False: no bar, no lines
+    assert capsys.readouterr().out == ""
+
+
+def test_the_evaluation_line_puts_the_measures_against_perfect_play_on_a_second_line():
+    results = {"random": (0.75, 0.3, 0.95), "exact:policy": (0.5, 0.4, 0.6), "exact:value@10": (0.25, 0.2, 0.3)}
+    line = evaluation_line(2048, "games", 95.0, results)
+    first, second = line.splitlines()
+    assert first == "2,048 games (1.6 min): vs random 75.0% [30.0%, 95.0%]"
+    assert second == "  policy keeps exact value 50.0% [40.0%, 60.0%], value sign exact (10 empty) 25.0% [20.0%, 30.0%]"
+    assert evaluation_line(512, "steps", 12.3, {"endgames": (0.5, 0.25, 0.75)}, "where it stopped") == (
+        "512 steps (12 s, where it stopped): endgame suite 50.0% [25.0%, 75.0%]"
+    )
+
+
+def test_a_run_from_before_the_header_gets_it_once_when_resumed(tmp_path):
+    config = TrainConfig.from_dict(TINY)
+    train(config, tmp_path, progress=False, stop_at=512)
+    metrics = tmp_path / "metrics.csv"
+    lines = metrics.read_text().splitlines()
+    assert lines[0] == HEADER
+    metrics.write_text("\n".join(lines[1:]) + "\n")  # as a run from before the header wrote it
+    assert [r[0] for r in read_metrics(metrics)] == ["512"] * 3  # read the same with or without the header
+    train(config, tmp_path, resume=True, progress=False)
+    text = metrics.read_text()
+    assert text.splitlines()[0] == HEADER and text.count(HEADER) == 1
+    rows = read_metrics(metrics)
+    assert [int(r[0]) for r in rows] == [512] * 3 + [1024] * 3  # each evaluation once
+    assert len(text.splitlines()) == 1 + len(rows)
+
+
+def test_resuming_a_finished_run_says_so_at_once_and_total_steps_extends_it(tmp_path, capsys):
+    from trinity_env.cli import main as trinity
+
+    config, run = _config_file(tmp_path, TINY), tmp_path / "run"
+    ppo_main(["--config", config, "--run", str(run)])
+    capsys.readouterr()
+    before = {name: (run / name).read_bytes() for name in ("metrics.csv", "latest.pt", "best.pt", "report.md")}
+    assert trinity(["train", config, "--run", str(run), "--resume"]) == 0
+    out, err = capsys.readouterr()
+    (line,) = out.splitlines()
+    assert line.startswith(f"{run} already reached its budget (1,024 steps; total_steps 1,024): nothing to train")
+    assert line.endswith("to train on, --resume --total-steps N with N above 1,024") and "report.md" in line
+    assert "best.pt" not in out and err == ""  # nothing evaluated again
+    assert before == {name: (run / name).read_bytes() for name in before}
+    assert train(TrainConfig.from_dict(TINY), run, resume=True, progress=False)[-1]["steps"] == 1024  # Python: history
+
+    ppo_main(["--config", config, "--run", str(run), "--resume", "--total-steps", "1536"])  # no YAML edited
+    out = capsys.readouterr().out
+    assert "1,536 steps (" in out and "after 1,536 learner steps" in out
+    assert load_checkpoint(run / "latest.pt")[1]["steps"] == 1536
+    assert json.loads((run / "config.json").read_text())["total_steps"] == 1536  # the run records its budget
+    assert [int(r[0]) for r in read_metrics(run / "metrics.csv")][-1] == 1536
+    ppo_main(["--config", config, "--run", str(run), "--resume"])  # the YAML's budget: already reached
+    assert "already reached its budget (1,536 steps; total_steps 1,024)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("argv", "message", "trainer_message"),
+    [
+        (["--total-games", "5"], "trinity train: --total-games does not apply to the ppo trainer; its budget is "
+         "--total-steps N", "--total-games does not apply to this trainer (TrainConfig has no total_games): its "
+         "budget is --total-steps N"),
+        (["--total-steps", "1.5e3"], "expected a whole number >= 1, got '1.5e3'", None),
+        (["--total-steps", "0"], "expected a whole number >= 1, got '0'", None),
+        (["--total-steps", "1_000"], "expected a whole number >= 1, got '1_000'", None),
+        (["--total-steps", "5", "--trainer", "alphazero"], "--total-steps does not apply to the alphazero trainer; "
+         "its budget is --total-games N", None),
+        (["--total-steps", "5", "--trainer", "rllib"], "--total-steps does not apply to the rllib trainer", None),
+    ],
+)  # fmt: skip
+def test_the_budget_options_are_strict_and_the_wrong_one_is_refused(tmp_path, capsys, argv, message, trainer_message):
+    from trinity_env.cli import main as trinity
+
+    config, run = _config_file(tmp_path, TINY), tmp_path / "run"
+    assert trinity(["train", config, "--run", str(run), "--resume", *argv]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert message in line
+    assert not run.exists()  # refused before anything was written
+    if "--trainer" not in argv:
+        with pytest.raises(SystemExit) as exit_:  # the trainer's own command line refuses it too
+            ppo_main(["--config", config, "--run", str(run), *argv])
+        assert exit_.value.code == 2 and (trainer_message or message) in capsys.readouterr().err
+        assert not run.exists()
+
+
+def test_the_budget_override_applies_to_the_configs_that_have_the_field():
+    with budget_override(total_steps=2048):
+        assert TrainConfig.load("quick").total_steps == 2048
+    assert TrainConfig.load("quick").total_steps != 2048  # only inside
+    from training.alphazero import AZConfig
+
+    with budget_override(total_games=64):
+        assert AZConfig.load("az-quick").total_games == 64
+    with budget_override(total_steps=64), pytest.raises(TrainConfigError, match="its budget is --total-games N"):
+        AZConfig.load("az-quick")
+
+
+def test_alphazero_prints_its_evaluations_says_when_finished_and_total_games_extends_it(tmp_path, capsys):
+    from training.alphazero import main as az_main
+
+    config, run = _config_file(tmp_path, AZ_TINY), tmp_path / "run"
+    az_main(["--config", config, "--run", str(run)])
+    out = capsys.readouterr().out
+    assert "8 games (" in out and "16 games (" in out  # printed as they happened (alphazero's default)
+    assert (run / "metrics.csv").read_text().splitlines()[0] == "games,seconds,measure,rate,low,high"
+    az_main(["--config", config, "--run", str(run), "--resume"])
+    (line,) = capsys.readouterr().out.splitlines()
+    assert "already reached its budget (16 games; total_games 16)" in line and "--total-games N" in line
+    az_main(["--config", config, "--run", str(run), "--resume", "--total-games", "24"])
+    assert "24 games (" in capsys.readouterr().out
+    assert json.loads((run / "config.json").read_text())["total_games"] == 24
+    assert sorted({int(r[0]) for r in read_metrics(run / "metrics.csv")}) == [8, 16, 24]
+    with pytest.raises(SystemExit) as exit_:
+        az_main(["--config", config, "--run", str(run), "--resume", "--total-steps", "4096"])
+    assert exit_.value.code == 2 and "its budget is --total-games N" in capsys.readouterr().err
