@@ -3,6 +3,7 @@
     python -m benchmarks.az [--games 256] [--simulations 32] [--checkpoint trinity_env/agents/data/az-standard.pt]
                               [--json docs/alphazero/benchmark.json]
     python -m benchmarks.az --endgames az-standard az-standard:sims=0 --json docs/alphazero/endgames.json
+    python -m benchmarks.az --labelling 6 8 10     # one az-quick iteration: self-play vs the workers' labelling
 
 A "simulation" is one descent of one tree, one leaf evaluated by the network (in a batched
 forward pass for all trees) and one backup. It runs on one thread (torch and numba on one
@@ -79,6 +80,27 @@ def endgame_scores(specs: list[str]) -> dict[str, float]:
     return scores
 
 
+def labelling_seconds(solver_empty: int, network: AZNetwork) -> dict:
+    """One ``az-quick`` iteration's self-play (its positions kept for the workers) and one worker labelling them:
+    what ``docs/alphazero.md`` says the workers cost, in seconds of wall clock on this machine."""
+    from training.labelling import Labeller
+
+    config = AZConfig.load("az-quick", solver_empty=solver_empty, label_workers=1)
+    torch.set_num_threads(config.torch_threads)
+    games = FastGames(config.games_per_iteration, draft_share=config.draft_share, **config.env)
+    games.reset(seed=0)
+    start = time.perf_counter()
+    played = play_games(network, config, make_search(config), games, np.random.default_rng(0), None, collect=True)
+    self_play = time.perf_counter() - start
+    with Labeller(1) as labeller:
+        start = time.perf_counter()
+        labeller.submit(played.label_positions, played.label_games)
+        labeller.collect()
+        labelling = time.perf_counter() - start
+    return {"solver_empty": solver_empty, "positions": int(played.to_label.size), "self_play_seconds": self_play,
+            "labelling_seconds": labelling}  # fmt: skip
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=256, help="trees searched in lockstep")
@@ -87,7 +109,22 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--checkpoint", default=str(SHIPPED) if SHIPPED.is_file() else None)
     parser.add_argument("--json", help="also write the figures to this JSON file")
     parser.add_argument("--endgames", nargs="+", metavar="SPEC", help="score these agents on the endgame suite")
+    parser.add_argument(
+        "--labelling",
+        nargs="+",
+        type=int,
+        metavar="EMPTY",
+        help="time one az-quick iteration's labelling by one worker at these solver_empty values",
+    )
     args = parser.parse_args(argv)
+    if args.labelling:
+        network = AZNetwork()  # untrained, as a run starts
+        print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
+        for empty in args.labelling:
+            row = labelling_seconds(empty, network)
+            print(f"solver_empty {empty}: self-play {row['self_play_seconds']:.1f} s, {row['positions']:,} positions "
+                  f"labelled by one worker in {row['labelling_seconds']:.1f} s")  # fmt: skip
+        return
     if args.endgames:
         figures = endgame_scores(args.endgames)
         if args.json:

@@ -7,6 +7,7 @@ import json
 
 import numpy as np
 import pytest
+from perfect import PerfectAgent
 
 from trinity_env.agents import Agent
 from trinity_env.cli import main
@@ -43,15 +44,6 @@ def move_values(position: GameState, solver: Solver) -> dict[tuple[str, int], in
         else:
             values[(card, tile)] = solver.value(child) * (1 if child.to_move == mover else -1)
     return values
-
-
-class PerfectAgent(Agent):
-    def __init__(self):
-        self.solver = Solver(table_bits=16)
-
-    def act(self, observation, state=None):
-        _, (card, tile) = self.solver.best_move(state)
-        return state.play(card, tile).last.action
 
 
 def test_each_record_holds_the_exact_value_and_exactly_the_moves_that_keep_it(small_set):
@@ -166,7 +158,7 @@ def test_scores_are_the_same_for_the_same_seed(small_set):
     assert first == second
 
 
-def test_the_shipped_set_loads_and_covers_4_to_12_empty_tiles():
+def test_the_shipped_set_loads_within_4_to_12_empty_tiles_and_holds_4_8_and_10():
     positions = load_set(DEFAULT_SET)
     counts = {p.empty for p in positions}
     assert counts <= set(range(4, 13)) and {4, 8, 10} <= counts

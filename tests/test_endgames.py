@@ -5,22 +5,12 @@ from __future__ import annotations
 import json
 
 import pytest
+from perfect import PerfectAgent
 
-from trinity_env.agents import Agent, make
+from trinity_env.agents import make
 from trinity_env.core import PositionError
 from trinity_env.evaluation.endgames import DEFAULT_SUITE, build_suite, load_suite, save_suite, score_agent
 from trinity_env.search.solver import Solver
-
-
-class PerfectAgent(Agent):
-    """Plays a solver's winning move (open hands only)."""
-
-    def __init__(self):
-        self.solver = Solver(table_bits=16)
-
-    def act(self, observation, state=None):
-        _, (card, tile) = self.solver.best_move(state)
-        return state.play(card, tile).last.action
 
 
 def test_a_suite_is_built_saved_loaded_and_scored(tmp_path):

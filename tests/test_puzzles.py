@@ -6,8 +6,9 @@ import json
 import re
 
 import pytest
+from perfect import PerfectAgent
 
-from trinity_env.agents import Agent, make
+from trinity_env.agents import make
 from trinity_env.cli import main
 from trinity_env.core import GameState, PositionError
 from trinity_env.evaluation.endgames import DEFAULT_SUITE
@@ -49,15 +50,6 @@ def assert_sound(puzzle: Puzzle, solver: Solver) -> None:
     winning = winning_moves(position, solver)
     assert winning == set(puzzle.solution), "the stored solution is not exactly the winning moves"
     assert 1 <= len(winning) <= len(position.legal_moves()) / 3
-
-
-class PerfectAgent(Agent):
-    def __init__(self):
-        self.solver = Solver(table_bits=16)
-
-    def act(self, observation, state=None):
-        _, (card, tile) = self.solver.best_move(state)
-        return state.play(card, tile).last.action
 
 
 def test_built_puzzles_are_re_solved_and_sound(tmp_path):

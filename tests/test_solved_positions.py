@@ -372,3 +372,5 @@ def test_the_dataset_page_snippets_run_and_its_figures_are_the_samples():
     info = sp.summary(SAMPLE)
     assert f"{info['positions']:,} positions" in page
     assert f"{info['bytes_per_position']:.1f} bytes a position" in page
+    # the cost table is what benchmarks.dataset measured and wrote, not typed in
+    assert (ROOT / "docs" / "dataset" / "cost.md").read_text(encoding="utf-8").strip() in page

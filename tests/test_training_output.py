@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from training.config import TrainConfig, TrainConfigError, budget_override
+from training.config import TrainConfig, TrainConfigError
 from training.evaluation import read_metrics
 from training.fast_ppo import main as ppo_main
 from training.fast_ppo import train
@@ -145,16 +145,14 @@ def test_the_budget_options_are_strict_and_the_wrong_one_is_refused(tmp_path, ca
         assert not run.exists()
 
 
-def test_the_budget_override_applies_to_the_configs_that_have_the_field():
-    with budget_override(total_steps=2048):
-        assert TrainConfig.load("quick").total_steps == 2048
-    assert TrainConfig.load("quick").total_steps != 2048  # only inside
+def test_the_command_line_budget_applies_to_the_configs_that_have_the_field():
+    assert TrainConfig.load("quick", budget={"total_steps": 2048}).total_steps == 2048
+    assert TrainConfig.load("quick").total_steps != 2048
     from training.alphazero import AZConfig
 
-    with budget_override(total_games=64):
-        assert AZConfig.load("az-quick").total_games == 64
-    with budget_override(total_steps=64), pytest.raises(TrainConfigError, match="its budget is --total-games N"):
-        AZConfig.load("az-quick")
+    assert AZConfig.load("az-quick", budget={"total_games": 64}).total_games == 64
+    with pytest.raises(TrainConfigError, match="its budget is --total-games N"):
+        AZConfig.load("az-quick", budget={"total_steps": 64})
 
 
 def test_alphazero_prints_its_evaluations_says_when_finished_and_total_games_extends_it(tmp_path, capsys):

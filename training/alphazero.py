@@ -75,7 +75,7 @@ from .evaluation import ENDGAMES, Results, evaluate_agent, history_from_json
 from .labelling import Labeller
 from .report import format_results, label, plot_learning_curve
 from .run_folder import claim
-from .session import add_run_arguments, run_command, torch_threads
+from .session import add_run_arguments, command_line_budget, run_command, torch_threads
 from .skeleton import TrainingRun
 
 # ------------------------------------------------------------------------------ the config
@@ -673,7 +673,7 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _command(args: argparse.Namespace) -> None:
-    config = AZConfig.load(args.config)
+    config = AZConfig.load(args.config, budget=command_line_budget(args))
     with claim(args.run, config, "alphazero", resume=args.resume, overwrite=args.overwrite) as folder:
         history = train(config, folder.path, resume=args.resume, overwrite=args.overwrite)
         last = history[-1]

@@ -11,9 +11,6 @@ trainer first needs the value.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, ClassVar
@@ -38,20 +35,6 @@ BUDGETS = {"total_steps": "learner steps", "total_games": "self-play games"}
 """The budget fields a command line may set over a config's (``--total-steps``, ``--total-games``): ``TrainConfig``'s
 and ``AZConfig``'s."""
 
-_budget: ContextVar[dict[str, int] | None] = ContextVar("trinity_training_budget", default=None)
-
-
-@contextmanager
-def budget_override(**budget: int) -> Iterator[None]:
-    """Inside, ``YAMLConfig.load`` sets these budget fields (``BUDGETS``) over the YAML's: what a trainer's command
-    line does with ``--total-steps N`` or ``--total-games N``. A config without the field refuses it
-    (``TrainConfigError``, naming the option and the one it takes)."""
-    token = _budget.set(dict(budget))
-    try:
-        yield
-    finally:
-        _budget.reset(token)
-
 
 class YAMLConfig:
     """Loading and checking for the training configs: YAML in, typed and validated fields out."""
@@ -63,10 +46,11 @@ class YAMLConfig:
     still loads (and resumes) as the new one; giving both names is an error naming both."""
 
     @classmethod
-    def load(cls, name_or_path: str | Path, **overrides: Any):
-        """The config in ``configs/train/NAME.yaml`` or at a YAML path, with ``overrides`` on top (and, inside
-        ``budget_override``, the command line's budget)."""
-        overrides = cls._command_line_budget() | overrides
+    def load(cls, name_or_path: str | Path, budget: dict[str, int] | None = None, **overrides: Any):
+        """The config in ``configs/train/NAME.yaml`` or at a YAML path, with ``overrides`` on top, and ``budget``
+        (``BUDGETS`` fields: the command line's ``--total-steps``/``--total-games``) over both; a budget field
+        this config lacks is refused naming the option it takes instead."""
+        overrides = cls._budget_fields(budget or {}) | overrides
         text = str(name_or_path)
         named = not (text.endswith((".yaml", ".yml")) or Path(text).is_file())
         path = CONFIG_DIR / f"{text}.yaml" if named else Path(text)
@@ -82,8 +66,7 @@ class YAMLConfig:
         return cls.from_dict(cls.current_names(data, source) | cls.current_names(overrides, source), source=source)
 
     @classmethod
-    def _command_line_budget(cls) -> dict[str, int]:
-        budget = _budget.get() or {}
+    def _budget_fields(cls, budget: dict[str, int]) -> dict[str, int]:
         known = {f.name for f in fields(cls)}
         for name in budget:
             if name not in known:

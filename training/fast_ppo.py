@@ -49,7 +49,7 @@ from .env_state import env_state, load_env_state
 from .evaluation import Results, evaluate_agent, history_from_json
 from .report import format_results, write_report
 from .run_folder import claim
-from .session import add_run_arguments, run_command, torch_threads
+from .session import add_run_arguments, command_line_budget, run_command, torch_threads
 from .skeleton import TrainingRun
 
 RANDOM, GREEDY = -1, -2
@@ -425,7 +425,7 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _command(args: argparse.Namespace) -> None:
-    config = TrainConfig.load(args.config)
+    config = TrainConfig.load(args.config, budget=command_line_budget(args))
     # the folder stays claimed until the report is written
     with claim(args.run, config, "fast_ppo", resume=args.resume, overwrite=args.overwrite) as folder:
         history = train(config, folder.path, resume=args.resume, overwrite=args.overwrite)

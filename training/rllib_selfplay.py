@@ -44,13 +44,14 @@ from typing import Any, ClassVar
 import numpy as np
 from tqdm import tqdm
 
+from trinity_env.arguments import non_negative_int, positive_int
 from trinity_env.core.writes import open_append, write_text
 
 from .config import EVALUATION_FIELDS, TrainConfigError, YAMLConfig
 from .evaluation import RunLog, evaluate_agent, history_from_json, selection_score
 from .report import format_results, write_report
 from .run_folder import claim
-from .session import GracefulStop, TrainingInterrupted, add_run_arguments, run_command
+from .session import GracefulStop, TrainingInterrupted, add_run_arguments, command_line_budget, run_command
 from .skeleton import EVAL_SEED
 
 PROGRESS = "progress.json"
@@ -385,8 +386,8 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m training.rllib_selfplay", description=__doc__.splitlines()[0])
     add_run_arguments(parser, default_config="rllib", default_run="runs/rllib", resume=True)
     parser.add_argument("--address", default=None, help="a Ray cluster to join ('auto': the one on this node)")
-    parser.add_argument("--env-runners", type=int, default=None, help="override num_env_runners")
-    parser.add_argument("--iterations", type=int, default=None, help="override iterations")
+    parser.add_argument("--env-runners", type=non_negative_int, default=None, help="override num_env_runners")
+    parser.add_argument("--iterations", type=positive_int, default=None, help="override iterations")
     run_command(parser, _command, argv)
 
 
@@ -394,7 +395,7 @@ def _command(args: argparse.Namespace) -> None:
     overrides = {} if args.env_runners is None else {"num_env_runners": args.env_runners}
     if args.iterations is not None:
         overrides["iterations"] = args.iterations
-    config = RLlibConfig.load(args.config, **overrides)
+    config = RLlibConfig.load(args.config, budget=command_line_budget(args), **overrides)
     with claim(
         args.run, config, "rllib_selfplay", resume=args.resume, overwrite=args.overwrite, checkpoint=PROGRESS
     ) as folder:

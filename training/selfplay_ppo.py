@@ -40,7 +40,14 @@ from .config import TrainConfig
 from .evaluation import RunLog, evaluate_agent, history_from_json, selection_score
 from .report import format_results, write_report
 from .run_folder import claim
-from .session import GracefulStop, TrainingInterrupted, add_run_arguments, run_command, torch_threads
+from .session import (
+    GracefulStop,
+    TrainingInterrupted,
+    add_run_arguments,
+    command_line_budget,
+    run_command,
+    torch_threads,
+)
 from .skeleton import EVAL_SEED
 
 
@@ -231,7 +238,7 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _command(args: argparse.Namespace) -> None:
-    config = TrainConfig.load(args.config)
+    config = TrainConfig.load(args.config, budget=command_line_budget(args))
     with claim(args.run, config, "selfplay_ppo", resume=args.resume, overwrite=args.overwrite,
                checkpoint="latest.zip") as folder:  # fmt: skip
         history = train(config, folder.path, resume=args.resume, overwrite=args.overwrite)

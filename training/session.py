@@ -11,8 +11,8 @@
   disk) one line and status 1, an interrupt one line and status 130 (143 after SIGTERM).
   ``--resume`` on a run that already reached its budget says so in one line and exits with
   status 0 (``RunFinished``), nothing evaluated again. ``--total-steps N`` / ``--total-games N``
-  (``add_run_arguments``) set the budget over the config's, so ``--resume --total-steps N``
-  extends a finished run without editing its YAML (``training.config.budget_override``).
+  (``add_run_arguments``, read by ``command_line_budget``) set the budget over the config's, so
+  ``--resume --total-steps N`` extends a finished run without editing its YAML.
 """
 
 from __future__ import annotations
@@ -26,9 +26,10 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 
 from trinity_env.agents.policy import CheckpointError
+from trinity_env.arguments import positive_int
 from trinity_env.core.errors import WriteError
 
-from .config import BUDGETS, TrainConfigError, budget_override
+from .config import BUDGETS, TrainConfigError
 from .run_folder import RunFolderError
 
 EXIT_USAGE = 2
@@ -130,11 +131,9 @@ def run_command(parser: argparse.ArgumentParser, body: Callable[[argparse.Namesp
     file not written) or 128 + the stopping signal (130 after Ctrl-C, 143 after SIGTERM)."""
     args = parser.parse_args(argv)
     _stopped_by[0] = EXIT_INTERRUPTED - 128
-    budget = {name: getattr(args, name) for name in BUDGETS if getattr(args, name, None) is not None}
     token = _command_line.set(True)
     try:
-        with budget_override(**budget):
-            body(args)
+        body(args)
     except RunFinished as done:
         print(one_line(done), flush=True)
     except TrainingInterrupted as stop:
@@ -151,11 +150,15 @@ def run_command(parser: argparse.ArgumentParser, body: Callable[[argparse.Namesp
         _command_line.reset(token)
 
 
+def command_line_budget(args: argparse.Namespace) -> dict[str, int]:
+    """The budget given on the command line (``--total-steps``/``--total-games``), for ``YAMLConfig.load``'s
+    ``budget``: that config refuses a budget field it does not have, naming the option it takes."""
+    return {name: getattr(args, name) for name in BUDGETS if getattr(args, name, None) is not None}
+
+
 def add_run_arguments(parser: argparse.ArgumentParser, default_config: str, default_run: str, resume: bool) -> None:
     """``--config``, ``--run`` and (``resume``) ``--resume``, with ``--overwrite``: the run-folder options; and the
     budget over the config's, ``--total-steps`` or ``--total-games`` (a config without that field refuses it)."""
-    from trinity_env.cli import positive_int
-
     parser.add_argument("--config", default=default_config, help="a name in configs/train/ or a YAML path")
     parser.add_argument("--run", default=default_run, help="the run folder (one trainer at a time)")
     for name, what in BUDGETS.items():

@@ -58,6 +58,7 @@ from typing import Any
 
 import numpy as np
 
+from trinity_env.arguments import OneLineParser, UsageError, empty_range, whole_number
 from trinity_env.core import ArgumentError, GameState, TrinityError
 from trinity_env.core.files import MAX_DOCUMENT_BYTES, open_regular, parse_json, read_text
 from trinity_env.core.rules import IN_HAND, PLAYED, UNPICKED
@@ -190,20 +191,11 @@ def game_seed(seed: int, game: int) -> random.Random:
 
 def game_positions(agent, seed: int, game: int, empty: tuple[int, int]) -> list[GameState]:
     """The positions of game ``game`` of ``agent`` against itself (open hands, dealt hands) with
-    ``empty[1]`` down to ``empty[0]`` empty tiles in which the mover has a move, in play order."""
-    from trinity_env.spec.config import make_config
-    from trinity_env.spec.observation import observation_dict
+    ``empty[1]`` down to ``empty[0]`` empty tiles in which the mover has a move, in play order
+    (``accuracy.self_play_positions`` on this dataset's own game seeds)."""
+    from trinity_env.evaluation.accuracy import self_play_positions
 
-    rng = game_seed(seed, game)
-    state = make_config(draft="random", open_hands=True).new_game(rng)
-    agent.reset(rng.randrange(2**31))
-    found: dict[int, GameState] = {}
-    while not state.is_over and len(state.empty_tiles()) >= empty[0]:
-        count = len(state.empty_tiles())
-        if count <= empty[1] and count not in found and state.legal_moves():
-            found[count] = state
-        state = state.apply(agent.act(observation_dict(state, state.to_move, True), state))
-    return list(found.values())
+    return list(self_play_positions(agent, game_seed(seed, game), empty).values())
 
 
 def build_shard(index: int, agent, solver, seed: int, empty: tuple[int, int], games_per_shard: int,
@@ -735,27 +727,6 @@ def _print_summary(directory: str, info: dict[str, Any]) -> None:
 # ---------------------------------------------------------------------- command line
 
 
-class _UsageError(Exception):
-    pass
-
-
-class _Parser(argparse.ArgumentParser):
-    """Errors are one line (``solved_positions: <problem>``), no usage block."""
-
-    def error(self, message: str):  # type: ignore[override]
-        raise _UsageError(message)
-
-
-def _number(low: int, high: int):
-    def parse(text: str) -> int:
-        if not re.fullmatch(r"[0-9]{1,18}", text) or not low <= int(text) <= high:
-            raise argparse.ArgumentTypeError(f"expected a whole number {low}-{high}, got {text!r}")
-        return int(text)
-
-    parse.__name__ = "whole number"
-    return parse
-
-
 def _shards_argument(text: str) -> int | tuple[int, int]:
     match = re.fullmatch(r"([0-9]{1,6})(?:-([0-9]{1,6}))?", text)
     if match is None or (match[2] is None and not 1 <= int(match[1]) <= MAX_SHARDS):
@@ -768,27 +739,21 @@ def _shards_argument(text: str) -> int | tuple[int, int]:
     return low, high
 
 
-def _empty_argument(text: str) -> tuple[int, int]:
-    match = re.fullmatch(r"([0-9]{1,2})(?:-([0-9]{1,2}))?", text)
-    bounds = None if match is None else (int(match[1]), int(match[2] or match[1]))
-    if bounds is None or not 1 <= bounds[0] <= bounds[1] <= 14:
-        raise argparse.ArgumentTypeError(f"expected empty tiles N or LOW-HIGH within 1-14, got {text!r}")
-    return bounds
-
-
 def parser() -> argparse.ArgumentParser:
-    top = _Parser(prog="python -m training.solved_positions", description=__doc__.split("\n")[0])
-    commands = top.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    top = OneLineParser(prog="python -m training.solved_positions", description=__doc__.split("\n")[0])
+    commands = top.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
     make = commands.add_parser("build", help="build shards (skipping finished ones): deterministic and resumable")
     make.add_argument("directory", metavar="DIR")
     budget = make.add_mutually_exclusive_group(required=True)
     budget.add_argument("--shards", type=_shards_argument, help="N (shards 0 to N-1) or A-B (shards A to B)")
-    budget.add_argument("--positions", type=_number(1, 10**12), help="shards from 0 until the folder holds P positions")
+    budget.add_argument(
+        "--positions", type=whole_number(1, 10**12), help="shards from 0 until the folder holds P positions"
+    )
     make.add_argument("--agent", default=DEFAULT_AGENT, help=f"self-play agent spec (default {DEFAULT_AGENT})")
-    make.add_argument("--seed", type=_number(0, MAX_SEED), default=0, help="the dataset's seed (default 0)")
-    make.add_argument("--empty", type=_empty_argument, default=DEFAULT_EMPTY,
+    make.add_argument("--seed", type=whole_number(0, MAX_SEED), default=0, help="the dataset's seed (default 0)")
+    make.add_argument("--empty", type=empty_range, default=DEFAULT_EMPTY,
                       help="empty tiles, N or LOW-HIGH within 1-14 (default 4-10)")  # fmt: skip
-    make.add_argument("--games-per-shard", type=_number(1, MAX_GAMES_PER_SHARD), default=DEFAULT_GAMES_PER_SHARD,
+    make.add_argument("--games-per-shard", type=whole_number(1, MAX_GAMES_PER_SHARD), default=DEFAULT_GAMES_PER_SHARD,
                       help=f"games in a shard (default {DEFAULT_GAMES_PER_SHARD})")  # fmt: skip
     make.add_argument("--quiet", action="store_true", help="no progress bar")
     show = commands.add_parser("info", help="check every shard and say what the dataset holds")
@@ -803,9 +768,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args, extra = parser().parse_known_args(argv)
         if extra:
-            raise _UsageError(f"unrecognized arguments: {' '.join(extra)}")
-    except _UsageError as err:
-        print(f"{prog}: {' '.join(str(err).split())}", file=sys.stderr)
+            raise UsageError(prog, f"unrecognized arguments: {' '.join(extra)}")
+    except UsageError as err:
+        print(f"{prog}: {' '.join(err.message.split())}", file=sys.stderr)
         return 2
     try:
         if args.command == "build":

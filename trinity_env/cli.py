@@ -29,6 +29,14 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
+from trinity_env.arguments import (
+    OneLineParser,
+    UsageError,
+    empty_range,
+    non_negative_int,
+    positive_int,
+    whole_number,
+)
 from trinity_env.core import REPLAY_FORMAT, ArgumentError, GameState, Phase, PositionError, Replay, TrinityError
 from trinity_env.core.errors import BudgetExhausted
 from trinity_env.core.files import read_json, read_text
@@ -37,32 +45,11 @@ EXIT_BAD_INPUT = 2
 EXIT_INTERRUPTED = 130
 MAX_MESSAGE = 500
 """Characters of an error message shown (a message quoting a huge bad value is cut)."""
-_WHOLE = re.compile(r"[0-9]+", re.ASCII)
 _DECIMAL = re.compile(r"([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?", re.ASCII)
 T = TypeVar("T")
 
 
 # ---------------------------------------------------------------------- one-line errors
-
-
-class _UsageError(Exception):
-    def __init__(self, prog: str, message: str):
-        super().__init__(message)
-        self.prog = prog
-        self.message = message
-
-
-class _Parser(argparse.ArgumentParser):
-    """An argument parser whose errors are one line (``trinity <command>: <problem>``), no usage block."""
-
-    def error(self, message: str):  # type: ignore[override]
-        raise _UsageError(self.prog, message)
-
-    def _get_values(self, action: argparse.Action, arg_strings: list[str]) -> object:
-        # Python before 3.13 drops a lone "--" given as a value (``--seed=--``) and hands over [].
-        if action.option_strings and action.nargs is None and list(arg_strings) == ["--"]:
-            raise argparse.ArgumentError(action, "expected one argument, got '--'")
-        return super()._get_values(action, arg_strings)
 
 
 def _one_line(text: str) -> str:
@@ -91,25 +78,7 @@ def _describe(err: BaseException) -> str:
 # ---------------------------------------------------------------------- strict argument types
 
 
-def _whole_number(minimum: int, maximum: int | None = None) -> Callable[[str], int]:
-    """An argparse type: a whole number written in digits (no ``1.5``, ``1e3``, ``+3`` or ``1_000``) in a range."""
-    wanted = f"{minimum}-{maximum}" if maximum is not None else f">= {minimum}"
-
-    def parse(text: str) -> int:
-        if not _WHOLE.fullmatch(text) or len(text) > 18:
-            raise argparse.ArgumentTypeError(f"expected a whole number {wanted}, got {text!r}")
-        value = int(text)
-        if value < minimum or (maximum is not None and value > maximum):
-            raise argparse.ArgumentTypeError(f"expected a whole number {wanted}, got {text!r}")
-        return value
-
-    parse.__name__ = "whole number"
-    return parse
-
-
-positive_int = _whole_number(1)
-non_negative_int = _whole_number(0)
-a_limit = _whole_number(0, 8)
+a_limit = whole_number(0, 8)
 
 
 def positive_seconds(text: str) -> float:
@@ -356,19 +325,6 @@ def _exploit(args: argparse.Namespace) -> int:
     return 0
 
 
-def empty_range(text: str) -> tuple[int, int]:
-    """An argparse type: a number of empty tiles (``9``) or a range (``8-10``) within 1-14."""
-    low, dash, high = text.partition("-")
-    parse = _whole_number(1, 14)
-    try:
-        bounds = (parse(low), parse(high) if dash else parse(low))
-    except argparse.ArgumentTypeError:
-        bounds = (0, 0)
-    if not bounds[0] or bounds[0] > bounds[1]:
-        raise argparse.ArgumentTypeError(f"expected empty tiles N or LOW-HIGH within 1-14, got {text!r}")
-    return bounds
-
-
 def _review(args: argparse.Namespace) -> int:
     from trinity_env.evaluation.match import RunInterrupted
     from trinity_env.evaluation.review import check_review, review_replay
@@ -401,6 +357,13 @@ def _review(args: argparse.Namespace) -> int:
         _say("trinity review", f"interrupted: partial review ({done} of {len(review.placements)} positions) written")
         return EXIT_INTERRUPTED
     return 0
+
+
+def _refuse_given(options: dict[str, object], why: str) -> None:
+    """One line naming every option given (not ``None``) that this mode of a command does not take."""
+    given = [option for option, value in options.items() if value is not None]
+    if given:
+        raise ArgumentError(f"{', '.join(given)}: {why}")
 
 
 def _puzzles(args: argparse.Namespace) -> int:
@@ -455,9 +418,7 @@ def _score_puzzles(args: argparse.Namespace) -> int:
 
     building = {"--count": args.count, "--empty": args.empty, "--agent": args.agent, "--max-nodes": args.max_nodes,
                 "--max-games": args.max_games}  # fmt: skip
-    misplaced = [option for option, value in building.items() if value is not None]
-    if misplaced:
-        raise ArgumentError(f"{', '.join(misplaced)}: only for building puzzles (--out FILE), not for --score")
+    _refuse_given(building, "only for building puzzles (--out FILE), not for --score")
     if not args.agents:
         raise ArgumentError("--score needs --agents: the agent specs to score, e.g. --agents random greedy mcts:400")
     for spec in args.agents:
@@ -491,10 +452,9 @@ def _build_accuracy(args: argparse.Namespace) -> int:
     from trinity_env.evaluation import accuracy
     from trinity_env.evaluation.match import RunInterrupted
 
-    misplaced = [option for option, value in (("--set", args.set), ("--json", args.json), ("--png", args.png),
-                                               ("--limit", args.limit)) if value is not None]  # fmt: skip
-    if args.agents or misplaced:
-        raise ArgumentError(f"{', '.join(misplaced) or 'agents'}: for scoring, not for building a set (--build FILE)")
+    scoring = {"agents": args.agents or None, "--set": args.set, "--json": args.json, "--png": args.png,
+               "--limit": args.limit}  # fmt: skip
+    _refuse_given(scoring, "for scoring, not for building a set (--build FILE)")
     per_count = args.per_count or accuracy.DEFAULT_PER_COUNT
     empty = args.empty or accuracy.DEFAULT_EMPTY
     agent = args.agent or accuracy.DEFAULT_AGENT
@@ -518,9 +478,7 @@ def _score_accuracy(args: argparse.Namespace) -> int:
     from trinity_env.evaluation.match import RunInterrupted
 
     building = {"--per-count": args.per_count, "--agent": args.agent, "--max-nodes": args.max_nodes}
-    misplaced = [option for option, value in building.items() if value is not None]
-    if misplaced:
-        raise ArgumentError(f"{', '.join(misplaced)}: only for building a set (--build FILE), not for scoring")
+    _refuse_given(building, "only for building a set (--build FILE), not for scoring")
     if not args.agents:
         raise ArgumentError("give agents to score, or --build FILE: e.g. trinity accuracy greedy mcts:400")
     for spec in args.agents:
@@ -570,8 +528,8 @@ def _serve(args: argparse.Namespace) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="trinity", description="Trinity Towers: rules, positions and replays.")
-    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    parser = OneLineParser(prog="trinity", description="Trinity Towers: rules, positions and replays.")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
     show = commands.add_parser("show", help="draw a position or a replay as a text board")
     show.add_argument("file", help="a position or replay JSON file, or - for standard input")
     show.add_argument("--all", action="store_true", help="for a replay: draw every state, not just the last")
@@ -737,7 +695,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     serve = commands.add_parser("serve", help="play, watch and replay games in the browser (a local web app)")
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine)")
-    serve.add_argument("--port", type=_whole_number(1, 65535), default=8000, help="port (default 8000)")
+    serve.add_argument("--port", type=whole_number(1, 65535), default=8000, help="port (default 8000)")
     serve.add_argument(
         "--max-games", type=positive_int, default=200,
         help="games kept at once, all browsers together (200); each browser keeps at most 20, and past this cap "
@@ -752,8 +710,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args, extra = build_parser().parse_known_args(argv)
         if extra:
-            raise _UsageError(f"trinity {args.command}", f"unrecognized arguments: {' '.join(extra)}")
-    except _UsageError as err:
+            raise UsageError(f"trinity {args.command}", f"unrecognized arguments: {' '.join(extra)}")
+    except UsageError as err:
         _say(err.prog, err.message)
         return EXIT_BAD_INPUT
     prog = f"trinity {args.command}"

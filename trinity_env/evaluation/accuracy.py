@@ -26,6 +26,7 @@ it stopped (``build_set`` with the same file).
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 from collections.abc import Callable, Sequence
@@ -101,16 +102,21 @@ def check_build(per_count: int, empty: tuple[int, int], agent: str, max_nodes: i
 
 
 def game_positions(agent: Agent, seed: int, game: int, empty: tuple[int, int]) -> dict[int, GameState]:
-    """The positions of game ``game`` (of ``agent`` against itself) with ``empty[0]..empty[1]`` empty
-    tiles in which the mover has a move, by empty count; seeded by ``seed`` and ``game`` alone."""
-    rng = random.Random(seed * 1_000_003 + game)
+    """The positions of game ``game`` (of ``agent`` against itself) by empty count; seeded by ``seed`` and
+    ``game`` alone (``self_play_positions``)."""
+    return self_play_positions(agent, random.Random(seed * 1_000_003 + game), empty)
+
+
+def self_play_positions(agent: Agent, rng: random.Random, empty: tuple[int, int]) -> dict[int, GameState]:
+    """The positions of one game of ``agent`` against itself on hands dealt from ``rng`` (open hands), with
+    ``empty[1]`` down to ``empty[0]`` empty tiles in which the mover has a move, by empty count in play order."""
     state = make_config(draft="random", open_hands=True).new_game(rng)
     agent.reset(rng.randrange(2**31))
     found: dict[int, GameState] = {}
     while not state.is_over and len(state.empty_tiles()) >= empty[0]:
         count = len(state.empty_tiles())
         if count <= empty[1] and count not in found and state.legal_moves():
-            found[count] = GameState.from_dict(state.to_dict())
+            found[count] = state
         state = state.apply(agent.act(observation_dict(state, state.to_move, True), state))
     return found
 
@@ -260,10 +266,11 @@ def load_set(path: str | Path = DEFAULT_SET) -> list[Position]:
     return positions
 
 
-def validation_set(per_count: int = 40) -> list[Position]:
+@functools.lru_cache(maxsize=4)
+def validation_set(per_count: int = 40) -> tuple[Position, ...]:
     """The first ``per_count`` positions of each count in the shipped set (both values, the lost ones too): what a
-    trainer measures its network's heads on while it trains."""
-    return first_per_count(load_set(DEFAULT_SET), per_count)
+    trainer measures its network's heads on at every evaluation (read and checked once per process)."""
+    return tuple(first_per_count(load_set(DEFAULT_SET), per_count))
 
 
 def first_per_count(positions: Sequence[Position], limit: int) -> list[Position]:

@@ -1,0 +1,76 @@
+"""What the solved-positions dataset costs to build: the figures of docs/dataset.md.
+
+    python -m benchmarks.dataset                 # 100 games of the default build, printed
+    python -m benchmarks.dataset --games 200 --write   # also write docs/dataset/cost.md
+
+Plays the default build's first games (``training.solved_positions``: ``mcts:200`` against
+itself, 4-10 empty tiles) and times, in one process, the playing and the solving by empty
+count (CPU time, so a shared machine slows the wall clock, not these figures much), the bytes a
+position takes in a shard, and what a million positions would take on one core at that rate.
+The load average is printed beside them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from pathlib import Path
+
+from training.solved_positions import DEFAULT_AGENT, DEFAULT_EMPTY, build_shard, game_positions, shard_bytes
+from trinity_env.agents.registry import make
+from trinity_env.search.solver import Solver
+
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "dataset" / "cost.md"
+
+
+def measure(games: int, seed: int = 0) -> str:
+    """A markdown table of the costs, measured on ``games`` games of the default build."""
+    agent, solver = make(DEFAULT_AGENT), Solver()
+    solver.value(game_positions(agent, seed, 0, DEFAULT_EMPTY)[0])  # compile before timing
+    playing = 0.0
+    solving: dict[int, list[float]] = {}
+    for game in range(games):
+        start = time.process_time()
+        states = game_positions(agent, seed, game, DEFAULT_EMPTY)
+        playing += time.process_time() - start
+        for state in states:
+            start = time.process_time()
+            solver.value(state)
+            solving.setdefault(len(state.empty_tiles()), []).append(time.process_time() - start)
+    positions = sum(len(times) for times in solving.values())
+    solved = sum(sum(times) for times in solving.values())
+    per_position = (playing + solved) / positions
+    # the shard's size from the real builder: it replays the games, its values already in the solver's table
+    size = len(shard_bytes(build_shard(0, agent, solver, seed, DEFAULT_EMPTY, games)))
+    lines = [f"{games} games of `{DEFAULT_AGENT}` against itself, {positions:,} positions "
+             f"({positions / games:.1f} a game); CPU time a position:", "",
+             "| | CPU time a position |", "|---|---|",
+             f"| playing the games | {playing / positions * 1000:.1f} ms "
+             f"({playing / (playing + solved):.0%}) |"]  # fmt: skip
+    for empty in sorted(solving):
+        times = solving[empty]
+        share = sum(times) / solved
+        lines.append(f"| solving, {empty} empty ({len(times)}) | {sum(times) / len(times) * 1000:.1f} ms "
+                     f"({share:.0%} of solving) |")  # fmt: skip
+    lines += [f"| all | {per_position * 1000:.1f} ms: {1 / per_position:.0f} positions a second a core |", "",
+              f"A shard of these {games} games takes {size / positions:.1f} bytes a position; a million positions "
+              f"take about {1e6 * per_position / 3600:.1f} hours of one core at this rate."]  # fmt: skip
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--games", type=int, default=100)
+    parser.add_argument("--write", action="store_true", help=f"also write {DOCS.relative_to(DOCS.parents[2])}")
+    args = parser.parse_args()
+    print("load average " + " ".join(f"{x:.2f}" for x in os.getloadavg()) + f" ({os.cpu_count()} CPUs)")
+    table = measure(args.games)
+    print(table)
+    if args.write:
+        DOCS.write_text(table + "\n", encoding="utf-8")
+        print(f"wrote {DOCS}")
+
+
+if __name__ == "__main__":
+    main()
