@@ -255,6 +255,9 @@ def test_same_seed_same_weights_and_a_resumed_run_equals_an_unbroken_one(tmp_pat
     assert load_network(tmp_path / "c" / "latest.pt")[1]["games"] == 8
     train(config, tmp_path / "c", resume=True, progress=False)  # ... and the rest
     assert _same(_weights(tmp_path / "a"), _weights(tmp_path / "c"))
+    # the stop's own measure was for its report only: best.pt is the one the unbroken run chose
+    best_a, best_c = load_network(tmp_path / "a" / "best.pt"), load_network(tmp_path / "c" / "best.pt")
+    assert best_a[1]["games"] == best_c[1]["games"] and _same(best_a[0].state_dict(), best_c[0].state_dict())
 
     def rows(run: str) -> list[list[str]]:  # all but the seconds column
         return [row.split(",")[:1] + row.split(",")[2:] for row in (tmp_path / run / "metrics.csv").read_text().split()]
@@ -263,6 +266,15 @@ def test_same_seed_same_weights_and_a_resumed_run_equals_an_unbroken_one(tmp_pat
     other = AZConfig.from_dict(TINY | {"seed": 4})
     train(other, tmp_path / "d", progress=False)
     assert not _same(_weights(tmp_path / "a"), _weights(tmp_path / "d"))
+
+
+def test_a_stop_between_evaluations_is_measured_for_the_report_and_never_chooses_best(tmp_path):
+    from training.alphazero import AZConfig, train
+
+    config = AZConfig.from_dict(TINY | {"total_games": 32, "eval_every": 16})
+    history = train(config, tmp_path, progress=False, stop_at=24)
+    assert [h["games"] for h in history] == [16, 24]  # the scheduled evaluation, then the stop's
+    assert load_network(tmp_path / "best.pt")[1]["games"] == 16  # the same rule as the PPO trainer's
 
 
 def test_each_evaluation_measures_the_network_against_perfect_play_and_best_ignores_it(tmp_path):

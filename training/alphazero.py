@@ -604,7 +604,7 @@ def _train_loop(config: AZConfig, training: TrainingRun, network, optimizer, rep
             bar.set_postfix_str(f"policy {stats['policy']:.3f}, value {stats['value']:.3f}, " + last_eval)
             _log_iteration(training, state, stats, played, time.perf_counter() - started, labelling)
     bar.close()
-    return training.finish(f"after {state.games:,} games", final_may_be_best=True)
+    return training.finish(f"after {state.games:,} games")
 
 
 def _labels(labeller: Labeller, replay: Replay, played: SelfPlay, rows: np.ndarray) -> dict[str, float]:

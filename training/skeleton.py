@@ -180,12 +180,13 @@ class TrainingRun:
             return "stop_at"
         return None
 
-    def finish(self, where: str, final_may_be_best: bool = False) -> list[dict]:
+    def finish(self, where: str) -> list[dict]:
         """End the session: ``latest.pt`` if stopped since the last one; ``TrainingInterrupted`` after Ctrl-C
         (``where``: the message's "at step N"); else the evaluation history for the report.
 
-        A run stopped early is measured where it stopped, for the report only (``latest.pt`` keeps no record
-        of it, so a resume stays exact); ``final_may_be_best``: that measure may replace ``best.pt``."""
+        A run stopped early is measured where it stopped, for the report only: ``latest.pt`` keeps no record of
+        it, so a resume stays exact, and it never replaces ``best.pt``, which only scheduled evaluations choose
+        (the same rule for every trainer; ``best.pt`` is the latest network only where no evaluation chose one)."""
         if self.stopped and not self.saved():
             self.checkpoint()
         if self.stopped == "interrupted":
@@ -197,8 +198,6 @@ class TrainingRun:
             history.append(self._record(seconds, results))
             self.log.results(self.count, seconds, results)
             self._show(seconds, results, "where it stopped, for the report")
-            if final_may_be_best and selection_score(results) > self.state.best:
-                self._save_best()
         if not (self.path / "best.pt").is_file():
             self._save_best()
         return history
