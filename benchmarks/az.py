@@ -4,6 +4,7 @@
                               [--json docs/alphazero/benchmark.json]
     python -m benchmarks.az --endgames az-standard az-standard:sims=0 --json docs/alphazero/endgames.json
     python -m benchmarks.az --labelling 6 8 10     # one az-quick iteration: self-play vs the workers' labelling
+    python -m benchmarks.az --network board --hidden 64 --layers 2   # a fresh network of that architecture
 
 A "simulation" is one descent of one tree, one leaf evaluated by the network (in a batched
 forward pass for all trees) and one backup. It runs on one thread (torch and numba on one
@@ -24,7 +25,7 @@ import numpy as np
 import torch
 
 from training.alphazero import AZConfig, make_search, play_games
-from trinity_env.agents.az import AZNetwork, evaluator, load_network
+from trinity_env.agents.az import NETWORKS, AZModel, AZNetwork, evaluator, load_network, make_network
 from trinity_env.fast.games import FastGames
 from trinity_env.search.az import BatchedSearch
 
@@ -32,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = ROOT / "trinity_env" / "agents" / "data" / "az-standard.pt"
 
 
-def simulations_per_second(network: AZNetwork, games: int, simulations: int, threads: int, repeats: int) -> float:
+def simulations_per_second(network: AZModel, games: int, simulations: int, threads: int, repeats: int) -> float:
     """Simulations per second of ``BatchedSearch`` over ``games`` positions from dealt games."""
     torch.set_num_threads(threads)
     numba.set_num_threads(threads)
@@ -48,7 +49,7 @@ def simulations_per_second(network: AZNetwork, games: int, simulations: int, thr
     return repeats * games * simulations / (time.perf_counter() - start)
 
 
-def self_play_games_per_second(network: AZNetwork, games: int, simulations: int, threads: int) -> float:
+def self_play_games_per_second(network: AZModel, games: int, simulations: int, threads: int) -> float:
     """Whole self-play games per second (the trainer's ``play_games``, dealt hands and drafts as configured)."""
     torch.set_num_threads(threads)
     numba.set_num_threads(threads)
@@ -80,7 +81,7 @@ def endgame_scores(specs: list[str]) -> dict[str, float]:
     return scores
 
 
-def labelling_seconds(solver_empty: int, network: AZNetwork) -> dict:
+def labelling_seconds(solver_empty: int, network: AZModel) -> dict:
     """One ``az-quick`` iteration's self-play (its positions kept for the workers) and one worker labelling them:
     what ``docs/alphazero.md`` says the workers cost, in seconds of wall clock on this machine."""
     from training.labelling import Labeller
@@ -107,6 +108,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--simulations", type=int, default=32)
     parser.add_argument("--repeats", type=int, default=10)
     parser.add_argument("--checkpoint", default=str(SHIPPED) if SHIPPED.is_file() else None)
+    parser.add_argument("--network", choices=list(NETWORKS), help="time a fresh network of this architecture instead")
+    parser.add_argument("--hidden", type=int, default=256, help="with --network: its width")
+    parser.add_argument("--layers", type=int, default=2, help="with --network: its layers")
     parser.add_argument("--json", help="also write the figures to this JSON file")
     parser.add_argument("--endgames", nargs="+", metavar="SPEC", help="score these agents on the endgame suite")
     parser.add_argument(
@@ -131,9 +135,13 @@ def main(argv: list[str] | None = None) -> None:
             Path(args.json).parent.mkdir(parents=True, exist_ok=True)
             Path(args.json).write_text(json.dumps(figures, indent=1) + "\n", encoding="utf-8")
         return
-    network = load_network(args.checkpoint)[0] if args.checkpoint else AZNetwork()
+    if args.network:
+        torch.manual_seed(0)
+        network = make_network(args.network, args.hidden, args.layers, True).eval()
+    else:
+        network = load_network(args.checkpoint)[0] if args.checkpoint else AZNetwork()
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
-    print(f"network: hidden {network.hidden} x {network.layers}, tactics {network.tactics}; "
+    print(f"network: {network.architecture}, hidden {network.hidden} x {network.layers}, tactics {network.tactics}; "
           f"load average before: {load} on {os.cpu_count()} cores")  # fmt: skip
     figures: dict = {"games": args.games, "simulations": args.simulations, "load_before": os.getloadavg()[0]}
     for threads in (1, 2):

@@ -57,7 +57,16 @@ import torch
 from torch.optim import AdamW
 from tqdm import tqdm
 
-from trinity_env.agents.az import MAX_SIMULATIONS, AZAgent, AZNetwork, evaluator, load_network, save_network
+from trinity_env.agents.az import (
+    MAX_SIMULATIONS,
+    NETWORKS,
+    AZAgent,
+    AZModel,
+    evaluator,
+    load_network,
+    make_network,
+    save_network,
+)
 from trinity_env.agents.policy import CheckpointError
 from trinity_env.agents.view import decode, determinise
 from trinity_env.core.writes import write_text
@@ -114,10 +123,13 @@ class AZConfig(YAMLConfig):
     temperature_moves: int = 4
     """PUCT: the first that many moves of each game are sampled from the visit counts, later ones take the most
     visited (Gumbel samples through its Gumbel noise instead)."""
+    network: str = "mlp"
+    """The network's architecture (``trinity_env.agents.az.NETWORKS``): ``mlp``, a ReLU MLP on the flat
+    observation, or ``board``, built on the board's structure (``trinity_env.agents.board_network``)."""
     hidden: int = 256
-    """Width of the network's hidden layers."""
+    """Width of the network's hidden layers (``board``: of every embedding)."""
     layers: int = 2
-    """Hidden layers of the network (ReLU MLP)."""
+    """Hidden layers of the network (``board``: rounds of message passing over the grid)."""
     tactics: bool = True
     """Give each placement's logit a learned function of its tactical features (captures, domino, lanes)."""
     learning_rate: float = 1e-3
@@ -184,7 +196,10 @@ class AZConfig(YAMLConfig):
         self._check_positive(source, ("total_games", "games_per_iteration", "simulations", "max_considered",
                                       "hidden", "layers", "batch_size", "replay_size", "torch_threads",
                                       "checkpoint_every", "eval_every", "eval_games"))  # fmt: skip
-        self._check_network(source)
+        if self.network not in NETWORKS:
+            raise TrainConfigError(f"{source}: field 'network' must be one of {', '.join(NETWORKS)}, "
+                                   f"got {self.network!r}")  # fmt: skip
+        self._check_network(source, self.network)
         if self.eval_simulations > MAX_SIMULATIONS:  # the az agent's own bound, checked before training starts
             raise TrainConfigError(f"{source}: field 'eval_simulations' must be at most {MAX_SIMULATIONS:,}, "
                                    f"got {self.eval_simulations}")  # fmt: skip
@@ -344,7 +359,7 @@ def make_search(config: AZConfig) -> BatchedSearch:
 
 
 def play_games(
-    network: AZNetwork, config: AZConfig, search: BatchedSearch, games: FastGames, rng: np.random.Generator,
+    network: AZModel, config: AZConfig, search: BatchedSearch, games: FastGames, rng: np.random.Generator,
     solver: Solver | None, *, collect: bool = False,
 ) -> SelfPlay:  # fmt: skip
     """Play every game of ``games`` (freshly reset) to its end, one batched search per ply; the positions.
@@ -425,7 +440,7 @@ def play_games(
 # ------------------------------------------------------------------------------ the learner
 
 
-def learn(network: AZNetwork, optimizer, replay: Replay, config: AZConfig, rng: np.random.Generator,
+def learn(network: AZModel, optimizer, replay: Replay, config: AZConfig, rng: np.random.Generator,
           steps: int) -> dict[str, float]:  # fmt: skip
     """``steps`` minibatch steps on uniform samples of the buffer; the mean losses."""
     network.train()
@@ -494,7 +509,8 @@ def save_latest(path: Path, network, optimizer, replay: Replay, rng: np.random.G
 def load_latest(path: Path, config: AZConfig, replay: Replay, rng: np.random.Generator):
     """The network, optimiser and progress of ``latest.pt``; restores the buffer and the random states."""
     network, payload = load_network(path)
-    if (network.hidden, network.layers, network.tactics) != (config.hidden, config.layers, config.tactics):
+    shape = (network.architecture, network.hidden, network.layers, network.tactics)
+    if shape != (config.network, config.hidden, config.layers, config.tactics):
         raise CheckpointError(f"{path} holds another network than the config's")
     try:
         optimizer = make_optimizer(network, config)
@@ -517,11 +533,11 @@ def load_latest(path: Path, config: AZConfig, replay: Replay, rng: np.random.Gen
 # ------------------------------------------------------------------------------ training
 
 
-def make_optimizer(network: AZNetwork, config: AZConfig) -> AdamW:
+def make_optimizer(network: AZModel, config: AZConfig) -> AdamW:
     return AdamW(network.parameters(), lr=config.learning_rate, weight_decay=config.weight_decay)
 
 
-def evaluate(network: AZNetwork, config: AZConfig, seed: int) -> Results:
+def evaluate(network: AZModel, config: AZConfig, seed: int) -> Results:
     """The network's search (``eval_simulations``) against each evaluation opponent, and the endgame suite."""
     agent = AZAgent(copy.deepcopy(network), config.eval_simulations, seed=seed, name="learner")
     return evaluate_agent(agent, config, seed)
@@ -546,7 +562,7 @@ def train(config: AZConfig, run: Path, resume: bool = False, progress: bool = Tr
         if folder.resuming:
             network, optimizer, state = load_latest(run / "latest.pt", config, replay, rng)
         else:
-            network = AZNetwork(config.hidden, config.layers, config.tactics).eval()
+            network = make_network(config.network, config.hidden, config.layers, config.tactics).eval()
             optimizer = make_optimizer(network, config)
             state = Progress(next_eval=config.eval_every)
         with TrainingRun(

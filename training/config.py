@@ -155,11 +155,12 @@ class YAMLConfig:
             if not 0 <= getattr(self, name) <= 1:
                 raise TrainConfigError(f"{source}: field {name!r} must be between 0 and 1, got {getattr(self, name)}")
 
-    def _check_network(self, source: str) -> None:
-        """``hidden`` and ``layers`` within the size limits the checkpoint loaders apply (one table for both)."""
+    def _check_network(self, source: str, network: str = "mlp") -> None:
+        """``hidden`` and ``layers`` of a ``network`` within the size limits the checkpoint loaders apply (one table
+        for both)."""
         from trinity_env.agents.checkpoint import MAX_HIDDEN, MAX_LAYERS, network_size_problem
 
-        problem = network_size_problem(self.hidden, self.layers)
+        problem = network_size_problem(self.hidden, self.layers, network)
         if problem is None:
             return
         if not 1 <= self.hidden <= MAX_HIDDEN:

@@ -1,10 +1,12 @@
 """``az``: a policy-value network trained by self-play search (``training/alphazero.py``), and its agent.
 
-``AZNetwork`` maps the observation (int8 [339], ``docs/observation.md``) to 256 action logits
-and a value in [-1, 1] for the observer: the ReLU preset of ``trinity_env.agents.network``'s
-MLP (with ``tactics`` each placement's logit also gets a learned function of its tactical
-features, ``trinity_env.agents.tactics``). ``numpy_evaluator`` runs the same network in plain
-numpy, the agent's fast path for its small batches.
+An AlphaZero network maps the observation (int8 [339], ``docs/observation.md``) to 256 action
+logits and a value in [-1, 1] for the observer. Two architectures (``NETWORKS``, a checkpoint's
+``network`` field): ``AZNetwork``, the ReLU preset of ``trinity_env.agents.network``'s MLP, and
+``BoardNetwork`` (``trinity_env.agents.board_network``), built on the board's structure; with
+``tactics`` each placement's logit also gets a learned function of its tactical features
+(``trinity_env.agents.tactics``). ``numpy_evaluator`` runs either in plain numpy, the agent's
+fast path for its small batches.
 
 ``AZAgent`` plays it: with ``simulations=0`` the network's most likely legal action, otherwise
 the move of a Gumbel (or PUCT) search guided by the network (``trinity_env.search.az``),
@@ -35,6 +37,7 @@ import torch
 from trinity_env.agents import checkpoint
 from trinity_env.agents.base import Agent, Observation
 from trinity_env.agents.baselines import check_count, check_number, check_seed
+from trinity_env.agents.board_network import BoardNetwork, board_numpy_evaluator
 from trinity_env.agents.checkpoint import CheckpointError, best_else_latest
 from trinity_env.agents.network import MLPNetwork
 from trinity_env.agents.view import decode, determinise
@@ -60,7 +63,21 @@ class AZNetwork(MLPNetwork):
         super().__init__(hidden, layers, tactics, activation="relu", bounded_value=True, orthogonal_policy=False)
 
 
-def evaluator(network: AZNetwork):
+AZModel = AZNetwork | BoardNetwork
+"""Either AlphaZero network."""
+
+NETWORKS: dict[str, type[AZNetwork] | type[BoardNetwork]] = {"mlp": AZNetwork, "board": BoardNetwork}
+"""AlphaZero's architectures by the name configs (``network:``) and checkpoints (``network``) give them."""
+
+
+def make_network(network: str, hidden: int, layers: int, tactics: bool) -> AZModel:
+    """A fresh AlphaZero network of architecture ``network`` (a key of ``NETWORKS``)."""
+    if network not in NETWORKS:
+        raise ArgumentError(f"network must be one of {', '.join(NETWORKS)}, got {network!r}")
+    return NETWORKS[network](hidden, layers, tactics)
+
+
+def evaluator(network: AZModel):
     """The search's evaluation callback: numpy in, numpy out, one forward pass, no gradients."""
 
     def evaluate(observations: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -71,10 +88,11 @@ def evaluator(network: AZNetwork):
     return evaluate
 
 
-def numpy_evaluator(network: AZNetwork):
-    """The same evaluation as ``evaluator`` in plain numpy (float32) for an ``AZNetwork`` (ReLU, a tanh value),
-    for the agent's small batches: at one to a few positions per call, torch's per-operation overhead is most
-    of the time."""
+def numpy_evaluator(network: AZModel):
+    """The same evaluation as ``evaluator`` in plain numpy (float32), for the agent's small batches: at one to a
+    few positions per call, torch's per-operation overhead is most of the time."""
+    if isinstance(network, BoardNetwork):
+        return board_numpy_evaluator(network)
     weights = {key: tensor.detach().numpy().astype(np.float32) for key, tensor in network.state_dict().items()}
     body = [(weights[f"body.{2 * k}.weight"].T.copy(), weights[f"body.{2 * k}.bias"]) for k in range(network.layers)]
     policy = (weights["policy.weight"].T.copy(), weights["policy.bias"])
@@ -101,18 +119,18 @@ def numpy_evaluator(network: AZNetwork):
 # ------------------------------------------------------------------------------ checkpoints
 
 
-def save_network(path: str | Path, network: AZNetwork, extra: dict[str, Any] | None = None) -> None:
+def save_network(path: str | Path, network: AZModel, extra: dict[str, Any] | None = None) -> None:
     """Write the network (and ``extra`` tensors and numbers) atomically, never through a link: a crash or a full
     disk leaves the old file (``trinity_env.agents.checkpoint.save_network``)."""
     checkpoint.save_network(path, network, FORMAT, extra)
 
 
-def load_network(path: str | Path) -> tuple[AZNetwork, dict[str, Any]]:
+def load_network(path: str | Path) -> tuple[AZModel, dict[str, Any]]:
     """The network of an ``az`` checkpoint and the whole payload; ``CheckpointError`` names the file and the fault.
 
     Checked on a dry run before any tensor is built, then read weights-only, the weights cast to float32 and
     checked finite (``trinity_env.agents.checkpoint.load_network``)."""
-    return checkpoint.load_network(path, AZNetwork, FORMAT, "az", tactics_default=None)
+    return checkpoint.load_network(path, NETWORKS, FORMAT, "az", tactics_default=None)
 
 
 def resolve_checkpoint(spec: str) -> Path:
@@ -149,7 +167,8 @@ MAX_C_PUCT = 100.0
 
 
 class AZAgent(Agent):
-    """Plays an ``AZNetwork``: the raw policy (``simulations=0``) or network-guided search (see the module).
+    """Plays an AlphaZero network (``AZModel``): the raw policy (``simulations=0``) or network-guided search (see
+    the module).
 
     Every argument has a bound (``MAX_SIMULATIONS`` and the others above), checked before any
     work: ``make("az:...")`` checks them before it reads the checkpoint.
@@ -176,7 +195,7 @@ class AZAgent(Agent):
 
     def __init__(
         self,
-        network: AZNetwork,
+        network: AZModel,
         simulations: int = DEFAULT_SIMULATIONS,
         *,
         solver: int = 0,

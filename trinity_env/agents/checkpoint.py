@@ -40,8 +40,15 @@ from pathlib import Path
 from typing import IO, Any
 
 from trinity_env.core import TrinityError
+from trinity_env.core.board import TILES
 from trinity_env.core.files import open_regular
-from trinity_env.spec.observation import OBSERVATION_SIZE
+from trinity_env.spec.observation import (
+    OBSERVATION_SIZE,
+    OWN_CARD_FEATURES,
+    SCALARS,
+    THEIR_CARD_FEATURES,
+    TILE_FEATURES,
+)
 
 ACTIONS = 256
 """Action logits every policy network ends in."""
@@ -95,16 +102,33 @@ def mlp_parameters(hidden: int, layers: int) -> int:
     return body + hidden * ACTIONS + ACTIONS + hidden + 1
 
 
-def network_size_problem(hidden: int, layers: int) -> str | None:
-    """Why a network of that shape is out of bounds (one phrase), or ``None`` when it may be trained and loaded."""
+def board_parameters(hidden: int, layers: int) -> int:
+    """Weights of a ``BoardNetwork`` (``trinity_env.agents.board_network``) of width ``hidden`` with ``layers``
+    rounds of message passing, its tactics head (65 weights) left out as ``mlp_parameters`` leaves it."""
+    h = hidden
+    tiles = (TILE_FEATURES + 16) * h + h + TILES * h + layers * (2 * h * h + h)
+    cards = (OWN_CARD_FEATURES + 1) * h + (THEIR_CARD_FEATURES + 1) * h
+    trunk = (SCALARS + 5 * h) * h + h + h * h + h  # the scalars, three lanes and two decks; then h x h
+    heads = (h + 1) + 5 * (h * h + h) + 2 * (h + 1)  # value; draft card and trunk, card, tile, trunk; two outs
+    return tiles + cards + trunk + heads
+
+
+PARAMETERS: dict[str, Callable[[int, int], int]] = {"mlp": mlp_parameters, "board": board_parameters}
+"""The weights of each network architecture a checkpoint's ``network`` field may name, by ``hidden`` and
+``layers``: what building it would allocate, known before anything is built."""
+
+
+def network_size_problem(hidden: int, layers: int, network: str = "mlp") -> str | None:
+    """Why a ``network`` of that shape is out of bounds (one phrase), or ``None`` when it may be trained and
+    loaded."""
     if not 1 <= hidden <= MAX_HIDDEN:
         return f"hidden must be between 1 and {MAX_HIDDEN}, got {hidden}"
     if not 1 <= layers <= MAX_LAYERS:
         return f"layers must be between 1 and {MAX_LAYERS}, got {layers}"
-    weights = mlp_parameters(hidden, layers)
+    weights = PARAMETERS[network](hidden, layers)
     if weights > MAX_PARAMETERS:
         return (f"hidden={hidden} with layers={layers} makes {weights:,} weights, over the limit of "
-                f"{MAX_PARAMETERS:,}")  # fmt: skip
+                f"{MAX_PARAMETERS:,} (a {network} network)")  # fmt: skip
     return None
 
 
@@ -388,16 +412,19 @@ def int_field(name: str, payload: dict, key: str, low: int, high: int | None = N
 
 
 def network_fields(
-    name: str, payload: Any, format_name: str, kind: str, tactics_default: bool | None
-) -> tuple[int, int, bool]:
-    """``(hidden, layers, tactics)`` of a described network checkpoint, each checked against the size limits.
-
+    name: str, payload: Any, format_name: str, kind: str, tactics_default: bool | None, networks: tuple[str, ...]
+) -> tuple[str, int, int, bool]:
+    """``(network, hidden, layers, tactics)`` of a described network checkpoint, each checked against the size
+    limits. ``network``: the architecture, one of ``networks`` (a file without the field holds an ``"mlp"``);
     ``tactics_default``: the value of a missing ``tactics`` field (``None``: the field is required)."""
     if not isinstance(payload, dict) or payload.get("format") != format_name:
         raise CheckpointError(f"{name} is not a trinity-towers {kind} checkpoint (no format {format_name!r})")
+    network = payload.get("network", "mlp")
+    if type(network) is not str or network not in networks:
+        raise CheckpointError(f"{name}: field 'network' must be one of {', '.join(networks)}, got {network!r:.60}")
     hidden = int_field(name, payload, "hidden", 1)
     layers = int_field(name, payload, "layers", 1)
-    problem = network_size_problem(hidden, layers)
+    problem = network_size_problem(hidden, layers, network)
     if problem:
         raise CheckpointError(f"{name}: {problem}")
     tactics = payload.get("tactics", tactics_default)
@@ -405,14 +432,15 @@ def network_fields(
         raise CheckpointError(f"{name}: field 'tactics' must be a bool, got {type(tactics).__name__} {tactics!r:.60}")
     if "model" not in payload:
         raise CheckpointError(f"{name} is missing the field 'model'")
-    return hidden, layers, tactics
+    return network, hidden, layers, tactics
 
 
 # ------------------------------------------------------------------------------ one save, one load, one lookup
 
 
 def save_network(path: str | Path, network: Any, format_name: str, extra: dict[str, Any] | None = None) -> None:
-    """Write ``network`` (a module with ``hidden``, ``layers``, ``tactics``) and ``extra`` tensors and numbers.
+    """Write ``network`` (a module with ``architecture``, ``hidden``, ``layers``, ``tactics``) and ``extra`` tensors
+    and numbers.
 
     Atomically and never through a link: a crash or a full disk leaves the old file (``WriteError``, one line;
     ``trinity_env.core.writes``). Every torch policy of the project (PPO's and AlphaZero's) is saved here."""
@@ -420,8 +448,8 @@ def save_network(path: str | Path, network: Any, format_name: str, extra: dict[s
 
     from trinity_env.core.writes import atomic_file
 
-    payload = {"format": format_name, "hidden": network.hidden, "layers": network.layers, "tactics": network.tactics,
-               "model": network.state_dict()}  # fmt: skip
+    payload = {"format": format_name, "network": network.architecture, "hidden": network.hidden,
+               "layers": network.layers, "tactics": network.tactics, "model": network.state_dict()}  # fmt: skip
     payload |= extra or {}
     with atomic_file(Path(path)) as handle:
         torch.save(payload, handle)
@@ -429,33 +457,35 @@ def save_network(path: str | Path, network: Any, format_name: str, extra: dict[s
 
 def load_network(
     path: str | Path,
-    build: Callable[[int, int, bool], Any],
+    builds: dict[str, Callable[[int, int, bool], Any]],
     format_name: str,
     kind: str,
     tactics_default: bool | None,
     validate_extra: Callable[[str, dict], None] | None = None,
 ) -> tuple[Any, dict[str, Any]]:
-    """The network ``build(hidden, layers, tactics)`` with a checkpoint's weights, and the whole payload.
+    """The network ``builds[network](hidden, layers, tactics)`` with a checkpoint's weights, and the whole payload.
 
-    The fields, the size limits and the model's names and shapes (``build`` on the meta device) are checked on
-    the dry run, before any tensor is built; then the file is read weights-only and the weights cast to float32
-    and checked finite. ``validate_extra(name, payload)`` checks a kind's own fields on the dry run too.
+    ``builds``: the architectures this kind of checkpoint may hold, by the name its ``network`` field gives. The
+    fields, the size limits and the model's names and shapes (built on the meta device) are checked on the dry
+    run, before any tensor is built; then the file is read weights-only and the weights cast to float32 and
+    checked finite. ``validate_extra(name, payload)`` checks a kind's own fields on the dry run too.
     ``CheckpointError`` names the file and the fault."""
     import torch
 
     name = str(path)
 
     def validate(payload: Any) -> None:
-        hidden, layers, tactics = network_fields(name, payload, format_name, kind, tactics_default)
+        network, hidden, layers, tactics = network_fields(name, payload, format_name, kind, tactics_default,
+                                                          tuple(builds))  # fmt: skip
         with torch.device("meta"):
-            expected = {key: tuple(t.shape) for key, t in build(hidden, layers, tactics).state_dict().items()}
-        check_state_dict(name, payload["model"], expected, f"{kind} network")
+            expected = {key: tuple(t.shape) for key, t in builds[network](hidden, layers, tactics).state_dict().items()}
+        check_state_dict(name, payload["model"], expected, f"{kind} {network} network")
         if validate_extra is not None:
             validate_extra(name, payload)
 
     payload = read_torch(Path(path), name, validate)
-    tactics = payload.get("tactics", tactics_default)
-    network = build(payload["hidden"], payload["layers"], tactics)
+    build = builds[payload.get("network", "mlp")]
+    network = build(payload["hidden"], payload["layers"], payload.get("tactics", tactics_default))
     network.load_state_dict(float32_weights(name, payload["model"]))
     network.eval()
     return network, payload

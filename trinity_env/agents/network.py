@@ -16,7 +16,7 @@ are described by ``hidden``, ``layers`` and ``tactics`` alone.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 import numpy as np
 import torch
@@ -41,6 +41,9 @@ class MLPNetwork(nn.Module):
     The parameters are created in one fixed order (body, policy, value, the policy head's
     initialisation, placement): a seeded torch builds the same weights every time.
     """
+
+    architecture: ClassVar[str] = "mlp"
+    """The name checkpoints give it (their ``network`` field; ``trinity_env.agents.checkpoint``)."""
 
     def __init__(
         self, hidden: int = 256, layers: int = 2, tactics: bool = False, *,

@@ -60,7 +60,7 @@ def load_checkpoint(path: str | Path) -> tuple[PolicyNetwork, dict[str, Any]]:
     Checked on a dry run before any tensor is built, then read with ``weights_only=True`` (no code in it can
     run): see the module's docstring and ``trinity_env.agents.checkpoint.load_network``.
     """
-    return load_network(path, PolicyNetwork, FORMAT, "policy", tactics_default=False, validate_extra=_steps)
+    return load_network(path, {"mlp": PolicyNetwork}, FORMAT, "policy", tactics_default=False, validate_extra=_steps)
 
 
 def _steps(name: str, payload: dict) -> None:
