@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test test-slow test-rllib test-lowest lint bench train train-az clean
+.PHONY: test test-e2e test-all test-slow test-rllib test-lowest lint bench train train-az clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -12,9 +12,21 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e ".[dev,train]"
 	touch $(STAMP)
 
-## test: set up .venv and run the default (fast) test suite
+# pytest's workers: one per core (pytest-xdist); the engine is compiled once before they start
+PYTEST := $(BIN)/python -m pytest -n auto
+
+## test: set up .venv, compile the engine once and run the default suite on every core
 test: $(STAMP)
-	$(BIN)/python -m pytest -m "not slow"
+	$(BIN)/trinity prepare
+	$(PYTEST) -m "not slow and not e2e"
+
+## test-e2e: the heaviest end-to-end cases alone (wheel build, long resumes, whole notebooks); CI runs them after make test
+test-e2e: $(STAMP)
+	$(BIN)/trinity prepare
+	$(PYTEST) -m "e2e and not slow"
+
+## test-all: make test, then make test-e2e
+test-all: test test-e2e
 
 # What a second `make train` does with the run already in runs/quick: start afresh (the
 # default), or `make train RUN_ARGS=--resume` to continue it.

@@ -14,6 +14,8 @@ from trinity_env.cli import main
 from trinity_env.core import GameState, PositionError
 from trinity_env.evaluation import accuracy
 from trinity_env.evaluation.accuracy import (
+    DEFAULT_EMPTY,
+    DEFAULT_PER_COUNT,
     DEFAULT_SET,
     build_set,
     load_set,
@@ -158,10 +160,12 @@ def test_scores_are_the_same_for_the_same_seed(small_set):
     assert first == second
 
 
-def test_the_shipped_set_loads_within_4_to_12_empty_tiles_and_holds_4_8_and_10():
+def test_the_shipped_set_holds_its_default_counts_each_with_enough_positions_that_count():
     positions = load_set(DEFAULT_SET)
-    counts = {p.empty for p in positions}
-    assert counts <= set(range(4, 13)) and {4, 8, 10} <= counts
+    low, high = DEFAULT_EMPTY
+    assert {p.empty for p in positions} == set(range(low, high + 1))
+    for empty in range(low, high + 1):  # not lost for the mover: the positions that count for moves
+        assert sum(1 for p in positions if p.empty == empty and p.value >= 0) >= DEFAULT_PER_COUNT
     assert all(p.position.phase == "play" and not p.position.is_over for p in positions)
 
 

@@ -267,6 +267,7 @@ def peak_growth(tmp_path: Path, setup: str, action: str) -> tuple[float, str]:
     return growth, done.stdout
 
 
+@pytest.mark.e2e  # one fresh interpreter a file: make test-e2e
 @pytest.mark.skipif(not Path("/proc/self/clear_refs").exists(), reason="needs Linux's clear_refs to reset peak RSS")
 def test_refused_loads_stay_under_200_mb(tmp_path, clean_zip):
     big = 20_000_000  # elements each expanded tensor declares: 80 MB as float32, 5 GB for the set below

@@ -235,3 +235,68 @@ def test_the_exploitability_rows_with_a_json_are_what_the_tool_wrote():
             f"{result['curve'][-1]['win_rate']:.3f} | {round(result['seconds'])} |"
         )
         assert row in page, f"docs/exploitability.md has no row {row} ({path.name})"
+
+
+def test_the_accuracy_page_shows_the_tables_the_benchmark_drew_from_its_json_for_every_agent():
+    from benchmarks.accuracy import AGENTS
+    from trinity_env.evaluation.accuracy import AgentAccuracy, network_table, table
+
+    page = (ROOT / "docs" / "accuracy.md").read_text(encoding="utf-8")
+    document = json.loads((ROOT / "docs" / "accuracy" / "accuracy.json").read_text(encoding="utf-8"))
+    results = [AgentAccuracy.from_json(agent) for agent in document["agents"]]
+    assert [r.agent for r in results] == AGENTS  # every shipped agent, as the benchmark scores them
+    expected = {int(e): share for e, share in document["random_mover"].items()}
+    moves, heads = table(results, expected), network_table(results)
+    assert (ROOT / "docs" / "accuracy" / "accuracy.md").read_text(encoding="utf-8").strip() == moves
+    assert (ROOT / "docs" / "accuracy" / "network.md").read_text(encoding="utf-8").strip() == heads
+    assert moves in page and heads in page
+    assert (ROOT / "docs" / "accuracy" / "accuracy.png").is_file()
+
+
+def test_the_accuracy_page_says_how_many_positions_ran_past_the_budget_as_the_shipped_set_records():
+    from trinity_env.evaluation.accuracy import DEFAULT_SET
+
+    records = [json.loads(line) for line in DEFAULT_SET.read_text(encoding="utf-8").splitlines()[1:]]
+    tried = {e: sum(1 for r in records if r["empty_tiles"] == e) for e in (11, 12)}
+    over = {e: sum(1 for r in records if r["empty_tiles"] == e and r.get("over_budget")) for e in (11, 12)}
+    page = " ".join((ROOT / "docs" / "accuracy.md").read_text(encoding="utf-8").split())
+    assert f"{over[11]} of the {tried[11]:,} positions tried ran past it" in page
+    assert over[12] == tried[12] and f"none of the {tried[12]} tried did" in page
+
+
+def test_the_network_comparison_on_the_alphazero_page_is_the_benchmark_s_table_of_its_json():
+    from benchmarks.networks import NETWORKS, table
+
+    document = json.loads((ROOT / "docs" / "alphazero" / "networks.json").read_text(encoding="utf-8"))
+    assert [run["network"] for run in document["runs"]] == list(NETWORKS)
+    text = table(document["runs"])
+    assert (ROOT / "docs" / "alphazero" / "networks.md").read_text(encoding="utf-8").strip() == text
+    assert text in (ROOT / "docs" / "alphazero.md").read_text(encoding="utf-8")
+
+
+def test_what_the_accuracy_page_says_it_shows_holds_in_its_json():
+    document = json.loads((ROOT / "docs" / "accuracy" / "accuracy.json").read_text(encoding="utf-8"))
+    moves = {a["agent"]: {c["empty_tiles"]: c["moves"]["share"] for c in a["counts"]} for a in document["agents"]}
+    heads = {c["empty_tiles"]: c["value_sign"]["share"] for a in document["agents"] if a["agent"] == "az-standard"
+             for c in a["counts"]}  # fmt: skip
+    counts = sorted(moves["mcts:400"])
+    assert all(moves["mcts:400"][e] <= moves["mcts:1600"][e] <= moves["mcts:6400"][e] for e in counts)
+    assert moves["mcts:400"][4] == 1.0
+    assert all(moves["az-standard"][e] < moves["mcts:1600"][e] for e in range(4, 11))
+    assert moves["az-standard"][4] < moves["mcts:400"][4] and moves["az-standard"][5] < moves["mcts:400"][5]
+    assert all(0.45 <= share <= 0.72 for share in heads.values()) and heads[4] <= heads[11] + 0.02
+    raw = moves["az-standard:sims=0"]
+    assert sum(raw.values()) > max(sum(moves["greedy"].values()), sum(moves["ppo-standard"].values()))
+
+
+def test_the_make_train_az_section_is_the_shipped_report_of_the_current_config():
+    report = (ROOT / "docs" / "alphazero" / "quick" / "report.md").read_text(encoding="utf-8")
+    table = "\n".join(line for line in report.splitlines() if line.startswith("|"))
+    page = (ROOT / "docs" / "alphazero.md").read_text(encoding="utf-8")
+    assert table and table in page
+    last = [line for line in table.splitlines() if "| vs mcts:400 |" in line][-1].split(" | ")
+    assert f"| ≥ 60% | {last[4]} after {last[2]} min | met |" in page  # the targets' row: the run's last evaluation
+    from training.alphazero import AZConfig
+
+    shipped = json.loads((ROOT / "docs" / "alphazero" / "quick" / "config.json").read_text(encoding="utf-8"))
+    assert shipped == json.loads(json.dumps(AZConfig.load("az-quick").to_dict()))  # the run of today's config

@@ -148,6 +148,7 @@ def test_the_examples_win_rate_is_the_share_of_games_the_env_scored_as_won():
     assert example.evaluate(FirstLegalModel(), games, seed, draft="random") == returns.count(1.0) / games
 
 
+@pytest.mark.e2e  # a whole training run: make test-e2e
 def test_the_maskable_ppo_example_trains_and_reports_a_reproducible_win_rate(capsys):
     """The README's MaskablePPO example end to end, with a tiny budget, twice with one seed."""
     example = _maskable_ppo_example()

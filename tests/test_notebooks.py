@@ -12,6 +12,7 @@ def test_the_three_notebooks_are_there():
     assert [p.name for p in NOTEBOOKS] == ["01_quickstart.ipynb", "02_train_and_evaluate.ipynb", "03_balance.ipynb"]
 
 
+@pytest.mark.e2e  # whole notebooks: make test-e2e
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_notebook_runs(path):
     executed = execute(path, budget="small")

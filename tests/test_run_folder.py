@@ -187,6 +187,7 @@ def cli(module: str, *args: str, cwd=None) -> subprocess.CompletedProcess:
                           timeout=300)  # fmt: skip
 
 
+@pytest.mark.e2e  # a fresh interpreter a refusal: make test-e2e
 def test_the_command_lines_refuse_in_one_line_with_status_2(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text(yaml.safe_dump(TINY) + "clip: .nan\n")

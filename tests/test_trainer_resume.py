@@ -111,6 +111,7 @@ def test_the_env_state_round_trips_and_refuses_a_changed_engine():
         load_env_state(b, saved)
 
 
+@pytest.mark.e2e  # a long resume: make test-e2e
 def test_ctrl_c_saves_and_the_resumed_run_is_the_uninterrupted_run(tmp_path):
     """Ctrl-C at whatever moment it lands: exit 130 with one line; a second trainer is refused meanwhile."""
     long = TINY | {"total_steps": 10**8, "anneal_lr": False, "eval_games": 2}

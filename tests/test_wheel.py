@@ -17,6 +17,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+pytestmark = pytest.mark.e2e  # builds the wheel and trains from it: make test-e2e
+
 ROOT = Path(__file__).resolve().parent.parent
 TINY = {
     "total_steps": 512,

@@ -30,7 +30,7 @@ ENDGAMES = "endgames"
 EXACT = "exact:"
 """The prefix of the results keys measured against perfect play (``eval_accuracy``): ``exact:policy`` (the raw
 policy's first choice keeps the exact value), ``exact:value`` (the value head's sign is the exact value's), each
-pooled over the validation set's 4-12 empty tiles and again at 10 empty (``exact:policy@10``)."""
+pooled over the validation set's 4-11 empty tiles and again at 10 empty (``exact:policy@10``)."""
 EXACT_COUNT = 10
 
 Results = dict[str, tuple[float, float, float]]

@@ -40,6 +40,7 @@ from trinity_env.arguments import (
 from trinity_env.core import REPLAY_FORMAT, ArgumentError, GameState, Phase, PositionError, Replay, TrinityError
 from trinity_env.core.errors import BudgetExhausted
 from trinity_env.core.files import read_json, read_text
+from trinity_env.prepare import families_for, prepare, warm
 
 EXIT_BAD_INPUT = 2
 EXIT_INTERRUPTED = 130
@@ -182,6 +183,11 @@ def _show(args: argparse.Namespace) -> None:
     print(_loading(_source(args.file), "position", lambda: str(GameState.from_dict(data))))
 
 
+def _prepare(args: argparse.Namespace) -> None:
+    seconds = prepare()
+    print(f"ready: the engine is compiled ({sum(seconds.values()):.1f} s)")
+
+
 def _solve(args: argparse.Namespace) -> None:
     from trinity_env.search.solver import Solver
 
@@ -191,6 +197,7 @@ def _solve(args: argparse.Namespace) -> None:
     if state.is_over or not state.legal_actions():
         raise PositionError("no move to solve: the game is over")
     solver = Solver(threads=args.threads)
+    warm(["exact solver"])
     print(json.dumps(solver.solve(state, max_nodes=args.max_nodes, max_seconds=args.max_seconds).to_json()))
 
 
@@ -206,6 +213,7 @@ def _arena(args: argparse.Namespace) -> int:
         _prepare_file("--json", args.json)
     if args.replays:
         _prepare_folder("--replays", args.replays, ())
+    warm(families_for(args.agents))
     try:
         result = round_robin(
             args.agents, args.games, seed=args.seed, config=config, workers=args.workers, progress=not args.quiet,
@@ -339,6 +347,7 @@ def _review(args: argparse.Namespace) -> int:
     for option, path in (("--json", args.json), ("--png", args.png)):
         if path:
             _prepare_file(option, path)
+    warm(["exact solver", *families_for([args.agent])])
     try:
         review = review_replay(
             replay, max_nodes=args.max_nodes, agent=args.agent, seed=args.seed, progress=not args.quiet, source=name
@@ -676,7 +685,7 @@ def build_parser() -> argparse.ArgumentParser:
         "accuracy", help="score agents against perfect play: moves that keep the exact value, by empty tiles"
     )
     accuracy.add_argument("agents", nargs="*", help="agent specs to score, e.g. greedy mcts:400 az-standard")
-    accuracy.add_argument("--set", default=None, help="a position set file (default: the shipped set, 4-12 empty)")
+    accuracy.add_argument("--set", default=None, help="a position set file (default: the shipped set, 4-11 empty)")
     accuracy.add_argument("--empty", type=empty_range, default=None, help="only (or build) N or LOW-HIGH empty tiles")
     accuracy.add_argument("--limit", type=positive_int, default=None, help="score: the first N positions of each count")
     accuracy.add_argument("--json", default=None, help="score: also write the figures as JSON to this path")
@@ -702,6 +711,11 @@ def build_parser() -> argparse.ArgumentParser:
         "the least recently used browser loses its oldest game",
     )  # fmt: skip
     serve.set_defaults(run=_serve)
+
+    prepare = commands.add_parser(
+        "prepare", help="compile the engine once (every kernel family; a fresh install's first commands wait less)"
+    )
+    prepare.set_defaults(run=_prepare)
     return parser
 
 

@@ -12,6 +12,7 @@ from trinity_env.agents.base import visible_state
 from trinity_env.agents.registry import make
 from trinity_env.core import ArgumentError, Card, GameState, IllegalMoveError, Phase, Replay, TrinityError
 from trinity_env.core.writes import write_text
+from trinity_env.prepare import families_for, warm
 from trinity_env.spec.config import EnvConfig, make_config
 from trinity_env.spec.observation import observation_dict
 
@@ -108,6 +109,7 @@ def _play(
         raise ArgumentError(f"seat must be 0, 1 or 'random', got {seat!r}")
     rng = random.Random(seed)
     agent = make(opponent)
+    warm(families_for([opponent]))
     agent.reset(rng.randrange(2**31))
     me = rng.randint(0, 1) if seat == "random" else int(seat)
     state = env_config.new_game(rng)

@@ -109,7 +109,7 @@ def board_parameters(hidden: int, layers: int) -> int:
     tiles = (TILE_FEATURES + 16) * h + h + TILES * h + layers * (2 * h * h + h)
     cards = (OWN_CARD_FEATURES + 1) * h + (THEIR_CARD_FEATURES + 1) * h
     trunk = (SCALARS + 5 * h) * h + h + h * h + h  # the scalars, three lanes and two decks; then h x h
-    heads = (h + 1) + 5 * (h * h + h) + 2 * (h + 1)  # value; draft card and trunk, card, tile, trunk; two outs
+    heads = 2 * (h + 1) + 5 * (h * h + h)  # the value and draft outs; draft card and trunk, place card, tile, trunk
     return tiles + cards + trunk + heads
 
 

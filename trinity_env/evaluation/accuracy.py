@@ -10,7 +10,7 @@ value, and the raw policy's first choice.
 
 The position set: open-hand play-phase positions from games of ``mcts:400`` against itself on
 dealt hands (game ``k`` seeded by the set's seed and ``k`` alone), at each count of empty tiles
-(4 to 12 by default), one position per game and count, solved with every move that keeps the
+(4 to 11 by default), one position per game and count, solved with every move that keeps the
 value. Each count takes games in order until it holds ``per_count`` positions the mover does not
 lose (those that count for moves; the lost ones met on the way stay, for the value head), so a
 longer build starts with a shorter one's positions. A position the solver cannot settle within
@@ -51,11 +51,14 @@ from trinity_env.spec.observation import observation_dict
 FORMAT = "trinity-towers-accuracy"
 DEFAULT_SET = Path(str(resources.files("trinity_env.evaluation") / "data" / "accuracy.jsonl"))
 DEFAULT_AGENT = "mcts:400"
-DEFAULT_EMPTY = (4, 12)
+DEFAULT_EMPTY = (4, 11)
+"""Empty counts of the default set. Every move's value costs many times the position's value alone: in the shipped
+build about half the positions tried with 11 empty tiles and every one with 12 ran past ``DEFAULT_MAX_NODES``
+(docs/accuracy.md has the counts), so the set stops at 11."""
 DEFAULT_PER_COUNT = 400
 """Positions per count that the mover does not lose: a 95% interval of about ±3% at 90% accuracy."""
 DEFAULT_MAX_NODES = 50_000_000
-"""Solver nodes per position (its value and every move's): most positions with 12 empty tiles fit."""
+"""Solver nodes per position (its value and every move's): every position with 10 empty tiles or fewer fits."""
 MAX_PER_COUNT = 100_000
 
 
@@ -312,6 +315,10 @@ class Share:
         low, high = self.interval
         return {"hits": self.hits, "total": self.total, "share": self.share, "low": low, "high": high}
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Share:
+        return cls(data["hits"], data["total"])
+
 
 @dataclass(frozen=True)
 class CountScore:
@@ -334,6 +341,14 @@ class CountScore:
                      "policy_top1": self.policy.to_json() if self.policy else None}  # fmt: skip
         return data
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> CountScore:
+        if "value_sign" not in data:
+            return cls(data["empty_tiles"], Share.from_json(data["moves"]))
+        policy = Share.from_json(data["policy_top1"]) if data["policy_top1"] else None
+        return cls(data["empty_tiles"], Share.from_json(data["moves"]), Share.from_json(data["value_sign"]),
+                   data["value_mse"], policy)  # fmt: skip
+
 
 @dataclass(frozen=True)
 class AgentAccuracy:
@@ -344,6 +359,12 @@ class AgentAccuracy:
 
     def to_json(self) -> dict[str, Any]:
         return {"agent": self.agent, "counts": [c.to_json() for c in self.counts]}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> AgentAccuracy:
+        """The scores ``to_json`` wrote (``trinity accuracy --json``'s ``agents`` entries): its tables and plot
+        can be drawn again from the file."""
+        return cls(data["agent"], tuple(CountScore.from_json(c) for c in data["counts"]))
 
 
 def check_network_outputs(agent: Agent) -> Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]] | None:
