@@ -300,3 +300,20 @@ def test_the_make_train_az_section_is_the_shipped_report_of_the_current_config()
 
     shipped = json.loads((ROOT / "docs" / "alphazero" / "quick" / "config.json").read_text(encoding="utf-8"))
     assert shipped == json.loads(json.dumps(AZConfig.load("az-quick").to_dict()))  # the run of today's config
+
+
+def test_the_value_sources_on_the_alphazero_page_are_the_benchmark_s():
+    from benchmarks.value_sources import table
+
+    document = json.loads((ROOT / "docs" / "alphazero" / "value_sources.json").read_text(encoding="utf-8"))
+    text = (ROOT / "docs" / "alphazero" / "value_sources.md").read_text(encoding="utf-8").strip()
+    page = (ROOT / "docs" / "alphazero.md").read_text(encoding="utf-8")
+    assert text in page and f"stopped at\n{document['dataset_positions']:,} positions" in page
+    rows = {label: {int(e) if e != "all" else e: v for e, v in run["value_sign"].items()}
+            for label, run in document["runs"].items()}  # fmt: skip
+    assert table(rows) in text  # the exact-label rows, as the benchmark draws them from its JSON
+    exact = {label.split(",")[0]: run["value_sign"]["all"] for label, run in document["runs"].items()}
+    selfplay = {run["network"]: run["evaluations"][-1]["results"]["exact:value"][0]
+                for run in json.loads((ROOT / "docs" / "alphazero" / "networks.json").read_text())["runs"]}  # fmt: skip
+    lifts = sorted(round(100 * (exact[n] - selfplay[n])) for n in exact)
+    assert f"by {lifts[0]} (board) to {lifts[1]} (MLP) points" in page
