@@ -45,3 +45,12 @@ def test_a_slow_first_run_says_what_it_prepares_and_a_fast_one_says_nothing(monk
 def test_the_families_an_agent_runs_on(specs, families):
     assert preparing.families_for(specs) == families
     assert set(families) <= set(preparing.FAMILIES)
+
+
+def test_families_compile_at_once_in_worker_processes_and_a_bad_job_count_is_refused(capsys):
+    seconds = preparing.prepare(["fast engine", "exact solver", "MCTS"], jobs=2)
+    assert list(seconds) == ["fast engine", "exact solver", "MCTS"]
+    finished = sorted(line.split(":")[0] for line in capsys.readouterr().err.splitlines())
+    assert finished == ["prepared MCTS", "prepared exact solver", "prepared fast engine"]
+    assert main(["prepare", "--jobs", "0"]) == 2
+    assert capsys.readouterr().err.count("\n") == 1
