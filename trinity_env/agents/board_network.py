@@ -16,7 +16,7 @@ structure is built in:
 - **Actions.** A draft pick's logit is a function of its card and the trunk; a placement's logit is
   bilinear: the card's query against the tile's key (the tile's embedding plus the trunk's), one
   batched matrix product for all 240 placements. (A ReLU over every card-tile pair was tried first:
-  its [B, 16, 15, hidden] temporaries made the network eight times slower than the MLP on a CPU.)
+  its [B, 16, 15, hidden] temporaries made the network several times slower than the MLP on a CPU.)
   With ``tactics`` each placement's logit also
   gets the learned function of its tactical features that ``MLPNetwork`` has
   (``trinity_env.agents.tactics``), under the same parameter names (``placement.0``, ``placement.2``).
