@@ -106,7 +106,7 @@ def board_parameters(hidden: int, layers: int) -> int:
     """Weights of a ``BoardNetwork`` (``trinity_env.agents.board_network``) of width ``hidden`` with ``layers``
     rounds of message passing, its tactics head (65 weights) left out as ``mlp_parameters`` leaves it."""
     h = hidden
-    tiles = (TILE_FEATURES + 16) * h + h + TILES * h + layers * (2 * h * h + h)
+    tiles = (TILE_FEATURES + 16) * h + h + TILES * h + layers * (2 * h * h + h)  # own entries, 4 a neighbouring side
     cards = (OWN_CARD_FEATURES + 1) * h + (THEIR_CARD_FEATURES + 1) * h
     trunk = (SCALARS + 5 * h) * h + h + h * h + h  # the scalars, three lanes and two decks; then h x h
     heads = 2 * (h + 1) + 5 * (h * h + h)  # the value and draft outs; draft card and trunk, place card, tile, trunk
