@@ -68,6 +68,12 @@ test-web: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e ".[web]" "playwright>=1.45"
 	$(BIN)/python -m pytest tests/test_web_api.py tests/test_web_browser.py
 
+## notebooks: install the notebooks extra (JupyterLab; torch held at 2.13.0) and open notebooks/ in JupyterLab
+.PHONY: notebooks
+notebooks: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e ".[notebooks]" "torch==2.13.0"
+	$(BIN)/jupyter lab notebooks/ $(if $(filter 0,$(shell id -u)),--allow-root)
+
 ## lint: ruff over the whole project
 lint: $(STAMP)
 	$(BIN)/ruff check .
