@@ -31,3 +31,22 @@ def random_game(rng: random.Random) -> list[GameState]:
         state = state.apply(rng.choice(state.legal_actions()))
         states.append(state)
     return states
+
+
+def random_positions(count: int, seed: int, most_moves: int, **config) -> list[GameState]:
+    """``count`` positions not over, each a new game of ``config`` (``make_config``'s fields) after up to
+    ``most_moves - 1`` uniformly random legal actions; seeded by ``seed`` alone."""
+    from trinity_env.spec.config import make_config
+
+    env = make_config(config)
+    rng = random.Random(seed)
+    states: list[GameState] = []
+    while len(states) < count:
+        state = env.new_game(rng)
+        for _ in range(rng.randrange(0, most_moves)):
+            if state.is_over:
+                break
+            state = state.apply(rng.choice(state.legal_actions()))
+        if not state.is_over:
+            states.append(state)
+    return states

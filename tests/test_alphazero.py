@@ -26,26 +26,13 @@ from trinity_env.fast.tactics import tactical_batch
 from trinity_env.search.az import BatchedSearch, considered_visits, uniform_evaluate
 from trinity_env.testing import hidden_twin
 
+from games import random_positions
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def _observation(state: GameState, seat: int, open_hands: bool) -> dict:
     return {"observation": encode_observation(state, seat, open_hands), "action_mask": action_mask(state, seat)}
-
-
-def _random_positions(count: int, seed: int, **config) -> list[GameState]:
-    env = make_config(config)
-    rng = random.Random(seed)
-    states = []
-    while len(states) < count:
-        state = env.new_game(rng)
-        for _ in range(rng.randrange(0, 14)):
-            if state.is_over:
-                break
-            state = state.apply(rng.choice(state.legal_actions()))
-        if not state.is_over:
-            states.append(state)
-    return states
 
 
 def _won_in_one() -> GameState:
@@ -71,7 +58,7 @@ def _won_in_one() -> GameState:
 
 @pytest.mark.parametrize("mode", ["gumbel", "puct"])
 def test_search_plays_legal_moves_and_its_visits_sum_to_the_budget(mode):
-    states = _random_positions(24, seed=1, draft="random") + _random_positions(8, seed=2)  # play and draft
+    states = random_positions(24, 1, 14, draft="random") + random_positions(8, 2, 14)  # play and draft
     roots = from_states(states)
     search = BatchedSearch(len(states), 24, mode=mode)
     result = search.run(roots, uniform_evaluate, np.random.default_rng(0), gumbel_scale=1.0, noise_alpha=0.3,

@@ -4,8 +4,6 @@ and name their architecture, and the AlphaZero trainer trains and resumes it."""
 
 from __future__ import annotations
 
-import random
-
 import numpy as np
 import pytest
 import torch
@@ -16,24 +14,10 @@ from trinity_env.agents.checkpoint import PARAMETERS, CheckpointError, network_s
 from trinity_env.core import ArgumentError, GameState
 from trinity_env.core.actions import DECK_SIZE
 from trinity_env.core.board import TILES
-from trinity_env.envs import make_config
 from trinity_env.envs.observation import action_mask, encode_observation
 from trinity_env.spec.observation import OWN_CARD_FEATURES, OWN_DECK_OFFSET, THEIR_CARD_FEATURES, THEIR_DECK_OFFSET
 
-
-def _positions(count: int, seed: int, **config) -> list[GameState]:
-    env = make_config(config)
-    rng = random.Random(seed)
-    states: list[GameState] = []
-    while len(states) < count:
-        state = env.new_game(rng)
-        for _ in range(rng.randrange(0, 20)):
-            if state.is_over:
-                break
-            state = state.apply(rng.choice(state.legal_actions()))
-        if not state.is_over:
-            states.append(state)
-    return states
+from games import random_positions
 
 
 def _batch(states: list[GameState], open_hands: bool = True) -> tuple[np.ndarray, np.ndarray]:
@@ -54,7 +38,7 @@ def network() -> BoardNetwork:
 
 @pytest.mark.parametrize("draft", ["random", "pick"])
 def test_the_numpy_path_equals_the_torch_one(network, draft):
-    states = _positions(60, 1, draft=draft)
+    states = random_positions(60, 1, 20, draft=draft)
     for open_hands in (True, False):
         observations, masks = _batch(states, open_hands)
         with torch.no_grad():
@@ -75,7 +59,7 @@ def _permute_deck(observations: np.ndarray, offset: int, width: int, order: np.n
 
 
 def test_a_hand_is_a_set_the_order_of_the_deck_changes_only_which_action_is_which(network):
-    observations, masks = _batch(_positions(40, 2, draft="random"))
+    observations, masks = _batch(random_positions(40, 2, 20, draft="random"))
     evaluate = numpy_evaluator(network)
     logits, values = evaluate(observations, np.ones_like(masks))
     order = np.random.default_rng(0).permutation(DECK_SIZE)
@@ -94,13 +78,14 @@ def test_a_hand_is_a_set_the_order_of_the_deck_changes_only_which_action_is_whic
     assert not np.allclose(mlp(mine, masks)[1], mlp(observations, masks)[1], atol=1e-5)
 
 
-def test_a_tile_sees_its_neighbours_facing_sides(network):
-    """Changing the side of a card that faces an empty tile changes that tile's placement logits."""
-    (state,) = _positions(1, 5, draft="random")
-    while state.phase != "play" or all(card is None for card in state.cards):
-        (state,) = _positions(1, random.randrange(10**6), draft="random")
+def test_a_tile_sees_its_neighbours_facing_sides():
+    """Changing the side of a card that faces an empty tile changes that tile's placement logits (without the
+    tactical features, which would see it too)."""
+    state = next(s for s in random_positions(20, 5, 20, draft="random")
+                 if s.phase == "play" and any(card is not None for card in s.cards))  # fmt: skip
     observations, masks = _batch([state])
-    evaluate = numpy_evaluator(network)
+    torch.manual_seed(1)
+    evaluate = numpy_evaluator(BoardNetwork(24, 2, tactics=False).eval())  # the structure alone, no tactics head
     before = evaluate(observations, np.ones_like(masks))[0]
     from trinity_env.core.board import NEIGHBOURS
     from trinity_env.spec.observation import BOARD_OFFSET, TILE_FEATURES
@@ -128,7 +113,7 @@ def test_checkpoints_name_their_architecture_and_round_trip(tmp_path, network):
     save_network(tmp_path / "board.pt", network, {"games": 3})
     loaded, payload = load_network(tmp_path / "board.pt")
     assert isinstance(loaded, BoardNetwork) and payload["network"] == "board" and payload["games"] == 3
-    observations, masks = _batch(_positions(10, 3))
+    observations, masks = _batch(random_positions(10, 3, 20))
     assert np.array_equal(numpy_evaluator(loaded)(observations, masks)[0],
                           numpy_evaluator(network)(observations, masks)[0])  # fmt: skip
     agent = make(f"az:{tmp_path / 'board.pt'},sims=8,seed=1")

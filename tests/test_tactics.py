@@ -2,34 +2,19 @@
 
 from __future__ import annotations
 
-import random
-
 import numpy as np
 import torch
 
 from trinity_env.agents.tactics import tactical_features
 from trinity_env.core import LANE_TILES, decode_action, tile_coords
-from trinity_env.envs import make_config
 from trinity_env.envs.observation import encode_observation
 
-
-def _positions(count: int, seed: int = 0):
-    rng = random.Random(seed)
-    config = make_config(draft="random")
-    while count:
-        state = config.new_game(rng)
-        for _ in range(rng.randrange(0, 12)):
-            if state.is_over:
-                break
-            state = state.apply(rng.choice(state.legal_actions()))
-        if not state.is_over:
-            count -= 1
-            yield state
+from games import random_positions
 
 
 def test_direct_captures_and_lane_completion_match_the_rules():
     checked = completions = 0
-    for state in _positions(150):
+    for state in random_positions(150, 0, 12, draft="random"):
         seat = state.to_move
         features = tactical_features(torch.as_tensor(encode_observation(state, seat, True))[None])[0]
         for action in state.legal_actions():
@@ -50,7 +35,7 @@ def test_direct_captures_and_lane_completion_match_the_rules():
 
 def test_the_domino_feature_never_misses_a_chain():
     chains = 0
-    for state in _positions(200, seed=1):
+    for state in random_positions(200, 1, 12, draft="random"):
         seat = state.to_move
         features = tactical_features(torch.as_tensor(encode_observation(state, seat, True))[None])[0]
         for action in state.legal_actions():
@@ -67,7 +52,7 @@ def test_the_network_gives_the_same_logits_with_features_passed_in():
 
     torch.manual_seed(0)
     network = PolicyNetwork(32, 1, tactics=True)
-    states = list(_positions(8, seed=2))
+    states = random_positions(8, 2, 12, draft="random")
     observations = torch.as_tensor(np.stack([encode_observation(s, s.to_move, True) for s in states]))
     masks = torch.as_tensor(np.stack([action_mask(s, s.to_move) for s in states]))
     logits, values = network(observations, masks)
