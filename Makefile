@@ -74,6 +74,12 @@ notebooks: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e ".[notebooks]" "torch==2.13.0"
 	$(BIN)/jupyter lab notebooks/ $(if $(filter 0,$(shell id -u)),--allow-root)
 
+## docs: install the docs extra and build the site into site/ (mkdocs.yml: the pages and an API reference from the docstrings), strict: a broken link, a page left out of the nav or an unreadable docstring fails
+.PHONY: docs
+docs: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e ".[docs]"
+	$(BIN)/mkdocs build --strict --quiet
+
 ## lint: ruff over the whole project
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -317,3 +317,29 @@ def test_the_value_sources_on_the_alphazero_page_are_the_benchmark_s():
                 for run in json.loads((ROOT / "docs" / "alphazero" / "networks.json").read_text())["runs"]}  # fmt: skip
     lifts = sorted(round(100 * (exact[n] - selfplay[n])) for n in exact)
     assert f"by {lifts[0]} (board) to {lifts[1]} (MLP) points" in page
+
+
+def _modules() -> set[str]:
+    package = ROOT / "trinity_env"
+    return {
+        ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+        for path in package.rglob("*.py")
+        if "__pycache__" not in path.parts and "static" not in path.parts
+    }
+
+
+def test_the_api_reference_documents_every_module_and_names_no_other():
+    """make docs builds the site strict (a directive naming a module that does not exist fails there);
+    this keeps a new module from being left out of the reference."""
+    named = set()
+    for page in (ROOT / "docs" / "api").glob("*.md"):
+        named |= set(re.findall(r"^::: ([\w.]+)$", page.read_text(encoding="utf-8"), flags=re.M))
+    assert named == _modules()
+
+
+def test_every_page_is_in_the_site_nav():
+    config = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    in_nav = set(re.findall(r":\s+(\S+\.md)$", config, flags=re.M))
+    pages = {str(path.relative_to(ROOT / "docs")) for path in (ROOT / "docs").glob("*.md")}
+    pages |= {str(path.relative_to(ROOT / "docs")) for path in (ROOT / "docs" / "api").glob("*.md")}
+    assert pages == in_nav
