@@ -18,6 +18,7 @@ from trinity_env.evaluation.puzzles import (
     Puzzle,
     agent_move,
     build_puzzles,
+    describe,
     load_puzzles,
     save_puzzles,
     score_agent,
@@ -151,6 +152,21 @@ def test_the_command_builds_and_scores(tmp_path, capsys):
     assert re.search(r"\| greedy \| \d / 2 \| \d+\.\d% \[\d+\.\d%, \d+\.\d%\] \|", printed), printed
     data = json.loads(scores.read_text())
     assert [s["agent"] for s in data["scores"]] == ["random", "greedy"] and data["count"] == 2
+
+
+def test_a_set_says_what_a_random_mover_expects_and_the_scores_json_holds_it(tmp_path, capsys):
+    first = load_puzzles(DEFAULT_SET)[0]  # 8 empty tiles, two winning moves among 40 legal ones
+    assert (first.empty, len(first.solution), first.legal_moves) == (8, 2, 40)
+    assert describe([first]) == {"by_empty": {"8": 1}, "single_winning_move": 0, "random_expected": 2 / 40}
+    single = Puzzle(first.position, frozenset(sorted(first.solution)[:1]))
+    assert describe([first, single]) == {"by_empty": {"8": 2}, "single_winning_move": 1,
+                                         "random_expected": (2 / 40 + 1 / 40) / 2}  # fmt: skip
+    source = tmp_path / "two.jsonl"
+    save_puzzles([first, single], source)
+    scores = tmp_path / "scores.json"
+    assert main(["puzzles", "--score", str(source), "--agents", "random", "--json", str(scores)]) == 0
+    assert "2 with 8 empty; 1 with a single winning move; a uniformly random mover expects 3.8%" in capsys.readouterr().out
+    assert json.loads(scores.read_text())["set"]["random_expected"] == pytest.approx(3 / 80)
 
 
 @pytest.mark.parametrize(

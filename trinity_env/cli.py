@@ -425,7 +425,7 @@ def _build_puzzles(args: argparse.Namespace) -> int:
 def _score_puzzles(args: argparse.Namespace) -> int:
     from trinity_env.agents.registry import make
     from trinity_env.evaluation.match import RunInterrupted
-    from trinity_env.evaluation.puzzles import load_puzzles, score_agents, score_table
+    from trinity_env.evaluation.puzzles import describe, describe_line, load_puzzles, score_agents, score_table
 
     building = {"--count": args.count, "--empty": args.empty, "--agent": args.agent, "--max-nodes": args.max_nodes,
                 "--max-games": args.max_games}  # fmt: skip
@@ -442,11 +442,12 @@ def _score_puzzles(args: argparse.Namespace) -> int:
         partial = False
     except RunInterrupted as stop:
         scores, partial = stop.partial, True
-    print(f"{len(puzzles)} puzzles from {_source(args.score)}: share of puzzles whose winning move the agent plays")
+    print(f"{len(puzzles)} puzzles from {_source(args.score)}: {describe_line(puzzles)}")
+    print("share of puzzles whose winning move the agent plays:")
     print(score_table(scores))
     if args.json:
-        summary = {"puzzles": _source(args.score), "count": len(puzzles), "partial": partial,
-                   "scores": [s.to_json() for s in scores]}  # fmt: skip
+        summary = {"puzzles": _source(args.score), "count": len(puzzles), "set": describe(puzzles),
+                   "partial": partial, "scores": [s.to_json() for s in scores]}  # fmt: skip
         Path(args.json).write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
         print(f"wrote {args.json}")
     if partial:

@@ -300,6 +300,25 @@ def score_agent(agent: Agent | str, puzzles: Sequence[Puzzle], seed: int = 0) ->
     return PuzzleScore(spec, solved, len(puzzles))
 
 
+def describe(puzzles: Sequence[Puzzle]) -> dict[str, Any]:
+    """What a set holds: puzzles by empty tiles, how many have a single winning move, and the share a mover
+    picking uniformly among the legal moves expects to solve (the floor every score is read against)."""
+    by_empty: dict[int, int] = {}
+    for puzzle in puzzles:
+        by_empty[puzzle.empty] = by_empty.get(puzzle.empty, 0) + 1
+    expected = sum(len(p.solution) / p.legal_moves for p in puzzles) / len(puzzles) if puzzles else 0.0
+    return {"by_empty": {str(k): by_empty[k] for k in sorted(by_empty)},
+            "single_winning_move": sum(len(p.solution) == 1 for p in puzzles), "random_expected": expected}  # fmt: skip
+
+
+def describe_line(puzzles: Sequence[Puzzle]) -> str:
+    """``describe`` in one printed line."""
+    facts = describe(puzzles)
+    counts = ", ".join(f"{n} with {k} empty" for k, n in facts["by_empty"].items())
+    return (f"{counts}; {facts['single_winning_move']} with a single winning move; "
+            f"a uniformly random mover expects {facts['random_expected']:.1%}")  # fmt: skip
+
+
 def score_table(scores: Sequence[PuzzleScore]) -> str:
     """A markdown table: agent, puzzles solved, share and its 95% interval."""
     lines = ["| agent | solved | share [95% interval] |", "|---|---:|---|"]
