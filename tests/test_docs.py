@@ -345,7 +345,7 @@ def test_every_page_is_in_the_site_nav():
     assert pages == in_nav
 
 
-FIGURE = re.compile(r"(?<![\w.])(\d+(?:,\d{3})*\.\d+)(%| ?s\b| ms\b)")
+MEASURED = re.compile(r"(?<![\w.])(\d+(?:,\d{3})*\.\d+)(%| ?s\b| ms\b)")
 """A measured figure on a page: a decimal share (``72.0%``) or time (``0.049 s``, ``2.5 ms``)."""
 SOURCE_SUFFIXES = {".md", ".json", ".jsonl", ".csv", ".txt"}
 NUMBER = re.compile(r"-?\d+(?:,\d{3})*(?:\.\d+)?(?:[eE]-?\d+)?")
@@ -387,5 +387,5 @@ def test_every_measured_figure_on_a_page_is_in_a_file_a_tool_wrote(page):
     numbers = {float(n.replace(",", "")) for text in texts for n in NUMBER.findall(text)}
     missing = [f"line {i}: {m.group(0)}"
                for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
-               for m in FIGURE.finditer(line) if not _holds(m.group(1), m.group(2), texts, numbers)]  # fmt: skip
+               for m in MEASURED.finditer(line) if not _holds(m.group(1), m.group(2), texts, numbers)]  # fmt: skip
     assert not missing, f"docs/{page} quotes figures no source file holds: {missing}"
