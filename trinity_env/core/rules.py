@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 
-from trinity_env.core.board import EMPTY, LANE_TILES, LANES
+from trinity_env.core.board import EMPTY, LANE_TILES, LANES, POSITIONS, TILES
 from trinity_env.core.cards import A, Card
 
 try:
@@ -101,15 +101,15 @@ class Outcome:
 
 def lane_scores(owners: Sequence[int]) -> tuple[int, int]:
     """Lane-majority scores: a lane's majority owner scores its card count, ties score nothing."""
-    totals = [0, 0]
-    for tiles in LANE_TILES:
-        zero = sum(1 for t in tiles if owners[t] == 0)
-        one = sum(1 for t in tiles if owners[t] == 1)
+    white = black = 0
+    for start in range(0, TILES, POSITIONS):  # a lane's tiles are contiguous (board.tile_index)
+        lane = list(owners[start : start + POSITIONS])
+        zero, one = lane.count(0), lane.count(1)
         if zero > one:
-            totals[0] += zero
+            white += zero
         elif one > zero:
-            totals[1] += one
-    return totals[0], totals[1]
+            black += one
+    return white, black
 
 
 def scored(termination: str, owners: Sequence[int], lane: int | None = None, winner: int | None = None) -> Outcome:
