@@ -43,10 +43,12 @@ Usage: python -m training.alphazero --config az-quick --run runs/az-quick [--res
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
 import json
 import math
 import time
+from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -352,9 +354,30 @@ class SelfPlay:
     """``collect``: each one's game (its index in the batch of games)."""
 
 
-def make_search(config: AZConfig) -> BatchedSearch:
+class LocalSelfPlay:
+    """Self-play in the trainer's own process: one ``FastGames`` of ``games_per_iteration`` lockstep games and
+    one batched search (``training.alphazero_ray`` has the same interface on Ray actors)."""
+
+    def __init__(self, config: AZConfig):
+        self.config = config
+        self.search = make_search(config)
+        self.games = FastGames(config.games_per_iteration, draft_share=config.draft_share, **config.env)
+        self.open_hands = self.games.config.open_hands
+
+    def play(self, network: AZModel, seed: int, rng: np.random.Generator, solver: Solver | None,
+             collect: bool) -> SelfPlay:  # fmt: skip
+        """One iteration's games, dealt from ``seed``: ``play_games`` on freshly reset games."""
+        self.games.reset(seed=seed)
+        return play_games(network, self.config, self.search, self.games, rng, solver, collect=collect)
+
+    def close(self) -> None:
+        """Nothing to release in one process."""
+
+
+def make_search(config: AZConfig, games: int | None = None) -> BatchedSearch:
+    """The batched search of ``games`` lockstep games (default: an iteration's)."""
     open_hands = make_config(config.env).open_hands
-    return BatchedSearch(config.games_per_iteration, config.simulations, mode=config.search,
+    return BatchedSearch(games or config.games_per_iteration, config.simulations, mode=config.search,
                          max_considered=config.max_considered, c_puct=config.c_puct, open_hands=open_hands)  # fmt: skip
 
 
@@ -544,12 +567,14 @@ def evaluate(network: AZModel, config: AZConfig, seed: int) -> Results:
 
 
 def train(config: AZConfig, run: Path, resume: bool = False, progress: bool = True, *, overwrite: bool = False,
-          stop_at: int | None = None) -> list[dict]:  # fmt: skip
+          stop_at: int | None = None, backend: Backend | None = None) -> list[dict]:  # fmt: skip
     """Train in the run folder ``run``; returns the evaluation history (``games``, ``seconds``, ``results``).
 
     Writes ``config.json``, ``metrics.csv``, ``latest.pt``, ``best.pt`` and TensorBoard events
     (``tb/``). ``stop_at``: end this session once that many games are played (as ``max_minutes``
     would; the schedule stays ``total_games``'s). Ctrl-C saves ``latest.pt`` and raises ``TrainingInterrupted``.
+    ``backend``: where self-play and labelling run (default: this process and ``Labeller`` processes;
+    ``training.alphazero_ray`` puts them on Ray actors). The run folder and checkpoint are the same either way.
     """
     with (
         claim(run, config, "alphazero", resume=resume, overwrite=overwrite, checkpoint="latest.pt") as folder,
@@ -575,20 +600,32 @@ def train(config: AZConfig, run: Path, resume: bool = False, progress: bool = Tr
                                              "results": results},
             saved_at_start=True,
         ) as training:  # fmt: skip
-            return _train_loop(config, training, network, optimizer, replay, rng, state, progress)
+            return _train_loop(config, training, network, optimizer, replay, rng, state, progress,
+                               backend or Backend())  # fmt: skip
+
+
+@dataclass
+class Backend:
+    """Where a run's self-play and exact labels are computed: ``selfplay(config)`` gives an object with
+    ``play(network, seed, rng, solver, collect)``, ``open_hands`` and ``close()`` (``LocalSelfPlay``);
+    ``labeller(workers)`` one with ``Labeller``'s ``submit``/``collect``/``seconds``/``close``."""
+
+    selfplay: Callable[[AZConfig], Any] = LocalSelfPlay
+    labeller: Callable[[int], Any] = Labeller
 
 
 def _train_loop(config: AZConfig, training: TrainingRun, network, optimizer, replay: Replay, rng, state: Progress,
-                progress: bool) -> list[dict]:  # fmt: skip
+                progress: bool, backend: Backend) -> list[dict]:  # fmt: skip
     """Evaluate when due, checkpoint, then self-play one iteration and learn from it; until ``total_games``."""
-    search = make_search(config)
-    games = FastGames(config.games_per_iteration, draft_share=config.draft_share, **config.env)
-    workers = config.label_workers if config.solver_empty and games.config.open_hands else 0
+    selfplay = backend.selfplay(config)
+    workers = config.label_workers if config.solver_empty and selfplay.open_hands else 0
     solver = Solver() if config.solver_empty and not workers else None
     if replay.awaiting is not None and not workers:
+        selfplay.close()
         raise CheckpointError("latest.pt holds positions awaiting labelling workers, but this config has none")
     last_eval = ""
-    with training.running(), Labeller(workers) if workers else nullcontext() as labeller:
+    labelling = backend.labeller(workers) if workers else nullcontext()
+    with contextlib.closing(selfplay), training.running(), labelling as labeller:
         if replay.awaiting is not None:  # a resumed run: solve again what the stopped one had submitted
             labeller.submit(replay.awaiting.positions, replay.awaiting.games)
         bar = tqdm(total=training.total, initial=state.games, disable=not progress, desc="alphazero", unit="game")
@@ -604,14 +641,16 @@ def _train_loop(config: AZConfig, training: TrainingRun, network, optimizer, rep
             if training.should_stop():
                 break
             started = time.perf_counter()
-            games.reset(seed=config.seed * 1_000_003 + state.iterations)
-            played = play_games(network, config, search, games, rng, solver, collect=labeller is not None)
+            seed = config.seed * 1_000_003 + state.iterations
+            played = selfplay.play(network, seed, rng, solver, collect=labeller is not None)
             rows = replay.add(played.observations, played.masks, played.policies, played.values)
             labelling = _labels(labeller, replay, played, rows) if labeller is not None else {}
             steps = max(1, round(config.sample_reuse * len(played.values) / config.batch_size))
             if config.anneal_lr:  # over the planned games: a stopped run keeps the full run's schedule
                 optimizer.param_groups[0]["lr"] = config.learning_rate * (1 - 0.9 * state.games / training.total)
+            learning = time.perf_counter()
             stats = learn(network, optimizer, replay, config, rng, steps)
+            stats["learner_seconds"] = time.perf_counter() - learning
             state.iterations += 1
             state.games += played.games
             state.learner_steps += steps
@@ -642,8 +681,11 @@ def _labels(labeller: Labeller, replay: Replay, played: SelfPlay, rows: np.ndarr
 def _log_iteration(training: TrainingRun, state: Progress, stats: dict, played: SelfPlay, seconds: float,
                    labelling: dict[str, float]) -> None:  # fmt: skip
     log, games = training.log, state.games
+    learner_seconds = stats.pop("learner_seconds")
     for name, value in stats.items():
         log.scalar(f"loss/{name}", value, games)
+    log.scalar("speed/learner_seconds", learner_seconds, games)
+    log.scalar("speed/learner_utilisation", learner_seconds / seconds, games)  # the rest: waiting for self-play
     log.scalar("selfplay/positions", len(played.values), games)
     log.scalar("selfplay/solved_positions", played.solved, games)
     for name, value in labelling.items():  # with labelling workers: the previous iteration's labels
@@ -705,4 +747,4 @@ if __name__ == "__main__":
     main()
 
 
-__all__ = ["ENDGAMES", "AZConfig", "Replay", "learn", "play_games", "train"]
+__all__ = ["ENDGAMES", "AZConfig", "Backend", "LocalSelfPlay", "Replay", "learn", "play_games", "train"]

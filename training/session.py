@@ -27,7 +27,7 @@ from contextvars import ContextVar
 
 from trinity_env.agents.policy import CheckpointError
 from trinity_env.arguments import positive_int
-from trinity_env.core.errors import WriteError
+from trinity_env.core.errors import ArgumentError, WriteError
 
 from .config import BUDGETS, TrainConfigError
 from .run_folder import RunFolderError
@@ -142,7 +142,7 @@ def run_command(parser: argparse.ArgumentParser, body: Callable[[argparse.Namesp
     except KeyboardInterrupt:
         print(f"{parser.prog}: interrupted (the checkpoints on disk are the last ones saved)", file=sys.stderr)
         sys.exit(128 + _stopped_by[0])
-    except (TrainConfigError, RunFolderError, CheckpointError) as err:
+    except (TrainConfigError, RunFolderError, CheckpointError, ArgumentError) as err:
         parser.exit(EXIT_USAGE, f"{parser.prog}: error: {one_line(err)}\n")
     except WriteError as err:
         parser.exit(EXIT_WRITE_FAILED, f"{parser.prog}: error: {one_line(err)} (the last checkpoint is kept)\n")
