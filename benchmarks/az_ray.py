@@ -28,7 +28,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--config", default="az-quick")
     parser.add_argument("--actors", type=int, nargs="+", default=[1, 2, 4])
-    parser.add_argument("--iterations", type=int, default=3, help="timed iterations per actor count (after one warm-up)")
+    parser.add_argument("--iterations", type=int, default=3, help="timed iterations per actor count")
     parser.add_argument("--json", help="also write the figures to this JSON file")
     args = parser.parse_args(argv)
 
@@ -90,8 +90,9 @@ def main(argv: list[str] | None = None) -> None:
           f"learner busy {learning / (games / (63 * rate) + learning):.0%}; the learner then bounds the run at "
           f"{games / learning:.0f} games/s: a larger games_per_iteration or a faster learner (a GPU) raises it")
     if args.json:
-        Path(args.json).write_text(json.dumps({"config": args.config, "learning_seconds": learning, "load": load,
-                                               "rows": rows, "cluster_64_games_per_second": cluster}, indent=1))  # fmt: skip
+        figures = {"config": args.config, "learning_seconds": learning, "load": load, "rows": rows,
+                   "cluster_64_games_per_second": cluster}  # fmt: skip
+        Path(args.json).write_text(json.dumps(figures, indent=1))
 
 
 if __name__ == "__main__":
