@@ -74,6 +74,33 @@ def test_search_plays_legal_moves_and_its_visits_sum_to_the_budget(mode):
 
 
 @pytest.mark.parametrize("mode", ["gumbel", "puct"])
+def test_a_root_s_search_does_not_depend_on_the_search_s_room_or_the_other_roots(mode):
+    """Self-play searches fewer roots than the search holds once some games have ended: each root's result
+    must be what a search of that root alone gives (a scratch row with another game's deck once corrupted
+    every root past the first ended game)."""
+    states = random_positions(12, 5, 12, draft="random") + random_positions(4, 6, 20)  # play and draft
+    alone = []
+    for state in states:
+        result = BatchedSearch(1, 16, mode=mode).run(from_states([state]), _fixed_evaluate)
+        alone.append((int(result.action[0]), result.visits[0].tolist(), float(result.value[0])))
+    for room in (len(states), len(states) + 5, 64):
+        search = BatchedSearch(room, 16, mode=mode)
+        for _ in range(2):  # and again, after the search held other roots
+            result = search.run(from_states(states), _fixed_evaluate)
+            together = [(int(a), v.tolist(), float(x)) for a, v, x in zip(result.action, result.visits, result.value)]
+            assert together == alone, f"room {room}"
+        search.run(from_states(states[::-1]), _fixed_evaluate)
+
+
+def _fixed_evaluate(observations: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A deterministic evaluator that tells positions apart (a uniform one would hide wrong leaves): logits
+    and a value from fixed projections of the observation, row by row."""
+    weights = np.random.default_rng(0).integers(-3, 4, (observations.shape[1], 257))
+    out = (observations.astype(np.int64) @ weights).astype(np.float32) / 64  # integers: exact at any batch size
+    return out[:, :256], np.tanh(out[:, 256])
+
+
+@pytest.mark.parametrize("mode", ["gumbel", "puct"])
 def test_search_finds_a_win_in_one_and_values_terminals_truly(mode):
     state = _won_in_one()
     winning = {a for a in state.legal_actions() if state.apply(a).winner == 0}

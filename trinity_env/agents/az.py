@@ -260,6 +260,55 @@ class AZAgent(Agent):
         summed = result.policy.sum(axis=0)
         return int(legal[np.argmax(summed[legal])])
 
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """``act`` for many positions at once (int64 actions): one batched search over all the complete views
+        and one over all the determinised worlds of the rest, so a searched agent plays many games for the
+        cost of a few network calls per simulation (``trinity exploit`` plays it across the exploiter's games).
+        Each row is searched in a tree of its own, as ``act`` would; only the random stream's order differs."""
+        observations, masks = np.asarray(observations, np.int8), np.asarray(masks, np.int8)
+        actions = np.full(len(observations), -1, np.int64)
+        raw: list[int] = []
+        complete: list[tuple[int, Batch]] = []
+        hidden: list[tuple[int, list[Batch]]] = []
+        for j, (obs, mask) in enumerate(zip(observations, masks)):
+            legal = np.flatnonzero(mask)
+            if legal.size == 0:
+                raise PositionError(f"az was asked to act with no legal action in row {j} (is it its turn?)")
+            if legal.size == 1:
+                actions[j] = legal[0]
+                continue
+            view = decode(obs)
+            playing = view.batch.info[0, PHASE] == PLAY
+            empty = int((view.batch.owner[0] == -1).sum())
+            if self.solver_empty and playing and view.complete and empty <= self.solver_empty:
+                actions[j] = self._solve(view.batch)
+            elif self.simulations == 0:
+                raw.append(j)
+            elif view.complete:
+                complete.append((j, view.batch))
+            else:
+                hidden.append((j, [determinise(view, self._rng) for _ in range(self.worlds)]))
+        if raw:
+            logits, _ = self._evaluate(observations[raw], masks[raw])
+            actions[raw] = np.where(masks[raw].astype(bool), logits, -np.inf).argmax(axis=1)
+        if complete:
+            roots = Batch(*(np.concatenate(parts) for parts in zip(*(batch for _, batch in complete))))
+            result = self._batch_search(roots.size, True).run(roots, self._evaluate, self._rng)
+            actions[[j for j, _ in complete]] = result.action
+        if hidden:
+            worlds = [world for _, views in hidden for world in views]
+            roots = Batch(*(np.concatenate(parts) for parts in zip(*worlds)))
+            result = self._batch_search(roots.size, False).run(roots, self._evaluate, self._rng)
+            summed = result.policy.reshape(len(hidden), self.worlds, -1).sum(axis=1)
+            for (j, _), policy in zip(hidden, summed):
+                legal = np.flatnonzero(masks[j])
+                actions[j] = legal[np.argmax(policy[legal])]
+        return actions
+
+    def _batch_search(self, roots: int, open_hands: bool) -> BatchedSearch:
+        """A search with room for ``roots`` (rounded up to a power of two, so a few sizes serve every batch)."""
+        return self._search(1 << max(roots - 1, 0).bit_length(), open_hands)
+
     def _solve(self, position: Batch) -> int:
         from trinity_env.search.solver import Solver
 

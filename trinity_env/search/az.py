@@ -451,7 +451,7 @@ class BatchedSearch:
         self.mode, self.c_puct, self.open_hands = mode, float(c_puct), bool(open_hands)
         self.max_considered = min(max_considered, MAX_EDGES)
         self.trees = Trees(games, simulations + 1)
-        self.rows = Batch.empty(2 * games)  # roots in rows 0..games-1, each one's scratch row at games + g
+        self.rows = Batch.empty(2 * games)  # n roots in rows 0..n-1, each one's scratch row at n + g
         self.observations = np.zeros((games, OBSERVATION_SIZE), np.int8)
         self.masks = np.zeros((games, 256), np.int8)
         self.need = np.zeros(games, np.int8)
@@ -484,7 +484,7 @@ class BatchedSearch:
         rows, trees = self.rows, self.trees
         for target, source in zip(rows, roots):
             target[:n] = source
-        rows.decks[self.games : self.games + n] = roots.decks
+        rows.decks[n : 2 * n] = roots.decks  # the kernels' scratch row of root g is n + g (run with n roots)
         active = (roots.info[:, PHASE] != OVER).astype(np.int8)
         arrays = trees.arrays()
         start_roots(*rows, n, active, self.open_hands, self.observations, self.masks, self.need, *arrays)
