@@ -3,7 +3,9 @@ seat may see, replays and their review, and every bad request refused with a cle
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
+import io
 import json
 import random
 import socket
@@ -12,6 +14,7 @@ import sys
 import threading
 import time
 import urllib.request
+from pathlib import Path
 
 import pytest
 
@@ -27,7 +30,7 @@ from trinity_env.core import GameState, Replay
 from trinity_env.search.solver import Solver
 from trinity_env.web import games as web_games
 from trinity_env.web.app import COOKIE, MAX_BODY, MAX_REPLAY_BODY, STATIC, create_app
-from trinity_env.web.games import LADDER, AgentChoice, GameStore, catalog
+from trinity_env.web.games import LADDER, AgentChoice, EngineWarmup, GameStore, catalog, families_to_warm
 
 SMALL = {
     "random": AgentChoice("random", "random", "Random", "baseline"),
@@ -371,7 +374,7 @@ def test_unknown_games_routes_and_methods(client):
     assert "no game" in error(client.get("/api/games/not-an-id"), 404)
     error(client.post("/api/games/..%2F..%2Fetc/move", json={"action": 0, "ply": 0}), 404)
     error(client.get("/api/nothing"), 404)
-    error(client.get("/api/games"), 405)
+    error(client.put("/api/games"), 405)
     error(client.delete("/api/agents"), 405)
     assert client.get("/nothing").status_code == 404
     assert client.get("/static/../games.py").status_code == 404
@@ -544,6 +547,15 @@ def test_trinity_serve_answers_on_loopback_and_stops_on_ctrl_c():
                 time.sleep(0.3)
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/play", timeout=5) as response:
             assert b"Trinity Towers" in response.read()
+        while True:  # the engine compiles in the background and says when it is done
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/engine", timeout=5) as response:
+                engine = json.load(response)
+            if engine["ready"]:
+                break
+            assert time.monotonic() < deadline + 120, engine
+            time.sleep(0.3)
+        assert engine["started"] and {f["name"] for f in engine["families"]} >= {"MCTS", "baselines", "exact solver"}
+        assert all(f["state"] == "ready" for f in engine["families"]), engine
     finally:
         server.send_signal(2)  # Ctrl-C
         out, err = server.communicate(timeout=30)
@@ -723,6 +735,11 @@ def test_another_clients_game_or_replay_is_a_404_like_an_unknown_one():
     error(bob.post(f"/api/games/{game['id']}/move", json={"action": move, "ply": 0}), 404)
     error(bob.post(f"/api/games/{game['id']}/advance", json={"ply": 0}), 404)
     error(bob.get(f"/api/games/{game['id']}/replay"), 404)
+    error(bob.get(f"/api/games/{game['id']}/previews/0"), 404)
+    error(bob.get(f"/api/games/{game['id']}/positions/0"), 404)
+    error(bob.post(f"/api/games/{game['id']}/resign", json={}), 404)
+    error(bob.post(f"/api/games/{game['id']}/review", json={}), 404)
+    assert bob.get("/api/games").json() == {"games": []}
     assert error(bob.get(f"/api/replays/{upload['id']}"), 404) == error(bob.get(f"/api/replays/{'0' * 32}"), 404)
     error(bob.get(f"/api/replays/{upload['id']}/review/0"), 404)
     assert alice.get(f"/api/games/{game['id']}").json()["ply"] == 0  # nothing bob did touched it
@@ -758,3 +775,350 @@ def test_a_replay_whose_open_hands_is_not_a_boolean_is_refused(client, value):
     data = _finished_replay(seed=3).to_dict()
     data["rules"]["open_hands"] = value
     assert "open_hands" in error(client.post("/api/replays", json=data), 422)
+
+
+# ---------------------------------------------------------------------- the ladder's strength, from the arena's output
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_shipped_ladder_file_is_the_arena_output_kept_in_docs():
+    assert web_games.LADDER_FILE.read_bytes() == (ROOT / "docs" / "web" / "ladder.json").read_bytes()
+
+
+def test_each_level_is_named_in_plain_words_with_its_elo_from_the_arena_output():
+    arena = json.loads((ROOT / "docs" / "web" / "ladder.json").read_text(encoding="utf-8"))
+    elo = dict(zip(arena["agents"], arena["elo"]))
+    data = TestClient(create_app(GameStore(catalog()))).get("/api/agents").json()
+    assert [a["name"] for a in data["ladder"]] == [f"level:{k}" for k in range(1, 9)]
+    shown = []
+    for level, agent in enumerate(data["ladder"], start=1):
+        rating = round(elo[LADDER[level]])
+        assert agent["elo"] == rating
+        sign = "+" if rating > 0 else "\u2212" if rating < 0 else ""
+        assert agent["label"] == f"Level {level} \u2014 {web_games.LEVEL_WORDS[level]} (Elo {sign}{abs(rating)})"
+        assert agent["short"] == f"Level {level} \u2014 {web_games.LEVEL_WORDS[level]}"
+        assert LADDER[level] not in agent["label"]  # plain words, not the spec
+        shown.append(rating)
+    assert shown == sorted(shown)  # the levels climb
+    assert all(a["elo"] is None for a in data["agents"] if a["group"] != "ladder")
+
+
+@pytest.mark.parametrize(
+    ("content", "words"),
+    [
+        ('{"agents": ["random"]}', "not the arena's JSON output"),
+        ('{"agents": ["random", "greedy"], "elo": [1.0]}', "not the arena's JSON output"),
+        ("[1, 2]", "not the arena's JSON output"),
+        ('{"agents": ["random"], "elo": ["high"]}', "has no finite Elo"),
+        ('{"agents": ["random"], "elo": [NaN]}', "has no finite Elo"),
+        ('{"agents": [3], "elo": [1.0]}', "has no finite Elo"),
+    ],
+)
+def test_a_ladder_file_that_is_not_arena_output_is_refused(tmp_path, content, words):
+    path = tmp_path / "ladder.json"
+    path.write_text(content, encoding="utf-8")
+    with pytest.raises(ValueError, match=words):
+        web_games.ladder_elo(path)
+
+
+def test_a_ladder_file_without_a_levels_agent_is_refused(monkeypatch, tmp_path):
+    path = tmp_path / "ladder.json"
+    path.write_text('{"agents": ["random", "mcts:2"], "elo": [-10.0, 10.0]}', encoding="utf-8")
+    monkeypatch.setattr(web_games, "LADDER_FILE", path)
+    monkeypatch.setattr(web_games.ladder_elo, "__defaults__", (path,))
+    with pytest.raises(ValueError, match="rates no agent 'mcts:25'"):
+        catalog()
+
+
+# ---------------------------------------------------------------------- previews of each placement
+
+
+def _previews(client: TestClient, view: dict) -> dict:
+    response = client.get(f"/api/games/{view['id']}/previews/{view['ply']}")
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def test_previews_are_what_each_move_does_on_many_random_positions():
+    """Every legal placement's preview against the rules core, then the move played: what it captured and
+    flipped is what its preview said, on positions of drafted and dealt games, open and hidden hands."""
+    client = small_client()
+    rng = random.Random(5)
+    positions = flips = endings = 0
+    for seed in range(16):
+        view = new_game(
+            client, seed=seed, seat=seed % 2, draft=("pick", "dealt")[seed % 2 == 0 and seed % 4 == 0],
+            open_hands=seed % 3 != 0, opponent=("random", "greedy")[seed % 2],
+        )  # fmt: skip
+        while not view["state"]["outcome"]:
+            if view["agent_to_move"]:
+                view = client.post(f"/api/games/{view['id']}/advance", json={"ply": view["ply"]}).json()
+                continue
+            if view["state"]["phase"] == "draft":
+                move = rng.choice(view["state"]["legal"])
+                view = client.post(f"/api/games/{view['id']}/move", json={"action": move["action"], "ply": view["ply"]})
+                view = view.json()
+                continue
+            data = _previews(client, view)
+            state = _core_state(client, view)
+            assert data["ply"] == view["ply"] and data["to_move"] == view["human"]
+            by_action = {p["action"]: p for p in data["previews"]}
+            assert set(by_action) == {m["action"] for m in view["state"]["legal"]} == set(state.legal_actions())
+            for action, preview in by_action.items():
+                after = state.apply(action)
+                assert (preview["tile"], preview["captured"], preview["domino"]) == (
+                    after.last.tile, list(after.last.captured), list(after.last.domino),
+                )  # fmt: skip
+                assert preview["card"] == after.last.card.notation and preview["index"] == after.last.deck_index
+                assert preview["lanes"] == web_games.lanes_json(after)
+                if after.outcome is None:
+                    assert preview["outcome"] is None
+                else:
+                    endings += 1
+                    assert preview["outcome"]["winner"] == after.outcome.winner
+                    assert preview["outcome"]["termination"] == after.outcome.termination.value
+                    assert preview["outcome"]["lane"] == after.outcome.lane
+                    assert preview["outcome"]["scores"] == list(after.outcome.scores)
+            positions += 1
+            chosen = by_action[rng.choice(sorted(by_action))]
+            view = client.post(f"/api/games/{view['id']}/move", json={"action": chosen["action"], "ply": view["ply"]})
+            view = view.json()
+            last = view["state"]["last"]
+            assert (last["tile"], last["captured"], last["domino"]) == (
+                chosen["tile"], chosen["captured"], chosen["domino"],
+            )  # fmt: skip
+            flips += bool(last["captured"])
+    assert positions >= 100 and flips >= 20 and endings >= 10
+
+
+def test_a_preview_never_depends_on_the_opponents_hidden_hand():
+    """With hidden hands, the previews of a position are the same whichever of its unplayed deck cards the
+    opponent really holds: they are computed on what the player sees (``seen_by``), not the server's state."""
+    client = small_client()
+    checked = 0
+    for seed in range(6):
+        view = new_game(client, seed=seed, seat=0, first="you", draft="dealt", open_hands=False)
+        rng = random.Random(seed)
+        while not view["state"]["outcome"]:
+            if view["agent_to_move"]:
+                view = client.post(f"/api/games/{view['id']}/advance", json={"ply": view["ply"]}).json()
+                continue
+            state = _core_state(client, view)
+            served = _previews(client, view)["previews"]
+            other = 1 - view["human"]
+            unplayed = [i for i, s in enumerate(state.status[other]) if s != 2]
+            held = sum(1 for s in state.status[other] if s == 1)
+            for trial in range(3):  # other hands of the same size from the cards the opponent has not played
+                hand = set(random.Random(trial).sample(unplayed, held))
+                status = list(state.status)
+                status[other] = tuple(2 if s == 2 else 1 if i in hand else 0 for i, s in enumerate(state.status[other]))
+                swapped = dataclasses.replace(state, status=tuple(status))
+                assert web_games.placement_previews(swapped, view["human"], False) == served
+            seen = web_games.seen_by(state, view["human"], False)
+            assert sum(1 for s in seen.status[other] if s == 1) == held  # the size is public, and kept
+            assert seen.status[view["human"]] == state.status[view["human"]]
+            checked += 1
+            move = rng.choice(view["state"]["legal"])
+            view = client.post(f"/api/games/{view['id']}/move", json={"action": move["action"], "ply": view["ply"]})
+            view = view.json()
+    assert checked >= 30
+
+
+def test_previews_are_only_for_the_player_to_move_in_the_play_phase(client):
+    drafting = new_game(client, seat=0, first="you", draft="pick")
+    assert "draft" in error(client.get(f"/api/games/{drafting['id']}/previews/0"), 409)
+    waiting = new_game(client, seat=1, first="opponent", draft="dealt")
+    assert "not your turn" in error(client.get(f"/api/games/{waiting['id']}/previews/0"), 409)
+    mine = new_game(client, seat=0, first="you", draft="dealt")
+    assert "at move 0, not 3" in error(client.get(f"/api/games/{mine['id']}/previews/3"), 409)
+    assert len(client.get(f"/api/games/{mine['id']}/previews/0").json()["previews"]) == len(mine["state"]["legal"])
+    watch = client.post("/api/games", json={"mode": "watch", "agents": ["random", "random"], "draft": "dealt"}).json()
+    assert "two agents" in error(client.get(f"/api/games/{watch['id']}/previews/0"), 409)
+    done = play_out(client, new_game(client, draft="dealt"), random.Random(1))
+    assert "over" in error(client.get(f"/api/games/{done['id']}/previews/{done['ply']}"), 409)
+
+
+@pytest.mark.parametrize("ply", ["-1", "1e3", "abc", "99999", "0x1", "%20", "1.0", "\u0661"])
+@pytest.mark.parametrize("route", ["previews", "positions"])
+def test_a_ply_in_the_path_must_be_a_short_whole_number(client, ply, route):
+    view = new_game(client, seat=0, first="you", draft="dealt")
+    assert "ply must be a whole number" in error(client.get(f"/api/games/{view['id']}/{route}/{ply}"), 400)
+
+
+# ---------------------------------------------------------------------- looking back, resigning, reviewing, recents
+
+
+def test_looking_back_shows_each_earlier_position_as_the_seat_saw_it():
+    client = small_client()
+    view = new_game(client, seat=0, first="you", draft="pick", open_hands=False, seed=4)
+    rng = random.Random(4)
+    while view["ply"] < 22:  # the draft (16 picks) and a few placements
+        if view["agent_to_move"]:
+            view = client.post(f"/api/games/{view['id']}/advance", json={"ply": view["ply"]}).json()
+        else:
+            move = rng.choice(view["state"]["legal"])
+            view = client.post(f"/api/games/{view['id']}/move", json={"action": move["action"], "ply": view["ply"]})
+            view = view.json()
+    states = client.app.app.state.store.game(view["id"], owner(client)).states
+    for ply in range(view["ply"] + 1):
+        shown = client.get(f"/api/games/{view['id']}/positions/{ply}").json()
+        assert shown["ply"] == ply and shown["state"]["legal"] == []
+        assert shown["state"] == {**web_games.state_json(states[ply], 0, False), "legal": []}
+        them = shown["state"]["players"][1]
+        assert them["hand"] is None and (them["deck"] is None or states[ply].phase != "draft")
+    assert "ply must be 0-" in error(client.get(f"/api/games/{view['id']}/positions/{view['ply'] + 1}"), 422)
+    final = play_out(client, view, rng)
+    start = client.get(f"/api/games/{final['id']}/positions/1").json()["state"]
+    assert start["players"][1]["deck"] is not None  # the game is over: looking back shows everything now
+
+
+def test_resigning_ends_the_game_for_the_agent_and_it_can_be_reviewed(client):
+    view = new_game(client, seat=1, first="you", draft="dealt", open_hands=False, seed=9)
+    move = view["state"]["legal"][0]["action"]
+    view = client.post(f"/api/games/{view['id']}/move", json={"action": move, "ply": 0}).json()
+    view = client.post(f"/api/games/{view['id']}/advance", json={"ply": 1}).json()
+    assert "the review is ready when" in error(client.post(f"/api/games/{view['id']}/review", json={}), 409)
+    resigned = client.post(f"/api/games/{view['id']}/resign", json={}).json()
+    outcome = resigned["state"]["outcome"]
+    assert outcome["termination"] == "resignation" and outcome["winner"] == 0 and outcome["resigned"] == 1
+    assert outcome["scores"] == list(web_games.lane_scores(_core_state(client, view).owners))
+    assert resigned["resigned"] == 1 and resigned["state"]["to_move"] is None and resigned["state"]["legal"] == []
+    assert resigned["replay_available"] and not resigned["agent_to_move"]
+    assert resigned["state"]["players"][0]["hand"] is not None  # hidden hands show once the game is over
+    assert "over" in error(client.post(f"/api/games/{view['id']}/move", json={"action": move, "ply": 2}), 409)
+    assert "over" in error(client.post(f"/api/games/{view['id']}/resign", json={}), 409)
+    assert client.post(f"/api/games/{view['id']}/advance", json={"ply": 2}).json()["moved"] is False
+    assert client.get(f"/api/games/{view['id']}").json()["state"]["outcome"] == outcome
+
+    review = client.post(f"/api/games/{view['id']}/review", json={})
+    assert review.status_code == 201, review.text
+    upload = review.json()
+    assert upload["plies"] == 2 and len(upload["frames"]) == 3
+    again = client.post(f"/api/games/{view['id']}/review", json={})
+    assert again.status_code == 200 and again.json()["id"] == upload["id"]  # the same replay, not a new one
+    assert client.get(f"/api/replays/{upload['id']}").json()["frames"] == upload["frames"]
+
+
+def test_reviewing_a_finished_game_opens_it_as_a_replay(client):
+    final = play_out(client, new_game(client, seat=0, first="you", draft="pick", seed=2), random.Random(2))
+    review = client.post(f"/api/games/{final['id']}/review", json={})
+    assert review.status_code == 201, review.text
+    upload = review.json()
+    states = Replay.from_json(client.get(f"/api/games/{final['id']}/replay").text).states()
+    assert upload["plies"] == final["ply"] == len(states) - 1
+    assert upload["frames"][-1]["outcome"] == final["state"]["outcome"]
+    assert upload["frames"] == [web_games.state_json(s) for s in states]
+
+
+def test_resigning_during_the_draft_leaves_nothing_to_replay(client):
+    view = new_game(client, seat=0, first="you", draft="pick")
+    view = client.post(f"/api/games/{view['id']}/resign", json={}).json()
+    assert view["state"]["outcome"]["termination"] == "resignation" and not view["replay_available"]
+    assert "resigned during the draft" in error(client.get(f"/api/games/{view['id']}/replay"), 409)
+    error(client.post(f"/api/games/{view['id']}/review", json={}), 409)
+    watch = client.post("/api/games", json={"mode": "watch", "agents": ["random", "random"]}).json()
+    assert "two agents" in error(client.post(f"/api/games/{watch['id']}/resign", json={}), 409)
+    assert "still in the draft" in error(client.post(f"/api/games/{watch['id']}/review", json={}), 409)
+
+
+@pytest.mark.parametrize("route", ["resign", "review"])
+@pytest.mark.parametrize(
+    ("content", "status", "words"),
+    [
+        ('{"ply": 0}', 400, "unknown field 'ply'"),
+        ("[]", 400, "must be a JSON object, got an array"),
+        ("null", 400, "must be a JSON object, got null"),
+        ("{", 400, "not valid JSON"),
+        ('{"a": 1, "a": 2}', 400, "repeats the field"),
+    ],
+)
+def test_resign_and_review_take_an_empty_object(client, route, content, status, words):
+    view = new_game(client, seat=0, first="you", draft="dealt")
+    response = client.post(
+        f"/api/games/{view['id']}/{route}", content=content, headers={"content-type": "application/json"}
+    )
+    assert words in error(response, status)
+    assert "Content-Type" in error(client.post(f"/api/games/{view['id']}/{route}", content=b"{}"), 415)
+    assert client.get(f"/api/games/{view['id']}").json()["state"]["outcome"] is None  # nothing happened
+
+
+def test_recent_games_lists_this_browsers_games_most_recent_first(client):
+    first = new_game(client, seat=0, first="you", draft="dealt", seed=1)
+    second = new_game(client, seat=1, first="you", draft="pick", seed=2)
+    watch = client.post("/api/games", json={"mode": "watch", "agents": ["random", "greedy"]}).json()
+    move = first["state"]["legal"][0]["action"]
+    client.post(f"/api/games/{first['id']}/move", json={"action": move, "ply": 0})
+    games = client.get("/api/games").json()["games"]
+    assert [g["id"] for g in games] == [first["id"], watch["id"], second["id"]]
+    top = games[0]
+    assert top["mode"] == "play" and top["human"] == 0 and top["ply"] == 1 and top["phase"] == "play"
+    assert top["seats"] == [None, "random"] and top["outcome"] is None
+    assert top["rules"] == {"draft": "dealt", "open_hands": True} and top["updated"] >= top["created"]
+    assert games[1]["mode"] == "watch" and games[1]["seats"] == ["random", "greedy"]
+    assert [g["id"] for g in client.get("/api/games").json()["games"]] == [g["id"] for g in games]  # reading is not use
+    client.post(f"/api/games/{second['id']}/resign", json={})
+    again = client.get("/api/games").json()["games"]
+    assert again[0]["id"] == second["id"] and again[0]["phase"] == "over"
+    assert again[0]["outcome"]["termination"] == "resignation" and again[0]["outcome"]["winner"] == 0
+    assert TestClient(client.app).get("/api/games").json() == {"games": []}  # another browser has none
+
+
+# ---------------------------------------------------------------------- the engine, prepared in the background
+
+
+def test_the_engine_endpoint_says_when_the_background_compile_is_done():
+    release = threading.Event()
+    ran = []
+
+    def run(name: str) -> None:
+        ran.append(name)
+        if name == "MCTS":
+            release.wait(10)
+        if name == "exact solver":
+            raise RuntimeError("no\ncompiler")
+
+    warmup = EngineWarmup(["baselines", "MCTS", "exact solver"], run=run)
+    client = TestClient(create_app(GameStore(dict(SMALL)), warmup=warmup))
+    before = client.get("/api/engine").json()
+    assert before["ready"] is False and before["started"] is False and before["done"] == 0
+    warmup.start()
+    deadline = time.monotonic() + 10
+    while client.get("/api/engine").json()["preparing"] != "MCTS":
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    during = client.get("/api/engine").json()
+    assert during["ready"] is False and during["done"] == 1
+    assert [f["state"] for f in during["families"]] == ["ready", "preparing", "waiting"]
+    assert client.get("/api/agents").status_code == 200  # the server answers meanwhile
+    release.set()
+    assert warmup.wait(10)
+    after = client.get("/api/engine").json()
+    assert after["ready"] is True and after["done"] == 3 and after["preparing"] is None
+    assert [f["state"] for f in after["families"]] == ["ready", "ready", "failed"]
+    assert after["families"][2]["error"] == "RuntimeError: no compiler"  # one line
+    assert ran == ["baselines", "MCTS", "exact solver"]
+    warmup.start()  # once only
+    assert ran == ["baselines", "MCTS", "exact solver"]
+
+
+def test_an_app_without_a_warmup_prepares_nothing_and_says_ready(client):
+    engine = client.get("/api/engine").json()
+    assert engine == {"ready": True, "started": False, "preparing": None, "done": 0, "families": []}
+
+
+def test_the_families_to_warm_put_the_default_opponents_first_and_the_solver_last():
+    specs = [choice.spec for choice in catalog().values()]
+    families = families_to_warm(specs, ["mcts:25"])
+    assert families[0] == "MCTS" and families[-1] == "exact solver"
+    assert "baselines" in families and len(families) == len(set(families))
+    assert families_to_warm(["random"]) == ["exact solver"]
+    with pytest.raises(ValueError, match="unknown kernel family 'turbo'"):
+        EngineWarmup(["turbo"])
+
+
+def test_a_real_warmup_compiles_the_families_it_names():
+    warmup = EngineWarmup(["baselines"], out=io.StringIO()).start()
+    assert warmup.wait(300)
+    family = warmup.view()["families"][0]
+    assert family["state"] == "ready" and family["seconds"] >= 0

@@ -10,7 +10,12 @@ Each browser gets a random client token in an HttpOnly, SameSite=Strict cookie o
 request; games and uploaded replays belong to the token that made them (``GameStore`` finds them
 only for it), so one client can neither read another's games nor push them out of memory with its
 own. With ``allowed_hosts`` (a server on loopback) the ``Host`` header must be exactly one of those
-names, with the server's port or none, which defeats DNS rebinding. See docs/web.md.
+names, with the server's port or none, which defeats DNS rebinding.
+
+Besides moves, the API answers what the page needs to teach the game and keep it: what each legal
+placement would do (``previews``, from the rules core, on what the player may see), earlier
+positions to look back at, resigning, a finished game turned into a replay to review, the browser's
+recent games, and whether the engine ``serve`` compiles in the background is ready. See docs/web.md.
 """
 
 from __future__ import annotations
@@ -46,7 +51,9 @@ from trinity_env.web.games import (
     SEED_LIMIT,
     AgentChoice,
     ApiError,
+    EngineWarmup,
     GameStore,
+    families_to_warm,
 )
 
 STATIC = Path(str(resources.files("trinity_env.web") / "static"))
@@ -201,6 +208,13 @@ def _seed(body: dict[str, Any]) -> int | None:
     return _int(body, "seed", 0, SEED_LIMIT - 1) if "seed" in body else None
 
 
+def _path_ply(text: str) -> int:
+    """A ply in a path (``/review/12``): plain ASCII digits, at most 4 of them; a 400 otherwise (``-1``, ``1e3``)."""
+    if not (text.isascii() and text.isdigit() and len(text) <= 4):
+        raise ApiError(400, f"ply must be a whole number, got {text[:20]!r}")
+    return int(text)
+
+
 # ---------------------------------------------------------------------- the app
 
 
@@ -310,11 +324,15 @@ def create_app(
     port: int | None = None,
     max_games: int = DEFAULT_MAX_GAMES,
     max_replays: int = DEFAULT_MAX_REPLAYS,
+    warmup: EngineWarmup | None = None,
 ) -> Callable:
     """The ASGI app. ``store`` defaults to a new ``GameStore`` with the default ``catalog()``;
     ``allowed_hosts``: the Host names accepted (``None``: any well-formed Host); ``port``: the port the
-    server listens on, the only one a Host with a port may name when ``allowed_hosts`` is set."""
+    server listens on, the only one a Host with a port may name when ``allowed_hosts`` is set;
+    ``warmup``: the engine's background compile that ``GET /api/engine`` reports (``serve`` starts one;
+    without it the app compiles nothing ahead and reports the engine ready)."""
     store = store or GameStore(max_games=max_games, max_replays=max_replays)
+    warmup = warmup or EngineWarmup([])
     limiters: dict[str, anyio.CapacityLimiter] = {}
 
     def limiter(name: str, tokens: int) -> anyio.CapacityLimiter:
@@ -369,8 +387,38 @@ def create_app(
         )
         return JSONResponse(game.view(), status_code=201)
 
+    async def engine(request: Request) -> Response:
+        return JSONResponse(warmup.view())
+
+    async def list_games(request: Request) -> Response:
+        return JSONResponse({"games": [game.summary() for game in store.games_of(owner(request))]})
+
     async def get_game(request: Request) -> Response:
         return JSONResponse(store.game(request.path_params["game_id"], owner(request)).view())
+
+    async def previews(request: Request) -> Response:
+        game = store.game(request.path_params["game_id"], owner(request))
+        return JSONResponse(game.previews(_path_ply(request.path_params["ply"])))
+
+    async def position(request: Request) -> Response:
+        game = store.game(request.path_params["game_id"], owner(request))
+        return JSONResponse(game.position(_path_ply(request.path_params["ply"])))
+
+    async def resign(request: Request) -> Response:
+        game = store.game(request.path_params["game_id"], owner(request))
+        _fields(await _body(request), [])
+        game.resign()
+        return JSONResponse(game.view())
+
+    async def review_game(request: Request) -> Response:
+        game = store.game(request.path_params["game_id"], owner(request))
+        _fields(await _body(request), [])
+        if game.state.phase == "draft":
+            raise ApiError(409, "the game is still in the draft: there is no placement to review")
+        if not game.replayable:
+            raise ApiError(409, "the review is ready when the game is over (it shows the hidden cards)")
+        upload, new = await anyio.to_thread.run_sync(store.review_game, game, owner(request))
+        return JSONResponse(upload.view(), status_code=201 if new else 200)
 
     async def move(request: Request) -> Response:
         game = store.game(request.path_params["game_id"], owner(request))
@@ -407,10 +455,8 @@ def create_app(
 
     async def review(request: Request) -> Response:
         upload = store.replay(request.path_params["replay_id"], owner(request))
-        text = request.path_params["ply"]
-        if not (text.isascii() and text.isdigit() and len(text) <= 4):
-            raise ApiError(400, f"ply must be a whole number, got {text[:20]!r}")
-        result = await anyio.to_thread.run_sync(store.review, upload, int(text), limiter=limiter("solve", 1))
+        ply = _path_ply(request.path_params["ply"])
+        result = await anyio.to_thread.run_sync(store.review, upload, ply, limiter=limiter("solve", 1))
         return JSONResponse(result)
 
     async def api_error(request: Request, exc: ApiError) -> Response:
@@ -429,10 +475,16 @@ def create_app(
         Route("/", page),
         *(Route(f"/{name}", page) for name in PAGES),
         Route("/api/agents", agents),
+        Route("/api/engine", engine),
         Route("/api/games", new_game, methods=["POST"]),
+        Route("/api/games", list_games, methods=["GET"]),
         Route("/api/games/{game_id}", get_game),
         Route("/api/games/{game_id}/move", move, methods=["POST"]),
         Route("/api/games/{game_id}/advance", advance, methods=["POST"]),
+        Route("/api/games/{game_id}/resign", resign, methods=["POST"]),
+        Route("/api/games/{game_id}/previews/{ply}", previews),
+        Route("/api/games/{game_id}/positions/{ply}", position),
+        Route("/api/games/{game_id}/review", review_game, methods=["POST"]),
         Route("/api/games/{game_id}/replay", game_replay),
         Route("/api/replays", upload_replay, methods=["POST"]),
         Route("/api/replays/{replay_id}", get_replay),
@@ -444,6 +496,7 @@ def create_app(
         exception_handlers={ApiError: api_error, HTTPException: http_error, Exception: server_error},
     )
     app.state.store = store
+    app.state.warmup = warmup
     return _Guard(app, allowed_hosts, port)
 
 
@@ -480,7 +533,8 @@ def bind(host: str, port: int) -> socket.socket:
 
 def serve(host: str = "127.0.0.1", port: int = 8000, *, max_games: int = DEFAULT_MAX_GAMES) -> None:
     """Serve the app with uvicorn until Ctrl-C (or SIGTERM), then return. Binds ``host:port`` first, so a
-    port in use is an ``ArgumentError`` before anything starts; a host other than loopback gets a warning."""
+    port in use is an ``ArgumentError`` before anything starts; a host other than loopback gets a warning.
+    The engine compiles in the background meanwhile (``EngineWarmup``; a second on a warm cache)."""
     try:
         import uvicorn
     except ImportError as err:
@@ -489,9 +543,14 @@ def serve(host: str = "127.0.0.1", port: int = 8000, *, max_games: int = DEFAULT
     sock = bind(host, port)
     loopback = is_loopback(host)
     allowed = ["localhost", "127.0.0.1", "::1", host.strip("[]").lower()] if loopback else None
-    app = create_app(allowed_hosts=allowed, port=port, max_games=max_games)
+    store = GameStore(max_games=max_games)
+    default = store.agents.get("level:3")
+    families = families_to_warm([c.spec for c in store.agents.values()], [default.spec] if default else [])
+    warmup = EngineWarmup(families, out=sys.stderr)
+    app = create_app(store, allowed_hosts=allowed, port=port, warmup=warmup)
     shown = f"[{host.strip('[]')}]" if ":" in host else host
     print(f"Trinity Towers on http://{shown}:{port}/ (Ctrl-C stops)", flush=True)
+    warmup.start()  # compiles the engine while the server already answers: the page says so until it is done
     if not loopback:
         print(
             f"warning: listening on {host}: anyone who can reach this machine on port {port} can use the server",

@@ -14,25 +14,39 @@ anything it refuses.
 - ``GameStore``: games and replays by owner (the browser's client token) and random hex id,
   each owner's kept in an LRU with a cap, and all of them under a global cap that evicts the
   least recently used owner first: one browser's burst of games cannot push out another's.
+- ``placement_previews``: what each legal placement would do (captures, domino flips, lanes, the
+  end of the game), computed by the rules core on what the player may see, so that the page never
+  needs a second copy of the rules.
+- ``EngineWarmup``: the engine compiled in the background while the server already answers. On a
+  fresh install numba compiles each kernel family the first time it runs (the first computer move
+  waited about 13 s, the first solver review over a minute); ``trinity serve`` runs
+  ``trinity_env.prepare``'s families in a daemon thread at start and ``GET /api/engine`` says how
+  far it is, so the page can say "preparing the engine (first run)" instead of stalling.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
+import json
+import math
 import random
 import re
 import secrets
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from importlib import resources
+from pathlib import Path
+from typing import Any, TextIO
 
 from trinity_env.agents.base import Agent, visible_state
 from trinity_env.agents.registry import make, shipped
-from trinity_env.core import LANE_TILES, TILES, GameState, IllegalMoveError, Replay, TrinityError
-from trinity_env.core.state import DRAFT, IN_HAND, PLAY, UNPICKED
+from trinity_env.core import LANE_TILES, TILES, GameState, IllegalMoveError, Outcome, Replay, TrinityError
+from trinity_env.core.state import DRAFT, IN_HAND, PLAY, PLAYED, UNPICKED, lane_scores
+from trinity_env.prepare import FAMILIES, families_for, warm
 from trinity_env.spec.config import make_config
 from trinity_env.spec.observation import observation_dict
 
@@ -57,7 +71,15 @@ REVIEW_MAX_SECONDS = 10.0
 """The review's budget per position: the node budget decides (the same on any machine); the clock is a backstop."""
 SEED_LIMIT = 2**31
 STATUS = {0: "unpicked", 1: "hand", 2: "played"}
-TERMINATION_TEXT = {"lane_control": "lane control", "full_board": "full board", "no_moves": "no moves left"}
+TERMINATION_TEXT = {
+    "lane_control": "lane control",
+    "full_board": "full board",
+    "no_moves": "no moves left",
+    "resignation": "resignation",
+}
+LADDER_FILE = Path(str(resources.files("trinity_env.web") / "ladder.json"))
+"""The arena's ``--json`` output for the ladder's agents (a copy of docs/web/ladder.json, which a test keeps equal):
+the Elo each level's label shows is read from it, never typed by hand."""
 
 
 class ApiError(Exception):
@@ -83,10 +105,19 @@ class AgentChoice:
     group: str
     """``ladder``, ``baseline``, ``search`` or ``trained``."""
     short: str = ""
-    """What the board says (``Level 3``, ``Greedy``); the name when empty."""
+    """What the board says (``Level 3 — casual``, ``Greedy``); the name when empty."""
+    elo: int | None = None
+    """The measured rating (ladder levels: from ``LADDER_FILE``), so the page can say how strong it is."""
 
-    def to_json(self) -> dict[str, str]:
-        return {"name": self.name, "spec": self.spec, "label": self.label, "group": self.group, "short": self.title}
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "spec": self.spec,
+            "label": self.label,
+            "group": self.group,
+            "short": self.title,
+            "elo": self.elo,
+        }
 
     @property
     def title(self) -> str:
@@ -94,17 +125,53 @@ class AgentChoice:
 
 
 LADDER: dict[int, str] = {
-    1: "random",  # Elo -563
-    2: "mcts:2",  # -430
-    3: "mcts:25",  # -237
-    4: "greedy",  # -64
-    5: "lookahead",  # +109
-    6: "mcts:400",  # +253
-    7: "mcts:1200",  # +386
-    8: "mcts:6400",  # +546
+    1: "random",
+    2: "mcts:2",
+    3: "mcts:25",
+    4: "greedy",
+    5: "lookahead",
+    6: "mcts:400",
+    7: "mcts:1200",
+    8: "mcts:6400",
 }
-"""The difficulty ladder ``level:1`` ... ``level:8``: agents about equally far apart in rating (steps of
-133-193 Elo, mean 158), measured with the arena on dealt hands (docs/web.md has the command and the figures)."""
+"""The difficulty ladder ``level:1`` ... ``level:8``: agents about equally far apart in rating, measured with the
+arena on dealt hands (docs/web.md has the command; ``LADDER_FILE`` its output, the ratings the page shows)."""
+
+LEVEL_WORDS: dict[int, str] = {
+    1: "first steps",
+    2: "beginner",
+    3: "casual",
+    4: "club player",
+    5: "strong",
+    6: "expert",
+    7: "master",
+    8: "grandmaster",
+}
+"""Each level in plain words: a new player reads "Level 3 — casual", not ``mcts:25``."""
+
+
+def ladder_elo(path: Path = LADDER_FILE) -> dict[str, float]:
+    """Each agent's Elo from the arena's JSON output (``trinity arena --json``): ``{"agents": [...], "elo": [...]}``.
+
+    A file of another shape raises ``ValueError`` saying what is wrong: the labels must come from a measurement.
+    """
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    agents, elo = (data.get("agents"), data.get("elo")) if isinstance(data, dict) else (None, None)
+    if not isinstance(agents, list) or not isinstance(elo, list) or len(agents) != len(elo):
+        raise ValueError(f"{path}: not the arena's JSON output (agents and elo, two lists of one length)")
+    ratings = {}
+    for name, value in zip(agents, elo):
+        if not isinstance(name, str) or type(value) not in (int, float) or not math.isfinite(value):
+            raise ValueError(f"{path}: agent {name!r} has no finite Elo ({value!r})")
+        ratings[name] = float(value)
+    return ratings
+
+
+def signed(value: float) -> str:
+    """``value`` rounded, with its sign: ``+109``; ``-237`` with a true minus sign (U+2212), as a page prints it."""
+    number = round(value)
+    return f"+{number}" if number > 0 else f"\u2212{-number}" if number < 0 else "0"
+
 
 BASELINES = (
     ("random", "Random: any legal move"),
@@ -124,11 +191,17 @@ def catalog() -> dict[str, AgentChoice]:
     shipped trained agents (``shipped()``, only where torch is installed)."""
     trained = shipped() if importlib.util.find_spec("torch") is not None else []
     needs_torch = {*shipped(), "az", "az-standard"}
+    ratings = ladder_elo()
     choices: list[AgentChoice] = []
     for level, spec in LADDER.items():
         name = spec.partition(":")[0]
         if name not in needs_torch or name in trained:  # a ladder level of a network needs torch
-            choices.append(AgentChoice(f"level:{level}", spec, f"Level {level} ({spec})", "ladder", f"Level {level}"))
+            if spec not in ratings:
+                raise ValueError(f"{LADDER_FILE} rates no agent {spec!r} (level {level}): run the ladder's arena again")
+            elo = round(ratings[spec])
+            short = f"Level {level} \u2014 {LEVEL_WORDS[level]}"
+            label = f"{short} (Elo {signed(elo)})"
+            choices.append(AgentChoice(f"level:{level}", spec, label, "ladder", short, elo))
     choices += [AgentChoice(name, name, label, "baseline", name.capitalize()) for name, label in BASELINES]
     choices += [
         AgentChoice(f"mcts:{n}", f"mcts:{n}", f"MCTS, {n} simulations a move", "search", f"MCTS {n}") for n in SEARCH
@@ -208,17 +281,21 @@ def state_json(state: GameState, viewer: int | None = None, open_hands: bool = T
         "legal": [],
     }
     if state.outcome is not None:
-        outcome = state.outcome
-        data["outcome"] = {
-            "winner": outcome.winner,
-            "scores": list(outcome.scores),
-            "termination": outcome.termination.value,
-            "termination_text": TERMINATION_TEXT.get(outcome.termination.value, outcome.termination.value),
-            "lane": outcome.lane,
-        }
+        data["outcome"] = outcome_json(state.outcome)
     if viewer is not None and not state.is_over and state.to_move == viewer:
         data["legal"] = legal_json(state)
     return data
+
+
+def outcome_json(outcome: Outcome) -> dict[str, Any]:
+    """How a game ended, as the pages show it (``termination_text`` in words)."""
+    return {
+        "winner": outcome.winner,
+        "scores": list(outcome.scores),
+        "termination": outcome.termination.value,
+        "termination_text": TERMINATION_TEXT.get(outcome.termination.value, outcome.termination.value),
+        "lane": outcome.lane,
+    }
 
 
 def _last_json(state: GameState, viewer: int | None, reveal: bool) -> dict[str, Any] | None:
@@ -240,6 +317,67 @@ def legal_json(state: GameState) -> list[dict[str, Any]]:
     return moves
 
 
+# ---------------------------------------------------------------------- previews
+
+
+def seen_by(state: GameState, viewer: int, open_hands: bool) -> GameState:
+    """``state`` holding only what ``viewer`` may see, for computing what the viewer's moves would do.
+
+    With hidden hands in the play phase the opponent's hand is replaced by a stand-in of the same size
+    (its first unplayed deck cards): which of its unplayed cards the opponent really holds is not in the
+    result, so nothing computed from it (a preview) can tell. The hand's size is public (the page shows
+    the card backs), and only it matters to the rules after a placement (whether the opponent can still
+    place). With open hands, or in the draft (no placements), ``state`` itself.
+    """
+    if open_hands or state.phase != PLAY:
+        return state
+    other = 1 - viewer
+    left = sum(1 for s in state.status[other] if s == IN_HAND)
+    stand_in = []
+    for slot in state.status[other]:
+        if slot == PLAYED:
+            stand_in.append(PLAYED)
+        elif left:
+            stand_in.append(IN_HAND)
+            left -= 1
+        else:
+            stand_in.append(UNPICKED)
+    status = list(state.status)
+    status[other] = tuple(stand_in)
+    return dataclasses.replace(state, status=tuple(status))
+
+
+def placement_previews(state: GameState, viewer: int, open_hands: bool) -> list[dict[str, Any]]:
+    """What each legal placement of ``viewer`` (the player to move) would do, by the rules core itself.
+
+    Each entry: the action, deck ``index``, ``card`` and ``tile``; the tiles it would ``capture`` and those
+    the ``domino`` would flip (as ``Transition`` reports them); the ``lanes`` after it (cards and points of
+    each lane); and the ``outcome`` if it ends the game (a lane completed, the board full), else ``None``.
+    Computed on ``seen_by(state, ...)``: a preview uses only what the viewer may see.
+    """
+    if state.phase != PLAY or state.is_over or state.to_move != viewer:
+        return []
+    seen = seen_by(state, viewer, open_hands)
+    deck = seen.decks[viewer]
+    previews = []
+    for action in seen.legal_actions():
+        after = seen.apply(action)
+        step = after.last
+        previews.append(
+            {
+                "action": action,
+                "index": step.deck_index,
+                "card": deck[step.deck_index].notation,
+                "tile": step.tile,
+                "captured": list(step.captured),
+                "domino": list(step.domino),
+                "lanes": lanes_json(after),
+                "outcome": None if after.outcome is None else outcome_json(after.outcome),
+            }
+        )
+    return previews
+
+
 # ---------------------------------------------------------------------- one game
 
 
@@ -247,7 +385,9 @@ class Game:
     """One game the server holds: its states, its seats (a person or an agent) and its agents.
 
     ``seats[p]`` is the ``AgentChoice`` of seat p, or ``None`` for the person playing it.
-    Agents are built on first use and dropped once the game is over.
+    Agents are built on first use and dropped once the game is over. A person may resign
+    (``resign``): the rules have no such ending, so the game keeps its last state and the
+    view reports the resignation as the outcome.
     """
 
     def __init__(
@@ -273,6 +413,11 @@ class Game:
         self._on_build = on_build
         self.lock = threading.Lock()
         self.created = time.time()
+        self.updated = self.created
+        self.resigned: int | None = None
+        """The seat that resigned, if one did."""
+        self.review_id: str | None = None
+        """The uploaded replay made from this game by ``GameStore.review_game`` (reused while the store keeps it)."""
 
     @property
     def mode(self) -> str:
@@ -287,16 +432,55 @@ class Game:
         """Actions taken so far (picks and placements)."""
         return len(self.states) - 1
 
+    @property
+    def finished(self) -> bool:
+        """Over by the rules, or by a resignation."""
+        return self.state.is_over or self.resigned is not None
+
+    @property
+    def revealed(self) -> bool:
+        """Whether the viewer of the game sees everything: a spectator always, a player once the game is finished."""
+        return self.human is None or self.finished
+
+    @property
+    def replayable(self) -> bool:
+        """Whether the game's replay may be had: it hides nothing any more, and it is not a draft that a
+        resignation cut short (a replay's picks must complete the draft)."""
+        return self.revealed and not (self.resigned is not None and self.state.phase == DRAFT)
+
     def agent_to_move(self) -> bool:
+        return not self.finished and self.seats[self.state.to_move] is not None
+
+    def outcome(self) -> dict[str, Any] | None:
+        """How the game ended (the rules' outcome, or the resignation: the other seat wins), else ``None``."""
         state = self.state
-        return not state.is_over and self.seats[state.to_move] is not None
+        if state.outcome is not None:
+            return outcome_json(state.outcome)
+        if self.resigned is None:
+            return None
+        scores = lane_scores(state.owners)
+        return {
+            "winner": 1 - self.resigned,
+            "scores": list(scores),
+            "termination": "resignation",
+            "termination_text": TERMINATION_TEXT["resignation"],
+            "lane": None,
+            "resigned": self.resigned,
+        }
+
+    def _state_json(self, state: GameState) -> dict[str, Any]:
+        """``state`` as the game's viewer may see it now (everything, once the game is finished)."""
+        return state_json(state, None if self.revealed else self.human, self.open_hands)
 
     def view(self) -> dict[str, Any]:
         """The game as its page shows it (a person's seat sees only what the rules show it)."""
         states = list(self.states)
         state = states[-1]
-        reveal = self.human is None or state.is_over
+        reveal = self.revealed
         history = [transition_json(s, not reveal and s.last.player != self.human) for s in states[1:]]
+        data = state_json(state, self.human, self.open_hands)
+        if self.resigned is not None:  # the state itself is not over: say so, and show everything
+            data = state_json(state, None, self.open_hands) | {"to_move": None, "outcome": self.outcome()}
         return {
             "id": self.id,
             "mode": self.mode,
@@ -309,12 +493,51 @@ class Game:
                 for p, seat in enumerate(self.seats)
             ],
             "rules": {"draft": self.draft, "open_hands": self.open_hands, "first_player": state.first_player},
-            "state": state_json(state, self.human, self.open_hands),
+            "state": data,
             "history": history,
-            "agent_to_move": not state.is_over and self.seats[state.to_move] is not None,
+            "agent_to_move": self.agent_to_move(),
             "thinking": self.lock.locked(),
-            "replay_available": reveal,
+            "replay_available": self.replayable,
+            "resigned": self.resigned,
         }
+
+    def summary(self) -> dict[str, Any]:
+        """One line of the browser's list of recent games: who, where it stands, how it ended."""
+        state = self.state
+        return {
+            "id": self.id,
+            "mode": self.mode,
+            "human": self.human,
+            "seats": [None if seat is None else seat.title for seat in self.seats],
+            "ply": self.ply,
+            "phase": "over" if self.finished else state.phase.value,
+            "outcome": self.outcome(),
+            "rules": {"draft": self.draft, "open_hands": self.open_hands},
+            "created": round(self.created, 3),
+            "updated": round(self.updated, 3),
+        }
+
+    def position(self, ply: int) -> dict[str, Any]:
+        """Position ``ply`` (0: the start) as the viewer may see it now, to look back at; no moves offered."""
+        if not 0 <= ply <= self.ply:
+            raise ApiError(422, f"ply must be 0-{self.ply} (the positions of this game so far), got {ply}")
+        data = self._state_json(self.states[ply])
+        data["legal"] = []
+        return {"ply": ply, "state": data}
+
+    def previews(self, ply: int) -> dict[str, Any]:
+        """What each of the person's legal placements at ``ply`` would do (``placement_previews``)."""
+        state = self.state
+        if self.human is None:
+            raise ApiError(409, "this game is played by two agents: there is no move of yours to preview")
+        self._check_ply(ply)
+        if self.finished:
+            raise ApiError(409, "the game is over")
+        if state.phase != PLAY:
+            raise ApiError(409, "previews are for placements: the draft is still on")
+        if state.to_move != self.human:
+            raise ApiError(409, "it is not your turn: the agent moves next")
+        return {"ply": ply, "to_move": self.human, "previews": placement_previews(state, self.human, self.open_hands)}
 
     def play(self, action: int, ply: int) -> None:
         """The person's move ``action`` (an action id) at ``ply``; ``ApiError`` if refused."""
@@ -325,13 +548,29 @@ class Game:
             state = self.state
             if self.human is None:
                 raise ApiError(409, "this game is played by two agents: nobody can move in it")
-            if state.is_over:
+            if self.finished:
                 raise ApiError(409, "the game is over")
             if state.to_move != self.human:
                 raise ApiError(409, "it is not your turn: the agent moves next")
             if action not in state.legal_actions():
                 raise ApiError(422, f"action {action} is not a legal move now ({_legal_summary(state)})")
             self.states.append(state.apply(action))
+            self.updated = time.time()
+            self._release_if_over()
+        finally:
+            self.lock.release()
+
+    def resign(self) -> None:
+        """The person gives the game up: the agent wins, everything is revealed; ``ApiError`` if refused."""
+        if not self.lock.acquire(blocking=False):
+            raise ApiError(409, "the agent is thinking: wait for its move")
+        try:
+            if self.human is None:
+                raise ApiError(409, "this game is played by two agents: nobody can resign it")
+            if self.finished:
+                raise ApiError(409, "the game is over")
+            self.resigned = self.human
+            self.updated = time.time()
             self._release_if_over()
         finally:
             self.lock.release()
@@ -354,12 +593,15 @@ class Game:
             if action not in state.legal_actions():  # a broken agent must not break the game
                 raise IllegalMoveError(f"agent {self.seats[seat].name} chose an illegal action {action}")
             self.states.append(state.apply(action))
+            self.updated = time.time()
             self._release_if_over()
             return True
 
     def replay(self) -> Replay:
-        if self.human is not None and not self.state.is_over:
+        if not self.revealed:
             raise ApiError(409, "the replay is ready when the game is over (it shows the hidden cards)")
+        if not self.replayable:
+            raise ApiError(409, "the game was resigned during the draft: there is no game to replay")
         return Replay.from_states(self.states, open_hands=self.open_hands)
 
     def _check_ply(self, ply: int) -> None:
@@ -386,7 +628,7 @@ class Game:
         self._agents = [None, None]
 
     def _release_if_over(self) -> None:
-        if self.state.is_over:
+        if self.finished:
             self.drop_agents()
 
 
@@ -562,6 +804,11 @@ class _OwnedLRU:
                 self._owners.move_to_end(owner)
             return item
 
+    def items(self, owner: str) -> list[Any]:
+        """``owner``'s items, the most recently used first; reading them changes no recency."""
+        with self._lock:
+            return list(reversed(self._owners.get(owner, {}).values()))
+
     def __len__(self) -> int:
         return self._count
 
@@ -635,6 +882,21 @@ class GameStore:
             raise ApiError(404, f"no game with that id (unknown, forgotten or another browser's; each keeps {kept})")
         return game
 
+    def games_of(self, owner: str) -> list[Game]:
+        """``owner``'s games, the most recently used first (the page's list of recent games)."""
+        return self.games.items(owner)
+
+    def review_game(self, game: Game, owner: str) -> tuple[UploadedReplay, bool]:
+        """``game`` as an uploaded replay of ``owner``'s, for the replay page and its review; and whether it is
+        new. The same one again while the store keeps it. A 409 while the game hides cards (not finished)."""
+        if game.review_id is not None:
+            kept = self.replays.get(owner, game.review_id)
+            if kept is not None:
+                return kept, False
+        upload = self.add_replay(game.replay().to_dict(), owner)
+        game.review_id = upload.id
+        return upload, True
+
     def add_replay(self, document: Any, owner: str) -> UploadedReplay:
         """Load and check a replay document; ``ApiError`` 422 says what is wrong with it."""
         try:
@@ -663,3 +925,103 @@ class GameStore:
         if not 0 <= ply < len(upload.states):
             raise ApiError(422, f"ply must be 0-{len(upload.states) - 1}, got {ply}")
         return self._reviewer.review(upload, ply)
+
+
+# ---------------------------------------------------------------------- the engine, prepared in the background
+
+WAITING, PREPARING, READY, FAILED = "waiting", "preparing", "ready", "failed"
+
+
+def families_to_warm(specs: Iterable[str], first: Sequence[str] = ()) -> list[str]:
+    """The kernel families a server of agents ``specs`` runs on, those of ``first`` (the default opponent)
+    first, and the exact solver (the replay review) last: it takes the longest to compile."""
+    order = families_for(list(first)) + families_for(list(specs)) + ["exact solver"]
+    return list(dict.fromkeys(order))
+
+
+class EngineWarmup:
+    """Runs kernel families once, in order, in a daemon thread; ``view()`` says where it stands.
+
+    ``run`` runs one family (default: ``prepare.warm``, which also writes a line on ``out`` when a family
+    takes more than a second: a cold cache). A family that fails is marked ``failed`` with its error and
+    the rest still run: the agent that needs it will say the same when asked to move. An empty list is
+    ready at once (an app made without a warm-up, as in tests).
+    """
+
+    def __init__(
+        self,
+        families: Sequence[str],
+        *,
+        run: Callable[[str], object] | None = None,
+        out: TextIO | None = None,
+    ):
+        unknown = [name for name in families if name not in FAMILIES]
+        if unknown:
+            raise ValueError(f"unknown kernel family {unknown[0]!r}; the families are: {', '.join(FAMILIES)}")
+        self.families = list(families)
+        self._run = run or (lambda name: warm([name], out=out))
+        self._states = {name: WAITING for name in self.families}
+        self._seconds: dict[str, float] = {}
+        self._errors: dict[str, str] = {}
+        self._lock = threading.Lock()
+        self._done = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.started: float | None = None
+        if not self.families:
+            self._done.set()
+
+    def start(self) -> EngineWarmup:
+        """Start the background run (once; later calls do nothing); returns ``self``."""
+        with self._lock:
+            if self._thread is not None or self._done.is_set():
+                return self
+            self.started = time.time()
+            self._thread = threading.Thread(target=self._work, name="trinity-engine-warmup", daemon=True)
+            self._thread.start()
+        return self
+
+    def _work(self) -> None:
+        try:
+            for name in self.families:
+                with self._lock:
+                    self._states[name] = PREPARING
+                begun = time.perf_counter()
+                try:
+                    self._run(name)
+                    state, error = READY, None
+                except Exception as err:  # any failure is reported, and the other families still run
+                    state, error = FAILED, f"{type(err).__name__}: {' '.join(str(err).split())[:200]}"
+                with self._lock:
+                    self._states[name] = state
+                    self._seconds[name] = round(time.perf_counter() - begun, 3)
+                    if error is not None:
+                        self._errors[name] = error
+        finally:
+            self._done.set()
+
+    @property
+    def ready(self) -> bool:
+        """Whether every family has run (or failed): nothing is compiling any more."""
+        return self._done.is_set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until ready (or ``timeout`` seconds); whether it is ready."""
+        return self._done.wait(timeout)
+
+    def view(self) -> dict[str, Any]:
+        """Where the warm-up stands, for ``GET /api/engine``: ``ready``, the family ``preparing`` now, and each
+        family's state and seconds."""
+        with self._lock:
+            families = [
+                {"name": name, "state": self._states[name], "seconds": self._seconds.get(name)}
+                | ({"error": self._errors[name]} if name in self._errors else {})
+                for name in self.families
+            ]
+        preparing = next((f["name"] for f in families if f["state"] == PREPARING), None)
+        return {
+            "ready": self.ready,
+            "started": self._thread is not None,
+            "preparing": preparing,
+            "done": sum(1 for f in families if f["state"] in (READY, FAILED)),
+            "families": families,
+        }

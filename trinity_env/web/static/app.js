@@ -1,17 +1,30 @@
 // Trinity Towers in the browser: the Play, Watch and Replay pages over the server's JSON API.
 // Plain JavaScript, no build step, nothing loaded from elsewhere. The server holds every game:
 // the page keeps only its id (in the address and in localStorage), so a reload loses nothing.
+// The rules live on the server only: what a placement would capture is asked of the engine
+// (GET /api/games/{id}/previews/{ply}), never worked out here.
 "use strict";
 
 const COLOURS = ["White", "Black"];
 const LANES = 3;
 const POSITIONS = 5;
 const SPEEDS = { slow: 1500, normal: 700, fast: 250 };
-const AGENT_DELAY = 450; // ms before asking for an agent's move, so a person sees each step
+const ENGINE_POLL = 1000; // ms between questions to GET /api/engine while the engine is being prepared
+const RECENT_SHOWN = 8;
+const RULE_SECTIONS = {
+  capture: "rule-capture",
+  domino: "rule-domino",
+  a: "rule-a",
+  lane: "rule-lane",
+  tower: "rule-lane",
+  majority: "rule-majority",
+  preview: "rule-capture",
+};
 
 const app = {
   page: "play",
   agents: null, // GET /api/agents
+  engine: null, // GET /api/engine
   game: null, // a game view (play and watch)
   replay: null, // an uploaded replay's view
   frame: 0, // the replay position shown
@@ -20,6 +33,18 @@ const app = {
   busy: false,
   autoplay: false,
   timer: null,
+  previews: null, // {id, ply, byKey: Map("index:tile" -> what that placement would do)}
+  previewsLoading: null,
+  hoverTile: null, // the tile under the pointer or focused, whose preview shows
+  lookback: null, // {ply, state}: an earlier position of the game shown instead of the current one
+  positions: {}, // earlier positions fetched, by ply
+  roving: { board: 7, hand: null, deck: null }, // the item of each keyboard group that Tab reaches
+  focusNext: null, // what to focus after the next render
+  pointer: null, // the kind of the last pointer on a tile ("mouse", "touch", "pen")
+  armedTile: null, // the tile a first tap previewed (a second tap places)
+  announcedPly: 0, // the moves up to here have been announced
+  confirmResolve: null,
+  rulesReturn: null,
 };
 
 const $ = (id) => document.getElementById(id);
@@ -67,6 +92,11 @@ function showError(message) {
   box.hidden = !message;
 }
 
+function announce(text) {
+  // the live region: a screen reader reads each move as it happens
+  if (text) $("announce").textContent = text;
+}
+
 // ------------------------------------------------------------------ start-up
 
 document.addEventListener("DOMContentLoaded", init);
@@ -75,10 +105,18 @@ async function init() {
   const path = location.pathname.replace(/\/+$/, "");
   app.page = ["play", "watch", "replay"].find((p) => path === `/${p}`) || "play";
   $(`nav-${app.page}`).classList.add("current");
+  $(`nav-${app.page}`).setAttribute("aria-current", "page");
   document.body.dataset.page = app.page;
   $("play-form").addEventListener("submit", startPlay);
   $("watch-form").addEventListener("submit", startWatch);
   $("replay-form").addEventListener("submit", uploadReplay);
+  initRules();
+  initHints();
+  initConfirm();
+  document.addEventListener("keydown", globalKey);
+  // The first API answer brings the browser's client cookie: ask one thing first, then the rest, so that two
+  // requests without a cookie never get two different tokens (the later would orphan the earlier's games).
+  await checkEngine();
   if (app.page !== "replay") {
     try {
       app.agents = await api("GET", "/api/agents");
@@ -105,7 +143,7 @@ function storageKey() {
 }
 
 function fillAgentLists(data) {
-  const groups = { ladder: "Difficulty ladder", baseline: "Baselines", search: "MCTS search", trained: "Trained agents" };
+  const groups = { ladder: "Difficulty ladder (Elo: measured strength)", baseline: "Baselines", search: "MCTS search", trained: "Trained agents" };
   for (const id of ["opponent", "agent0", "agent1"]) {
     const select = $(id);
     select.replaceChildren();
@@ -131,13 +169,100 @@ function showSetup() {
   stopTimer();
   app.game = null;
   app.replay = null;
+  app.lookback = null;
   $("game").hidden = true;
   for (const page of ["play", "watch", "replay"]) $(`${page}-setup`).hidden = page !== app.page;
+  loadRecent();
 }
 
 function showBoard() {
   for (const page of ["play", "watch", "replay"]) $(`${page}-setup`).hidden = true;
+  $("recent").hidden = true;
   $("game").hidden = false;
+}
+
+// ------------------------------------------------------------------ the engine (compiled in the background at start)
+
+async function checkEngine() {
+  try {
+    app.engine = await api("GET", "/api/engine");
+  } catch (err) {
+    app.engine = null;
+    return;
+  }
+  renderEngine();
+  if (!app.engine.ready) setTimeout(checkEngine, ENGINE_POLL);
+  else if (app.game || app.replay) render();
+}
+
+function engineReady() {
+  return !app.engine || app.engine.ready;
+}
+
+function renderEngine() {
+  const box = $("engine");
+  const engine = app.engine;
+  box.hidden = !engine || engine.ready;
+  if (box.hidden) {
+    box.textContent = "";
+    return;
+  }
+  const total = engine.families.length;
+  const now = engine.preparing ? `: compiling the ${engine.preparing}` : "";
+  box.textContent = `Preparing the engine (first run)… ${engine.done} of ${total} parts ready${now}. The computer's moves and the solver wait for it; later starts skip this.`;
+}
+
+// ------------------------------------------------------------------ your recent games
+
+async function loadRecent() {
+  const box = $("recent");
+  box.hidden = true;
+  if (app.page === "replay") return;
+  let data;
+  try {
+    data = await api("GET", "/api/games");
+  } catch (err) {
+    return; // the list is a convenience: the setup form works without it
+  }
+  if (app.game || app.replay) return; // a game opened meanwhile
+  const games = data.games.filter((g) => g.mode === app.page).slice(0, RECENT_SHOWN);
+  const list = $("recent-list");
+  list.replaceChildren();
+  for (const game of games) {
+    const item = el("li");
+    item.append(el("span", "what", recentText(game)), el("span", "when", `${ago(game.updated)}`));
+    const link = el("a", "button", game.phase === "over" ? "Open" : "Resume");
+    link.href = `/${game.mode}?game=${game.id}`;
+    link.setAttribute("aria-label", `${game.phase === "over" ? "Open" : "Resume"}: ${recentText(game)}`);
+    item.append(link);
+    list.append(item);
+  }
+  box.hidden = games.length === 0;
+}
+
+function recentText(game) {
+  const moves = `move ${game.ply}`;
+  if (game.mode === "watch") {
+    const names = `${game.seats[0]} vs ${game.seats[1]}`;
+    if (!game.outcome) return `${names}, ${moves}, ${game.phase === "draft" ? "drafting" : "in play"}`;
+    const o = game.outcome;
+    return o.winner === null ? `${names}: a draw` : `${names}: ${COLOURS[o.winner]} won ${o.scores[o.winner]}–${o.scores[1 - o.winner]}`;
+  }
+  const me = game.human;
+  const who = `${game.seats[1 - me]}, you are ${COLOURS[me]}`;
+  if (!game.outcome) return `${who}: ${moves}, ${game.phase === "draft" ? "drafting" : "in play"}`;
+  const o = game.outcome;
+  if (o.termination === "resignation") return `${who}: you resigned at move ${game.ply}`;
+  if (o.winner === null) return `${who}: a draw`;
+  return `${who}: you ${o.winner === me ? "won" : "lost"} ${o.scores[me]}–${o.scores[1 - me]}`;
+}
+
+function ago(seconds) {
+  const minutes = Math.max(0, Math.round((Date.now() / 1000 - seconds) / 60));
+  if (minutes < 1) return "just now";
+  if (minutes < 60) return `${minutes} min ago`;
+  const hours = Math.round(minutes / 60);
+  return hours < 48 ? `${hours} h ago` : `${Math.round(hours / 24)} days ago`;
 }
 
 // ------------------------------------------------------------------ games (play and watch)
@@ -195,18 +320,78 @@ async function resume(id) {
 function openGame(view) {
   app.game = view;
   app.selected = null;
+  app.previews = null;
+  app.lookback = null;
+  app.positions = {};
+  app.hoverTile = null;
+  app.announcedPly = view.ply;
   localStorage.setItem(storageKey(), view.id);
   history.replaceState(null, "", `${location.pathname}?game=${view.id}`);
   showBoard();
+  app.focusNext = "first";
   render();
+  announce($("status").textContent);
   schedule();
 }
 
-function newGame() {
+function gameInProgress() {
+  const game = app.game;
+  return Boolean(game && game.mode === "play" && !game.state.outcome);
+}
+
+async function newGame() {
+  if (gameInProgress()) {
+    const leave = await confirmStep(
+      "Leave this game?",
+      "It stays on the server for a while: you can come back to it from “Your recent games”.",
+      "Leave it",
+      "Keep playing",
+    );
+    if (!leave) return;
+  }
   localStorage.removeItem(storageKey());
   history.replaceState(null, "", location.pathname);
   showError("");
   showSetup();
+  const start = $(`${app.page}-start`);
+  if (start) start.focus();
+}
+
+async function resign() {
+  const game = app.game;
+  if (!gameInProgress()) return;
+  const opponent = game.seats[1 - game.human].short;
+  const sure = await confirmStep("Resign this game?", `${opponent} wins. You can still look back at the game and review it.`, "Resign", "Keep playing");
+  if (!sure || app.game !== game) return;
+  if (app.busy) {
+    showError("the agent is thinking: resign after its move");
+    return;
+  }
+  app.busy = true;
+  try {
+    app.game = await api("POST", `/api/games/${game.id}/resign`, {});
+    app.positions = {};
+    app.selected = null;
+    app.lookback = null;
+  } catch (err) {
+    showError(err.message);
+  } finally {
+    app.busy = false;
+  }
+  app.focusNext = "#new-game";
+  render();
+  announce($("status").textContent);
+}
+
+async function reviewGame() {
+  const game = app.game;
+  if (!game) return;
+  try {
+    const upload = await api("POST", `/api/games/${game.id}/review`, {});
+    location.assign(`/replay?id=${upload.id}`);
+  } catch (err) {
+    showError(err.message);
+  }
 }
 
 function stopTimer() {
@@ -218,7 +403,7 @@ function schedule() {
   stopTimer();
   const game = app.game;
   if (!game || game.state.outcome || !game.agent_to_move) return;
-  if (game.mode === "play") app.timer = setTimeout(advance, AGENT_DELAY);
+  if (game.mode === "play") app.timer = setTimeout(advance, 0); // no artificial pause: the move shows as soon as it is made
   else if (app.autoplay) app.timer = setTimeout(advance, SPEEDS[$("speed") ? $("speed").value : "normal"]);
 }
 
@@ -237,14 +422,18 @@ async function advance() {
     app.busy = false;
   }
   if (app.game !== game || ok) render();
-  if (ok) schedule();
+  if (ok) {
+    announceMoves();
+    schedule();
+  }
 }
 
-async function play(action) {
+async function play(action, focusAfter) {
   const game = app.game;
   if (!game || app.busy) return;
   app.busy = true;
   app.selected = null;
+  app.hoverTile = null;
   showError("");
   try {
     app.game = await api("POST", `/api/games/${game.id}/move`, { action, ply: game.ply });
@@ -260,8 +449,54 @@ async function play(action) {
   } finally {
     app.busy = false;
   }
+  if (focusAfter) app.focusNext = focusAfter;
   render();
+  announceMoves();
   schedule();
+}
+
+function announceMoves() {
+  const game = app.game;
+  if (!game) return;
+  const view = current();
+  const fresh = game.history.slice(app.announcedPly).map((step) => describe(view, step));
+  app.announcedPly = game.ply;
+  const status = $("status").textContent;
+  announce([...fresh, status].filter(Boolean).join(". "));
+}
+
+// ------------------------------------------------------------------ looking back at an earlier position
+
+async function lookBack(ply) {
+  const game = app.game;
+  if (!game) return;
+  if (ply >= game.ply) {
+    endLookback(`move:${game.ply - 1}`);
+    return;
+  }
+  let position = app.positions[ply];
+  if (!position) {
+    try {
+      position = await api("GET", `/api/games/${game.id}/positions/${ply}`);
+    } catch (err) {
+      showError(err.message);
+      return;
+    }
+    if (app.game !== game && (!app.game || app.game.id !== game.id)) return;
+    app.positions[ply] = position;
+  }
+  app.lookback = { ply, state: position.state };
+  app.focusNext = `move:${ply - 1}`;
+  render();
+  announce(`Looking back at the position after move ${ply} of ${app.game.ply}. Escape returns to the game.`);
+}
+
+function endLookback(focus) {
+  if (!app.lookback) return;
+  app.lookback = null;
+  app.focusNext = focus || `move:${app.game.ply - 1}`;
+  render();
+  announce("Back to the game. " + $("status").textContent);
 }
 
 // ------------------------------------------------------------------ replays
@@ -304,13 +539,17 @@ function openReplayView(view) {
   app.frame = 0;
   history.replaceState(null, "", `${location.pathname}?id=${view.id}`);
   showBoard();
+  app.focusNext = "#next";
   render();
 }
 
-function goToFrame(frame) {
+function goToFrame(frame, focus) {
   if (!app.replay) return;
   app.frame = Math.max(0, Math.min(app.replay.plies, frame));
+  if (focus) app.focusNext = focus;
   render();
+  const step = app.replay.frames[app.frame].last;
+  announce(`Position ${app.frame} of ${app.replay.plies}. ${describe(current(), step)}`);
 }
 
 async function loadReview(ply) {
@@ -325,6 +564,102 @@ async function loadReview(ply) {
   if (app.replay === replay && app.frame === ply) render();
 }
 
+// ------------------------------------------------------------------ previews: what a placement would do, from the engine
+
+function previewable() {
+  const game = app.game;
+  return Boolean(game && game.mode === "play" && !app.lookback && !game.state.outcome && game.state.phase === "play" && game.state.to_move === game.human);
+}
+
+async function loadPreviews() {
+  const game = app.game;
+  if (!previewable()) return;
+  const key = `${game.id}:${game.ply}`;
+  if ((app.previews && app.previews.key === key) || app.previewsLoading === key) return;
+  app.previewsLoading = key;
+  try {
+    const data = await api("GET", `/api/games/${game.id}/previews/${game.ply}`);
+    const byKey = new Map(data.previews.map((p) => [`${p.index}:${p.tile}`, p]));
+    if (app.game && `${app.game.id}:${app.game.ply}` === key) {
+      app.previews = { key, ply: data.ply, byKey };
+      showPreview();
+    }
+  } catch (err) {
+    if (err.status !== 409) showError(err.message); // a 409: the game moved on meanwhile
+  } finally {
+    if (app.previewsLoading === key) app.previewsLoading = null;
+  }
+}
+
+function previewFor(tile) {
+  const game = app.game;
+  if (!previewable() || app.selected === null || tile === null || !app.previews) return null;
+  if (app.previews.key !== `${game.id}:${game.ply}`) return null;
+  return app.previews.byKey.get(`${app.selected}:${tile}`) || null;
+}
+
+function listTiles(tiles) {
+  if (tiles.length === 1) return `tile ${tiles[0]}`;
+  return `tiles ${tiles.slice(0, -1).join(", ")} and ${tiles[tiles.length - 1]}`;
+}
+
+function previewText(p) {
+  const game = app.game;
+  const me = game.human;
+  let text = `${p.card} on tile ${p.tile}`;
+  if (!p.captured.length) text += " captures nothing";
+  else text += ` captures ${listTiles(p.captured)}`;
+  if (p.domino.length) text += `; the domino flips ${listTiles(p.domino)}`;
+  const o = p.outcome;
+  if (o && o.termination === "lane_control") return `${text}: it completes lane ${o.lane} and wins the game.`;
+  if (o) {
+    const result = o.winner === null ? "a draw" : o.winner === me ? "you win" : "you lose";
+    return `${text}: it fills the board, ${result} ${o.scores[me]}–${o.scores[1 - me]}.`;
+  }
+  const lane = Math.floor(p.tile / POSITIONS);
+  const counts = p.lanes[lane].counts;
+  return `${text}. Lane ${lane} would hold ${counts[me]} of your cards and ${counts[1 - me]} of theirs.`;
+}
+
+function showPreview() {
+  // marks the board in place (no re-render, so focus and hover stay where they are)
+  const board = $("board");
+  for (const node of board.querySelectorAll(".preview-target, .preview-captured, .preview-domino")) {
+    node.classList.remove("preview-target", "preview-captured", "preview-domino");
+  }
+  for (const ghost of board.querySelectorAll(".card.ghost")) ghost.remove();
+  for (const number of board.querySelectorAll(".tile-number")) number.hidden = false;
+  const box = $("preview");
+  const p = previewFor(app.hoverTile);
+  board.classList.toggle("previewing", Boolean(p));
+  delete box.dataset.tile;
+  if (!p) {
+    if (previewable() && app.selected !== null) {
+      box.textContent = app.previews ? "Point at or move to a highlighted tile: the engine shows what your card would capture there." : "asking the engine what each placement would do…";
+    } else box.textContent = "";
+    return;
+  }
+  const tile = board.querySelector(`.tile[data-tile="${p.tile}"]`);
+  if (tile) {
+    tile.classList.add("preview-target");
+    const number = tile.querySelector(".tile-number");
+    if (number) number.hidden = true;
+    const ghost = cardElement(p.card, app.game.human, "ghost");
+    ghost.setAttribute("aria-hidden", "true");
+    tile.append(ghost);
+  }
+  for (const [list, mark] of [[p.captured, "preview-captured"], [p.domino, "preview-domino"]]) {
+    for (const t of list) {
+      const card = board.querySelector(`.tile[data-tile="${t}"] .card`);
+      if (card) card.classList.add(mark);
+    }
+  }
+  box.textContent = previewText(p);
+  box.dataset.tile = String(p.tile);
+  box.dataset.captured = p.captured.join(",");
+  box.dataset.domino = p.domino.join(",");
+}
+
 // ------------------------------------------------------------------ what is shown
 
 function current() {
@@ -335,51 +670,124 @@ function current() {
       state: frames[app.frame],
       viewer: null,
       names: ["White", "Black"],
-      history: frames.slice(1, app.frame + 1).map((f) => f.last),
+      history: frames.slice(1).map((f) => f.last),
+      shown: app.frame,
     };
   }
   const game = app.game;
   const names = game.seats.map((s) => (s.kind === "human" ? "You" : s.short));
-  return { state: game.state, viewer: game.human, names, history: game.history };
+  const state = app.lookback ? app.lookback.state : game.state;
+  return { state, viewer: game.human, names, history: game.history, shown: app.lookback ? app.lookback.ply : game.ply };
 }
 
 function render() {
   if ((app.page === "replay" && !app.replay) || (app.page !== "replay" && !app.game)) return;
+  const wanted = app.focusNext || focusKey(document.activeElement);
+  const forced = Boolean(app.focusNext);
+  app.focusNext = null;
   const view = current();
   const state = view.state;
   renderControls();
+  renderLookback(view);
   renderStatus(view);
   renderBoard(view);
   renderSides(view);
   renderDraft(view);
   renderEvent(view);
   renderResult(view);
-  renderLanes(state);
+  renderLanes(view);
   renderHistory(view);
   renderReview();
   document.body.dataset.phase = state.phase;
+  showPreview();
+  loadPreviews();
+  if (forced || !document.activeElement || document.activeElement === document.body) restoreFocus(wanted);
 }
+
+// ------------------------------------------------------------------ focus (kept across re-renders)
+
+function focusKey(node) {
+  if (!node || node === document.body || !node.closest) return null;
+  const keyed = node.closest("[data-focus]");
+  return keyed ? keyed.dataset.focus : null;
+}
+
+function focusable(node) {
+  return node && !node.hidden && node.offsetParent !== null;
+}
+
+function restoreFocus(key) {
+  if (!key) return;
+  let node = document.querySelector(`[data-focus="${CSS.escape(key)}"]`);
+  if (!focusable(node)) node = fallbackFocus(key);
+  if (focusable(node)) node.focus({ preventScroll: key !== "first" });
+}
+
+function fallbackFocus(key) {
+  const [kind, value] = key.split(":");
+  const rovingIn = (id) => document.querySelector(`#${id} [tabindex="0"]`);
+  if (kind === "first" || kind === "deck" || kind === "hand") {
+    const deck = rovingIn("my-deck");
+    if (deck && kind !== "hand") return deck;
+    const hand = nearestHandCard(Number(value));
+    if (hand) return hand;
+    if (kind === "first") return document.querySelector("#controls button");
+  }
+  if (kind === "move") {
+    const moves = document.querySelectorAll("#history button");
+    return moves.length ? moves[Math.min(Number(value), moves.length - 1)] : null;
+  }
+  if (kind === "tile") return rovingIn("board");
+  return null;
+}
+
+function nearestHandCard(index) {
+  const cards = [...document.querySelectorAll("#my-hand .card[data-focus]")];
+  if (!cards.length) return null;
+  if (Number.isNaN(index)) return cards.find((c) => c.tabIndex === 0) || cards[0];
+  return cards.find((c) => Number(c.dataset.index) >= index) || cards[cards.length - 1];
+}
+
+function setRoving(container, node) {
+  for (const item of container.querySelectorAll("[data-focus]")) item.tabIndex = item === node ? 0 : -1;
+}
+
+// ------------------------------------------------------------------ the parts of the page
 
 function seatName(view, seat) {
   const name = view.names[seat];
   return name === COLOURS[seat] ? name : `${name} (${COLOURS[seat]})`;
 }
 
+function scoreLine(view, outcome) {
+  // the player's own score first; for a spectator, the winner's
+  const first = view.viewer !== null ? view.viewer : outcome.winner !== null ? outcome.winner : 0;
+  return `${outcome.scores[first]}–${outcome.scores[1 - first]}`;
+}
+
+function howItEnded(outcome) {
+  if (outcome.termination === "lane_control") return `by controlling lane ${outcome.lane}`;
+  if (outcome.termination === "resignation") return "by resignation";
+  return `on the ${outcome.termination_text}`;
+}
+
 function renderStatus(view) {
   const state = view.state;
   const status = $("status");
   let text;
-  if (state.outcome) {
+  if (app.lookback) {
+    text = `Looking back: the position after move ${app.lookback.ply} of ${app.game.ply}.`;
+  } else if (state.outcome) {
     const o = state.outcome;
-    const how = o.termination === "lane_control" ? `by controlling lane ${o.lane}` : `on the ${o.termination_text}`;
-    if (o.winner === null) text = `Draw, lane scores ${o.scores[0]}-${o.scores[1]}.`;
-    else if (view.viewer !== null) text = `${o.winner === view.viewer ? "You win" : "You lose"} ${how}, lane scores ${o.scores[0]}-${o.scores[1]}.`;
-    else text = `${seatName(view, o.winner)} wins ${how}, lane scores ${o.scores[0]}-${o.scores[1]}.`;
+    if (o.termination === "resignation" && view.viewer !== null) text = `You resigned: ${view.names[o.winner]} wins.`;
+    else if (o.winner === null) text = `Draw, ${scoreLine(view, o)}.`;
+    else if (view.viewer !== null) text = `${o.winner === view.viewer ? "You win" : "You lose"} ${scoreLine(view, o)} ${howItEnded(o)}.`;
+    else text = `${seatName(view, o.winner)} wins ${scoreLine(view, o)} ${howItEnded(o)}.`;
   } else if (view.viewer !== null && state.to_move === view.viewer) {
     const me = state.players[view.viewer];
     text = state.phase === "draft" ? `Your pick (${me.picked + 1} of 8): choose a card from your deck.` : "Your move: choose a card from your hand, then a highlighted tile.";
   } else if (view.viewer !== null) {
-    text = `${view.names[state.to_move]} is thinking…`;
+    text = `${view.names[state.to_move]} is thinking…${engineReady() ? "" : " (preparing the engine, first run only)"}`;
   } else {
     text = `${seatName(view, state.to_move)} to ${state.phase === "draft" ? "pick" : "move"}.`;
   }
@@ -392,13 +800,29 @@ function renderStatus(view) {
   $("players").textContent = `${seatName(view, 0)} vs ${seatName(view, 1)} · ${parts.join(", ")}`;
 }
 
+function renderLookback(view) {
+  const box = $("lookback");
+  box.replaceChildren();
+  box.hidden = !app.lookback;
+  if (!app.lookback) return;
+  const step = view.history[app.lookback.ply - 1];
+  box.append(el("span", null, `Looking back at move ${app.lookback.ply} of ${app.game.ply}: ${describe(view, step)}. `));
+  const back = el("button", "secondary", "Back to the game");
+  back.type = "button";
+  back.id = "lookback-exit";
+  back.dataset.focus = "#lookback-exit";
+  back.addEventListener("click", () => endLookback());
+  box.append(back);
+}
+
 function renderControls() {
   const box = $("controls");
   box.replaceChildren();
-  const button = (label, id, handler, disabled) => {
-    const b = el("button", null, label);
+  const button = (label, id, handler, disabled, className) => {
+    const b = el("button", className || null, label);
     b.type = "button";
     b.id = id;
+    b.dataset.focus = `#${id}`;
     b.disabled = Boolean(disabled);
     b.addEventListener("click", handler);
     box.append(b);
@@ -406,18 +830,19 @@ function renderControls() {
   };
   if (app.page === "replay") {
     const last = app.replay.plies;
-    button("« Start", "first", () => goToFrame(0), app.frame === 0);
-    button("◀ Back", "prev", () => goToFrame(app.frame - 1), app.frame === 0);
-    button("Next ▶", "next", () => goToFrame(app.frame + 1), app.frame === last);
-    button("End »", "last", () => goToFrame(last), app.frame === last);
+    button("« Start", "to-start", () => goToFrame(0, "#to-start"), app.frame === 0);
+    button("◀ Back", "prev", () => goToFrame(app.frame - 1, "#prev"), app.frame === 0);
+    button("Next ▶", "next", () => goToFrame(app.frame + 1, "#next"), app.frame === last);
+    button("End »", "last", () => goToFrame(last, "#last"), app.frame === last);
     const slider = el("input");
     slider.type = "range";
     slider.id = "frame";
+    slider.dataset.focus = "#frame";
     slider.min = "0";
     slider.max = String(last);
     slider.value = String(app.frame);
     slider.setAttribute("aria-label", "position in the game");
-    slider.addEventListener("input", () => goToFrame(Number(slider.value)));
+    slider.addEventListener("input", () => goToFrame(Number(slider.value), "#frame"));
     box.append(slider, el("span", "counter", `position ${app.frame} of ${last}`));
     button("Upload another", "again", () => newReplay());
     return;
@@ -428,11 +853,14 @@ function renderControls() {
     button("Step", "step", () => advance(), over);
     button(app.autoplay ? "Pause" : "Play", "autoplay", () => {
       app.autoplay = !app.autoplay;
-      renderControls();
+      app.focusNext = "#autoplay";
+      render();
       schedule();
     }, over);
     const speed = el("select");
     speed.id = "speed";
+    speed.dataset.focus = "#speed";
+    speed.setAttribute("aria-label", "speed");
     for (const name of Object.keys(SPEEDS)) {
       const option = el("option", null, name);
       option.value = name;
@@ -443,11 +871,15 @@ function renderControls() {
       app.speed = speed.value;
     });
     box.append(speed);
+  } else if (!over) {
+    button("Resign", "resign", resign, false, "secondary");
   }
   button("New game", "new-game", newGame);
+  if (game.replay_available && over && game.state.phase !== "draft") button("Review this game", "review-game", reviewGame);
   if (game.replay_available) {
     const link = el("a", "button", "Download the replay");
     link.id = "download";
+    link.dataset.focus = "#download";
     link.href = `/api/games/${game.id}/replay`;
     link.download = `trinity-${game.id.slice(0, 8)}.json`;
     box.append(link);
@@ -460,37 +892,57 @@ function newReplay() {
   showSetup();
 }
 
+function sidesText(notation) {
+  const [top, right, bottom, left] = notation.split("");
+  return `top ${top}, right ${right}, bottom ${bottom}, left ${left}`;
+}
+
 function cardElement(notation, owner, extra) {
   const card = el("div", `card${owner === 0 ? " white" : owner === 1 ? " black" : ""}${extra ? ` ${extra}` : ""}`);
   const [top, right, bottom, left] = notation.split("");
   card.append(el("span", "side top", top), el("span", "side left", left), el("span", "owner", owner === 0 ? "w" : owner === 1 ? "b" : ""), el("span", "side right", right), el("span", "side bottom", bottom));
+  for (const part of card.children) part.setAttribute("aria-hidden", "true");
   card.dataset.card = notation;
-  card.title = notation;
   return card;
 }
 
-function myTurn(view) {
+function canAct(view) {
   const state = view.state;
-  return view.viewer !== null && !state.outcome && state.to_move === view.viewer && !app.busy;
+  return view.viewer !== null && !app.lookback && !state.outcome && state.to_move === view.viewer && !app.busy;
 }
 
 function legalTiles(view, index) {
   return new Set(view.state.legal.filter((m) => m.index === index && m.tile !== null).map((m) => m.tile));
 }
 
+function tileName(state, t, mark) {
+  const here = state.board[t];
+  const where = `tile ${t}, lane ${Math.floor(t / POSITIONS)}`;
+  const what = here ? `${COLOURS[here.owner]} ${here.card}` : "empty";
+  const marks = { placed: ", just placed", captured: ", just captured", domino: ", just flipped by the domino" };
+  return `${where}: ${what}${marks[mark] || ""}`;
+}
+
 function renderBoard(view) {
   const state = view.state;
   const board = $("board");
   board.replaceChildren();
+  board.classList.toggle("looking-back", Boolean(app.lookback));
   const last = state.last && state.last.kind === "place" ? state.last : null;
   const fallen = state.outcome && state.outcome.termination === "lane_control" ? state.outcome : null;
-  const playing = myTurn(view) && state.phase === "play";
-  const legal = playing && app.selected !== null ? legalTiles(view, app.selected) : new Set();
+  const interactive = view.viewer !== null && !app.lookback && state.phase === "play" && !state.outcome;
+  const placing = canAct(view) && state.phase === "play";
+  const legal = placing && app.selected !== null ? legalTiles(view, app.selected) : new Set();
+  app.armedTile = null;
   for (let lane = 0; lane < LANES; lane += 1) {
+    const label = el("div", "lane-label", `Lane ${lane}`);
+    label.setAttribute("aria-hidden", "true");
+    board.append(label);
     const tower = (seat) => {
       const down = fallen && fallen.lane === lane && fallen.winner !== seat;
       const node = el("div", `tower ${seat === 0 ? "white" : "black"}${down ? " fallen" : ""}`, seat === 0 ? "W" : "B");
-      node.title = `${COLOURS[seat]}'s tower, lane ${lane}${down ? " (fallen)" : ""}`;
+      node.setAttribute("role", "img");
+      node.setAttribute("aria-label", `${COLOURS[seat]}'s tower, lane ${lane}${down ? ", fallen" : ""}`);
       return node;
     };
     board.append(tower(0));
@@ -499,22 +951,72 @@ function renderBoard(view) {
       const tile = el("div", "tile");
       tile.dataset.tile = String(t);
       const here = state.board[t];
+      let mark = "";
       if (here) {
-        let mark = "";
         if (last && last.tile === t) mark = "placed";
         else if (last && last.captured.includes(t)) mark = "captured";
         else if (last && last.domino.includes(t)) mark = "domino";
         tile.append(cardElement(here.card, here.owner, mark));
         if (mark) tile.classList.add(mark);
       } else {
-        tile.append(el("span", "tile-number", t));
+        const number = el("span", "tile-number", t);
+        number.setAttribute("aria-hidden", "true");
+        tile.append(number);
+      }
+      tile.setAttribute("aria-label", tileName(state, t, mark));
+      if (interactive) {
+        tile.dataset.focus = `tile:${t}`;
+        tile.setAttribute("role", "button");
+        tile.setAttribute("aria-disabled", legal.has(t) ? "false" : "true");
+        tile.setAttribute("aria-describedby", "preview");
+        tile.tabIndex = t === app.roving.board ? 0 : -1;
+        tile.addEventListener("keydown", (event) => boardKey(event, view, t));
+        tile.addEventListener("focus", () => {
+          app.roving.board = t;
+          setRoving(board, tile);
+          app.hoverTile = t;
+          showPreview();
+        });
+        tile.addEventListener("blur", () => {
+          if (app.hoverTile === t) app.hoverTile = null;
+          showPreview();
+        });
+      } else {
+        tile.setAttribute("role", "img");
       }
       if (legal.has(t)) {
         tile.classList.add("legal");
-        tile.addEventListener("click", () => placeOn(view, t));
+        tile.addEventListener("pointerdown", (event) => {
+          app.pointer = event.pointerType;
+        });
+        tile.addEventListener("click", () => {
+          if (app.pointer === "touch" && app.armedTile !== t) {
+            // a finger cannot hover: the first tap shows what the placement would do, the second places
+            app.armedTile = t;
+            app.hoverTile = t;
+            showPreview();
+            $("preview").textContent += " Tap the tile again to place the card.";
+            return;
+          }
+          placeOn(view, t);
+        });
       }
+      tile.addEventListener("mouseenter", () => {
+        app.hoverTile = t;
+        showPreview();
+      });
+      tile.addEventListener("mouseleave", () => {
+        if (app.hoverTile === t) app.hoverTile = board.contains(document.activeElement) ? Number(document.activeElement.dataset.tile) : null;
+        showPreview();
+      });
       tile.addEventListener("dragover", (event) => {
-        if (playing && app.selected !== null && legalTiles(view, app.selected).has(t)) event.preventDefault();
+        if (placing && app.selected !== null && legalTiles(view, app.selected).has(t)) {
+          event.preventDefault();
+          if (app.hoverTile !== t) {
+            app.hoverTile = t;
+            showPreview();
+          }
+        }
       });
       tile.addEventListener("drop", (event) => {
         event.preventDefault();
@@ -526,17 +1028,72 @@ function renderBoard(view) {
   }
 }
 
+function boardKey(event, view, t) {
+  const lane = Math.floor(t / POSITIONS);
+  const pos = t % POSITIONS;
+  const moves = {
+    ArrowLeft: [lane, Math.max(0, pos - 1)],
+    ArrowRight: [lane, Math.min(POSITIONS - 1, pos + 1)],
+    ArrowUp: [Math.max(0, lane - 1), pos],
+    ArrowDown: [Math.min(LANES - 1, lane + 1), pos],
+    Home: [lane, 0],
+    End: [lane, POSITIONS - 1],
+  };
+  if (moves[event.key]) {
+    event.preventDefault();
+    const [l, p] = moves[event.key];
+    const target = $("board").querySelector(`.tile[data-tile="${l * POSITIONS + p}"]`);
+    if (target) target.focus();
+    return;
+  }
+  if (event.key === "Enter" || event.key === " ") {
+    event.preventDefault();
+    if (app.selected === null) {
+      $("preview").textContent = "Choose a card from your hand first (Tab to your hand, then Enter).";
+      return;
+    }
+    if (!legalTiles(view, app.selected).has(t)) {
+      $("preview").textContent = `Tile ${t} is taken: choose an empty tile.`;
+      return;
+    }
+    placeOn(view, t);
+    return;
+  }
+  if (event.key === "Escape" && app.selected !== null) {
+    event.preventDefault();
+    event.stopPropagation();
+    const index = app.selected;
+    app.selected = null;
+    app.focusNext = `hand:${index}`;
+    render();
+    announce("Card put back.");
+  }
+}
+
 function placeOn(view, tile) {
   if (app.selected === null) return;
   const move = view.state.legal.find((m) => m.index === app.selected && m.tile === tile);
-  if (move) play(move.action);
+  if (move) play(move.action, `hand:${app.selected}`);
 }
 
 function markLegalTiles(view) {
   const legal = app.selected === null ? new Set() : legalTiles(view, app.selected);
   for (const tile of $("board").querySelectorAll(".tile")) {
-    tile.classList.toggle("legal", legal.has(Number(tile.dataset.tile)));
+    const ok = legal.has(Number(tile.dataset.tile));
+    tile.classList.toggle("legal", ok);
+    if (tile.hasAttribute("aria-disabled")) tile.setAttribute("aria-disabled", ok ? "false" : "true");
   }
+}
+
+function chooseCard(view, index) {
+  // a hand card chosen: the keyboard goes on to the board, to a tile where it may go
+  const legal = legalTiles(view, index);
+  app.selected = index;
+  const tile = legal.has(app.roving.board) ? app.roving.board : Math.min(...legal);
+  app.roving.board = tile;
+  app.focusNext = `tile:${tile}`;
+  render();
+  announce(`${view.state.players[view.viewer].hand.find((h) => h.index === index).card} chosen. Arrow keys move between tiles, Enter places it, Escape puts it back.`);
 }
 
 function renderSides(view) {
@@ -546,7 +1103,7 @@ function renderSides(view) {
     ["side-top", 1 - bottomSeat],
     ["side-bottom", bottomSeat],
   ];
-  const playing = myTurn(view) && state.phase === "play";
+  const playing = canAct(view) && state.phase === "play";
   const usable = new Set(state.legal.map((m) => m.index));
   for (const [id, seat] of places) {
     const box = $(id);
@@ -554,34 +1111,55 @@ function renderSides(view) {
     box.dataset.seat = String(seat);
     const player = state.players[seat];
     const moving = !state.outcome && state.to_move === seat;
+    const mine = seat === view.viewer;
     const title = el("div", `seat-name${moving ? " moving" : ""}`, `${seatName(view, seat)}${moving ? " · to move" : ""}`);
+    title.id = `seat-name-${seat}`;
     box.append(title);
     const hand = el("div", "hand");
-    hand.id = seat === view.viewer ? "my-hand" : `hand-${seat}`;
+    hand.id = mine ? "my-hand" : `hand-${seat}`;
+    hand.setAttribute("role", "group");
+    hand.setAttribute("aria-labelledby", title.id);
     if (state.phase === "draft") {
       hand.append(el("span", "note", `${player.picked} of 8 cards picked`));
     } else if (player.hand === null) {
-      for (let i = 0; i < player.hand_size; i += 1) hand.append(el("div", "card back", ""));
-      if (!player.hand_size) hand.append(el("span", "note", "no cards left"));
-      else hand.append(el("span", "note", "hidden hand"));
+      for (let i = 0; i < player.hand_size; i += 1) {
+        const back = el("div", "card back", "");
+        back.setAttribute("aria-hidden", "true");
+        hand.append(back);
+      }
+      hand.append(el("span", "note", player.hand_size ? `hidden hand: ${player.hand_size} cards` : "no cards left"));
     } else {
+      const interactive = mine && !app.lookback && !state.outcome;
+      const indices = player.hand.map((h) => h.index);
+      if (interactive && !indices.includes(app.roving.hand)) app.roving.hand = indices.find((i) => i >= (app.roving.hand ?? 0)) ?? indices[0];
       for (const entry of player.hand) {
-        const selectable = playing && seat === view.viewer && usable.has(entry.index);
+        const selectable = playing && mine && usable.has(entry.index);
         const card = cardElement(entry.card, seat, selectable ? "selectable" : "");
         card.dataset.index = String(entry.index);
+        if (interactive) {
+          card.dataset.focus = `hand:${entry.index}`;
+          card.setAttribute("role", "button");
+          card.setAttribute("aria-label", `${entry.card}: ${sidesText(entry.card)}`);
+          card.setAttribute("aria-pressed", app.selected === entry.index ? "true" : "false");
+          card.setAttribute("aria-disabled", selectable ? "false" : "true");
+          card.tabIndex = entry.index === app.roving.hand ? 0 : -1;
+          card.addEventListener("focus", () => {
+            app.roving.hand = entry.index;
+            setRoving(hand, card);
+          });
+          card.addEventListener("keydown", (event) => handKey(event, view, hand, card, entry.index, selectable));
+        } else {
+          card.setAttribute("role", "img");
+          card.setAttribute("aria-label", `${COLOURS[seat]} card ${entry.card}: ${sidesText(entry.card)}`);
+        }
         if (selectable) {
           if (app.selected === entry.index) card.classList.add("selected");
-          card.tabIndex = 0;
           card.draggable = true;
           card.addEventListener("click", () => {
-            app.selected = app.selected === entry.index ? null : entry.index;
-            render();
-          });
-          card.addEventListener("keydown", (event) => {
-            if (event.key === "Enter" || event.key === " ") {
-              event.preventDefault();
-              card.click();
-            }
+            if (app.selected === entry.index) {
+              app.selected = null;
+              render();
+            } else chooseCard(view, entry.index);
           });
           card.addEventListener("dragstart", (event) => {
             app.selected = entry.index;
@@ -598,42 +1176,93 @@ function renderSides(view) {
   }
 }
 
+function handKey(event, view, hand, card, index, selectable) {
+  const cards = [...hand.querySelectorAll(".card[data-focus]")];
+  const at = cards.indexOf(card);
+  const step = { ArrowLeft: -1, ArrowUp: -1, ArrowRight: 1, ArrowDown: 1 }[event.key];
+  if (step) {
+    event.preventDefault();
+    const next = cards[Math.max(0, Math.min(cards.length - 1, at + step))];
+    if (next) next.focus();
+    return;
+  }
+  if (event.key === "Enter" || event.key === " ") {
+    event.preventDefault();
+    if (!selectable) {
+      announce(view.state.phase === "play" && !canAct(view) ? "Wait for your turn." : "That card cannot be played now.");
+      return;
+    }
+    if (app.selected === index) {
+      app.selected = null;
+      app.focusNext = `hand:${index}`;
+      render();
+      announce("Card put back.");
+    } else chooseCard(view, index);
+    return;
+  }
+  if (event.key === "Escape" && app.selected !== null) {
+    event.preventDefault();
+    event.stopPropagation();
+    app.selected = null;
+    app.focusNext = `hand:${index}`;
+    render();
+    announce("Card put back.");
+  }
+}
+
 function renderDraft(view) {
   const state = view.state;
   const box = $("draft");
   box.replaceChildren();
   box.hidden = state.phase !== "draft";
   if (box.hidden) return;
-  const picking = myTurn(view);
+  const picking = canAct(view);
   const legal = new Map(state.legal.map((m) => [m.index, m.action]));
   const seats = view.viewer !== null ? [view.viewer] : [0, 1];
   for (const seat of seats) {
     const player = state.players[seat];
+    const heading = el("h3");
+    heading.id = `deck-title-${seat}`;
     const title = view.viewer !== null ? "Your deck: pick 8 cards (at most " : `${seatName(view, seat)}'s deck (at most `;
-    box.append(el("h3", null, `${title}${state.max_a_cards} A cards)`));
+    heading.append(title, ruleWord(`${state.max_a_cards} A cards`, "a"), ")");
+    box.append(heading);
     const deck = el("div", "deck");
     deck.id = seat === view.viewer ? "my-deck" : `deck-${seat}`;
+    deck.setAttribute("role", "group");
+    deck.setAttribute("aria-labelledby", heading.id);
     if (!player.deck) {
       deck.append(el("span", "note", "hidden"));
     } else {
+      const mine = seat === view.viewer && !app.lookback && !state.outcome;
+      if (mine && (app.roving.deck === null || !player.deck.some((e) => e.index === app.roving.deck))) {
+        const first = player.deck.find((e) => legal.has(e.index));
+        app.roving.deck = first ? first.index : 0;
+      }
       for (const entry of player.deck) {
         const picked = entry.status !== "unpicked";
         const canPick = picking && legal.has(entry.index);
         const card = cardElement(entry.card, picked ? seat : null, `${picked ? "picked" : ""}${canPick ? " selectable" : ""}`);
         card.dataset.index = String(entry.index);
-        if (canPick) {
-          card.tabIndex = 0;
-          card.addEventListener("click", () => play(legal.get(entry.index)));
-          card.addEventListener("keydown", (event) => {
-            if (event.key === "Enter" || event.key === " ") {
-              event.preventDefault();
-              play(legal.get(entry.index));
-            }
+        const overLimit = !picked && picking && !canPick;
+        if (overLimit) card.classList.add("unavailable");
+        const why = picked ? ", picked" : overLimit ? ", over the A-card limit" : "";
+        if (mine) {
+          card.dataset.focus = `deck:${entry.index}`;
+          card.setAttribute("role", "button");
+          card.setAttribute("aria-label", `${canPick ? "pick " : ""}${entry.card}${why}: ${sidesText(entry.card)}`);
+          card.setAttribute("aria-disabled", canPick ? "false" : "true");
+          card.tabIndex = entry.index === app.roving.deck ? 0 : -1;
+          card.addEventListener("focus", () => {
+            app.roving.deck = entry.index;
+            setRoving(deck, card);
           });
-        } else if (!picked && picking) {
-          card.classList.add("unavailable");
-          card.title = `${entry.card}: over the A-card limit`;
+          card.addEventListener("keydown", (event) => deckKey(event, deck, card, canPick ? legal.get(entry.index) : null, why));
+        } else {
+          card.setAttribute("role", "img");
+          card.setAttribute("aria-label", `${entry.card}${why}`);
         }
+        if (canPick) card.addEventListener("click", () => play(legal.get(entry.index)));
+        else if (overLimit) card.title = `${entry.card}: over the A-card limit`;
         deck.append(card);
       }
     }
@@ -643,6 +1272,32 @@ function renderDraft(view) {
     const other = state.players[1 - view.viewer];
     box.append(el("p", "note", `${view.names[1 - view.viewer]} has picked ${other.picked} of 8 (picks are secret).`));
   }
+}
+
+function deckKey(event, deck, card, action, why) {
+  const cards = [...deck.querySelectorAll(".card[data-focus]")];
+  const at = cards.indexOf(card);
+  const columns = Math.max(1, cards.filter((c) => c.offsetTop === cards[0].offsetTop).length);
+  const step = { ArrowLeft: -1, ArrowRight: 1, ArrowUp: -columns, ArrowDown: columns }[event.key];
+  if (step) {
+    event.preventDefault();
+    const next = cards[Math.max(0, Math.min(cards.length - 1, at + step))];
+    if (next) next.focus();
+    return;
+  }
+  if (event.key === "Enter" || event.key === " ") {
+    event.preventDefault();
+    if (action === null) announce(why ? `Not this one${why}.` : "Wait for your turn.");
+    else play(action, card.dataset.focus);
+  }
+}
+
+function ruleWord(text, rule) {
+  const word = el("button", "rule-word", text);
+  word.type = "button";
+  word.dataset.rule = rule;
+  word.setAttribute("aria-describedby", `hint-${rule}`);
+  return word;
 }
 
 function describe(view, step) {
@@ -670,18 +1325,39 @@ function renderResult(view) {
   box.hidden = !outcome;
   if (!outcome) return;
   let headline;
-  if (outcome.winner === null) headline = "Draw";
+  if (outcome.termination === "resignation") headline = view.viewer !== null ? "You resigned" : `${seatName(view, 1 - outcome.winner)} resigned`;
+  else if (outcome.winner === null) headline = "Draw";
   else if (view.viewer !== null) headline = outcome.winner === view.viewer ? "You win!" : `${view.names[outcome.winner]} wins`;
   else headline = `${seatName(view, outcome.winner)} wins`;
-  const how = outcome.termination === "lane_control" ? `${COLOURS[outcome.winner]} controls lane ${outcome.lane}: its far tower falls.` : `Game over on the ${outcome.termination_text}: lanes scored.`;
-  box.append(el("h2", null, headline), el("p", null, `${how} Lane scores ${outcome.scores[0]}-${outcome.scores[1]}.`));
+  const text = el("p");
+  if (outcome.termination === "lane_control") {
+    text.append(`${COLOURS[outcome.winner]} controls `, ruleWord(`lane ${outcome.lane}`, "lane"), ": its ", ruleWord("far tower", "tower"), " falls.");
+  } else if (outcome.termination === "resignation") {
+    text.append(`${view.names[outcome.winner]} wins by resignation.`);
+  } else {
+    text.append(`Game over on the ${outcome.termination_text}: lanes scored by `, ruleWord("lane majority", "majority"), ".");
+  }
+  if (view.viewer !== null) {
+    const me = view.viewer;
+    text.append(` Lane scores: you ${outcome.scores[me]}, ${view.names[1 - me]} ${outcome.scores[1 - me]}.`);
+  } else {
+    text.append(` Lane scores: White ${outcome.scores[0]}, Black ${outcome.scores[1]}.`);
+  }
+  box.append(el("h2", null, headline), text);
 }
 
-function renderLanes(state) {
+function renderLanes(view) {
+  const state = view.state;
   const table = $("lanes");
-  table.replaceChildren();
+  const caption = table.querySelector("caption");
+  table.replaceChildren(caption);
   const head = el("tr");
-  for (const text of ["Lane", "White cards", "Black cards", "White points", "Black points"]) head.append(el("th", null, text));
+  const you = (seat) => (view.viewer === seat ? " (you)" : "");
+  for (const text of ["Lane", `White cards${you(0)}`, `Black cards${you(1)}`, `White points${you(0)}`, `Black points${you(1)}`]) {
+    const th = el("th", null, text);
+    th.scope = "col";
+    head.append(th);
+  }
   table.append(head);
   const totals = [0, 0];
   for (const lane of state.lanes) {
@@ -699,9 +1375,25 @@ function renderLanes(state) {
 
 function renderHistory(view) {
   const list = $("history");
+  const keep = list.scrollTop;
+  const following = list.scrollTop + list.clientHeight >= list.scrollHeight - 4;
   list.replaceChildren();
-  for (const step of view.history) list.append(el("li", step && step.kind === "place" ? "place" : "pick", describe(view, step)));
-  list.scrollTop = list.scrollHeight;
+  view.history.forEach((step, i) => {
+    const item = el("li", step && step.kind === "place" ? "place" : "pick");
+    const button = el("button", null, describe(view, step));
+    button.type = "button";
+    button.dataset.focus = `move:${i}`;
+    const shown = view.shown === i + 1;
+    if (shown) {
+      item.classList.add("shown");
+      button.setAttribute("aria-current", "step");
+    }
+    button.addEventListener("click", () => (app.page === "replay" ? goToFrame(i + 1, `move:${i}`) : lookBack(i + 1)));
+    item.append(button);
+    list.append(item);
+  });
+  if (following && !app.lookback && app.page !== "replay") list.scrollTop = list.scrollHeight;
+  else list.scrollTop = keep;
 }
 
 function renderReview() {
@@ -721,13 +1413,14 @@ function renderReview() {
     return;
   }
   const review = app.reviews[ply];
+  const waiting = engineReady() ? "solving…" : "preparing the solver (first run only: compiling), then solving…";
   if (!review) {
     loadReview(ply);
-    box.append(el("p", "note", "solving…"));
+    box.append(el("p", "note", waiting));
     return;
   }
   if (review.pending) {
-    box.append(el("p", "note", "solving…"));
+    box.append(el("p", "note", waiting));
     return;
   }
   if (!review.available) {
@@ -747,4 +1440,122 @@ function renderReview() {
   const p = el("p", review.played_best === false ? "mistake" : "good", lines.join(" "));
   p.id = "review-text";
   box.append(p, el("p", "note", `${review.nodes.toLocaleString()} positions searched in ${review.seconds} s`));
+}
+
+// ------------------------------------------------------------------ keys, the rules panel, hints, confirmations
+
+function typing(target) {
+  return target && (target.isContentEditable || ["INPUT", "SELECT", "TEXTAREA"].includes(target.tagName));
+}
+
+function globalKey(event) {
+  const dialogOpen = $("rules").open || $("confirm").open;
+  if (event.key === "?" && !typing(event.target) && !dialogOpen) {
+    event.preventDefault();
+    openRules();
+    return;
+  }
+  if (event.key === "Escape") {
+    hideHint();
+    if (!dialogOpen && app.lookback) {
+      event.preventDefault();
+      endLookback();
+    }
+  }
+}
+
+function initRules() {
+  const dialog = $("rules");
+  $("rules-button").addEventListener("click", () => openRules());
+  $("intro-rules").addEventListener("click", () => openRules());
+  $("rules-close").addEventListener("click", () => dialog.close());
+  dialog.addEventListener("close", () => {
+    const back = app.rulesReturn;
+    app.rulesReturn = null;
+    if (back && document.contains(back) && focusable(back)) back.focus();
+    else $("rules-button").focus();
+  });
+}
+
+function openRules(section) {
+  const dialog = $("rules");
+  if (dialog.open) return;
+  hideHint();
+  app.rulesReturn = document.activeElement && document.activeElement !== document.body ? document.activeElement : null;
+  dialog.showModal();
+  $("rules-close").focus();
+  const target = section ? $(section) : null;
+  if (target) target.scrollIntoView({ block: "start" });
+  else dialog.querySelector(".rules-body").scrollTop = 0;
+}
+
+function initHints() {
+  for (const word of document.querySelectorAll(".rule-word")) word.setAttribute("aria-describedby", `hint-${word.dataset.rule}`);
+  const word = (event) => (event.target && event.target.closest ? event.target.closest(".rule-word") : null);
+  document.addEventListener("mouseover", (event) => {
+    const target = word(event);
+    if (target) showHint(target);
+  });
+  document.addEventListener("mouseout", (event) => {
+    if (word(event)) hideHint();
+  });
+  document.addEventListener("focusin", (event) => {
+    const target = word(event);
+    if (target) showHint(target);
+    else hideHint();
+  });
+  document.addEventListener("focusout", (event) => {
+    if (word(event)) hideHint();
+  });
+  document.addEventListener("click", (event) => {
+    const target = word(event);
+    if (target) openRules(RULE_SECTIONS[target.dataset.rule]);
+  });
+}
+
+function showHint(target) {
+  const hint = $(`hint-${target.dataset.rule}`);
+  if (!hint) return;
+  const tip = $("tooltip");
+  tip.textContent = hint.textContent;
+  tip.hidden = false;
+  const box = target.getBoundingClientRect();
+  const width = tip.offsetWidth;
+  const left = Math.max(8, Math.min(window.scrollX + box.left, window.scrollX + document.documentElement.clientWidth - width - 8));
+  tip.style.left = `${left}px`;
+  tip.style.top = `${window.scrollY + box.bottom + 6}px`;
+}
+
+function hideHint() {
+  $("tooltip").hidden = true;
+}
+
+function initConfirm() {
+  const dialog = $("confirm");
+  const finish = (answer) => {
+    const resolve = app.confirmResolve;
+    app.confirmResolve = null;
+    if (dialog.open) dialog.close();
+    if (resolve) resolve(answer);
+  };
+  $("confirm-yes").addEventListener("click", () => finish(true));
+  $("confirm-no").addEventListener("click", () => finish(false));
+  dialog.addEventListener("close", () => finish(false)); // Escape
+}
+
+function confirmStep(title, text, yes, no) {
+  const dialog = $("confirm");
+  const back = document.activeElement;
+  $("confirm-title").textContent = title;
+  $("confirm-text").textContent = text;
+  $("confirm-yes").textContent = yes;
+  $("confirm-no").textContent = no;
+  return new Promise((resolve) => {
+    app.confirmResolve = (answer) => {
+      if (!answer && back && document.contains(back) && focusable(back)) back.focus();
+      resolve(answer);
+    };
+    dialog.showModal();
+    $("confirm-no").focus(); // the safe answer first
+  });
 }
