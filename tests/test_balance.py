@@ -140,3 +140,23 @@ def test_bad_a_limits_are_refused_before_any_game():
     for limit in (9, -1, 2.0, True):
         with pytest.raises(ConfigError, match="max_a_cards"):
             run_balance(["greedy"], 2, a_limits=(limit,), progress=False)
+
+
+def test_solved_openings_travel_with_the_report_and_are_shown_beside_the_studies(tmp_path):
+    from trinity_env.evaluation.balance import BalanceReport
+    from trinity_env.evaluation.openings import LateGame, file_summary, solve_openings
+
+    out = tmp_path / "deals.jsonl"
+    solve_openings(range(5), 10**9, out, table_bits=16, deal=LateGame(9), progress=False)
+    openings = file_summary(out)
+    plain = run_balance(["greedy"], 2, a_limits=(3,), workers=1, progress=False)
+    assert "openings" not in plain.to_json() and "Perfect play" not in plain.markdown()
+    report = run_balance(["greedy"], 2, a_limits=(3,), workers=1, progress=False, openings=openings)
+    assert report.studies == plain.studies
+    again = BalanceReport.from_json(json.loads(json.dumps(report.to_json())))
+    assert again.openings == json.loads(json.dumps(openings)) and again.markdown() == report.markdown()
+    wins = openings["first_player"]["wins"]
+    line = report.openings_line()
+    assert line.startswith("Perfect play (5 dealt games solved from the first placement, 0 unsolved, in ")
+    assert f"the first mover wins {wins['share']:.1%} [{wins['low']:.1%}, {wins['high']:.1%}]" in line
+    assert line in report.markdown() and "perfect play (solved openings)" in report.table()

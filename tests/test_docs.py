@@ -78,7 +78,7 @@ def _help(*argv: str) -> str:
 
 @pytest.mark.parametrize("page", DOC_PAGES, ids=lambda p: p.name)
 def test_every_trinity_command_a_page_shows_exists_with_its_options(page):
-    commands = re.search(r"\{([\w,]+)\}", _help())[1].split(",")
+    commands = re.search(r"\{([\w,-]+)\}", _help())[1].split(",")
     for argv in _commands(page, "trinity"):
         assert argv[0] in commands, f"{page.name}: `trinity {argv[0]}` is not a command ({', '.join(commands)})"
         options = _help(argv[0])

@@ -165,7 +165,8 @@ def test_a_set_says_what_a_random_mover_expects_and_the_scores_json_holds_it(tmp
     save_puzzles([first, single], source)
     scores = tmp_path / "scores.json"
     assert main(["puzzles", "--score", str(source), "--agents", "random", "--json", str(scores)]) == 0
-    assert "2 with 8 empty; 1 with a single winning move; a uniformly random mover expects 3.8%" in capsys.readouterr().out
+    expected = "2 with 8 empty; 1 with a single winning move; a uniformly random mover expects 3.8%"
+    assert expected in capsys.readouterr().out
     assert json.loads(scores.read_text())["set"]["random_expected"] == pytest.approx(3 / 80)
 
 

@@ -6,7 +6,8 @@ result of an open-hand position as JSON; ``trinity arena`` plays a round robin; 
 balance`` runs the balance lab; ``trinity play`` lets a person play an agent in the
 terminal and ``trinity serve`` in the browser; ``trinity review`` annotates a replay with
 the solver; ``trinity puzzles`` builds and scores puzzles; ``trinity accuracy`` scores agents against
-perfect play; ``trinity train`` trains an agent
+perfect play; ``trinity solve-openings`` solves dealt games from their first placement (one
+process, a pool or a Ray cluster) and summarises the first mover's share; ``trinity train`` trains an agent
 from a config; ``trinity exploit`` trains a best response to an agent and reports its win
 rate. ``-`` reads standard input.
 
@@ -14,7 +15,8 @@ Bad input — a usage error, a file that cannot be read or is not UTF-8 JSON, a 
 agent spec, rules config or output path — is reported in one line on stderr,
 ``trinity <command>: <problem>``, with exit status 2, never as a traceback, and before any
 work starts. Ctrl-C stops a long run within moments: ``arena`` and ``balance`` write what
-was played (marked partial), and the command says so in one line and exits with 130.
+was played (marked partial), ``solve-openings`` keeps every deal finished (its file is
+appended to as each one finishes), and the command says so in one line and exits with 130.
 """
 
 from __future__ import annotations
@@ -89,6 +91,19 @@ def positive_seconds(text: str) -> float:
     if not (math.isfinite(value) and value > 0):
         raise argparse.ArgumentTypeError(f"expected a number of seconds above 0, got {text!r}")
     return value
+
+
+def seed_range(text: str) -> range:
+    """An argparse type: dealt games' seeds, one (``7``) or an inclusive range (``0-999``), whole numbers >= 0."""
+    low, dash, high = text.partition("-")
+    parse = whole_number(0)
+    try:
+        seeds = range(parse(low), parse(high) + 1) if dash else range(parse(low), parse(low) + 1)
+    except argparse.ArgumentTypeError:
+        seeds = range(0)
+    if not seeds:
+        raise argparse.ArgumentTypeError(f"expected a seed N or a range LOW-HIGH of whole numbers, got {text!r}")
+    return seeds
 
 
 # ---------------------------------------------------------------------- reading input
@@ -244,11 +259,16 @@ def _balance(args: argparse.Namespace) -> int:
 
     agents = args.agents or DEFAULT_AGENTS
     check_balance(agents, args.games, tuple(args.a_limits))
+    solved = None
+    if args.openings:
+        from trinity_env.evaluation.openings import file_summary
+
+        solved = file_summary(args.openings)  # a file that is not one is refused before any game
     _prepare_folder("--out", args.out, OUTPUT_FILES)
     try:
         report = run_balance(
             agents, args.games, seed=args.seed, a_limits=tuple(args.a_limits), workers=args.workers,
-            progress=not args.quiet,
+            progress=not args.quiet, openings=solved,
         )  # fmt: skip
     except RunInterrupted as stop:
         report = stop.partial  # written like a whole report, marked partial
@@ -261,6 +281,57 @@ def _balance(args: argparse.Namespace) -> int:
         played = sum(s["games"] for s in report.studies.values())
         _say("trinity balance", f"interrupted: partial results of {played} games written")
         return EXIT_INTERRUPTED
+    return 0
+
+
+def _solve_openings(args: argparse.Namespace) -> int:
+    from contextlib import nullcontext
+
+    from trinity_env.evaluation import openings
+    from trinity_env.evaluation.match import RunInterrupted
+
+    seeds = args.seeds
+    threads = args.threads or 1
+    openings.check_openings(seeds, args.budget_nodes, threads, args.table_bits)
+    if args.ray is not None:
+        openings.check_ray_address(args.ray)
+        if args.threads is not None and args.ray != "local":
+            raise ArgumentError("--threads: a cluster's own CPUs decide how many deals run at once (--ray local only)")
+    _prepare_file("--out", args.out)
+    if os.path.exists(args.out):
+        openings.read_records(args.out)  # a file that is not one is refused before any work
+    if args.summary:
+        _prepare_file("--summary", args.summary)
+    cluster = nullcontext(None)
+    if args.ray is not None:
+        cluster = openings.ray_cluster(args.ray, args.threads if args.ray == "local" else None)
+    with cluster as connected:  # connecting checks the address: one line, before any deal
+        warm(["exact solver"])
+        try:
+            run = openings.solve_openings(
+                seeds, args.budget_nodes, args.out, threads=threads, table_bits=args.table_bits, cluster=connected,
+                progress=not args.quiet,
+            )  # fmt: skip
+        except RunInterrupted as stop:
+            run = stop.partial
+    summary = run.summary()
+    shown = f"{seeds.start}-{seeds.stop - 1}" if len(seeds) > 1 else str(seeds.start)
+    print(f"seeds {shown}: {len(run.new)} deals recorded now, {run.skipped} already in {args.out}"
+          + (f" ({run.retried} unsolved ones tried again with the larger budget)" if run.retried else ""))  # fmt: skip
+    if run.cut:
+        print(f"{args.out}: its last line, cut short when a run was killed, was dropped")
+    print(openings.summary_text(summary, args.out))
+    if args.summary:
+        Path(args.summary).write_text(json.dumps(summary | {"file": args.out}, indent=1) + "\n", encoding="utf-8")
+        print(f"wrote {args.summary}")
+    if run.partial:
+        _say("trinity solve-openings", f"interrupted: {len(run.new)} deals recorded in {args.out}; run again to go on")
+        return EXIT_INTERRUPTED
+    if run.failed:
+        seeds_failed = " ".join(str(seed) for seed, _ in run.failed)
+        _say("trinity solve-openings", f"{len(run.failed)} deals failed on the cluster and were not recorded "
+             f"(run again to retry them): seeds {seeds_failed}; first: {run.failed[0][1]}")  # fmt: skip
+        return 1
     return 0
 
 
@@ -294,17 +365,24 @@ def _train(args: argparse.Namespace) -> None:
         if value is not None and budgets.get(trainer) != option:
             takes = f"; its budget is {budgets[trainer]} N" if trainer in budgets else ""
             raise ArgumentError(f"{option} does not apply to the {trainer} trainer{takes}")
-    extra = "rllib" if trainer == "rllib" else "train"
+    on_ray = args.ray is not None or args.actors is not None
+    if on_ray and trainer != "alphazero":
+        raise ArgumentError(f"--ray and --actors are for the alphazero trainer (the {trainer} trainer: docs/rllib.md)")
+    if on_ray:
+        modules["alphazero"] = "alphazero_ray"
+    extra = "rllib" if trainer == "rllib" or on_ray else "train"
     try:
         module = importlib.import_module(f"{package.__name__}.{modules[trainer]}")
-        if trainer == "rllib":
-            importlib.import_module("ray.rllib")
+        if trainer == "rllib" or on_ray:
+            importlib.import_module("ray.rllib" if trainer == "rllib" else "ray")
     except ModuleNotFoundError as err:
         raise TrinityError(f"training needs the {extra} extra (pip install 'trinity-towers[{extra}]'): {err}") from None
     argv = ["--config", args.config, "--run", args.run_folder or f"runs/{name}"]
     argv += ["--resume"] * args.resume + ["--overwrite"] * args.overwrite
     for option, value in (("--total-steps", args.total_steps), ("--total-games", args.total_games)):
         argv += [option, str(value)] if value is not None else []
+    if on_ray:
+        argv += ["--ray", args.ray or "local", "--actors", str(args.actors or 1)]
     module.main(argv)
 
 
@@ -593,7 +671,40 @@ def build_parser() -> argparse.ArgumentParser:
     balance.add_argument("--workers", type=positive_int, default=None, help="processes (default: all cores)")
     balance.add_argument("--out", default="balance", help="folder for balance.json and the plots")
     balance.add_argument("--quiet", action="store_true", help="no progress bar")
+    balance.add_argument(
+        "--openings", default=None, metavar="FILE",
+        help="also report the first mover under perfect play from this solved-openings file (trinity solve-openings)",
+    )  # fmt: skip
     balance.set_defaults(run=_balance)
+
+    openings = commands.add_parser(
+        "solve-openings",
+        help="solve dealt games from their first placement exactly (JSON lines, resumable), and summarise them",
+    )
+    openings.add_argument(
+        "--seeds", type=seed_range, required=True, help="the dealt games: a seed N or an inclusive range, e.g. 0-999"
+    )
+    openings.add_argument(
+        "--budget-nodes", type=positive_int, required=True, metavar="N",
+        help="solver nodes per deal; a deal past it is recorded as unsolved with the nodes spent",
+    )  # fmt: skip
+    openings.add_argument("--out", required=True, help="the JSON-lines file of records (appended to; a rerun resumes)")
+    openings.add_argument(
+        "--threads", type=positive_int, default=None,
+        help="deals solved at once, a process each (default 1); with --ray local, the local cluster's CPUs",
+    )  # fmt: skip
+    openings.add_argument(
+        "--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
+        help="run each deal as a Ray task: local (alone: a cluster started here), auto, HOST:PORT or "
+        "ray://HOST:PORT (needs the rllib extra)",
+    )  # fmt: skip
+    openings.add_argument(
+        "--table-bits", type=whole_number(10, 32), default=24, metavar="B",
+        help="the solver's table per deal: 2**B slots of 16 bytes (default 24: 256 MiB)",
+    )  # fmt: skip
+    openings.add_argument("--summary", default=None, help="also write the summary as JSON to this path")
+    openings.add_argument("--quiet", action="store_true", help="no progress bar")
+    openings.set_defaults(run=_solve_openings)
 
     play = commands.add_parser("play", help="play an agent in the terminal")
     play.add_argument(
@@ -629,6 +740,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--total-games", type=positive_int, default=None, metavar="N",
         help="AlphaZero: self-play games to train for, over the config's (with --resume: extend the run to N)",
     )  # fmt: skip
+    train.add_argument(
+        "--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
+        help="AlphaZero on Ray: self-play and labels on actors of a cluster ('local', auto, HOST:PORT; docs/ray.md)",
+    )  # fmt: skip
+    train.add_argument("--actors", type=positive_int, default=None, help="AlphaZero on Ray: self-play actors")
     train.set_defaults(run=_train)
 
     exploit = commands.add_parser(

@@ -10,7 +10,10 @@ with Wilson 95% intervals.
 - the A limit: the first-mover edge, A cards drafted and endings at ``max_a_cards`` 2, 3, 4;
 - endings: lane control against a full board;
 - the domino: how often it fires, and how often it fires in the game's last placement,
-  the one that decided it.
+  the one that decided it;
+- beside the first mover's share between agents, the same under perfect play when a file of
+  solved openings is given (``trinity solve-openings``; ``openings.file_summary``): how many
+  dealt games the player who places first wins with best play from both sides.
 
 Agents must draft differently from game to game for the card figures to mean anything:
 MCTS with ``draft=search`` does (its searches are seeded per game); a policy network does
@@ -126,6 +129,8 @@ class BalanceReport:
 
     ``games`` is the number of games per study asked for; each study's ``"games"`` counts those
     played. ``partial``: the run was interrupted, and the studies hold the games finished by then.
+    ``openings``: the summary of a solved-openings file (``openings.file_summary``), reported beside
+    the studies' first-mover shares; ``None`` when none was given.
     """
 
     agents: list[str]
@@ -133,17 +138,32 @@ class BalanceReport:
     seed: int
     studies: dict[str, dict[str, Any]]
     partial: bool = False
+    openings: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         if not self.partial:
             del data["partial"]  # a whole run reads as it always did
+        if self.openings is None:
+            del data["openings"]
         return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> BalanceReport:
+        openings = data.get("openings")
         return cls(list(data["agents"]), int(data["games"]), int(data["seed"]), dict(data["studies"]),
-                   bool(data.get("partial", False)))  # fmt: skip
+                   bool(data.get("partial", False)), None if openings is None else dict(openings))  # fmt: skip
+
+    def openings_line(self) -> str:
+        """The first mover under perfect play, from the solved openings ("" when none were given)."""
+        if self.openings is None:
+            return ""
+        o = self.openings
+        first = o["first_player"]
+        where = f", in {o['file']}" if o.get("file") else ""
+        return (f"Perfect play ({o['solved']} dealt games solved from the first placement, {o['unsolved']} unsolved"
+                f"{where}): the first mover wins {_cell(first['wins'])}, draws {_cell(first['draws'])}, "
+                f"loses {_cell(first['losses'])}.")  # fmt: skip
 
     def partial_note(self) -> str:
         """One sentence on an interrupted run ("" for a whole one)."""
@@ -159,6 +179,9 @@ class BalanceReport:
         for name, s in self.studies.items():
             cells = [_cell(s[key]) for key in ("first_mover_wins", "lane_control_endings", "domino_in_last_placement")]
             rows.append(f"{name:<36} {s['games']:>5}  " + " ".join(f"{c:<22}" for c in cells))
+        if self.openings is not None:
+            first = _cell(self.openings["first_player"]["wins"])
+            rows.append(f"{'perfect play (solved openings)':<36} {self.openings['solved']:>5}  {first:<22}")
         if self.partial:
             rows.append(self.partial_note())
         return "\n".join(rows)
@@ -185,6 +208,8 @@ class BalanceReport:
             cells = " | ".join(_cell(s[key]) for key in keys)
             lines.append(f"| {name} | {s['games']} | {s['max_a_cards']} | {cells} | "
                          f"{_mean(s['mean_a_cards'], 2)} | {_mean(s['mean_placements'], 1)} |")  # fmt: skip
+        if self.openings is not None:
+            lines += ["", self.openings_line()]
         if self.partial:
             lines += ["", f"**{self.partial_note()}**"]
         for name in self.agents:
@@ -233,10 +258,12 @@ def run_balance(
     a_limits: tuple[int, ...] = A_LIMITS,
     workers: int | None = None,
     progress: bool = True,
+    openings: dict[str, Any] | None = None,
 ) -> BalanceReport:
     """Self-play ``games`` games per study: each agent under the standard rules, and the first
     agent at each A limit (the standard limit's games are shared with the first study).
 
+    ``openings``: a solved-openings summary (``openings.file_summary``) to report beside the studies.
     Interrupted (Ctrl-C), it stops at once and raises ``RunInterrupted`` whose ``partial`` is the
     report of the games finished so far (``partial=True``).
     """
@@ -266,7 +293,7 @@ def run_balance(
     summaries = {name: _summarise(records[name], deck) for name, _, _ in studies}
     for name, _, config in studies:
         summaries[name]["max_a_cards"] = config["max_a_cards"]
-    report = BalanceReport(list(agents), games, seed, summaries, partial)
+    report = BalanceReport(list(agents), games, seed, summaries, partial, openings)
     if partial:
         raise RunInterrupted(report)
     return report
