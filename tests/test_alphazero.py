@@ -481,3 +481,11 @@ def test_the_page_shows_the_figures_the_tools_wrote():
     for key in ("self_play_games_per_second_1_thread", "self_play_games_per_second_2_thread"):
         assert f"{bench[key]:,.1f}" in page
     assert (FIGURES / "win_rate.png").is_file() and (FIGURES / "metrics.csv").is_file()
+
+
+def test_ray_options_are_only_for_the_alphazero_trainer(capsys):
+    from trinity_env.cli import main as trinity
+
+    assert trinity(["train", "quick", "--ray"]) == 2
+    assert "--ray and --actors are for the alphazero trainer" in capsys.readouterr().err
+    assert trinity(["train", "az-quick", "--actors", "0"]) == 2

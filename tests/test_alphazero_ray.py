@@ -145,6 +145,10 @@ def test_a_cluster_that_cannot_be_reached_is_one_line_and_exit_2(tmp_path):
     lines = [line for line in done.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and "cannot reach a Ray cluster at '127.0.0.1:1'" in lines[0], done.stderr
     assert not (tmp_path / "run" / "latest.pt").exists()
+    trinity = Path(sys.executable).parent / "trinity"
+    done = subprocess.run([str(trinity), "train", "az-quick", "--run", str(tmp_path / "cli"), "--ray", "127.0.0.1:1"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=300)  # fmt: skip
+    assert done.returncode == 2 and "cannot reach a Ray cluster at '127.0.0.1:1'" in done.stderr, done.stderr
 
 
 def _ray_daemons() -> set[int]:
