@@ -517,7 +517,10 @@ def test_ctrl_c_stops_a_long_solve(tmp_path):
             proc.kill()
             proc.wait()
     assert proc.returncode == 130 and time.monotonic() - sent < 10
-    assert err.decode() == "trinity solve: interrupted\n" and out == b""
+    lines = err.decode().splitlines()
+    if lines and lines[0].startswith("preparing the exact solver"):  # loading the cache was slow (a busy machine)
+        lines = lines[1:]
+    assert lines == ["trinity solve: interrupted"] and out == b""
 
 
 @pytest.mark.parametrize("error", [TypeError("list indices must be integers"), KeyError("owner"), IndexError("x")])
