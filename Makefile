@@ -18,12 +18,12 @@ PYTEST := $(BIN)/python -m pytest -n auto
 ## test: set up .venv, compile the engine once and run the default suite on every core
 test: $(STAMP)
 	$(BIN)/trinity prepare --jobs 2
-	$(PYTEST) -m "not slow and not e2e"
+	$(PYTEST) -m "not slow and not e2e and not browser"
 
 ## test-e2e: the heaviest end-to-end cases alone (wheel build, long resumes, whole notebooks); CI runs them after make test
 test-e2e: $(STAMP)
 	$(BIN)/trinity prepare --jobs 2
-	$(PYTEST) -m "e2e and not slow"
+	$(PYTEST) -m "e2e and not slow and not browser"
 
 ## test-all: make test, then make test-e2e
 test-all: test test-e2e

@@ -29,6 +29,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.browser  # make test-web runs them (CI too); the default suite leaves them out
+
 CHROMIUM = Path("/usr/bin/chromium")
 if not CHROMIUM.exists():
     pytest.skip("no /usr/bin/chromium (apt-get install chromium; or make test-web)", allow_module_level=True)
