@@ -17,6 +17,7 @@ from types import SimpleNamespace
 
 import pytest
 
+pytestmark = pytest.mark.ray  # make test-rllib runs them on a local cluster
 ray = pytest.importorskip("ray")
 torch = pytest.importorskip("torch")
 
