@@ -732,15 +732,20 @@ def main(argv: list[str] | None = None) -> None:
 
 def _command(args: argparse.Namespace) -> None:
     config = AZConfig.load(args.config, budget=command_line_budget(args))
+    run_and_report(args, config, train, "alphazero")
+
+
+def run_and_report(args: argparse.Namespace, config: AZConfig, trainer: Callable[..., list[dict]], title: str) -> None:
+    """Claim the run folder, train with ``trainer`` (``train``'s signature), and print how the run stands."""
     with claim(args.run, config, "alphazero", resume=args.resume, overwrite=args.overwrite) as folder:
-        history = train(config, folder.path, resume=args.resume, overwrite=args.overwrite)
+        history = trainer(config, folder.path, resume=args.resume, overwrite=args.overwrite)
         last = history[-1]
         if last["games"] < config.total_games:
             print(f"stopped by max_minutes ({config.max_minutes}) after {last['games']:,} of "
                   f"{config.total_games:,} games: --resume continues it")  # fmt: skip
         print(f"after {last['games']:,} games ({last['seconds'] / 60:.1f} min), {config.eval_games} games each:")
         print(format_results(last["results"]))
-        print(f"report: {write_report(folder.path, history, f'alphazero, config {args.config}')}")
+        print(f"report: {write_report(folder.path, history, f'{title}, config {args.config}')}")
 
 
 if __name__ == "__main__":

@@ -34,6 +34,7 @@ import re
 import socket
 import time
 from contextlib import contextmanager
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -48,10 +49,8 @@ from trinity_env.fast.games import FastGames
 from trinity_env.fast.layout import Batch
 from trinity_env.search.solver import TABLE_BITS, Solver
 
-from .alphazero import AZConfig, Backend, SelfPlay, make_search, play_games, train, write_report
+from .alphazero import AZConfig, Backend, SelfPlay, make_search, play_games, run_and_report, train
 from .labelling import LabellingError, _warm_up, split
-from .report import format_results
-from .run_folder import claim
 from .session import add_run_arguments, command_line_budget, run_command
 
 LOCAL = "local"
@@ -140,8 +139,7 @@ class RaySelfPlay:
     def __init__(self, config: AZConfig, actors: int):
         import ray
 
-        if actors > config.games_per_iteration:
-            raise ArgumentError(f"--actors {actors} is more than the {config.games_per_iteration} games an iteration")
+        check_actors(config, actors)
         self.ray = ray
         worker = ray.remote(**ACTOR_OPTIONS)(SelfPlayWorker)
         self.actors = [worker.remote(config.to_dict(), size) for size in shares(config.games_per_iteration, actors)]
@@ -294,20 +292,17 @@ def main(argv: list[str] | None = None) -> None:
     run_command(parser, _command, argv)
 
 
+def check_actors(config: AZConfig, actors: int) -> None:
+    """More actors than an iteration's games would leave some with nothing to play: refused in one line."""
+    if actors > config.games_per_iteration:
+        raise ArgumentError(f"--actors {actors} is more than the {config.games_per_iteration} games an iteration")
+
+
 def _command(args: argparse.Namespace) -> None:
     config = AZConfig.load(args.config, budget=command_line_budget(args))
-    if args.actors > config.games_per_iteration:
-        raise ArgumentError(f"--actors {args.actors} is more than the {config.games_per_iteration} games an iteration")
-    with claim(args.run, config, "alphazero", resume=args.resume, overwrite=args.overwrite) as folder:
-        history = train_on_ray(config, folder.path, args.ray, args.actors, resume=args.resume,
-                               overwrite=args.overwrite)  # fmt: skip
-        last = history[-1]
-        if last["games"] < config.total_games:
-            print(f"stopped by max_minutes ({config.max_minutes}) after {last['games']:,} of "
-                  f"{config.total_games:,} games: --resume continues it")  # fmt: skip
-        print(f"after {last['games']:,} games ({last['seconds'] / 60:.1f} min), {config.eval_games} games each:")
-        print(format_results(last["results"]))
-        print(f"report: {write_report(folder.path, history, f'alphazero on Ray, config {args.config}')}")
+    check_actors(config, args.actors)  # before the run folder is claimed
+    trainer = partial(train_on_ray, address=args.ray, actors=args.actors)
+    run_and_report(args, config, trainer, "alphazero on Ray")
 
 
 if __name__ == "__main__":

@@ -233,38 +233,15 @@ class AZAgent(Agent):
         return self._evaluate(np.asarray(observations, np.int8), np.asarray(masks, np.int8))
 
     def act(self, observation: Observation, state: GameState | None = None) -> int:
-        obs = np.asarray(observation["observation"], np.int8)
-        mask = np.asarray(observation["action_mask"], np.int8)
-        legal = np.flatnonzero(mask)
-        if legal.size == 0:
-            raise PositionError("az was asked to act with no legal action (is it its turn?)")
-        if legal.size == 1:
-            return int(legal[0])
-        view = decode(obs)
-        playing = view.batch.info[0, PHASE] == PLAY
-        empty = int((view.batch.owner[0] == -1).sum())
-        if self.solver_empty and playing and view.complete and empty <= self.solver_empty:
-            return self._solve(view.batch)
-        if self.simulations == 0:
-            logits, _ = self._evaluate(obs[None], mask[None])
-            return int(legal[np.argmax(logits[0, legal])])
-        # leaves show what their player would see: hidden hands only where this seat's own play phase shows them
-        # hidden (a draft does not tell; the standard rules open the hands after it)
-        open_hands = not (playing and not view.complete)
-        if view.complete:
-            result = self._search(1, open_hands).run(view.batch, self._evaluate, self._rng)
-            return int(result.action[0])
-        worlds = [determinise(view, self._rng) for _ in range(self.worlds)]
-        roots = Batch(*(np.concatenate(parts) for parts in zip(*worlds)))
-        result = self._search(self.worlds, False).run(roots, self._evaluate, self._rng)
-        summed = result.policy.sum(axis=0)
-        return int(legal[np.argmax(summed[legal])])
+        return int(self.act_batch(np.asarray(observation["observation"], np.int8)[None],
+                                  np.asarray(observation["action_mask"], np.int8)[None])[0])  # fmt: skip
 
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        """``act`` for many positions at once (int64 actions): one batched search over all the complete views
-        and one over all the determinised worlds of the rest, so a searched agent plays many games for the
-        cost of a few network calls per simulation (``trinity exploit`` plays it across the exploiter's games).
-        Each row is searched in a tree of its own, as ``act`` would; only the random stream's order differs."""
+        """Actions (int64) for many positions at once: the raw policy in one forward pass, one batched search
+        over all the complete views and one over all the determinised worlds of the rest, so a searched agent
+        plays many games for the cost of a few network calls per simulation (``trinity exploit`` plays it across
+        the exploiter's games); ``act`` is its one-row case. Each row is searched in a tree of its own, so a
+        row's move does not depend on the others (only the random stream's order does)."""
         observations, masks = np.asarray(observations, np.int8), np.asarray(masks, np.int8)
         actions = np.full(len(observations), -1, np.int64)
         raw: list[int] = []
@@ -273,7 +250,7 @@ class AZAgent(Agent):
         for j, (obs, mask) in enumerate(zip(observations, masks)):
             legal = np.flatnonzero(mask)
             if legal.size == 0:
-                raise PositionError(f"az was asked to act with no legal action in row {j} (is it its turn?)")
+                raise PositionError("az was asked to act with no legal action (is it its turn?)")
             if legal.size == 1:
                 actions[j] = legal[0]
                 continue

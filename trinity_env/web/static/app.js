@@ -1176,14 +1176,19 @@ function renderSides(view) {
   }
 }
 
+// Arrow keys among a row of cards: focus the one `target` names, clamped to the row's ends.
+function focusStep(event, cards, target) {
+  event.preventDefault();
+  const next = cards[Math.max(0, Math.min(cards.length - 1, target))];
+  if (next) next.focus();
+}
+
 function handKey(event, view, hand, card, index, selectable) {
   const cards = [...hand.querySelectorAll(".card[data-focus]")];
   const at = cards.indexOf(card);
   const step = { ArrowLeft: -1, ArrowUp: -1, ArrowRight: 1, ArrowDown: 1 }[event.key];
   if (step) {
-    event.preventDefault();
-    const next = cards[Math.max(0, Math.min(cards.length - 1, at + step))];
-    if (next) next.focus();
+    focusStep(event, cards, at + step);
     return;
   }
   if (event.key === "Enter" || event.key === " ") {
@@ -1280,9 +1285,7 @@ function deckKey(event, deck, card, action, why) {
   const columns = Math.max(1, cards.filter((c) => c.offsetTop === cards[0].offsetTop).length);
   const step = { ArrowLeft: -1, ArrowRight: 1, ArrowUp: -columns, ArrowDown: columns }[event.key];
   if (step) {
-    event.preventDefault();
-    const next = cards[Math.max(0, Math.min(cards.length - 1, at + step))];
-    if (next) next.focus();
+    focusStep(event, cards, at + step);
     return;
   }
   if (event.key === "Enter" || event.key === " ") {
