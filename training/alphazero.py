@@ -624,8 +624,12 @@ def _train_loop(config: AZConfig, training: TrainingRun, network, optimizer, rep
         selfplay.close()
         raise CheckpointError("latest.pt holds positions awaiting labelling workers, but this config has none")
     last_eval = ""
-    labelling = backend.labeller(workers) if workers else nullcontext()
-    with contextlib.closing(selfplay), training.running(), labelling as labeller:
+    # the workers start inside ``running()``: a Ctrl-C while they start is a graceful stop like any other
+    with (
+        contextlib.closing(selfplay),
+        training.running(),
+        backend.labeller(workers) if workers else nullcontext() as labeller,
+    ):
         if replay.awaiting is not None:  # a resumed run: solve again what the stopped one had submitted
             labeller.submit(replay.awaiting.positions, replay.awaiting.games)
         bar = tqdm(total=training.total, initial=state.games, disable=not progress, desc="alphazero", unit="game")
