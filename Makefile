@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 # pytest's workers: one per core (pytest-xdist); the engine is compiled once before they start
-PYTEST := $(BIN)/python -m pytest -n auto
+PYTEST := $(BIN)/python -m pytest -n auto --durations=15
 
 ## test: set up .venv, compile the engine once and run the default suite on every core
 test: $(STAMP)
