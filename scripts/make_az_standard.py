@@ -35,6 +35,10 @@ PREVIOUS_NETWORK = "network.pt"
 MEASURED = DOCS / "measured.json"
 
 
+def _shown(path: Path) -> Path:
+    return path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+
+
 def measurements(previous: str) -> dict[str, list[str]]:
     """Each measurement's command by name (each writes its own files under ``docs/``)."""
     old = f"az:docs/alphazero/{previous}/{PREVIOUS_NETWORK}"
@@ -76,7 +80,7 @@ def keep_previous(previous: str) -> None:
         if (DOCS / name).exists():
             shutil.move(DOCS / name, folder / name)
     shutil.copy(SHIPPED_DIR / "az-standard.pt", folder / PREVIOUS_NETWORK)
-    print(f"kept the previous az-standard and its figures in {folder.relative_to(ROOT)}")
+    print(f"kept the previous az-standard and its figures in {_shown(folder)}")
 
 
 def ship(run: Path, network_file: str) -> None:
@@ -145,7 +149,7 @@ def record_measured(network: str, done: list[str]) -> None:
     MEASURED.write_text(json.dumps({"network": network, "done": done}, indent=1) + "\n", encoding="utf-8")
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--run", type=Path, default=Path("runs/az-standard"))
     parser.add_argument("--network", choices=("latest.pt", "best.pt"), default="latest.pt")
@@ -153,7 +157,7 @@ def main() -> None:
     parser.add_argument("--only", nargs="+", metavar="NAME", help="these measurements only")
     parser.add_argument("--redo", action="store_true", help="measure again what is already measured")
     parser.add_argument("--no-ship", action="store_true", help="measure the network shipped now")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     steps = measurements(args.previous)
     unknown = sorted(set(args.only or ()) - set(steps))
     if unknown:
@@ -163,7 +167,7 @@ def main() -> None:
             parser.error(f"{args.run / args.network} does not exist")
         keep_previous(args.previous)
         ship(args.run, args.network)
-        print(f"wrote {plot_against_previous(args.previous).relative_to(ROOT)}")
+        print(f"wrote {_shown(plot_against_previous(args.previous))}")
     from trinity_env.agents.registry import SHIPPED_DIR
 
     network = _sha256(SHIPPED_DIR / "az-standard.pt")
