@@ -86,9 +86,11 @@ def main(argv: list[str] | None = None) -> None:
         print(f"{row['actors']} actors / {rows[0]['actors']}: {row['games_per_second'] / base:.2f}x games/s")
     rate = statistics.median(row["per_actor_games_per_second"] for row in rows)
     cluster = games / (games / (63 * rate) + learning)
-    print(f"on paper, 64 cores (63 actors at {rate:.1f} games/s each, this learner): {cluster:.0f} games/s, "
-          f"learner busy {learning / (games / (63 * rate) + learning):.0%}; the learner then bounds the run at "
-          f"{games / learning:.0f} games/s: a larger games_per_iteration or a faster learner (a GPU) raises it")
+    print(
+        f"on paper, 64 cores (63 actors at {rate:.1f} games/s each, this learner): {cluster:.0f} games/s, "
+        f"learner busy {learning / (games / (63 * rate) + learning):.0%}; the learner then bounds the run at "
+        f"{games / learning:.0f} games/s: a larger games_per_iteration or a faster learner (a GPU) raises it"
+    )
     if args.json:
         figures = {"config": args.config, "learning_seconds": learning, "load": load, "rows": rows,
                    "cluster_64_games_per_second": cluster}  # fmt: skip

@@ -119,7 +119,7 @@ def test_merge_offsets_each_actor_s_games_and_positions():
     played = merge(parts)
     assert played.games == 8 and len(played.values) == sum(len(p.values) for p in parts)
     assert played.label_positions.size == played.to_label.size == sum(p.to_label.size for p in parts)
-    assert set(played.label_games[parts[0].to_label.size:]) <= set(range(4, 8))
+    assert set(played.label_games[parts[0].to_label.size :]) <= set(range(4, 8))
     first = len(parts[0].values)
     assert np.array_equal(played.observations[first + parts[1].to_label], parts[1].observations[parts[1].to_label])
     assert shares(10, 3) == [4, 3, 3] and shares(8, 1) == [8]

@@ -247,6 +247,25 @@ def test_a_run_stopped_with_labels_pending_resumes_as_if_unbroken(unbroken, stop
     assert rows(run) == rows(unbroken)
 
 
+def test_a_run_resumes_with_another_positive_count_of_workers_as_if_unbroken_but_not_without_workers(
+    unbroken, stopped, tmp_path
+):
+    """The labels are exact and one iteration late with any positive count, so the count may change on resume;
+    labels inline (0 workers) have no lag, so a run cannot move to or from them."""
+    from training.alphazero import AZConfig, train
+    from training.run_folder import RunFolderError
+
+    run = tmp_path / "moved"
+    run.mkdir()
+    for name in ("config.json", "metrics.csv"):
+        (run / name).write_bytes((stopped / name).read_bytes())
+    (run / "latest.pt").write_bytes((stopped.parent / "stopped.pt").read_bytes())
+    with pytest.raises(RunFolderError, match="label_workers: 1 -> 0"):
+        train(AZConfig.from_dict(LABELLED | {"label_workers": 0}), run, resume=True, progress=False)
+    train(AZConfig.from_dict(LABELLED | {"label_workers": 2}), run, resume=True, progress=False)
+    assert _same(_weights(unbroken), _weights(run))
+
+
 def test_the_labels_written_are_the_ones_the_inline_solver_gives(unbroken, stopped, tmp_path):
     """Iteration 0 plays the same games with or without workers (the same untrained network): once its labels are
     written (before learner 1), its rows of the buffer are the inline run's, exact values included; before, they

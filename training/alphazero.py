@@ -190,6 +190,16 @@ class AZConfig(YAMLConfig):
         "total_games", "max_minutes", "eval_simulations", "checkpoint_every", "eval_accuracy"
     }  # fmt: skip
     """How long to train, the safety stop, checkpoints and what is measured: none changes what the learner sees."""
+
+    @staticmethod
+    def resume_equivalent(name: str, old: Any, new: Any) -> bool:
+        """``label_workers`` may change on resume between positive counts: the labels are exact and written one
+        iteration late with any number of workers (``training.labelling``), so the learner sees the same. From or to
+        0 (labels inline, without the lag) it may not."""
+        if name == "label_workers" and isinstance(old, int) and isinstance(new, int):
+            return (old > 0) == (new > 0)
+        return old == new
+
     renamed: ClassVar[dict[str, str]] = {"threads": "torch_threads"}
     """``threads`` is ``TrainConfig``'s ``torch_threads``: one spelling for both trainers."""
 

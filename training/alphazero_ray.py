@@ -280,8 +280,14 @@ def train_on_ray(config: AZConfig, run, address: str = LOCAL, actors: int = 1, *
 
 def add_ray_arguments(parser: argparse.ArgumentParser) -> None:
     """``--ray [ADDRESS]`` and ``--actors N``: the options ``trinity train`` passes on."""
-    parser.add_argument("--ray", nargs="?", const=LOCAL, default=LOCAL, metavar="ADDRESS",
-                        help="the cluster: 'local' (default: one started here) or an address (auto, HOST:PORT)")
+    parser.add_argument(
+        "--ray",
+        nargs="?",
+        const=LOCAL,
+        default=LOCAL,
+        metavar="ADDRESS",
+        help="the cluster: 'local' (default: one started here) or an address (auto, HOST:PORT)",
+    )
     parser.add_argument("--actors", type=positive_int, default=1, help="self-play actors (default 1)")
 
 

@@ -41,6 +41,13 @@ class YAMLConfig:
 
     resume_may_change: ClassVar[frozenset[str]] = frozenset()
     """Fields that may differ from the run's ``config.json`` when a run is resumed (see ``training.run_folder``)."""
+
+    @staticmethod
+    def resume_equivalent(name: str, old: Any, new: Any) -> bool:
+        """Whether a field outside ``resume_may_change`` may go from ``old`` to ``new`` on resume: the learner sees
+        the same either way (by default only when they are equal)."""
+        return old == new
+
     renamed: ClassVar[dict[str, str]] = {}
     """Old field name -> its name now: an old YAML file or a run's ``config.json`` that spells a field the old way
     still loads (and resumes) as the new one; giving both names is an error naming both."""

@@ -23,7 +23,8 @@ Every trainer (``fast_ppo``, ``selfplay_ppo``, ``rllib_selfplay``) opens its run
   I/O error is one line and the previous checkpoint stays whole. A lock whose writing fails
   is removed; a lock naming an impossible pid is stale.
   Which fields may change is the config's ``resume_may_change`` (for ``TrainConfig``: how
-  long to train, the safety stop, the evaluations, TensorBoard); a field the run's ``config.json``
+  long to train, the safety stop, the evaluations, TensorBoard) and, for a field outside it, its
+  ``resume_equivalent`` (``AZConfig``: ``label_workers`` between positive counts); a field the run's ``config.json``
   spells the old way (the config's ``renamed``) is compared under its name now. Nothing in the folder is
   touched before these checks pass.
 
@@ -168,7 +169,7 @@ def resume_conflicts(config: YAMLConfig, saved: dict[str, Any]) -> list[str]:
     conflicts = [f"{name}: unknown field {saved[name]!r}" for name in sorted(set(saved) - names)]
     for name in sorted(names - set(config.resume_may_change)):
         old = saved.get(name, defaults[name])
-        if old != new[name]:
+        if not config.resume_equivalent(name, old, new[name]):
             conflicts.append(f"{name}: {old!r} -> {new[name]!r}")
     return conflicts
 
