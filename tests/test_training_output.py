@@ -173,3 +173,22 @@ def test_alphazero_prints_its_evaluations_says_when_finished_and_total_games_ext
     with pytest.raises(SystemExit) as exit_:
         az_main(["--config", config, "--run", str(run), "--resume", "--total-steps", "4096"])
     assert exit_.value.code == 2 and "its budget is --total-games N" in capsys.readouterr().err
+
+
+def test_alphazero_stop_at_ends_a_part_where_it_says_and_resume_goes_on_as_if_unbroken(tmp_path, capsys):
+    import torch
+
+    from training.alphazero import main as az_main
+
+    config = _config_file(tmp_path, AZ_TINY)
+    az_main(["--config", config, "--run", str(tmp_path / "unbroken")])
+    az_main(["--config", config, "--run", str(tmp_path / "parts"), "--stop-at", "8"])
+    assert "stopped by --stop-at after 8 of 16 games: --resume continues it" in capsys.readouterr().out
+    assert torch.load(tmp_path / "parts" / "latest.pt", weights_only=True)["games"] == 8
+    az_main(["--config", config, "--run", str(tmp_path / "parts"), "--resume"])
+    models = [torch.load(tmp_path / r / "latest.pt", weights_only=True)["model"] for r in ("unbroken", "parts")]
+    unbroken, parts = models
+    assert all(torch.equal(unbroken[name], parts[name]) for name in unbroken)
+    with pytest.raises(SystemExit) as exit_:
+        az_main(["--config", config, "--run", str(tmp_path / "bad"), "--stop-at", "0"])
+    assert exit_.value.code == 2 and "--stop-at" in capsys.readouterr().err

@@ -71,6 +71,7 @@ from trinity_env.agents.az import (
 )
 from trinity_env.agents.policy import CheckpointError
 from trinity_env.agents.view import decode, determinise
+from trinity_env.arguments import positive_int
 from trinity_env.core.writes import write_text
 from trinity_env.envs.config import make_config
 from trinity_env.envs.observation import OBSERVATION_SIZE
@@ -741,7 +742,16 @@ def write_report(run: Path, history: list[dict], title: str) -> Path:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m training.alphazero", description=__doc__.splitlines()[0])
     add_run_arguments(parser, default_config="az-quick", default_run="runs/az-quick", resume=True)
+    add_stop_at_argument(parser)
     run_command(parser, _command, argv)
+
+
+def add_stop_at_argument(parser: argparse.ArgumentParser) -> None:
+    """``--stop-at N``: a session's part that ends at the same place on every machine (``max_minutes`` does not)."""
+    parser.add_argument(
+        "--stop-at", type=positive_int, default=None, metavar="N",
+        help="end this session once N games are played (the schedule stays total_games'; --resume continues)",
+    )  # fmt: skip
 
 
 def _command(args: argparse.Namespace) -> None:
@@ -752,11 +762,12 @@ def _command(args: argparse.Namespace) -> None:
 def run_and_report(args: argparse.Namespace, config: AZConfig, trainer: Callable[..., list[dict]], title: str) -> None:
     """Claim the run folder, train with ``trainer`` (``train``'s signature), and print how the run stands."""
     with claim(args.run, config, "alphazero", resume=args.resume, overwrite=args.overwrite) as folder:
-        history = trainer(config, folder.path, resume=args.resume, overwrite=args.overwrite)
+        history = trainer(config, folder.path, resume=args.resume, overwrite=args.overwrite, stop_at=args.stop_at)
         last = history[-1]
         if last["games"] < config.total_games:
-            print(f"stopped by max_minutes ({config.max_minutes}) after {last['games']:,} of "
-                  f"{config.total_games:,} games: --resume continues it")  # fmt: skip
+            at_stop = args.stop_at and last["games"] >= args.stop_at
+            reason = "--stop-at" if at_stop else f"max_minutes ({config.max_minutes})"
+            print(f"stopped by {reason} after {last['games']:,} of {config.total_games:,} games: --resume continues it")
         print(f"after {last['games']:,} games ({last['seconds'] / 60:.1f} min), {config.eval_games} games each:")
         print(format_results(last["results"]))
         print(f"report: {write_report(folder.path, history, f'{title}, config {args.config}')}")

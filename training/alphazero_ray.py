@@ -49,7 +49,16 @@ from trinity_env.fast.games import FastGames
 from trinity_env.fast.layout import Batch
 from trinity_env.search.solver import TABLE_BITS, Solver
 
-from .alphazero import AZConfig, Backend, SelfPlay, make_search, play_games, run_and_report, train
+from .alphazero import (
+    AZConfig,
+    Backend,
+    SelfPlay,
+    add_stop_at_argument,
+    make_search,
+    play_games,
+    run_and_report,
+    train,
+)
 from .labelling import LabellingError, _warm_up, split
 from .session import add_run_arguments, command_line_budget, run_command
 
@@ -294,6 +303,7 @@ def add_ray_arguments(parser: argparse.ArgumentParser) -> None:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m training.alphazero_ray", description=__doc__.splitlines()[0])
     add_run_arguments(parser, default_config="az-quick", default_run="runs/az-quick", resume=True)
+    add_stop_at_argument(parser)
     add_ray_arguments(parser)
     run_command(parser, _command, argv)
 
