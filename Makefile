@@ -47,13 +47,13 @@ test-slow: $(STAMP)
 ## test-rllib: install the rllib extra (Ray) and run the RLlib tests, the slow one included, the solved openings and AlphaZero on a local Ray cluster
 test-rllib: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e ".[rllib]"
-	$(BIN)/python -m pytest tests/test_rllib.py tests/test_openings.py tests/test_alphazero_ray.py
+	$(BIN)/python -m pytest --durations=10 tests/test_rllib.py tests/test_openings.py tests/test_alphazero_ray.py
 
 ## test-integrations: install the integrations extra (OpenSpiel, Tianshou, TorchRL; torch held at 2.13.0) and run tests/test_integrations.py, slow ones included
 .PHONY: test-integrations
 test-integrations: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e ".[integrations]" "torch==2.13.0"
-	$(BIN)/python -m pytest tests/test_integrations.py
+	$(BIN)/python -m pytest --durations=10 tests/test_integrations.py
 
 ## test-lowest: the env's tests under the lowest PettingZoo the project supports (1.23), in .venv-lowest
 test-lowest:
@@ -66,7 +66,7 @@ test-lowest:
 test-web: $(STAMP)
 	@test -x /usr/bin/chromium || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver; }
 	$(BIN)/python -m pip install --quiet -e ".[web]" "playwright>=1.45"
-	$(BIN)/python -m pytest tests/test_web_api.py tests/test_web_browser.py
+	$(BIN)/python -m pytest --durations=10 tests/test_web_api.py tests/test_web_browser.py
 
 ## notebooks: install the notebooks extra (JupyterLab; torch held at 2.13.0) and open notebooks/ in JupyterLab
 .PHONY: notebooks
