@@ -103,15 +103,21 @@ def browser():
         chromium.close()
 
 
-@pytest.fixture
-def page(browser):
-    context = browser.new_context(viewport={"width": 1100, "height": 1250}, accept_downloads=True)
+def watched_page(context):
+    """A new page of ``context`` whose page errors and console errors are collected in ``page.problems``."""
     page = context.new_page()
     page.set_default_timeout(TIMEOUT_MS)
     problems: list[str] = []
     page.on("pageerror", lambda err: problems.append(f"page error: {err}"))
     page.on("console", lambda msg: problems.append(f"console: {msg.text}") if msg.type == "error" else None)
     page.problems = problems
+    return page
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1100, "height": 1250}, accept_downloads=True)
+    page = watched_page(context)
     yield page
     context.close()
 
@@ -673,12 +679,7 @@ def test_a_drafted_game_at_phone_and_tablet_size_shows_every_value_and_nothing_o
     context = browser.new_context(
         viewport={"width": width, "height": height}, device_scale_factor=2, is_mobile=phone, has_touch=phone
     )
-    page = context.new_page()
-    page.set_default_timeout(TIMEOUT_MS)
-    problems: list[str] = []
-    page.on("pageerror", lambda err: problems.append(f"page error: {err}"))
-    page.on("console", lambda msg: problems.append(f"console: {msg.text}") if msg.type == "error" else None)
-    page.problems = problems
+    page = watched_page(context)
     try:
         rng = random.Random(width)
         page.goto(f"{server}/play")
