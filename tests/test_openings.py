@@ -564,10 +564,15 @@ def test_on_ray_ctrl_c_cancels_the_outstanding_tasks_and_keeps_the_finished(ray_
         time.sleep(0.3)
         _thread.interrupt_main()
 
+    # Python's own handler even where the runner ignores SIGINT (a background job), else interrupt_main does nothing
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     threading.Thread(target=interrupt, daemon=True).start()
     started = time.monotonic()
-    with openings.ray_cluster("local") as cluster, pytest.raises(RunInterrupted) as stop:
-        solve_openings(range(8), BIG, out, table_bits=BITS, deal=_Slow(2, 600), cluster=cluster, progress=False)
+    try:
+        with openings.ray_cluster("local") as cluster, pytest.raises(RunInterrupted) as stop:
+            solve_openings(range(8), BIG, out, table_bits=BITS, deal=_Slow(2, 600), cluster=cluster, progress=False)
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert time.monotonic() - started < 120
     assert sorted(stop.value.partial.new) == [0, 1] and sorted(r["seed"] for r in _lines(out)) == [0, 1]
     quick = ray_local.remote(lambda: "free")  # both CPUs are free again: the sleeping tasks were cancelled
