@@ -319,6 +319,24 @@ def test_ctrl_c_stops_the_command_within_seconds_and_keeps_every_deal_finished(t
     assert f"{len(recorded)} deals in {out}" in printed.decode()
 
 
+def test_a_ctrl_c_between_writing_a_record_and_counting_it_still_counts_it(tmp_path, monkeypatch):
+    out = tmp_path / "deals.jsonl"
+    synced, fsync = [], os.fsync
+
+    def fsync_then_ctrl_c(fd: int) -> None:  # the second record is on disk when Ctrl-C lands, before it is counted
+        fsync(fd)
+        synced.append(fd)
+        if len(synced) == 2:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(openings.os, "fsync", fsync_then_ctrl_c)
+    with pytest.raises(RunInterrupted) as stop:
+        solve_openings(range(5), BIG, out, table_bits=BITS, deal=LateGame(9), progress=False)
+    run = stop.value.partial
+    assert run.new == [0, 1] and sorted(run.records) == [0, 1] == [r["seed"] for r in _lines(out)]
+    assert run.summary()["deals"] == 2
+
+
 # ---------------------------------------------------------------------- the summary
 
 

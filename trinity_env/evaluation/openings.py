@@ -45,7 +45,7 @@ import socket
 import statistics
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -407,8 +407,19 @@ def solve_openings(
     finally:
         handle.close()
     if run.partial:
+        _count_what_reached_the_file(run, path, wanted)
         raise RunInterrupted(run)
     return run
+
+
+def _count_what_reached_the_file(run: OpeningsRun, path: Path, wanted: Container[int]) -> None:
+    """After Ctrl-C the file is the truth: a record whose line was written (closing the file flushed it)
+    when the interrupt landed before it was counted is counted now."""
+    on_disk = _parse(path.read_text(encoding="utf-8"), str(path)).records
+    for seed, record in on_disk.items():
+        if seed in wanted and seed not in run.records:
+            run.records[seed] = record
+            run.new.append(seed)
 
 
 # ---------------------------------------------------------------------- Ray
