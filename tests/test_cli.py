@@ -462,7 +462,9 @@ def _interrupt_when_playing(argv: list[str], stdout: Path) -> tuple[int, float, 
     reader.join(30)
     proc.stderr.close()
     text = b"".join(chunks).decode(errors="replace")
-    lines = [line for line in re.split(r"[\r\n]", text) if line.strip() and not re.match(r"(arena|balance): ", line)]
+    # the progress bars, and the warm-up's two lines where loading the compiled engine took a busy machine over a second
+    shown = r"(arena|balance): |preparing the .* \(first run only: compiling\)\.\.\.$|ready \(\d+ s; later runs skip"
+    lines = [line for line in re.split(r"[\r\n]", text) if line.strip() and not re.match(shown, line)]
     return proc.returncode, seconds, "\n".join(lines)
 
 
