@@ -65,10 +65,15 @@ def short_dir():
         yield Path(folder)
 
 
+_E2E = pytest.mark.e2e  # a fresh interpreter each: four by default, the rest in make test-e2e
+
+
 @pytest.mark.parametrize(
     "spec",
-    ["./pipe.pt", "./pipe.zip", "az:pipe.pt", "az:pipe", "./run/best", "./run", "az:./run", "file:pipe.pt",
-     "az:/dev/null", "/dev/null", "./socket.pt"],
+    ["./pipe.pt", pytest.param("./pipe.zip", marks=_E2E), pytest.param("az:pipe.pt", marks=_E2E), "az:pipe",
+     pytest.param("./run/best", marks=_E2E), "./run", pytest.param("az:./run", marks=_E2E),
+     pytest.param("file:pipe.pt", marks=_E2E), pytest.param("az:/dev/null", marks=_E2E), "/dev/null",
+     pytest.param("./socket.pt", marks=_E2E)],
 )  # fmt: skip
 def test_a_pipe_device_or_socket_is_refused_at_once(short_dir, spec):
     if spec.startswith("az:"):

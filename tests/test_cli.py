@@ -468,7 +468,7 @@ def _interrupt_when_playing(argv: list[str], stdout: Path) -> tuple[int, float, 
     return proc.returncode, seconds, "\n".join(lines)
 
 
-@pytest.mark.parametrize("workers", ["1", "2"])
+@pytest.mark.parametrize("workers", ["1", pytest.param("2", marks=pytest.mark.e2e)])  # a pool: make test-e2e
 @pytest.mark.parametrize("command", ["arena", "balance"])
 def test_ctrl_c_stops_at_once_and_keeps_what_was_played(command, workers, tmp_path):
     out = tmp_path / "out"

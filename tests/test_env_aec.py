@@ -92,15 +92,16 @@ def _play_against_core(env_kwargs: dict, seed: int) -> int:
     return steps
 
 
-def test_the_env_agrees_with_the_core_move_by_move_on_thousands_of_games():
+@pytest.mark.parametrize("games", [400, pytest.param(2000, marks=pytest.mark.e2e)])  # the full count: make test-e2e
+def test_the_env_agrees_with_the_core_move_by_move_on_thousands_of_games(games):
     configs = [
         {},
         {"draft": "random", "first_player": 1},
         {"open_hands": False, "deck": "random"},
         {"max_a_cards": 2, "decks": ["standard", "random"]},
     ]
-    steps = sum(_play_against_core(configs[g % len(configs)], seed=g) for g in range(2000))
-    assert steps > 2000 * 20
+    steps = sum(_play_against_core(configs[g % len(configs)], seed=g) for g in range(games))
+    assert steps > games * 20
 
 
 def test_the_loser_receives_minus_one_and_the_winner_plus_one():

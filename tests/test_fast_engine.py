@@ -56,8 +56,9 @@ def differential_run(min_placements: int, seed: int) -> Counter:
     return seen
 
 
-def test_the_fast_engine_agrees_with_the_core_on_random_games():
-    seen = differential_run(8_000, seed=1)
+@pytest.mark.parametrize("placements", [2_000, pytest.param(8_000, marks=pytest.mark.e2e)])  # 8,000: make test-e2e
+def test_the_fast_engine_agrees_with_the_core_on_random_games(placements):
+    seen = differential_run(placements, seed=1)
     for what in ("first_player_0", "first_player_1", "drafted", "dealt", "dominoes", "lane_control", "full_board"):
         assert seen[what] > 0, f"the run never saw {what}"
 

@@ -318,6 +318,7 @@ def test_cleanrl_ppo_example_runs_on_the_fast_vector_env(capsys):
     assert "against random" in capsys.readouterr().out
 
 
+@pytest.mark.e2e  # a whole example training run: make test-e2e (and make test-integrations)
 def test_cleanrl_ppo_example_handles_next_step_autoreset(monkeypatch):
     pytest.importorskip("torch", reason="the train extra is not installed")
     from gymnasium.vector import AutoresetMode, SyncVectorEnv

@@ -226,6 +226,7 @@ def trainer(tmp_path: Path, config: dict, *extra: str) -> list[str]:
             *extra]  # fmt: skip
 
 
+@pytest.mark.e2e  # a trainer process stopped by SIGTERM: make test-e2e
 def test_sigterm_is_handled_like_ctrl_c(tmp_path):
     """SIGTERM: a snapshot, the lock released, one line, exit 143; the run resumes."""
     command = trainer(tmp_path, {"total_steps": 10**8, "snapshot_every": 256, "eval_every": 10**7})

@@ -258,6 +258,7 @@ def _solution_matches_minimax(solver: Solver, state: GameState) -> int:
     return expected
 
 
+@pytest.mark.e2e  # pure-Python minimax at 6 empty tiles (2-5 empty run by default): make test-e2e
 def test_the_solver_agrees_with_brute_force_minimax_with_six_empty_tiles():
     solver = Solver(table_bits=16)
     for state in small_positions(2, seed=6, empty=6):

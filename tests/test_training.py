@@ -177,6 +177,7 @@ def test_training_with_a_draft_share_plays_drafted_and_dealt_games(tmp_path):
     assert 60 < drafting < 140  # about a quarter start with the draft, the rest are dealt
 
 
+@pytest.mark.e2e  # a trainer process killed and resumed: make test-e2e
 def test_a_run_killed_with_sigkill_resumes_from_its_last_snapshot(tmp_path):
     """Checkpoints are written atomically at each snapshot, so SIGKILL loses at most one interval."""
     import os
@@ -241,6 +242,7 @@ def test_the_command_line_trains_and_reports_the_kept_checkpoint(tmp_path, capsy
     assert "The kept checkpoint, `best.pt`" in report
 
 
+@pytest.mark.e2e  # a whole SB3 run, resumed and evaluated: make test-e2e
 def test_selfplay_ppo_trains_checkpoints_resumes_and_evaluates(tmp_path):
     from sb3_contrib import MaskablePPO
 
