@@ -61,6 +61,7 @@ def measurements(previous: str) -> dict[str, list[str]]:
         "puzzles": [*trinity, "puzzles", "--score", "trinity_env/evaluation/data/puzzles.jsonl", "--agents",
                               "az-standard", "az-standard:sims=0", "--json", "docs/alphazero/puzzles.json"],
         "accuracy": [*module, "benchmarks.accuracy"],
+        "speed": [*module, "benchmarks.az", "--json", "docs/alphazero/benchmark.json"],
         "exploit-raw": [*trinity, "exploit", "az-standard:sims=0", "--steps", "1000000", "--seed", "0", "--quiet",
                                   "--json", "docs/exploitability/az-standard-sims0-1m.json"],
         "exploit-searched": [*trinity, "exploit", "az-standard:sims=64", "--steps", "1000000", "--seed", "0",
