@@ -575,23 +575,25 @@ def test_on_ray_ctrl_c_cancels_the_outstanding_tasks_and_keeps_the_finished(ray_
 
     out = tmp_path / "deals.jsonl"
 
-    def interrupt() -> None:  # Ctrl-C once two deals are on disk (or after a minute: the test then fails)
-        waited = time.monotonic()
-        while not (out.exists() and out.read_text().count("\n") >= 2) and time.monotonic() - waited < 60:
+    sent: list[float] = []
+
+    def interrupt() -> None:  # Ctrl-C once two deals are on disk (or after 5 minutes: the test then fails)
+        waited = time.monotonic()  # a machine this busy may take long to start Ray's workers: not what is tested
+        while not (out.exists() and out.read_text().count("\n") >= 2) and time.monotonic() - waited < 300:
             time.sleep(0.05)
         time.sleep(0.3)
+        sent.append(time.monotonic())
         _thread.interrupt_main()
 
     # Python's own handler even where the runner ignores SIGINT (a background job), else interrupt_main does nothing
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     threading.Thread(target=interrupt, daemon=True).start()
-    started = time.monotonic()
     try:
         with openings.ray_cluster("local") as cluster, pytest.raises(RunInterrupted) as stop:
             solve_openings(range(8), BIG, out, table_bits=BITS, deal=_Slow(2, 600), cluster=cluster, progress=False)
     finally:
         signal.signal(signal.SIGINT, previous)
-    assert time.monotonic() - started < 120
+    assert time.monotonic() - sent[0] < 60  # stopped at once, the sleeping tasks not waited for
     assert sorted(stop.value.partial.new) == [0, 1] and sorted(r["seed"] for r in _lines(out)) == [0, 1]
     quick = ray_local.remote(lambda: "free")  # both CPUs are free again: the sleeping tasks were cancelled
     assert ray_local.get(quick.remote(), timeout=60) == "free"
