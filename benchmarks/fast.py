@@ -3,8 +3,11 @@
 In one run: (a) the pure-Python core, (b) the fast engine one game at a time (one kernel
 call per game), (c) the fast engine batched at B = 64, 1024, 4096, on one thread and on
 two. Every figure is the play phase from dealt hands (the standard deck), counted in
-placements; ratios are to (a), measured in the same run. Also: how long a fresh process
-takes to import the engine and make its first call with numba's cache warm.
+placements; ratios are to (a), measured in the same run. Also (d): a naive one-thread numba
+kernel written only for this benchmark (random cards, random empty tiles, simple captures: no
+A, no domino, no lane wins, no masks), the floor a game this size allows; the batched engine's
+target is to match it. And how long a fresh process takes to import the engine and make its
+first call with numba's cache warm. The load average is printed before and after.
 
 Usage: python -m benchmarks.fast [--quick] [--json]
 """
@@ -29,6 +32,60 @@ from trinity_env.fast import kernels
 from trinity_env.fast.games import FastGames
 
 SIZES = (64, 1024, 4096)
+
+
+@numba.njit(cache=True)
+def _naive_playouts(hands: np.ndarray, seed: int) -> int:  # pragma: no cover - compiled
+    """One random game per row of ``hands`` ([games, 2, 8, 4] side values, dealt beforehand as the
+    engine's games are) on a 3 x 5 grid, simple captures only; the placements made."""
+    np.random.seed(seed)
+    sides = np.zeros((15, 4), np.int8)  # top, right, bottom, left
+    owner = np.empty(15, np.int8)
+    order = np.empty((2, 8), np.int64)
+    done = 0
+    for game in range(hands.shape[0]):
+        owner[:] = -1
+        for p in range(2):
+            for i in range(8):
+                order[p, i] = i
+        left = [8, 8]
+        player = 0
+        for _ in range(15):
+            tile = np.random.randint(15)
+            while owner[tile] >= 0:
+                tile = np.random.randint(15)
+            k = np.random.randint(left[player])
+            card = order[player, k]
+            order[player, k] = order[player, left[player] - 1]
+            left[player] -= 1
+            for side in range(4):
+                sides[tile, side] = hands[game, player, card, side]
+            owner[tile] = player
+            row, col = tile // 5, tile % 5
+            for side in range(4):
+                r = row - 1 if side == 0 else row + 1 if side == 2 else row
+                c = col + 1 if side == 1 else col - 1 if side == 3 else col
+                if 0 <= r < 3 and 0 <= c < 5:
+                    n = r * 5 + c
+                    if owner[n] == 1 - player and sides[tile, side] > sides[n, (side + 2) % 4]:
+                        owner[n] = player
+            done += 1
+            player = 1 - player
+    return done
+
+
+def naive(min_placements: int, seed: int) -> float:
+    """Placements per second of the naive kernel on one thread (compiled or loaded, and the hands dealt,
+    before the timing)."""
+    hands = np.random.default_rng(seed).integers(1, 10, (min_placements // 15 + 1, 2, 8, 4), dtype=np.int8)
+    _naive_playouts(hands[:2], seed)
+    start = time.perf_counter()
+    placements = _naive_playouts(hands, seed)
+    return placements / (time.perf_counter() - start)
+
+
+def load_average() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def starts(size: int, seed: int) -> tuple[np.ndarray, ...]:
@@ -98,6 +155,7 @@ def main() -> None:
     core_games = 1000 if args.quick else 3000
     budget = 300_000 if args.quick else 2_000_000
 
+    load_before = load_average()
     core = statistics.median(_core_rate(core_games, args.seed + r) for r in range(runs))
     single = one_at_a_time(2000 if args.quick else 10_000, args.seed)
     figures = {}
@@ -106,8 +164,11 @@ def main() -> None:
             figures[(size, threads)] = statistics.median(
                 batched(size, threads, budget, args.seed + 10 * r) for r in range(runs)
             )
+    floor = statistics.median(naive(budget, args.seed + r) for r in range(runs))
     result = {
         "core_placements_per_s": core,
+        "naive_kernel_placements_per_s": floor,
+        "ratio_batched_to_naive": figures[(4096, 1)] / floor,
         "fast_one_game_at_a_time_placements_per_s": single,
         "batched_placements_per_s": figures[(4096, 1)],
         "batched": {f"B={size},threads={threads}": rate for (size, threads), rate in figures.items()},
@@ -117,6 +178,7 @@ def main() -> None:
     }
     with tempfile.TemporaryDirectory() as cache_dir:
         result["cold_import_and_first_call_s"] = first_call_seconds(cache_dir)
+    result["load_average_before"], result["load_average_after"] = load_before, load_average()
     if args.json:
         print(json.dumps(result))
         return
@@ -128,10 +190,13 @@ def main() -> None:
             rate = figures[(size, threads)]
             label = f"B={size:<5} {threads} thread{'s' if threads > 1 else ' '}"
             print(f"  (c) fast engine, {label} : {rate:>14,.0f}   x{rate / core:,.0f}")
+    print(f"  (d) naive kernel, 1 thread         : {floor:>14,.0f}   x{floor / core:,.0f}")
+    print(f"  batched B=4096, 1 thread / naive kernel: {result['ratio_batched_to_naive']:.2f} (target >= 1)")
     print(f"  import + first call, warm cache      : {result['warm_import_and_first_call_s']:.2f} s")
     print(f"  import + first call, cold (compiles) : {result['cold_import_and_first_call_s']:.2f} s")
     target = "meets" if figures[(4096, 1)] >= 5e6 and figures[(4096, 1)] >= 50 * core else "MISSES"
     print(f"  target (>= 5M/s and >= 50x core at B=4096, one thread): {target}")
+    print(f"  load average before: {load_before}; after: {result['load_average_after']} ({os.cpu_count()} cores)")
 
 
 def _core_rate(n_games: int, seed: int) -> float:
