@@ -3,3 +3,10 @@
 Each module is a script, run from the repository root as ``python -m benchmarks.<name>``
 (``engine``, ``env``, ``fast``, ``solver``, ``mcts``, ``endgames``, ``trainers``, ``rllib``).
 """
+
+import os
+
+
+def load_average() -> str:
+    """The 1-, 5- and 15-minute load averages, printed beside every timing: a busy machine slows figures unevenly."""
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())

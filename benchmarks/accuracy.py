@@ -17,6 +17,7 @@ import os
 import time
 from pathlib import Path
 
+from benchmarks import load_average
 from trinity_env.evaluation.accuracy import (
     DEFAULT_SET,
     build_set,
@@ -43,7 +44,7 @@ def main() -> None:
         print(build_set(DEFAULT_SET, progress=True).summary())
     positions = load_set(DEFAULT_SET)
     specs = args.agents if args.agents is not None else AGENTS
-    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    load = load_average()
     print(f"{len(positions)} positions; load average {load} ({os.cpu_count()} CPUs)")
     results, seconds = [], {}
     for spec in specs:

@@ -24,6 +24,7 @@ import numba
 import numpy as np
 import torch
 
+from benchmarks import load_average
 from training.alphazero import AZConfig, make_search, play_games
 from trinity_env.agents.az import NETWORKS, AZModel, AZNetwork, evaluator, load_network, make_network
 from trinity_env.fast.games import FastGames
@@ -123,7 +124,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.labelling:
         network = AZNetwork()  # untrained, as a run starts
-        print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
+        print(f"load average {load_average()} on {os.cpu_count()} cores")
         for empty in args.labelling:
             row = labelling_seconds(empty, network)
             print(f"solver_empty {empty}: self-play {row['self_play_seconds']:.1f} s, {row['positions']:,} positions "
@@ -140,7 +141,7 @@ def main(argv: list[str] | None = None) -> None:
         network = make_network(args.network, args.hidden, args.layers, True).eval()
     else:
         network = load_network(args.checkpoint)[0] if args.checkpoint else AZNetwork()
-    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    load = load_average()
     print(f"network: {network.architecture}, hidden {network.hidden} x {network.layers}, tactics {network.tactics}; "
           f"load average before: {load} on {os.cpu_count()} cores")  # fmt: skip
     figures: dict = {"games": args.games, "simulations": args.simulations, "load_before": os.getloadavg()[0]}
@@ -155,7 +156,7 @@ def main(argv: list[str] | None = None) -> None:
         print(f"self-play, {args.games} games in lockstep, {args.simulations} simulations a move, "
               f"{threads} thread(s): {rate:,.1f} games/s")  # fmt: skip
     figures["load_after"] = os.getloadavg()[0]
-    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"load average after: {load_average()}")
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(figures, indent=1) + "\n", encoding="utf-8")

@@ -23,6 +23,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from benchmarks import load_average
+
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -53,7 +55,7 @@ def main(argv: list[str] | None = None) -> None:
     learn(network, optimizer, replay, config, np.random.default_rng(0), steps)
     learning = time.perf_counter() - started
 
-    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    load = load_average()
     print(f"config {args.config}: {games} games an iteration, {steps} learner steps ({learning:.2f} s) an iteration; "
           f"load average {load} on {os.cpu_count()} cores")  # fmt: skip
     rows = []

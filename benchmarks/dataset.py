@@ -17,6 +17,7 @@ import os
 import time
 from pathlib import Path
 
+from benchmarks import load_average
 from training.solved_positions import DEFAULT_AGENT, DEFAULT_EMPTY, build_shard, game_positions, shard_bytes
 from trinity_env.agents.registry import make
 from trinity_env.search.solver import Solver
@@ -64,7 +65,7 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=100)
     parser.add_argument("--write", action="store_true", help=f"also write {DOCS.relative_to(DOCS.parents[2])}")
     args = parser.parse_args()
-    print("load average " + " ".join(f"{x:.2f}" for x in os.getloadavg()) + f" ({os.cpu_count()} CPUs)")
+    print("load average " + load_average() + f" ({os.cpu_count()} CPUs)")
     table = measure(args.games)
     print(table)
     if args.write:

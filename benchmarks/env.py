@@ -19,6 +19,8 @@ import warnings
 
 import numpy as np
 
+from benchmarks import load_average
+
 
 def steps_per_second(make_env, n_steps: int, seed: int) -> float:
     env = make_env()
@@ -52,7 +54,7 @@ def main() -> None:
 
     import trinity_env
 
-    load_before = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    load_before = load_average()
     ours, theirs = [], []
     for run in range(args.runs):
         ours.append(steps_per_second(trinity_env.env, args.steps, seed=run))
@@ -63,7 +65,7 @@ def main() -> None:
     }
     result["ratio"] = result["trinity_steps_per_s"] / result["connect_four_steps_per_s"]
     result["load_average_before"] = load_before
-    result["load_average_after"] = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    result["load_average_after"] = load_average()
     if args.json:
         print(json.dumps(result))
         return

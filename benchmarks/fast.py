@@ -27,6 +27,7 @@ import time
 import numba
 import numpy as np
 
+from benchmarks import load_average
 from benchmarks.engine import play_phase  # the core's play-phase loop
 from trinity_env.fast import kernels
 from trinity_env.fast.games import FastGames
@@ -82,10 +83,6 @@ def naive(min_placements: int, seed: int) -> float:
     start = time.perf_counter()
     placements = _naive_playouts(hands, seed)
     return placements / (time.perf_counter() - start)
-
-
-def load_average() -> str:
-    return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def starts(size: int, seed: int) -> tuple[np.ndarray, ...]:

@@ -21,6 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchmarks import load_average
+
 ROOT = Path(__file__).resolve().parent.parent
 TRINITY = [sys.executable, "-m", "trinity_env.cli"]
 MCTS_MOVE = (
@@ -44,7 +46,7 @@ def timed(command: list[str], cache: str) -> float:
 
 
 def main() -> None:
-    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    load = load_average()
     print(f"load average {load} on {os.cpu_count()} cores")
     print("each kernel family's first run in one process, cold (an empty cache) then warm:")
     with tempfile.TemporaryDirectory() as cache:
@@ -62,7 +64,7 @@ def main() -> None:
             cold, warm = timed(command, cache), timed(command, cache)
         verdict = "meets" if cold <= 10 else "misses"
         print(f"  {name:<28} {cold:6.1f} {warm:6.1f}   ({verdict} the 10 s target cold)")
-    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"load average after: {load_average()}")
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ import time
 import numba
 import numpy as np
 
+from benchmarks import load_average
 from trinity_env.agents.mcts import BRANCHING, search_rows
 from trinity_env.agents.view import decode
 from trinity_env.core import GameState
@@ -61,7 +62,7 @@ def main() -> None:
     for name, rates in phases.items():
         print(f"  {name:<30}: {statistics.median(rates):>10,.0f} simulations/s")
     print("target: at least 50,000 simulations/s mid-game")
-    print("load average " + " ".join(f"{x:.2f}" for x in os.getloadavg()) + f" ({os.cpu_count()} CPUs)")
+    print("load average " + load_average() + f" ({os.cpu_count()} CPUs)")
 
 
 if __name__ == "__main__":

@@ -28,6 +28,7 @@ import random
 import statistics
 import time
 
+from benchmarks import load_average
 from trinity_env.core import GameState, random_hand, standard_deck
 from trinity_env.search.solver import Solver, SolverBudgetError
 
@@ -54,7 +55,7 @@ def positions(empty: int, count: int, seed: int) -> list[GameState]:
 
 
 def load() -> str:
-    return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg()) + f" ({os.cpu_count()} CPUs)"
+    return "load average " + load_average() + f" ({os.cpu_count()} CPUs)"
 
 
 def warm_up() -> None:

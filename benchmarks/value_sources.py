@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from benchmarks import load_average
 from training.solved_positions import load
 from trinity_env.agents.az import make_network, numpy_evaluator
 from trinity_env.evaluation.accuracy import DEFAULT_SET, load_set, score_network
@@ -77,7 +78,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--write", action="store_true", help="write docs/alphazero/value_sources.md and .json")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
-    print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
+    print(f"load average {load_average()} on {os.cpu_count()} cores")
     data = load(args.dataset)
     observations, masks, values = data.training_arrays()
     print(f"{len(values):,} solved positions ({args.dataset}), {int(data.empty.min())}-{int(data.empty.max())} empty")
