@@ -60,7 +60,7 @@ def measurements(previous: str) -> dict[str, list[str]]:
                               "--json", "docs/alphazero/endgames.json"],
         "puzzles": [*trinity, "puzzles", "--score", "trinity_env/evaluation/data/puzzles.jsonl", "--agents",
                               "az-standard", "az-standard:sims=0", "--json", "docs/alphazero/puzzles.json"],
-        "accuracy": [*module, "benchmarks.accuracy"],
+        "accuracy": [*module, "benchmarks.accuracy", "--rescore", "az-standard:sims=0", "az-standard"],
         "speed": [*module, "benchmarks.az", "--json", "docs/alphazero/benchmark.json"],
         "exploit-raw": [*trinity, "exploit", "az-standard:sims=0", "--steps", "1000000", "--seed", "0", "--quiet",
                                   "--json", "docs/exploitability/az-standard-sims0-1m.json"],

@@ -454,7 +454,7 @@ def test_az_standard_is_shipped_small_and_plays_everywhere():
     assert path.stat().st_size < 5_000_000
     assert "az-standard" in shipped()
     network, payload = load_network(path)
-    assert set(payload) == {"format", "hidden", "layers", "tactics", "model", "games"}
+    assert set(payload) == {"format", "network", "hidden", "layers", "tactics", "model", "games"}
     for spec in ("az-standard:sims=0", "az-standard:sims=16,solver=6"):
         agent = make(spec)
         for config in (make_config(None), make_config(draft="random"), make_config(open_hands=False)):
