@@ -41,9 +41,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--agents", nargs="*", default=None, help=f"default: {' '.join(AGENTS)} (and write docs/)")
     parser.add_argument("--build", action="store_true", help="go on building the position set first")
-    parser.add_argument("--rescore", nargs="+", metavar="AGENT", default=None,
-                        help="score these agents of the default list again (a new network) and keep the other "
-                             "agents' figures from docs/accuracy/accuracy.json; rewrites docs/")
+    parser.add_argument(
+        "--rescore",
+        nargs="+",
+        metavar="AGENT",
+        default=None,
+        help="score these agents of the default list again (a new network) and keep the other "
+        "agents' figures from docs/accuracy/accuracy.json; rewrites docs/",
+    )
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     if args.rescore is not None and (args.agents is not None or args.build):

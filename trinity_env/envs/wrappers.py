@@ -51,6 +51,35 @@ class TerminateIllegalWrapper(_DirectAttributes, wrappers.TerminateIllegalWrappe
         self._bind_raw(env)
         super().__init__(env, illegal_reward)
 
+    def observe(self, agent: Any) -> Any:
+        # PettingZoo's observe, reading the raw env's attributes once each
+        observation = self.env.observe(agent)
+        raw = self._raw
+        if agent == raw.agent_selection:
+            self._prev_obs = observation
+            self._prev_info = raw.infos.get(agent, {})
+        return observation
+
+    def step(self, action: Any) -> None:
+        # The common case, a legal action of a live agent whose observation was taken, goes straight
+        # to the env as PettingZoo's wrapper would; every other case (no observation yet, a dead
+        # agent, an illegal action) takes PettingZoo's own code.
+        raw = self._raw
+        agent = raw.agent_selection
+        observation = self._prev_obs
+        if (
+            type(observation) is dict
+            and not getattr(self, "_terminated", False)
+            and not raw.terminations[agent]
+            and not raw.truncations[agent]
+            and observation["action_mask"][action]
+        ):
+            self._prev_obs = None
+            self._prev_info = None
+            self.env.step(action)
+        else:
+            super().step(action)
+
 
 class AssertOutOfBoundsWrapper(_DirectAttributes, wrappers.AssertOutOfBoundsWrapper):
     def __init__(self, env: AECEnv):
@@ -71,6 +100,11 @@ class OrderEnforcingWrapper(_DirectAttributes, wrappers.OrderEnforcingWrapper):
     def __init__(self, env: AECEnv):
         self._bind_raw(env)
         super().__init__(env)
+        # Around the chain ``env()`` builds (AssertOutOfBounds, then TerminateIllegal), a step's
+        # observation and a legal action can go to TerminateIllegal at once: the two layers between
+        # would only pass them on (the action's bounds are checked here).
+        inner = getattr(env, "env", None) if type(env) is AssertOutOfBoundsWrapper else None
+        object.__setattr__(self, "_inner", inner if type(inner) is TerminateIllegalWrapper else None)
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         # Our own record of the first reset, so the guarded attributes need not read the
@@ -82,7 +116,11 @@ class OrderEnforcingWrapper(_DirectAttributes, wrappers.OrderEnforcingWrapper):
         """``AECEnv.last``, reading the raw env's dicts directly (the same values, fewer lookups per step)."""
         agent = self.agent_selection  # refused before reset(), as PettingZoo's wrapper refuses it
         assert agent is not None
-        observation = self.observe(agent) if observe else None
+        if observe:
+            inner = self._inner
+            observation = inner.observe(agent) if inner is not None else self.observe(agent)
+        else:
+            observation = None
         raw = self._raw
         reward = raw._cumulative_rewards[agent]
         return observation, reward, raw.terminations[agent], raw.truncations[agent], raw.infos[agent]
@@ -92,7 +130,18 @@ class OrderEnforcingWrapper(_DirectAttributes, wrappers.OrderEnforcingWrapper):
         # wrappers would index the mask with it (``mask[True]`` fails in numpy) or assert.
         if action is not None and not is_int(action):
             raise IllegalMoveError(f"an action is an integer 0-{NUM_ACTIONS - 1}, got {describe(action)}")
-        super().step(action)
+        inner = self._inner
+        if (
+            inner is not None
+            and type(action) is int
+            and 0 <= action < NUM_ACTIONS
+            and self.__dict__.get("_reset_seen", False)
+            and self._raw.agents
+        ):
+            self._has_updated = True  # what PettingZoo's OrderEnforcingWrapper.step records
+            inner.step(action)
+        else:
+            super().step(action)
 
 
 for _name in _FORWARDED:

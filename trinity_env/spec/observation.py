@@ -15,6 +15,8 @@ with it, and the fast engine's kernels import its offsets (they must match it bi
 
 from __future__ import annotations
 
+from operator import getitem
+
 import numpy as np
 
 from trinity_env.core import DECK_SIZE, NUM_ACTIONS, PLACE_OFFSET, TILES, Card, GameState
@@ -51,26 +53,65 @@ _THEIR_STATUS_OPEN = {PLAYED: b"\1\0\0\0", IN_HAND: b"\0\1\0\0", UNPICKED: b"\0\
 _THEIR_STATUS_HIDDEN = {PLAYED: b"\1\0\0\0", IN_HAND: b"\0\0\0\1", UNPICKED: b"\0\0\0\1"}
 _EMPTY_TILE = bytes(TILE_FEATURES)
 _MINE, _THEIRS = b"\1\0", b"\0\1"
-_card_bytes: dict[Card, bytes] = {}
-_deck_bytes: dict[int, tuple[object, list[bytes], list[bytes]]] = {}
+_tile_bytes: dict[Card, tuple[bytes, bytes]] = {}
+_deck_rows: dict[int, tuple[object, tuple[_DeckRows, _DeckRows]]] = {}
 
 
-def _sides(card: Card) -> bytes:
-    sides = _card_bytes.get(card)
-    if sides is None:
-        sides = _card_bytes[card] = bytes(card)
-    return sides
+class _DeckRows:
+    """One deck's observation entries, built once: for each card, its bytes under each status
+    (0 unpicked, 1 in hand, 2 played) as mine, as theirs with open hands and as theirs hidden,
+    so that a step joins looked-up rows in C (``map``) instead of building 32 card entries."""
+
+    __slots__ = ("a_picked", "mine", "pad_mine", "pad_theirs", "theirs_hidden", "theirs_open")
+
+    def __init__(self, deck: tuple[Card, ...]):
+        cards = [_card_rows(card) for card in deck]
+        self.mine = [rows[0] for rows in cards]
+        self.theirs_open = [rows[1] for rows in cards]
+        self.theirs_hidden = [rows[2] for rows in cards]
+        self.a_picked = [rows[3] for rows in cards]
+        self.pad_mine = bytes(OWN_CARD_FEATURES * (DECK_SIZE - len(deck)))
+        self.pad_theirs = bytes(THEIR_CARD_FEATURES * (DECK_SIZE - len(deck)))
 
 
-def _decks(decks: tuple) -> tuple[list[bytes], list[bytes]]:
+_STATUSES = (UNPICKED, IN_HAND, PLAYED)
+assert _STATUSES == (0, 1, 2)  # a card's rows are indexed by the status itself
+_card_row_cache: dict[Card, tuple[tuple[bytes, ...], tuple[bytes, ...], tuple[bytes, ...], tuple[int, ...]]] = {}
+
+
+def _card_rows(card: Card) -> tuple[tuple[bytes, ...], tuple[bytes, ...], tuple[bytes, ...], tuple[int, ...]]:
+    """A card's entries under each status: as mine, as theirs (open, hidden), and whether it counts as an A pick."""
+    rows = _card_row_cache.get(card)
+    if rows is None:
+        if len(_card_row_cache) > 4096:  # custom decks without end: keep memory bounded
+            _card_row_cache.clear()
+        sides = bytes(card)
+        rows = _card_row_cache[card] = (
+            tuple(sides + _OWN_STATUS[s] for s in _STATUSES),
+            tuple(sides + _THEIR_STATUS_OPEN[s] for s in _STATUSES),
+            tuple(sides + _THEIR_STATUS_HIDDEN[s] for s in _STATUSES),
+            (0, 1, 1) if card.is_a_card else (0, 0, 0),
+        )
+    return rows
+
+
+def _tile(card: Card) -> tuple[bytes, bytes]:
+    entry = _tile_bytes.get(card)
+    if entry is None:
+        sides = bytes(card)
+        entry = _tile_bytes[card] = (_MINE + sides, _THEIRS + sides)
+    return entry
+
+
+def _rows(decks: tuple) -> tuple[_DeckRows, _DeckRows]:
     # States of one game share one decks tuple, so its id is a cheap cache key; the entry
     # keeps the tuple alive, so the id cannot be reused while the entry exists.
-    entry = _deck_bytes.get(id(decks))
+    entry = _deck_rows.get(id(decks))
     if entry is None or entry[0] is not decks:
-        if len(_deck_bytes) > 256:
-            _deck_bytes.clear()
-        entry = _deck_bytes[id(decks)] = (decks, [_sides(c) for c in decks[0]], [_sides(c) for c in decks[1]])
-    return entry[1], entry[2]
+        if len(_deck_rows) > 256:
+            _deck_rows.clear()
+        entry = _deck_rows[id(decks)] = (decks, (_DeckRows(decks[0]), _DeckRows(decks[1])))
+    return entry[1]
 
 
 def encode_observation(state: GameState, seat: int, open_hands: bool) -> np.ndarray:
@@ -80,6 +121,8 @@ def encode_observation(state: GameState, seat: int, open_hands: bool) -> np.ndar
     entry by entry, which matters because the env builds one per step.
     """
     other = 1 - seat
+    rows = _rows(state.decks)
+    mine, theirs = rows[seat], rows[other]
     my_status, their_status = state.status[seat], state.status[other]
     phase = state.phase
     parts = [
@@ -91,39 +134,39 @@ def encode_observation(state: GameState, seat: int, open_hands: bool) -> np.ndar
                 phase != OVER and state.to_move == seat,
                 state.first_player == seat,
                 state.max_a_cards,
-                state.a_cards_held(seat),
+                sum(map(getitem, mine.a_picked, my_status)),
                 my_status.count(IN_HAND),
                 their_status.count(IN_HAND),
             )
         )
     ]
     for owner, card in zip(state.owners, state.cards):
-        parts.append(_EMPTY_TILE if card is None else (_MINE if owner == seat else _THEIRS) + _sides(card))
-    deck0, deck1 = _decks(state.decks)
-    mine, theirs = (deck0, deck1) if seat == 0 else (deck1, deck0)
-    parts += [sides + _OWN_STATUS[s] for sides, s in zip(mine, my_status)]
-    parts.append(bytes(OWN_CARD_FEATURES * (DECK_SIZE - len(mine))))
-    table = _THEIR_STATUS_OPEN if open_hands and phase != DRAFT else _THEIR_STATUS_HIDDEN
-    parts += [sides + table[s] for sides, s in zip(theirs, their_status)]
-    parts.append(bytes(THEIR_CARD_FEATURES * (DECK_SIZE - len(theirs))))
+        parts.append(_EMPTY_TILE if card is None else _tile(card)[owner != seat])
+    parts += map(getitem, mine.mine, my_status)
+    parts.append(mine.pad_mine)
+    parts += map(getitem, theirs.theirs_open if open_hands and phase != DRAFT else theirs.theirs_hidden, their_status)
+    parts.append(theirs.pad_theirs)
     return np.frombuffer(b"".join(parts), dtype=np.int8).copy()
+
+
+_NO_TILE = bytes(TILES)
+_IS_EMPTY = {EMPTY: 1, 0: 0, 1: 0}
+_PICK_PART = bytes(PLACE_OFFSET)
 
 
 def action_mask(state: GameState, seat: int) -> np.ndarray:
     """The int8 mask of ``seat``'s legal actions: all zeros when it is not that seat's turn."""
-    mask = bytearray(NUM_ACTIONS)
-    if state.to_move != seat:
-        pass
-    elif state.phase == PLAY:
-        # each card in hand may go on any empty tile: one 15-byte row per card
-        empty = bytes([owner == EMPTY for owner in state.owners])
-        for i, status in enumerate(state.status[seat]):
-            if status == IN_HAND:
-                start = PLACE_OFFSET + TILES * i
-                mask[start : start + TILES] = empty
-    elif state.phase == DRAFT:
-        for action in state.legal_actions():
-            mask[action] = 1
+    if state.to_move == seat and state.phase == PLAY:
+        # each card in hand may go on any empty tile: one 15-byte row per card, joined in C
+        empty = bytes(map(_IS_EMPTY.__getitem__, state.owners))
+        rows = [_PICK_PART, *(empty if s == IN_HAND else _NO_TILE for s in state.status[seat])]
+        mask = bytearray(b"".join(rows))
+        mask.extend(bytes(NUM_ACTIONS - len(mask)))
+    else:
+        mask = bytearray(NUM_ACTIONS)
+        if state.to_move == seat and state.phase == DRAFT:
+            for action in state.legal_actions():
+                mask[action] = 1
     return np.frombuffer(mask, dtype=np.int8).copy()
 
 
