@@ -134,7 +134,8 @@ def search(decks, status, sides, owner, marks, info, root, simulations, c, greed
                     best = score
                     chosen = k
             node = chosen
-            kernels.apply_action(decks, status, sides, owner, marks, info, 1, action[node])
+            # action ids as int64, as the rollout's: an int16 argument would compile apply_action a second time
+            kernels.apply_action(decks, status, sides, owner, marks, info, 1, np.int64(action[node]))
             depth += 1
             path[depth] = node
         # expansion: a leaf seen before gets its children, and the walk goes one step further
@@ -143,7 +144,7 @@ def search(decks, status, sides, owner, marks, info, root, simulations, c, greed
             decks, status, owner, info, node, action, player, first_child, children, visits, wins, size, buffer
         ):
             node = first_child[node] + np.int64(kernels.random_below(rng, 1, children[node]))
-            kernels.apply_action(decks, status, sides, owner, marks, info, 1, action[node])
+            kernels.apply_action(decks, status, sides, owner, marks, info, 1, np.int64(action[node]))
             depth += 1
             path[depth] = node
         # rollout

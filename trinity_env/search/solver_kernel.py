@@ -109,7 +109,9 @@ def _may_complete(own, p):
     return tiles
 
 
-FIRST_WIN, COUNT_TILES, LIST_THREATS = range(3)  # what ``_lane_completions`` reports
+# what ``_lane_completions`` reports; numpy integers, not Python ones, so that numba types them as int64, not as
+# three literal types compiling ``_lane_completions`` once each
+FIRST_WIN, COUNT_TILES, LIST_THREATS = np.int64(0), np.int64(1), np.int64(2)
 
 
 @njit(cache=True, inline="always")
@@ -189,7 +191,7 @@ def _last_placement(board, p):
     return best
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _two_left(board, p, nodes):
     """Value for ``p`` with two empty tiles left: plain minimax over ``p``'s placements and the
     last one, without the table, ordering or threats (each placement counted as a node,
@@ -269,7 +271,7 @@ def _usable(own, hand, copies, p, action, other0, other1):
     return _first_copy(hand, copies, p, i)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _moves(board, p, moves, scores, history, killers, d, tiles, lanes, threats, root_order):
     """Placements of ``p``, one per distinct card in hand, that answer the opponent's
     ``threats`` (the others lose), with ordering scores: blocking a lane the opponent nearly
@@ -314,7 +316,7 @@ def _moves(board, p, moves, scores, history, killers, d, tiles, lanes, threats, 
     return n
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _look_ahead(board, p, moves, scores, d, n, tiles, lanes):
     """Ordering by one step, for nodes high in the tree: each move is played; one that lets
     the opponent complete a lane at once goes last, one that leaves the mover lanes to
@@ -371,7 +373,7 @@ def negamax(board, p, alpha, beta, table, moves, scores, history, killers, tiles
     """
     own, hand, card, beaten, key, wins, copies, tile_terms, hand_terms = board
     keys, data = table
-    d = 0
+    d = np.int64(0)  # not the literal 0: a call typed with it first would compile a second specialisation
     frames[0, F_PLAYER] = p
     frames[0, F_ALPHA] = alpha
     frames[0, F_BETA] = beta
