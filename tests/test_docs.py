@@ -282,12 +282,21 @@ def test_what_the_accuracy_page_says_it_shows_holds_in_its_json():
     counts = sorted(moves["mcts:400"])
     assert all(moves["mcts:400"][e] <= moves["mcts:1600"][e] <= moves["mcts:6400"][e] for e in counts)
     assert moves["mcts:400"][4] == 1.0
-    assert all(moves["az-standard"][e] < moves["mcts:1600"][e] for e in range(4, 11))
-    assert moves["az-standard"][4] < moves["mcts:400"][4] and moves["az-standard"][5] < moves["mcts:400"][5]
-    assert all(0.45 <= share <= 0.72 for share in heads.values()) and heads[4] <= heads[11] + 0.02
+    assert all(moves["az-standard"][e] > moves["mcts:1600"][e] for e in range(6, 12))
+    assert all(abs(moves["az-standard"][e] - moves["mcts:6400"][e]) <= 0.04 for e in range(8, 11))
+    assert moves["az-standard"][11] > moves["mcts:6400"][11]
+    assert moves["az-standard"][10] < 0.97  # issue 25's target, missed (the page says by how much)
+    assert all(0.6 <= share <= 0.82 for share in heads.values()) and heads[10] < 0.9
+    ppo_heads = [c["value_sign"]["share"] for a in document["agents"] if a["agent"] == "ppo-standard"
+                 for c in a["counts"]]  # fmt: skip
+    assert 0.40 <= min(ppo_heads) and max(ppo_heads) <= 0.65
     raw = moves["az-standard:sims=0"]
-    assert sum(raw.values()) > max(sum(moves["greedy"].values()), sum(moves["ppo-standard"].values()))
-
+    assert all(raw[e] > max(moves["greedy"][e], moves["ppo-standard"][e]) for e in counts)
+    assert all(raw[e] > moves["mcts:400"][e] for e in (9, 10, 11)) and raw[8] < moves["mcts:400"][8]
+    previous = json.loads((ROOT / "docs" / "alphazero" / "mlp-96k" / "accuracy.json").read_text(encoding="utf-8"))
+    old = {c["empty_tiles"]: c["moves"]["share"] for a in previous["agents"] if a["agent"] == "az-standard"
+           for c in a["counts"]}  # fmt: skip
+    assert all(old[e] < moves["mcts:1600"][e] for e in range(4, 11))
 
 def test_the_make_train_az_section_is_the_shipped_report_of_the_current_config():
     report = (ROOT / "docs" / "alphazero" / "quick" / "report.md").read_text(encoding="utf-8")
