@@ -289,7 +289,7 @@ def test_what_the_accuracy_page_says_it_shows_holds_in_its_json():
     assert all(0.6 <= share <= 0.82 for share in heads.values()) and heads[10] < 0.9
     ppo_heads = [c["value_sign"]["share"] for a in document["agents"] if a["agent"] == "ppo-standard"
                  for c in a["counts"]]  # fmt: skip
-    assert 0.40 <= min(ppo_heads) and max(ppo_heads) <= 0.65
+    assert min(ppo_heads) >= 0.40 and max(ppo_heads) <= 0.65
     raw = moves["az-standard:sims=0"]
     assert all(raw[e] > max(moves["greedy"][e], moves["ppo-standard"][e]) for e in counts)
     assert all(raw[e] > moves["mcts:400"][e] for e in (9, 10, 11)) and raw[8] < moves["mcts:400"][8]
