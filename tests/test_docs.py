@@ -298,6 +298,7 @@ def test_what_the_accuracy_page_says_it_shows_holds_in_its_json():
            for c in a["counts"]}  # fmt: skip
     assert all(old[e] < moves["mcts:1600"][e] for e in range(4, 11))
 
+
 def test_the_make_train_az_section_is_the_shipped_report_of_the_current_config():
     report = (ROOT / "docs" / "alphazero" / "quick" / "report.md").read_text(encoding="utf-8")
     table = "\n".join(line for line in report.splitlines() if line.startswith("|"))
