@@ -29,8 +29,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs" / "alphazero"
 RUN_FILES = ("config.json", "metrics.csv", "report.md", "win_rate.png")
-PREVIOUS_FIGURES = (*RUN_FILES, "dealt", "mcts6400", "raw-policy", "drafted", "endgames.json", "puzzles.json")
+PREVIOUS_FIGURES = (*RUN_FILES, "dealt", "mcts6400", "raw-policy", "drafted", "endgames.json", "puzzles.json",
+                    "benchmark.json")
 """What ``keep_previous`` moves: the old network's run files and every measurement of it that a new one replaces."""
+PREVIOUS_ELSEWHERE = {
+    "accuracy.json": ("accuracy/accuracy.json", shutil.copy),  # benchmarks.accuracy --rescore keeps the other rows
+    "exploit-sims0-1m.json": ("exploitability/az-standard-sims0-1m.json", shutil.move),
+    "exploit-sims64-1m.json": ("exploitability/az-standard-sims64-1m.json", shutil.move),
+}
+"""The old network's figures kept outside ``docs/alphazero/``: the name in the folder, the file (under the
+docs folder, the parent of ``DOCS``), copied or moved."""
 PREVIOUS_NETWORK = "network.pt"
 MEASURED = DOCS / "measured.json"
 
@@ -80,6 +88,9 @@ def keep_previous(previous: str) -> None:
     for name in PREVIOUS_FIGURES:
         if (DOCS / name).exists():
             shutil.move(DOCS / name, folder / name)
+    for name, (path, keep) in PREVIOUS_ELSEWHERE.items():
+        if (DOCS.parent / path).exists():
+            keep(DOCS.parent / path, folder / name)
     shutil.copy(SHIPPED_DIR / "az-standard.pt", folder / PREVIOUS_NETWORK)
     print(f"kept the previous az-standard and its figures in {_shown(folder)}")
 

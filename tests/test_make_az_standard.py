@@ -21,6 +21,9 @@ def place(tmp_path, monkeypatch):
         folder.mkdir(parents=True)
     save_network(shipped / "az-standard.pt", make_network("mlp", 8, 1, True), {"games": 96_000})
     (docs / "dealt" / "arena.json").write_text("{}")
+    for name in ("accuracy/accuracy.json", "exploitability/az-standard-sims0-1m.json"):
+        (docs.parent / name).parent.mkdir(parents=True, exist_ok=True)
+        (docs.parent / name).write_text(f"old {name}")
     for name in script.RUN_FILES:
         (docs / name).write_text(f"old {name}")
     (docs / "metrics.csv").write_text("12032,368.5,mcts:400,0.6,0.5,0.69\n12032,368.5,endgames,0.7,0.6,0.8\n")
@@ -56,6 +59,10 @@ def test_shipping_keeps_the_old_network_and_its_figures_and_plots_both_curves(pl
     assert (kept / "network.pt").read_bytes() == old
     assert (kept / "dealt" / "arena.json").is_file() and not (docs / "dealt").exists()
     assert (kept / "report.md").read_text() == "old report.md" and (docs / "report.md").read_text() == "new report.md"
+    # the figures kept elsewhere: the accuracy rows copied (a rescore keeps the other agents'), the exploit moved
+    assert (kept / "accuracy.json").read_text() == (docs.parent / "accuracy" / "accuracy.json").read_text()
+    assert (kept / "exploit-sims0-1m.json").read_text() == "old exploitability/az-standard-sims0-1m.json"
+    assert not (docs.parent / "exploitability" / "az-standard-sims0-1m.json").exists()
     network, payload = load_network(shipped / "az-standard.pt")
     assert payload["games"] == 4_096 and payload["network"] == "board"
     assert (docs / "vs_previous.png").stat().st_size > 1000
