@@ -52,6 +52,8 @@ _OWN_STATUS = {UNPICKED: b"\1\0\0", IN_HAND: b"\0\1\0", PLAYED: b"\0\0\1"}
 _THEIR_STATUS_OPEN = {PLAYED: b"\1\0\0\0", IN_HAND: b"\0\1\0\0", UNPICKED: b"\0\0\1\0"}
 _THEIR_STATUS_HIDDEN = {PLAYED: b"\1\0\0\0", IN_HAND: b"\0\0\0\1", UNPICKED: b"\0\0\0\1"}
 _EMPTY_TILE = bytes(TILE_FEATURES)
+_EMPTY_BOARD = bytes(TILE_FEATURES * TILES)
+_NO_CARDS = (None,) * TILES
 _MINE, _THEIRS = b"\1\0", b"\0\1"
 _tile_bytes: dict[Card, tuple[bytes, bytes]] = {}
 _deck_rows: dict[int, tuple[object, tuple[_DeckRows, _DeckRows]]] = {}
@@ -140,8 +142,11 @@ def encode_observation(state: GameState, seat: int, open_hands: bool) -> np.ndar
             )
         )
     ]
-    for owner, card in zip(state.owners, state.cards):
-        parts.append(_EMPTY_TILE if card is None else _tile(card)[owner != seat])
+    if state.cards == _NO_CARDS:  # the whole draft, and an empty board
+        parts.append(_EMPTY_BOARD)
+    else:
+        for owner, card in zip(state.owners, state.cards):
+            parts.append(_EMPTY_TILE if card is None else _tile(card)[owner != seat])
     parts += map(getitem, mine.mine, my_status)
     parts.append(mine.pad_mine)
     parts += map(getitem, theirs.theirs_open if open_hands and phase != DRAFT else theirs.theirs_hidden, their_status)
@@ -159,8 +164,8 @@ def action_mask(state: GameState, seat: int) -> np.ndarray:
     if state.to_move == seat and state.phase == PLAY:
         # each card in hand may go on any empty tile: one 15-byte row per card, joined in C
         empty = bytes(map(_IS_EMPTY.__getitem__, state.owners))
-        rows = [_PICK_PART, *(empty if s == IN_HAND else _NO_TILE for s in state.status[seat])]
-        mask = bytearray(b"".join(rows))
+        row = (_NO_TILE, empty, _NO_TILE)  # by status (_STATUSES): unpicked, in hand, played
+        mask = bytearray(_PICK_PART + b"".join(map(row.__getitem__, state.status[seat])))
         mask.extend(bytes(NUM_ACTIONS - len(mask)))
     else:
         mask = bytearray(NUM_ACTIONS)
