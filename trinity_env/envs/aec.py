@@ -117,7 +117,6 @@ from pettingzoo import AECEnv
 from trinity_env.core import NUM_ACTIONS, GameState, IllegalMoveError, lane_scores, render_text
 from trinity_env.core.checks import describe, is_int
 from trinity_env.core.rewards import transition_rewards
-from trinity_env.core.state import DRAFT
 from trinity_env.envs.wrappers import AssertOutOfBoundsWrapper, OrderEnforcingWrapper, TerminateIllegalWrapper
 from trinity_env.spec.config import ConfigError, EnvConfig, make_config
 from trinity_env.spec.observation import OBSERVATION_HIGH, OBSERVATION_SIZE, observation_dict
@@ -276,7 +275,7 @@ def _infos(state: GameState) -> dict[str, dict[str, Any]]:
     outcome = state.outcome
     info = {
         "winner": -1 if outcome is None or outcome.winner is None else outcome.winner,
-        "scores": lane_scores(state.owners) if state.phase != DRAFT else (0, 0),  # the draft's board is empty
+        "scores": lane_scores(state.owners),
         "termination_code": 0 if outcome is None else outcome.termination.code,
     }
     return {agent: dict(info) for agent in AGENTS}
