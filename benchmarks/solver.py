@@ -13,11 +13,15 @@ under a node budget (``--nodes-12``, one thread: the same work on any machine): 
 positions were solved within it and the nodes per second. With both cores busy the
 two-thread figures mean little: run it on a quiet machine (the load average is printed).
 
+``--classify-cost N`` adds what classifying every move costs beside the value, in nodes, on N
+positions of 11 empty tiles (``trinity solve-openings --classify-nodes`` is off by default for it).
+
 ``--hint-nodes`` adds what the move hints (the Monte Carlo search that orders a large
 root's moves) save: the nodes each 12-empty position's value costs one thread without them
 and with them. Node counts are the same on every machine.
 
 Usage: python -m benchmarks.solver [--positions N] [--positions-12 M] [--nodes-12 K] [--quick] [--hint-nodes]
+       [--classify-cost N]
 """
 
 from __future__ import annotations
@@ -81,6 +85,24 @@ def hint_nodes(states: list[GameState]) -> None:
     print(f"  all {len(states)}:        {totals[0]:>13,} -> {totals[1]:>13,} ({totals[1] / totals[0]:.2f})")
 
 
+def classify_cost(states: list[GameState]) -> None:
+    """Per won position: the nodes of its value and one move, then of classifying every move on the same table
+    (what ``trinity solve`` prints; ``solve-openings --classify-nodes``)."""
+    print("11 empty, 1 thread, won roots: nodes of the value -> of classifying every move after it")
+    totals = [0, 0]
+    for k, state in enumerate(states):
+        solver = Solver()
+        value, _ = solver.best_move(state)
+        if value != 1:
+            continue  # a lost root's moves all keep its value: its classification is the value again
+        value_nodes = solver.nodes
+        solver.solve(state)
+        totals = [totals[0] + value_nodes, totals[1] + solver.nodes]
+        print(f"  position {k}: {value_nodes:>13,} -> {solver.nodes:>13,} ({solver.nodes / value_nodes:.1f}x)")
+    if totals[0]:
+        print(f"  won roots in all: {totals[0]:>13,} -> {totals[1]:>13,} ({totals[1] / totals[0]:.1f}x)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--positions", type=int, default=9, help="positions per size for 6-10 empty tiles")
@@ -89,6 +111,13 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="fewer positions, no 12")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--hint-nodes", action="store_true", help="also the nodes saved by the move hints at 12")
+    parser.add_argument(
+        "--classify-cost",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also the nodes of classifying every move against the value's, on N positions of 11 empty",
+    )
     args = parser.parse_args()
     if args.quick:
         args.positions, args.positions_12 = 5, 0
@@ -139,6 +168,8 @@ def main() -> None:
         )
     if args.hint_nodes and args.positions_12 > 0:
         hint_nodes(positions(12, args.positions_12, args.seed + 12))
+    if args.classify_cost > 0:
+        classify_cost(positions(11, args.classify_cost, args.seed + 11))
     verdict = "met" if medians[10] <= 0.3 else "missed"
     print(
         f"target: solve median at most 0.3 s with 10 empty tiles ({medians[10]:.3f} s with 2 threads: {verdict})",

@@ -102,14 +102,14 @@ def test_solved_records_hold_the_solver_s_value_and_every_best_first_placement()
     outcomes = set()
     for seed in range(6):
         deal = LateGame(9)
-        record = solve_deal(seed, BIG, BITS, deal)
+        record = solve_deal(seed, BIG, BITS, deal, classify_nodes=BIG)
         state = deal(seed)
         solution = Solver(table_bits=BITS).solve(state)
-        assert record["solved"] and record["all_best_moves"]
+        assert record["solved"] and record["all_best_moves"] and record["classify_nodes"] == BIG
         assert record["value"] == solution.value == Solver(table_bits=BITS).value(state)
         assert record["winner"] == solution.winner and record["first_player"] == state.to_move
         assert sorted((m["card"], m["tile"]) for m in record["best_moves"]) == sorted(solution.best_moves)
-        assert record["value_nodes"] <= record["nodes"] <= BIG and record["budget_nodes"] == BIG
+        assert record["value_nodes"] <= record["nodes"] <= 2 * BIG and record["budget_nodes"] == BIG
         assert record["position"] == state.to_dict() and record["deal"] == "late-9" and record["seed"] == seed
         outcomes.add(record["value"])
     assert outcomes == {1, -1}  # both kinds of root: won, and lost (where every placement keeps the value)
@@ -126,18 +126,23 @@ def test_a_deal_past_its_budget_is_recorded_unsolved_with_the_nodes_spent():
     assert _without_time(record) == _without_time(solve_deal(5, 20_000, BITS))  # the same on every run
 
 
-def test_a_budget_that_finds_the_value_but_not_every_best_placement_records_the_one_found():
+def test_a_deal_s_placements_are_classified_only_with_their_own_budget():
     deal = LateGame(7)
     for seed in range(40):
-        whole = solve_deal(seed, BIG, BITS, deal)
+        whole = solve_deal(seed, BIG, BITS, deal, classify_nodes=BIG)
         if whole["value"] == 1 and whole["nodes"] > whole["value_nodes"] + 1:
             break
     else:
         pytest.fail("no won position whose placements cost more than its value")
-    record = solve_deal(seed, whole["value_nodes"] + 1, BITS, deal)
-    assert record["solved"] and record["value"] == whole["value"] and not record["all_best_moves"]
-    assert len(record["best_moves"]) == 1 and record["best_moves"][0] in whole["best_moves"]
-    assert record["value_nodes"] == whole["value_nodes"] and record["nodes"] <= whole["value_nodes"] + 1
+    # the value's budget alone, however large, classifies nothing: the one placement found is recorded
+    alone = solve_deal(seed, BIG, BITS, deal)
+    assert alone["solved"] and alone["value"] == whole["value"] and not alone["all_best_moves"]
+    assert len(alone["best_moves"]) == 1 and alone["best_moves"][0] in whole["best_moves"]
+    assert alone["nodes"] == alone["value_nodes"] == whole["value_nodes"] and alone["classify_nodes"] == 0
+    # a classification budget too small to finish keeps the one found, and counts what it spent
+    short = solve_deal(seed, whole["value_nodes"], BITS, deal, classify_nodes=1)
+    assert short["solved"] and not short["all_best_moves"] and short["best_moves"] == alone["best_moves"]
+    assert short["value_nodes"] == whole["value_nodes"] < short["nodes"] <= whole["value_nodes"] + 1
 
 
 # ---------------------------------------------------------------------- the file
@@ -247,10 +252,10 @@ def test_ctrl_c_keeps_the_deals_finished(tmp_path, monkeypatch):
     out = tmp_path / "deals.jsonl"
     real = openings.solve_deal
 
-    def solve(seed, budget, bits, deal):
+    def solve(seed, budget, bits, deal, classify):
         if seed == 3:
             raise KeyboardInterrupt  # Ctrl-C during the fourth deal
-        return real(seed, budget, bits, deal)
+        return real(seed, budget, bits, deal, classify)
 
     monkeypatch.setattr(openings, "solve_deal", solve)
     with pytest.raises(RunInterrupted) as stop:
@@ -342,7 +347,7 @@ def test_a_ctrl_c_between_writing_a_record_and_counting_it_still_counts_it(tmp_p
 
 def test_the_summary_counts_what_the_records_say(tmp_path):
     out = tmp_path / "deals.jsonl"
-    solve_openings(range(12), BIG, out, table_bits=BITS, deal=LateGame(9), progress=False)
+    solve_openings(range(12), BIG, out, table_bits=BITS, classify_nodes=BIG, deal=LateGame(9), progress=False)
     solve_openings(range(12, 15), 10, out, table_bits=BITS, deal=LateGame(9), progress=False)
     records = list(read_records(out).values())
     summary = summarise(records)
@@ -383,9 +388,12 @@ def test_the_command_prints_and_writes_the_summary(tmp_path, monkeypatch):
     assert written == json.loads(json.dumps(file_summary(out)))
     wins = written["first_player"]["wins"]
     assert f"wins {wins['share']:.1%} [{wins['low']:.1%}, {wins['high']:.1%}]" in printed
-    code, printed, _ = _cli([*argv, "--seeds", "4-7"])
+    assert not any(r["all_best_moves"] for r in _lines(out))  # the value only, by default
+    code, printed, _ = _cli([*argv, "--seeds", "4-7", "--classify-nodes", "1000000"])
     assert code == 0 and "seeds 4-7: 2 deals recorded now, 2 already in" in printed
     assert "4 deals in" in printed  # the summary covers the seeds asked for
+    classified = {r["seed"]: r["all_best_moves"] for r in _lines(out)}
+    assert classified == {0: False, 1: False, 2: False, 3: False, 4: False, 5: False, 6: True, 7: True}
 
 
 # ---------------------------------------------------------------------- bad input
@@ -403,6 +411,8 @@ def test_the_command_prints_and_writes_the_summary(tmp_path, monkeypatch):
         (["--budget-nodes", "1e6"], "--budget-nodes: expected a whole number >= 1, got '1e6'"),
         (["--budget-nodes", "true"], "--budget-nodes: expected a whole number >= 1"),
         (["--budget-nodes", "0"], "--budget-nodes: expected a whole number >= 1"),
+        (["--classify-nodes", "-1"], "--classify-nodes: expected a whole number >= 0, got '-1'"),
+        (["--classify-nodes", "1e6"], "--classify-nodes: expected a whole number >= 0, got '1e6'"),
         (["--threads", "0"], "--threads: expected a whole number >= 1"),
         (["--table-bits", "40"], "--table-bits: expected a whole number 10-32"),
         (["--ray", "not an address"], "--ray 'not an address': not a cluster address"),
@@ -445,6 +455,9 @@ def test_the_library_takes_whole_numbers_only(tmp_path):
     ]:
         with pytest.raises(ArgumentError, match=match):
             solve_openings(seeds, budget, out, threads=threads, deal=LATE, progress=False)
+    for classify in (1.5, True, "100", -1):
+        with pytest.raises(ArgumentError, match="classify_nodes must be an int >= 0"):
+            solve_openings(range(3), 100, out, classify_nodes=classify, deal=LATE, progress=False)
     assert not out.exists()
 
 

@@ -292,7 +292,7 @@ def _solve_openings(args: argparse.Namespace) -> int:
 
     seeds = args.seeds
     threads = args.threads or 1
-    openings.check_openings(seeds, args.budget_nodes, threads, args.table_bits)
+    openings.check_openings(seeds, args.budget_nodes, threads, args.table_bits, args.classify_nodes)
     if args.ray is not None:
         openings.check_ray_address(args.ray)
         if args.threads is not None and args.ray != "local":
@@ -309,8 +309,8 @@ def _solve_openings(args: argparse.Namespace) -> int:
         warm(["exact solver"])
         try:
             run = openings.solve_openings(
-                seeds, args.budget_nodes, args.out, threads=threads, table_bits=args.table_bits, cluster=connected,
-                progress=not args.quiet,
+                seeds, args.budget_nodes, args.out, threads=threads, table_bits=args.table_bits,
+                classify_nodes=args.classify_nodes, cluster=connected, progress=not args.quiet,
             )  # fmt: skip
         except RunInterrupted as stop:
             run = stop.partial
@@ -687,6 +687,11 @@ def build_parser() -> argparse.ArgumentParser:
     openings.add_argument(
         "--budget-nodes", type=positive_int, required=True, metavar="N",
         help="solver nodes per deal; a deal past it is recorded as unsolved with the nodes spent",
+    )  # fmt: skip
+    openings.add_argument(
+        "--classify-nodes", type=whole_number(0), default=0, metavar="N",
+        help="more nodes per solved deal to find every first placement that keeps its value (default 0: "
+        "record the one the search found; classifying costs many times the value)",
     )  # fmt: skip
     openings.add_argument("--out", required=True, help="the JSON-lines file of records (appended to; a rerun resumes)")
     openings.add_argument(

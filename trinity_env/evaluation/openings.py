@@ -13,10 +13,12 @@ is solved within ``budget_nodes`` or recorded as unsolved with the nodes spent. 
 per seed (``read_records`` refuses a file that repeats one). Which placements a record lists:
 
 - the value is found first (``Solver.best_move``); that call's move keeps the value;
-- with the budget that is left, every legal first placement is classified (``Solver.solve``
-  on the same table, so the value costs little again): when that fits, ``best_moves`` holds
-  every placement that keeps the value and ``all_best_moves`` is true; when it does not,
-  ``best_moves`` holds the one move found and ``all_best_moves`` is false.
+- with a second budget, ``classify_nodes`` (0 by default: none), every legal first placement is
+  classified (``Solver.solve`` on the same table, so the value costs little again): when that
+  fits, ``best_moves`` holds every placement that keeps the value and ``all_best_moves`` is
+  true; when it does not, ``best_moves`` holds the one move found and ``all_best_moves`` is
+  false. Classifying a won opening's placements costs a refutation of every losing one, many
+  times the value's nodes, so a job that wants many deals' values spends nothing on it.
 
 The file is the state of the job: a rerun skips every seed it holds (solved, or unsolved
 within a budget at least as large as the rerun's); an unsolved seed whose budget was smaller
@@ -135,11 +137,13 @@ def _moves(moves: Iterable[tuple[str, int]]) -> list[dict[str, Any]]:
     return [{"card": card, "tile": tile} for card, tile in moves]
 
 
-def solve_deal(seed: int, budget_nodes: int, table_bits: int = DEFAULT_TABLE_BITS, deal: Deal = dealt_game) -> dict:
-    """The record of one deal: solved within ``budget_nodes`` (value, winner, best first placements)
-    or not (the nodes spent). A fresh table per deal, so a record depends on its seed, budget and
-    table size only, not on which deals a process solved before it. ``seconds`` is the one field
-    that depends on the machine."""
+def solve_deal(
+    seed: int, budget_nodes: int, table_bits: int = DEFAULT_TABLE_BITS, deal: Deal = dealt_game, classify_nodes: int = 0
+) -> dict:  # fmt: skip
+    """The record of one deal: solved within ``budget_nodes`` (value, winner, the first placement found)
+    or not (the nodes spent); with ``classify_nodes`` more, every best first placement where that fits.
+    A fresh table per deal, so a record depends on its seed, budgets and table size only, not on which
+    deals a process solved before it. ``seconds`` is the one field that depends on the machine."""
     state = deal(seed)
     solver = Solver(table_bits=table_bits)
     record: dict[str, Any] = {"seed": seed, "deal": deal.name, "first_player": state.to_move}
@@ -151,9 +155,9 @@ def solve_deal(seed: int, budget_nodes: int, table_bits: int = DEFAULT_TABLE_BIT
     else:
         value_nodes = solver.nodes
         best, complete, nodes = [move], False, value_nodes
-        if budget_nodes > value_nodes:  # classify every first placement with what is left
+        if classify_nodes > 0:  # classify every first placement on the same table
             try:
-                solution = solver.solve(state, max_nodes=budget_nodes - value_nodes)
+                solution = solver.solve(state, max_nodes=classify_nodes)
             except SolverBudgetError as stopped:
                 nodes += stopped.nodes
             else:
@@ -163,12 +167,12 @@ def solve_deal(seed: int, budget_nodes: int, table_bits: int = DEFAULT_TABLE_BIT
         winner = None if value == 0 else (state.to_move if value == 1 else 1 - state.to_move)
         record |= {"solved": True, "value": value, "winner": winner, "best_moves": _moves(best),
                    "all_best_moves": complete, "nodes": nodes, "value_nodes": value_nodes}  # fmt: skip
-    record |= {"budget_nodes": budget_nodes, "table_bits": table_bits,
+    record |= {"budget_nodes": budget_nodes, "classify_nodes": classify_nodes, "table_bits": table_bits,
                "seconds": round(time.perf_counter() - start, 3), "position": state.to_dict()}  # fmt: skip
     return record
 
 
-def _solve_task(task: tuple[int, int, int, Deal]) -> dict:
+def _solve_task(task: tuple[int, int, int, Deal, int]) -> dict:
     return solve_deal(*task)
 
 
@@ -291,8 +295,9 @@ class OpeningsRun:
 
 
 def check_openings(
-    seeds: Sequence[int], budget_nodes: int, threads: int = 1, table_bits: int = DEFAULT_TABLE_BITS
-) -> None:
+    seeds: Sequence[int], budget_nodes: int, threads: int = 1, table_bits: int = DEFAULT_TABLE_BITS,
+    classify_nodes: int = 0,
+) -> None:  # fmt: skip
     """What ``solve_openings`` checks before any work (``ArgumentError``, one line)."""
     if not isinstance(seeds, Sequence) or isinstance(seeds, str | bytes):
         raise ArgumentError(f"seeds must be a range or a list of ints, got {type(seeds).__name__}")
@@ -308,6 +313,8 @@ def check_openings(
         raise ArgumentError(f"seeds must be a range of ints >= 0 in steps of 1, got {seeds!r}")
     if not _is_int(budget_nodes, 1):
         raise ArgumentError(f"budget_nodes must be a positive int, got {budget_nodes!r}")
+    if not _is_int(classify_nodes, 0):
+        raise ArgumentError(f"classify_nodes must be an int >= 0, got {classify_nodes!r}")
     if not _is_int(threads, 1):
         raise ArgumentError(f"threads must be a positive int, got {threads!r}")
     if not _is_int(table_bits, 2, 32):
@@ -345,6 +352,7 @@ def solve_openings(
     *,
     threads: int = 1,
     table_bits: int = DEFAULT_TABLE_BITS,
+    classify_nodes: int = 0,
     cluster: RayCluster | None = None,
     deal: Deal | None = None,
     progress: bool = True,
@@ -354,11 +362,12 @@ def solve_openings(
 
     ``threads``: deals solved at once, each in a process of its own (one: in this process); with
     ``cluster`` (a connected ``RayCluster``) every deal is a Ray task instead and the cluster's CPUs
-    set the pace. ``deal``: what each seed gives to solve (default ``dealt_game``, the first placement
-    of the dealt game). ``on_record`` sees each new record once it is on disk. Ctrl-C raises
-    ``RunInterrupted`` whose ``partial`` is the ``OpeningsRun`` so far (``partial=True``).
+    set the pace. ``classify_nodes``: see ``solve_deal``. ``deal``: what each seed gives to solve
+    (default ``dealt_game``, the first placement of the dealt game). ``on_record`` sees each new record
+    once it is on disk. Ctrl-C raises ``RunInterrupted`` whose ``partial`` is the ``OpeningsRun``
+    so far (``partial=True``).
     """
-    check_openings(seeds, budget_nodes, threads, table_bits)
+    check_openings(seeds, budget_nodes, threads, table_bits, classify_nodes)
     deal = dealt_game if deal is None else deal
     name, path = str(out), Path(out)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -383,7 +392,7 @@ def solve_openings(
         run.records = {s: r for s, r in contents.records.items() if s in wanted and s not in retry}
         run.skipped = len(run.records)
         todo = [s for s in dict.fromkeys(seeds) if s not in run.records]
-        tasks = ((seed, budget_nodes, table_bits, deal) for seed in todo)
+        tasks = ((seed, budget_nodes, table_bits, deal, classify_nodes) for seed in todo)
         bar = tqdm(total=len(todo), disable=not progress, desc="openings", unit="deal")
         try:
             if cluster is not None:
@@ -457,7 +466,7 @@ class RayCluster:
 
     @contextmanager
     def results(
-        self, tasks: Iterable[tuple[int, int, int, Deal]], failed: list[tuple[int, str]]
+        self, tasks: Iterable[tuple[int, int, int, Deal, int]], failed: list[tuple[int, str]]
     ) -> Iterator[Iterator[dict]]:
         """Each task's record as it finishes, with at most two tasks per CPU outstanding. A task that
         fails for good (its retries spent) is added to ``failed`` instead. Leaving the block early (Ctrl-C)
@@ -470,8 +479,7 @@ class RayCluster:
             queue = iter(tasks)
             while True:
                 while len(pending) < window and (task := next(queue, None)) is not None:
-                    seed, budget, bits, deal = task
-                    pending[self._solve.remote(seed, budget, bits, deal)] = seed
+                    pending[self._solve.remote(*task)] = task[0]
                 if not pending:
                     return
                 done, _ = ray.wait(list(pending), num_returns=1, timeout=WAIT_STEP)
