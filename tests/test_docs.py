@@ -237,6 +237,17 @@ def test_the_exploitability_rows_with_a_json_are_what_the_tool_wrote():
         assert row in page, f"docs/exploitability.md has no row {row} ({path.name})"
 
 
+def test_the_alphazero_targets_quote_the_million_step_best_responses():
+    page = (ROOT / "docs" / "alphazero.md").read_text(encoding="utf-8")
+    folder = ROOT / "docs" / "exploitability"
+    raw = json.loads((folder / "az-standard-sims0-1m.json").read_text(encoding="utf-8"))
+    searched = json.loads((folder / "az-standard-sims64-1m.json").read_text(encoding="utf-8"))
+    assert raw["steps"] >= 1_000_000 and searched["steps"] >= 1_000_000 and not raw["partial"] | searched["partial"]
+    assert f"vs the raw policy | ≤ 55% | {raw['win_rate']:.1%} |" in page
+    verdict = "met" if searched["win_rate"] <= 0.5 else "missed"
+    assert f"| ≤ 50% | {searched['win_rate']:.1%} | {verdict} |" in page
+
+
 def test_the_accuracy_page_shows_the_tables_the_benchmark_drew_from_its_json_for_every_agent():
     from benchmarks.accuracy import AGENTS
     from trinity_env.evaluation.accuracy import AgentAccuracy, network_table, table
