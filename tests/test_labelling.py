@@ -187,19 +187,35 @@ def test_rows_overwritten_before_their_label_arrives_keep_their_new_position(tmp
 # ------------------------------------------------------------------------------ the trainer
 
 
-def test_without_workers_the_trainer_is_bit_for_bit_what_it_was(tmp_path):
-    """Weights saved by the trainer before labelling workers existed (torch 2.13.0+cpu), for two tiny configs."""
-    from training.alphazero import AZConfig, train
+_TRAIN_TINY_RUNS = """
+import json, sys
+from pathlib import Path
+from training.alphazero import AZConfig, train
+for name, data in json.loads(sys.argv[2]).items():
+    config = AZConfig.from_dict(data | {"label_workers": 0, "eval_accuracy": False})
+    train(config, Path(sys.argv[1]) / name, progress=False)
+"""
 
+
+def test_without_workers_the_trainer_is_bit_for_bit_what_it_was(tmp_path):
+    """Weights saved by the trainer before labelling workers existed (torch 2.13.0+cpu), for two tiny configs.
+
+    They were made with torch's AVX2 kernels; an AVX-512 machine rounds some sums differently, so the runs
+    are trained in a child process held to AVX2 (``ATEN_CPU_CAPABILITY``), the same on every x86 machine."""
     if torch.__version__ != "2.13.0+cpu":
         pytest.skip(f"the reference weights were made with torch 2.13.0+cpu, not {torch.__version__}")
+    if torch.backends.cpu.get_cpu_capability() not in ("AVX2", "AVX512"):
+        pytest.skip("the reference weights were made with torch's AVX2 kernels, which this CPU lacks")
     before = {
         "tiny": (TINY, "f0e0958797596cf14237ae3e395cc73be018e76ec18cb7d97e75a9e4aa83ad82"),
         "puct": (TINY | {"solver_empty": 8, "search": "puct", "total_games": 16, "eval_every": 16, "replay_size": 40},
                  "d297f2653874ebccfa7d8a1c1cd90b27d120248a2fa08fa9e6b959ce142edb85"),
     }  # fmt: skip
-    for name, (data, digest) in before.items():
-        train(AZConfig.from_dict(data | {"label_workers": 0, "eval_accuracy": False}), tmp_path / name, progress=False)
+    root = Path(__file__).resolve().parent.parent
+    env = os.environ | {"ATEN_CPU_CAPABILITY": "avx2", "PYTHONPATH": os.pathsep.join([str(root), str(root / "tests")])}
+    configs = json.dumps({name: data for name, (data, _) in before.items()})
+    subprocess.run([sys.executable, "-c", _TRAIN_TINY_RUNS, str(tmp_path), configs], check=True, env=env, cwd=root)
+    for name, (_, digest) in before.items():
         assert _digest(tmp_path / name) == digest, name
 
 
