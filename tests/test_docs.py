@@ -150,6 +150,27 @@ def test_the_balance_prose_quotes_the_measured_study():
         assert figure in table, f"docs/balance.md quotes {figure}, which the study did not measure"
 
 
+def openings_sentence(summary: dict) -> str:
+    """What docs/balance.md says of the solved-openings file: counts only (too few deals for a share)."""
+    low, high = summary["seeds"]
+    budgets = " and ".join(f"{b:,}" for b in summary["budget_nodes"])
+    deals = f"{summary['deals']} deal{'s' if summary['deals'] != 1 else ''}"
+    seeds = f"seed {low}" if low == high else f"seeds {low} to {high}"
+    counts = f"{summary['solved']} solved, {summary['unsolved']} unsolved within {budgets} nodes."
+    text = f"it holds {deals} ({seeds}): {counts}"
+    if summary["solved"]:
+        wins = round(summary["first_player"]["wins"]["share"] * summary["solved"])
+        text += f" The first player wins {wins} of the {summary['solved']} solved."
+    return text
+
+
+def test_the_balance_page_counts_the_solved_openings_file():
+    from trinity_env.evaluation.openings import file_summary
+
+    page = " ".join((ROOT / "docs" / "balance.md").read_text(encoding="utf-8").split())
+    assert openings_sentence(file_summary(ROOT / "docs" / "balance" / "openings.jsonl")) in page
+
+
 def test_the_shipped_agent_figures_are_the_measured_ones():
     from trinity_env.agents import make
     from trinity_env.evaluation.endgames import DEFAULT_SUITE, load_suite, score_agent
