@@ -150,14 +150,16 @@ def test_the_balance_prose_quotes_the_measured_study():
         assert figure in table, f"docs/balance.md quotes {figure}, which the study did not measure"
 
 
-def openings_sentence(summary: dict) -> str:
+def openings_sentence(path: Path) -> str:
     """What docs/balance.md says of the solved-openings file: counts only (too few deals for a share)."""
-    low, high = summary["seeds"]
+    from trinity_env.evaluation.openings import file_summary, read_records
+
+    summary, seeds = file_summary(path), sorted(read_records(path))
     budgets = " and ".join(f"{b:,}" for b in summary["budget_nodes"])
     deals = f"{summary['deals']} deal{'s' if summary['deals'] != 1 else ''}"
-    seeds = f"seed {low}" if low == high else f"seeds {low} to {high}"
+    named = f"seed {seeds[0]}" if len(seeds) == 1 else f"seeds {', '.join(map(str, seeds[:-1]))} and {seeds[-1]}"
     counts = f"{summary['solved']} solved, {summary['unsolved']} unsolved within {budgets} nodes."
-    text = f"it holds {deals} ({seeds}): {counts}"
+    text = f"it holds {deals} ({named}): {counts}"
     if summary["solved"]:
         wins = round(summary["first_player"]["wins"]["share"] * summary["solved"])
         text += f" The first player wins {wins} of the {summary['solved']} solved."
@@ -165,10 +167,8 @@ def openings_sentence(summary: dict) -> str:
 
 
 def test_the_balance_page_counts_the_solved_openings_file():
-    from trinity_env.evaluation.openings import file_summary
-
     page = " ".join((ROOT / "docs" / "balance.md").read_text(encoding="utf-8").split())
-    assert openings_sentence(file_summary(ROOT / "docs" / "balance" / "openings.jsonl")) in page
+    assert openings_sentence(ROOT / "docs" / "balance" / "openings.jsonl") in page
 
 
 def test_the_shipped_agent_figures_are_the_measured_ones():
