@@ -81,15 +81,16 @@ def _expand(decks, status, owner, info, node, action, player, first_child, child
 
 
 @njit(cache=True)
-def rollout_action(decks, status, sides, owner, info, b, rng, buffer, greed):
-    """A rollout move: with probability ``greed`` one of the placements that capture the most
-    cards right now (uniformly among them), otherwise a uniformly random legal action.
+def rollout_placement(decks, status, sides, owner, info, b, rng, buffer, greed):
+    """A rollout placement ``(card, tile)``, in play: with probability ``greed`` one of the
+    placements that capture the most cards right now (uniformly among them), otherwise a
+    uniformly random one.
 
     Purely random rollouts miss that a card left next to a stronger one will be taken;
     a little greed makes the rollouts' results track the tactics of real play.
     """
-    if info[b, PHASE] == DRAFT or kernels.random_below(rng, b, 1000) >= greed * 1000:
-        return kernels.random_action(decks, status, owner, info, b, rng, buffer)
+    if kernels.random_below(rng, b, 1000) >= greed * 1000:
+        return kernels.random_placement(status, owner, info, b, rng, buffer)
     p = info[b, TO_MOVE]
     best = -1
     count = 0
@@ -104,15 +105,16 @@ def rollout_action(decks, status, sides, owner, info, b, rng, buffer, greed):
                 best = captures
                 count = 0
             if captures == best:
-                buffer[count] = 16 + 15 * i + t
+                buffer[count] = 15 * i + t
                 count += 1
-    return buffer[kernels.random_below(rng, b, count)]
+    chosen = buffer[kernels.random_below(rng, b, count)]
+    return chosen // 15, chosen % 15
 
 
 @njit(cache=True)
 def search(decks, status, sides, owner, marks, info, root, simulations, c, greed, rng, action, player, first_child,
            children, visits, wins, size):  # fmt: skip
-    """Run ``simulations`` simulations from ``root`` (its position in row 0); ``greed``: see ``rollout_action``."""
+    """Run ``simulations`` simulations from ``root`` (its position in row 0); ``greed``: see ``rollout_placement``."""
     buffer = np.empty(256, np.int64)
     path = np.empty(64, np.int64)
     for _ in range(simulations):
@@ -147,10 +149,13 @@ def search(decks, status, sides, owner, marks, info, root, simulations, c, greed
             kernels.apply_action(decks, status, sides, owner, marks, info, 1, np.int64(action[node]))
             depth += 1
             path[depth] = node
-        # rollout
+        # rollout: draft picks uniformly at random, then placements (see ``rollout_placement``)
+        while info[1, PHASE] == DRAFT:
+            pick = kernels.random_action(decks, status, owner, info, 1, rng, buffer)
+            kernels.apply_action(decks, status, sides, owner, marks, info, 1, pick)
         while info[1, PHASE] != OVER:
-            a = rollout_action(decks, status, sides, owner, info, 1, rng, buffer, greed)
-            kernels.apply_action(decks, status, sides, owner, marks, info, 1, a)
+            card, tile = rollout_placement(decks, status, sides, owner, info, 1, rng, buffer, greed)
+            kernels.place(decks, status, sides, owner, marks, info, 1, card, tile)
         winner = info[1, WINNER]
         for k in range(depth + 1):
             n = path[k]
