@@ -160,3 +160,23 @@ def test_solved_openings_travel_with_the_report_and_are_shown_beside_the_studies
     assert line.startswith("Perfect play (5 dealt games solved from the first placement, 0 unsolved, in ")
     assert f"the first mover wins {wins['share']:.1%} [{wins['low']:.1%}, {wins['high']:.1%}]" in line
     assert line in report.markdown() and "perfect play (solved openings)" in report.table()
+
+
+def test_the_perfect_play_line_bounds_the_share_over_all_deals_when_some_are_unsolved(tmp_path):
+    from trinity_env.evaluation.balance import BalanceReport
+    from trinity_env.evaluation.openings import LateGame, file_summary, solve_openings
+
+    out = tmp_path / "deals.jsonl"
+    solve_openings(range(4), 10**9, out, table_bits=16, deal=LateGame(9), progress=False)
+    solve_openings(range(4, 6), 10, out, table_bits=16, deal=LateGame(9), progress=False)  # out of budget
+    openings = file_summary(out)
+    solved, unsolved = openings["solved"], openings["unsolved"]
+    assert unsolved >= 1 and solved + unsolved == 6
+    wins = round(openings["first_player"]["wins"]["share"] * solved)
+    report = BalanceReport(["greedy"], 2, 0, {}, False, openings)
+    line = report.openings_line()
+    assert f"{solved} dealt games solved from the first placement, {unsolved} unsolved" in line
+    assert line.endswith(f"Over all 6 deals, each unsolved one counted as not won, then as won: "
+                         f"{wins / 6:.1%} to {(wins + unsolved) / 6:.1%}.")  # fmt: skip
+    old = {key: value for key, value in openings.items() if key != "wins_all_deals"}  # a report from before
+    assert "Over all" not in BalanceReport(["greedy"], 2, 0, {}, False, old).openings_line()

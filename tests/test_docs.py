@@ -163,6 +163,11 @@ def _openings_sentence(path: Path) -> str:
     if summary["solved"]:
         wins = round(summary["first_player"]["wins"]["share"] * summary["solved"])
         text += f" The first player wins {wins} of the {summary['solved']} solved."
+    if summary["unsolved"]:
+        bounds = summary["wins_all_deals"]
+        low, high = round(bounds["low"] * bounds["n"]), round(bounds["high"] * bounds["n"])
+        text += (f" Counting each unsolved deal as not won and then as won, the first player wins {low} to"
+                 f" {high} of all {bounds['n']}.")  # fmt: skip
     return text
 
 

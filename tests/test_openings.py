@@ -40,6 +40,7 @@ from trinity_env.evaluation.openings import (
     solve_deal,
     solve_openings,
     summarise,
+    summary_text,
 )
 from trinity_env.evaluation.ratings import wilson_interval
 from trinity_env.search.solver import Solver, SolverBudgetError
@@ -359,6 +360,12 @@ def test_the_summary_counts_what_the_records_say(tmp_path):
     share = summary["first_player"]["wins"]
     assert share["share"] == wins / 12 and (share["low"], share["high"]) == wilson_interval(wins, 12)
     assert summary["first_player"]["losses"]["share"] == (12 - wins) / 12
+    # over all 15 deals, the 3 unsolved counted as not won, then as won
+    bounds = summary["wins_all_deals"]
+    assert (bounds["low"], bounds["high"], bounds["n"]) == (wins / 15, (wins + 3) / 15, 15)
+    assert bounds["interval"] == [wilson_interval(wins, 15)[0], wilson_interval(wins + 3, 15)[1]]
+    assert "over all 15 deals, each unsolved one counted as not won, then as won: the first player wins " + (
+        f"{wins / 15:.1%} to {(wins + 3) / 15:.1%}") in summary_text(summary)  # fmt: skip
     counts = {}
     for r in solved:
         for move in {(m["card"], m["tile"]) for m in r["best_moves"]}:

@@ -161,9 +161,14 @@ class BalanceReport:
         o = self.openings
         first = o["first_player"]
         where = f", in {o['file']}" if o.get("file") else ""
-        return (f"Perfect play ({o['solved']} dealt games solved from the first placement, {o['unsolved']} unsolved"
+        line = (f"Perfect play ({o['solved']} dealt games solved from the first placement, {o['unsolved']} unsolved"
                 f"{where}): the first mover wins {_cell(first['wins'])}, draws {_cell(first['draws'])}, "
-                f"loses {_cell(first['losses'])}.")  # fmt: skip
+                f"loses {_cell(first['losses'])} of the solved.")  # fmt: skip
+        bounds = o.get("wins_all_deals")  # absent from reports written before it was summarised
+        if o["unsolved"] and bounds:
+            line += (f" Over all {bounds['n']} deals, each unsolved one counted as not won, then as won: "
+                     f"{bounds['low']:.1%} to {bounds['high']:.1%}.")  # fmt: skip
+        return line
 
     def partial_note(self) -> str:
         """One sentence on an interrupted run ("" for a whole one)."""

@@ -559,6 +559,20 @@ def _share(hits: int, total: int) -> dict[str, Any]:
     return {"share": hits / total, "low": low, "high": high, "n": total}
 
 
+def _bounds(wins: int, unsolved: int, deals: int) -> dict[str, Any] | None:
+    """The first player's share of wins over every deal, with each unsolved deal counted first as
+    not a win (``low``), then as a win (``high``); ``interval`` is the 95% Wilson interval that
+    covers both (from the low count's lower end to the high count's upper end)."""
+    if not deals:
+        return None
+    return {
+        "low": wins / deals,
+        "high": (wins + unsolved) / deals,
+        "interval": [wilson_interval(wins, deals)[0], wilson_interval(wins + unsolved, deals)[1]],
+        "n": deals,
+    }
+
+
 def mover_tile(tile: int, first_player: int) -> int:
     """``tile`` as the first player sees it from their own tower: player 1's tower is at position 4,
     so their tiles are mirrored (position p becomes 4 - p); player 0's are as they are."""
@@ -569,7 +583,10 @@ def mover_tile(tile: int, first_player: int) -> int:
 def summarise(records: Iterable[dict], top: int = 10) -> dict[str, Any]:
     """The designers' figures from solved-openings records: the share of solved deals the first
     player wins, draws and loses under perfect play (Wilson 95% intervals), the count solved and
-    unsolved, and the ``top`` best first placements (card and tile as placed) and tiles (seen from
+    unsolved, the share of all deals the first player wins whatever the unsolved ones hold
+    (``wins_all_deals``: bounds, since the solved deals are not a fair sample of them: an opening
+    the first player does not win is the dearer to solve, every first placement needing its
+    refutation), and the ``top`` best first placements (card and tile as placed) and tiles (seen from
     the first player's tower) by the number of solved deals in which they keep the value."""
     records = sorted(records, key=lambda r: r["seed"])
     solved = [r for r in records if r["solved"]]
@@ -596,6 +613,7 @@ def summarise(records: Iterable[dict], top: int = 10) -> dict[str, Any]:
             "draws": _share(outcomes[0], len(solved)),
             "losses": _share(outcomes[-1], len(solved)),
         },
+        "wins_all_deals": _bounds(outcomes[1], len(unsolved), len(records)),
         "all_best_moves": sum(r["all_best_moves"] for r in solved),
         "placements": [{"card": c, "tile": t, "deals": n} for (c, t), n in sorted(placements.items(), key=order)[:top]],
         "tiles": [{"tile": t, "deals": n} for t, n in sorted(tiles.items(), key=order)[:top]],
@@ -632,6 +650,11 @@ def summary_text(summary: dict[str, Any], source: str = "") -> str:
         timing = f", {seconds['median']:,.1f} s (max {seconds['max']:,.1f} s)" if seconds else ""
         lines.append(f"per solved deal: median {nodes['median']:,.0f} nodes (max {nodes['max']:,}){timing}")
     if summary["unsolved"]:
+        bounds = summary["wins_all_deals"]
+        low, high = bounds["interval"]
+        lines.append(f"over all {summary['deals']} deals, each unsolved one counted as not won, then as won: "
+                     f"the first player wins {bounds['low']:.1%} to {bounds['high']:.1%} "
+                     f"(95%: [{low:.1%}, {high:.1%}])")  # fmt: skip
         nodes = summary["nodes_unsolved"]
         lines.append(f"unsolved deals spent a median {nodes['median']:,.0f} nodes; seeds "
                      + " ".join(str(s) for s in summary["unsolved_seeds"])
