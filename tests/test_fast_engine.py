@@ -13,7 +13,7 @@ from trinity_env.envs.observation import encode_observation
 from trinity_env.fast import kernels
 from trinity_env.fast.convert import from_states, read_marks, read_state, write_state
 from trinity_env.fast.games import FastGames
-from trinity_env.fast.layout import Batch
+from trinity_env.fast.layout import OVER, PHASE, PLACE_OFFSET, Batch
 
 from drawn import state as drawn_state
 from games import random_start
@@ -120,6 +120,35 @@ def test_fast_engine_random_play_replays_in_the_core():
                     assert tuple(result.scores[b]) == cores[b].scores
                     cores[b] = games.state(b)  # the restarted game
                 assert games.state(b) == cores[b]
+
+
+def test_random_playouts_play_the_games_random_actions_and_steps_would():
+    """The playout kernels place without going through ``apply_action`` (for speed): their games,
+    finished, must be exactly those that ``random_actions`` and ``step_batch`` play from the same
+    random streams, drafts included; and every one must be a finished game of the core's rules."""
+    for config in ({}, {"draft": "random"}, {"deck": "random", "max_a_cards": 2}):
+        start = FastGames(48, seed=5, **config)
+        played, stepped = Batch(*(a.copy() for a in start.batch)), Batch(*(a.copy() for a in start.batch))
+        rng_played, rng_stepped = start.rng.copy(), start.rng.copy()
+        placements = kernels.random_playouts(*played, rng_played)
+        actions, illegal, count = np.empty(48, np.int64), np.zeros(48, np.int8), 0
+        while True:
+            live = np.flatnonzero(stepped.info[:, PHASE] != OVER)
+            if live.size == 0:
+                break
+            kernels.random_actions(stepped.decks, stepped.status, stepped.owner, stepped.info, live, rng_stepped,
+                                   actions[: live.size])  # fmt: skip
+            moves = np.full(48, -1, np.int64)
+            moves[live] = actions[: live.size]
+            count += int((moves >= PLACE_OFFSET).sum())
+            kernels.step_batch(*stepped, moves, illegal)
+            assert not illegal.any()
+        assert placements == count
+        for name, a, b in zip(Batch._fields, played, stepped, strict=True):
+            assert np.array_equal(a, b), name
+        assert np.array_equal(rng_played, rng_stepped)
+        for b in range(48):
+            assert read_state(played, b).is_over
 
 
 def test_random_actions_are_uniform_over_legal_actions():
