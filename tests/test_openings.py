@@ -253,10 +253,10 @@ def test_ctrl_c_keeps_the_deals_finished(tmp_path, monkeypatch):
     out = tmp_path / "deals.jsonl"
     real = openings.solve_deal
 
-    def solve(seed, budget, bits, deal, classify):
+    def solve(seed, budget, bits, deal, classify, progress=None):
         if seed == 3:
             raise KeyboardInterrupt  # Ctrl-C during the fourth deal
-        return real(seed, budget, bits, deal, classify)
+        return real(seed, budget, bits, deal, classify, progress)
 
     monkeypatch.setattr(openings, "solve_deal", solve)
     with pytest.raises(RunInterrupted) as stop:
@@ -341,6 +341,49 @@ def test_a_ctrl_c_between_writing_a_record_and_counting_it_still_counts_it(tmp_p
     run = stop.value.partial
     assert run.new == [0, 1] and sorted(run.records) == [0, 1] == [r["seed"] for r in _lines(out)]
     assert run.summary()["deals"] == 2
+
+
+# ---------------------------------------------------------------------- progress
+
+
+def _check_reports(reports: list[tuple[dict[int, int], set[int]]], budget: int, seeds: range) -> None:
+    """Each report: the running deals' nodes so far, and the seeds recorded when it came."""
+    shown = [(seed, nodes) for running, _ in reports for seed, nodes in running.items()]
+    assert shown, "no deal reported its progress"
+    assert all(seed in seeds and 0 < nodes <= budget for seed, nodes in shown)
+    assert all(not set(running) & recorded for running, recorded in reports)  # a finished deal is not running
+    for seed in {seed for seed, _ in shown}:
+        counts = [nodes for s, nodes in shown if s == seed]
+        assert counts == sorted(counts)  # one search's nodes only grow
+
+
+def test_each_running_deal_reports_its_nodes_here(tmp_path, monkeypatch):
+    from trinity_env.search import solver_budget
+
+    monkeypatch.setattr(solver_budget, "PROGRESS_EVERY", 0.05)
+    reports, recorded = [], set()
+    budget = 3_000_000  # out of budget: each deal searches a few tenths of a second
+    solve_openings(range(2), budget, tmp_path / "deals.jsonl", table_bits=BITS, deal=LateGame(12), progress=False,
+                   on_record=lambda r: recorded.add(r["seed"]),
+                   on_progress=lambda running: reports.append((dict(running), set(recorded))))  # fmt: skip
+    _check_reports(reports, budget, range(2))
+    assert {seed for running, _ in reports for seed in running} == {0, 1}
+
+
+def test_each_running_deal_reports_its_nodes_from_a_pool_of_processes(tmp_path):
+    reports, recorded = [], set()
+    budget = 24_000_000  # a few seconds a deal (out of budget): the workers' solvers report once a second
+    run = solve_openings(range(2), budget, tmp_path / "deals.jsonl", threads=2, table_bits=BITS, deal=LateGame(13),
+                         progress=False, on_record=lambda r: recorded.add(r["seed"]),
+                         on_progress=lambda running: reports.append((dict(running), set(recorded))))  # fmt: skip
+    assert sorted(run.records) == [0, 1]
+    _check_reports(reports, budget, range(2))
+
+
+def test_the_bar_shows_node_counts_in_a_few_characters():
+    assert [openings._count(n) for n in (0, 950, 12_345, 4_560_000, 7_891_000_000)] == [
+        "0", "950", "12.3k", "4.56M", "7.89G"
+    ]  # fmt: skip
 
 
 # ---------------------------------------------------------------------- the summary

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import json
 import logging
+import multiprocessing
 import os
 import random
 import re
@@ -48,7 +49,7 @@ import statistics
 import time
 from collections import Counter
 from collections.abc import Callable, Container, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -72,6 +73,10 @@ WAIT_STEP = 0.5
 """Seconds the Ray path waits for a result before it looks again (Ctrl-C is honoured between looks)."""
 CONNECT_TIMEOUT = 5.0
 """Seconds a cluster address gets to accept a connection before ``ray_cluster`` calls it unreachable."""
+PROGRESS_POLL = 1.0
+"""Seconds between looks at the running deals' node counts (a pool of processes); Ctrl-C is honoured between."""
+BAR_EVERY = 5.0
+"""Seconds between redraws of the progress bar's node counts (a log file gets a line each time)."""
 
 
 class OpeningsError(ArgumentError):
@@ -138,14 +143,20 @@ def _moves(moves: Iterable[tuple[str, int]]) -> list[dict[str, Any]]:
 
 
 def solve_deal(
-    seed: int, budget_nodes: int, table_bits: int = DEFAULT_TABLE_BITS, deal: Deal = dealt_game, classify_nodes: int = 0
-) -> dict:  # fmt: skip
+    seed: int,
+    budget_nodes: int,
+    table_bits: int = DEFAULT_TABLE_BITS,
+    deal: Deal = dealt_game,
+    classify_nodes: int = 0,
+    progress: Callable[[int], object] | None = None,
+) -> dict:
     """The record of one deal: solved within ``budget_nodes`` (value, winner, the first placement found)
     or not (the nodes spent); with ``classify_nodes`` more, every best first placement where that fits.
     A fresh table per deal, so a record depends on its seed, budgets and table size only, not on which
-    deals a process solved before it. ``seconds`` is the one field that depends on the machine."""
+    deals a process solved before it. ``seconds`` is the one field that depends on the machine.
+    ``progress``, if given, sees the nodes the deal's current query has searched, about once a second."""
     state = deal(seed)
-    solver = Solver(table_bits=table_bits)
+    solver = Solver(table_bits=table_bits, progress=None if progress is None else lambda nodes, _: progress(nodes))
     record: dict[str, Any] = {"seed": seed, "deal": deal.name, "first_player": state.to_move}
     start = time.perf_counter()
     try:
@@ -172,8 +183,56 @@ def solve_deal(
     return record
 
 
-def _solve_task(task: tuple[int, int, int, Deal, int]) -> dict:
-    return solve_deal(*task)
+_progress_slots: Any = None
+"""In a pool's worker process: the parent's shared array of node counts, one slot per deal of the run."""
+
+
+def _share_progress(slots: Any) -> None:
+    """Pool initializer: where this worker's deals write the nodes searched so far (read by the parent)."""
+    global _progress_slots
+    _progress_slots = slots
+
+
+def _solve_task(task: tuple[int, int, int, Deal, int, int]) -> dict:
+    *deal_task, slot = task
+    slots = _progress_slots
+    report = None if slots is None else lambda nodes: slots.__setitem__(slot, nodes)
+    return solve_deal(*deal_task, progress=report)
+
+
+@contextmanager
+def _pool_results(
+    tasks: Iterable[tuple[int, int, int, Deal, int]], seeds: list[int], workers: int,
+    show: Callable[[dict[int, int]], None],
+) -> Iterator[Iterator[dict]]:  # fmt: skip
+    """Each deal's record as it finishes, solved in a pool of ``workers`` processes; between records,
+    about every ``PROGRESS_POLL`` seconds, ``show`` gets the running deals' nodes so far by seed."""
+    slots = multiprocessing.get_context("spawn").Array("q", len(seeds), lock=False)  # zero: not started
+    numbered = ((*task, k) for k, task in enumerate(tasks))
+    with chunk_results(_solve_task, numbered, workers, _share_progress, (slots,)) as results:
+
+        def records() -> Iterator[dict]:
+            finished: set[int] = set()
+            while True:
+                try:
+                    record = results.next(timeout=PROGRESS_POLL)
+                except multiprocessing.TimeoutError:
+                    show({seed: slots[k] for k, seed in enumerate(seeds) if slots[k] and seed not in finished})
+                    continue
+                except StopIteration:
+                    return
+                finished.add(record["seed"])
+                yield record
+
+        yield records()
+
+
+def _count(nodes: int) -> str:
+    """A node count in a few characters: 950, 12.3k, 4.56M, 7.89G."""
+    for size, unit in ((10**9, "G"), (10**6, "M"), (10**3, "k")):
+        if nodes >= size:
+            return f"{nodes / size:.3g}{unit}"
+    return str(nodes)
 
 
 # ---------------------------------------------------------------------- the file
@@ -357,6 +416,7 @@ def solve_openings(
     deal: Deal | None = None,
     progress: bool = True,
     on_record: Callable[[dict], object] | None = None,
+    on_progress: Callable[[dict[int, int]], object] | None = None,
 ) -> OpeningsRun:
     """Solve the deals of ``seeds`` not yet in ``out``, appending each record to ``out`` as it finishes.
 
@@ -364,8 +424,9 @@ def solve_openings(
     ``cluster`` (a connected ``RayCluster``) every deal is a Ray task instead and the cluster's CPUs
     set the pace. ``classify_nodes``: see ``solve_deal``. ``deal``: what each seed gives to solve
     (default ``dealt_game``, the first placement of the dealt game). ``on_record`` sees each new record
-    once it is on disk. Ctrl-C raises ``RunInterrupted`` whose ``partial`` is the ``OpeningsRun``
-    so far (``partial=True``).
+    once it is on disk; ``on_progress``, about once a second, the nodes each running deal has searched so
+    far by seed (here and in a pool, not on a cluster), which the progress bar shows too. Ctrl-C raises
+    ``RunInterrupted`` whose ``partial`` is the ``OpeningsRun`` so far (``partial=True``).
     """
     check_openings(seeds, budget_nodes, threads, table_bits, classify_nodes)
     deal = dealt_game if deal is None else deal
@@ -394,11 +455,24 @@ def solve_openings(
         todo = [s for s in dict.fromkeys(seeds) if s not in run.records]
         tasks = ((seed, budget_nodes, table_bits, deal, classify_nodes) for seed in todo)
         bar = tqdm(total=len(todo), disable=not progress, desc="openings", unit="deal")
+        drawn = [time.monotonic()]
+
+        def show(running: dict[int, int]) -> None:
+            if on_progress is not None:
+                on_progress(running)
+            if progress and running and time.monotonic() - drawn[0] >= BAR_EVERY:
+                drawn[0] = time.monotonic()
+                text = ", ".join(f"seed {seed} {_count(nodes)}" for seed, nodes in sorted(running.items()))
+                bar.set_postfix_str(f"nodes: {text} (of {_count(budget_nodes)})", refresh=True)
+
         try:
             if cluster is not None:
                 pool = cluster.results(tasks, run.failed)
-            else:
-                pool = chunk_results(_solve_task, tasks, min(threads, len(todo)))
+            elif min(threads, len(todo)) > 1:
+                pool = _pool_results(tasks, todo, min(threads, len(todo)), show)
+            else:  # here, one deal after another: the solver reports from this thread
+                pool = nullcontext(solve_deal(*task, progress=lambda nodes, seed=task[0]: show({seed: nodes}))
+                                   for task in tasks)  # fmt: skip
             with pool as results:
                 for record in results:
                     handle.write(json.dumps(record) + "\n")
