@@ -372,12 +372,13 @@ def test_each_running_deal_reports_its_nodes_here(tmp_path, monkeypatch):
 
 def test_each_running_deal_reports_its_nodes_from_a_pool_of_processes(tmp_path):
     reports, recorded = [], set()
-    budget = 24_000_000  # a few seconds a deal (out of budget): the workers' solvers report once a second
-    run = solve_openings(range(2), budget, tmp_path / "deals.jsonl", threads=2, table_bits=BITS, deal=LateGame(13),
+    budget = 16_000_000  # seconds a deal (out of budget): the workers' solvers report once a second
+    run = solve_openings(range(4), budget, tmp_path / "deals.jsonl", threads=2, table_bits=BITS, deal=LateGame(13),
                          progress=False, on_record=lambda r: recorded.add(r["seed"]),
                          on_progress=lambda running: reports.append((dict(running), set(recorded))))  # fmt: skip
-    assert sorted(run.records) == [0, 1]
-    _check_reports(reports, budget, range(2))
+    assert sorted(run.records) == [0, 1, 2, 3]
+    _check_reports(reports, budget, range(4))
+    assert any(seed >= 2 for running, _ in reports for seed in running)  # the deals after the first two show too
 
 
 def test_the_bar_shows_node_counts_in_a_few_characters():

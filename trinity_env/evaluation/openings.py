@@ -213,11 +213,17 @@ def _pool_results(
 
         def records() -> Iterator[dict]:
             finished: set[int] = set()
+            low = 0  # the first deal not finished
             while True:
                 try:
                     record = results.next(timeout=PROGRESS_POLL)
                 except multiprocessing.TimeoutError:
-                    show({seed: slots[k] for k, seed in enumerate(seeds) if slots[k] and seed not in finished})
+                    while low < len(seeds) and seeds[low] in finished:
+                        low += 1
+                    # the workers take the deals in order, so those started are the first finished + running,
+                    # and at most ``workers`` run: a window, not every slot of a long run
+                    high = min(len(seeds), len(finished) + workers)
+                    show({seeds[k]: slots[k] for k in range(low, high) if slots[k] and seeds[k] not in finished})
                     continue
                 except StopIteration:
                     return
