@@ -370,6 +370,7 @@ def test_each_running_deal_reports_its_nodes_here(tmp_path, monkeypatch):
     assert {seed for running, _ in reports for seed in running} == {0, 1}
 
 
+@pytest.mark.e2e  # seconds of solving in two processes: make test-e2e
 def test_each_running_deal_reports_its_nodes_from_a_pool_of_processes(tmp_path):
     reports, recorded = [], set()
     budget = 16_000_000  # seconds a deal (out of budget): the workers' solvers report once a second
