@@ -29,8 +29,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs" / "alphazero"
 RUN_FILES = ("config.json", "metrics.csv", "report.md", "win_rate.png")
-PREVIOUS_FIGURES = (*RUN_FILES, "dealt", "mcts6400", "raw-policy", "drafted", "endgames.json", "puzzles.json",
-                    "benchmark.json")
+PREVIOUS_FIGURES = (
+    *RUN_FILES,
+    "dealt",
+    "mcts6400",
+    "raw-policy",
+    "drafted",
+    "endgames.json",
+    "puzzles.json",
+    "benchmark.json",
+)
 """What ``keep_previous`` moves: the old network's run files and every measurement of it that a new one replaces."""
 PREVIOUS_ELSEWHERE = {
     "accuracy.json": ("accuracy/accuracy.json", shutil.copy),  # benchmarks.accuracy --rescore keeps the other rows
