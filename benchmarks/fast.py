@@ -6,8 +6,10 @@ two. Every figure is the play phase from dealt hands (the standard deck), counte
 placements; ratios are to (a), measured in the same run. Also (d): a naive one-thread numba
 kernel written only for this benchmark (random cards, random empty tiles, simple captures: no
 A, no domino, no lane wins, no masks), the floor a game this size allows; the batched engine's
-target is to match it. And how long a fresh process takes to import the engine and make its
-first call with numba's cache warm. The load average is printed before and after.
+target is to match it. (e): ``FastGames.step`` in lockstep as training uses it (B = 1024 games with
+the draft, random legal actions, restarts), alone and with every step's observations and masks.
+And how long a fresh process takes to import the engine and make its first call with numba's
+cache warm. The load average is printed before and after.
 
 Usage: python -m benchmarks.fast [--quick] [--json]
 """
@@ -106,6 +108,23 @@ def batched(size: int, threads: int, min_placements: int, seed: int) -> float:
     return placements / seconds
 
 
+def lockstep(size: int, steps: int, seed: int, observe: bool) -> float:
+    """Steps per second of ``FastGames.step`` (one thread): ``size`` games with the draft, each taking a
+    random legal action, finished games restarted; with ``observe``, also every step's observations and
+    masks, as a training loop reads them."""
+    numba.set_num_threads(1)
+    games = FastGames(size, seed=seed)
+    live = np.arange(size)
+    for _ in range(31):  # compile or load, and mix the games' phases before the timing
+        games.step(games.random_actions(live))
+    start = time.perf_counter()
+    for _ in range(steps):
+        games.step(games.random_actions(live))
+        if observe:
+            games.observations(), games.masks()
+    return steps * size / (time.perf_counter() - start)
+
+
 def one_at_a_time(n_games: int, seed: int) -> float:
     """Placements per second when each game is its own kernel call (as a search would use it)."""
     arrays = starts(n_games, seed)
@@ -162,6 +181,9 @@ def main() -> None:
                 batched(size, threads, budget, args.seed + 10 * r) for r in range(runs)
             )
     floor = statistics.median(naive(budget, args.seed + r) for r in range(runs))
+    step_count = 100 if args.quick else 400
+    stepped = statistics.median(lockstep(1024, step_count, args.seed + r, False) for r in range(runs))
+    observed = statistics.median(lockstep(1024, step_count, args.seed + r, True) for r in range(runs))
     result = {
         "core_placements_per_s": core,
         "naive_kernel_placements_per_s": floor,
@@ -170,6 +192,8 @@ def main() -> None:
         "batched_placements_per_s": figures[(4096, 1)],
         "batched": {f"B={size},threads={threads}": rate for (size, threads), rate in figures.items()},
         "ratio_batched_to_core": figures[(4096, 1)] / core,
+        "lockstep_steps_per_s": stepped,
+        "lockstep_with_observations_and_masks_steps_per_s": observed,
         "warm_import_and_first_call_s": first_call_seconds(),
         "cpu_threads_available": numba.config.NUMBA_NUM_THREADS,
     }
@@ -189,6 +213,8 @@ def main() -> None:
             print(f"  (c) fast engine, {label} : {rate:>14,.0f}   x{rate / core:,.0f}")
     print(f"  (d) naive kernel, 1 thread         : {floor:>14,.0f}   x{floor / core:,.0f}")
     print(f"  batched B=4096, 1 thread / naive kernel: {result['ratio_batched_to_naive']:.2f} (target >= 1)")
+    print(f"  (e) FastGames.step, B=1024, 1 thread, draft included   : {stepped:>14,.0f} steps/s")
+    print(f"      the same, with each step's observations and masks  : {observed:>14,.0f} steps/s")
     print(f"  import + first call, warm cache      : {result['warm_import_and_first_call_s']:.2f} s")
     print(f"  import + first call, cold (compiles) : {result['cold_import_and_first_call_s']:.2f} s")
     target = "meets" if figures[(4096, 1)] >= 5e6 and figures[(4096, 1)] >= 50 * core else "MISSES"

@@ -151,6 +151,46 @@ def test_random_playouts_play_the_games_random_actions_and_steps_would():
             assert read_state(played, b).is_over
 
 
+def test_the_batch_kernels_judge_and_play_every_action_as_the_core_does():
+    """``check_batch``, ``step_batch``, ``masks_batch`` and ``random_actions`` dispatch on the phase
+    themselves (for speed) rather than calling ``is_legal`` and ``apply_action``: every action id
+    (and -1, "no action"), in positions of the draft, of play and of finished games, must be judged
+    as the core judges it, and each legal one must lead to the core's next state."""
+    rng = random.Random(11)
+    states = []
+    while len(states) < 60:
+        state = random_start(rng)
+        for _ in range(rng.randint(0, 31)):
+            if state.is_over:
+                break
+            state = state.apply(rng.choice(state.legal_actions()))
+        states.append(state)
+    actions = np.arange(-1, 256, dtype=np.int64)
+    for state in states:
+        legal = set(state.legal_actions())
+        batch = from_states([state] * actions.size)
+        illegal = np.zeros(actions.size, np.int8)
+        kernels.check_batch(batch.decks, batch.status, batch.owner, batch.info, actions, illegal)
+        assert [a for a, bad in zip(actions.tolist(), illegal) if a >= 0 and not bad] == sorted(legal)
+        assert not illegal[0]  # -1: no action, never illegal
+        masks = np.ones((actions.size, 256), np.int8)
+        kernels.masks_batch(batch.decks, batch.status, batch.owner, batch.info, masks)
+        assert np.flatnonzero(masks[0]).tolist() == sorted(legal)
+        picked = np.zeros(1, np.int64)
+        kernels.random_actions(batch.decks, batch.status, batch.owner, batch.info, np.zeros(1, np.int64),
+                               np.array([rng.getrandbits(63) | 1], np.uint64), picked)  # fmt: skip
+        assert state.is_over or int(picked[0]) in legal
+        kernels.step_batch(*batch, actions, illegal)
+        for row, action in enumerate(actions.tolist()):
+            if action in legal:
+                after = state.apply(action)
+                assert not illegal[row] and read_state(batch, row) == after
+                last = after.last
+                assert read_marks(batch, row) == (last.tile, last.captured, last.domino)
+            else:
+                assert illegal[row] == (action >= 0 and not state.is_over) and read_state(batch, row) == state
+
+
 def test_random_actions_are_uniform_over_legal_actions():
     for state in (GameState.new_game().apply(3).apply(3), GameState.new_game(hands=[range(5, 13), range(8, 16)])):
         batch = from_states([state] * 20_000)

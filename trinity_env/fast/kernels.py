@@ -4,6 +4,14 @@ One game is a row of each array; kernels take the arrays and a game index, so th
 code steps one game, a batch in lockstep, or runs whole random playouts for search and
 benchmarks without leaving compiled code. The pure-Python core is the reference: the
 differential tests replay core games here and compare every state.
+
+Each rule that differs between the draft and play comes as two small inlined parts (``pick``
+and ``place``, ``is_legal_pick`` and ``is_legal_placement``, ``legal_picks`` and
+``legal_placements``, ``random_pick`` and ``random_placement``), with a dispatcher for single
+calls (``apply_action``, ``is_legal``, ``legal_actions``, ``random_action``). Loops over many
+games or moves dispatch on the phase themselves and call the parts: in numba, a compiled
+function that holds both phases' code runs several times slower even on moves that never
+take the other branch (``python -m benchmarks.fast``, (c) and (e): 2.3x and 2.7x faster split).
 """
 
 from __future__ import annotations
@@ -79,45 +87,72 @@ def direct_captures(decks, sides, owner, b, p, i, t):
     return captures, in_lane
 
 
+@njit(cache=True, inline="always")
+def is_legal_placement(status, owner, info, b, action):
+    """Whether placement ``action`` (16-255) is legal in game ``b``, in play: its card in hand, its tile empty."""
+    p = np.int64(info[b, TO_MOVE])
+    i = (action - PLACE_OFFSET) // TILES
+    t = (action - PLACE_OFFSET) % TILES
+    return status[b, p, i] == IN_HAND and owner[b, t] == -1
+
+
+@njit(cache=True, inline="always")
+def is_legal_pick(decks, status, info, b, action):
+    """Whether pick ``action`` (0-15) is legal in game ``b``, in the draft: unpicked, within the A limit."""
+    p = np.int64(info[b, TO_MOVE])
+    if status[b, p, action] != UNPICKED:
+        return False
+    return info[b, A_HELD0 + p] < info[b, MAX_A] or not is_a_card(decks, b, p, action)
+
+
 @njit(cache=True)
 def is_legal(decks, status, owner, info, b, action):
     """Whether ``action`` is legal for the player to move in game ``b``."""
     phase = info[b, PHASE]
-    p = np.int64(info[b, TO_MOVE])
     if action < 0 or action >= 256 or phase == OVER:
         return False
     if action < PLACE_OFFSET:
-        if phase != DRAFT or status[b, p, action] != UNPICKED:
-            return False
-        return info[b, A_HELD0 + p] < info[b, MAX_A] or not is_a_card(decks, b, p, action)
-    if phase != PLAY:
-        return False
-    i = (action - PLACE_OFFSET) // TILES
-    t = (action - PLACE_OFFSET) % TILES
-    return status[b, p, i] == IN_HAND and owner[b, t] == -1
+        return phase == DRAFT and is_legal_pick(decks, status, info, b, action)
+    return phase == PLAY and is_legal_placement(status, owner, info, b, action)
+
+
+@njit(cache=True, inline="always")
+def legal_picks(decks, status, info, b, out):
+    """Game ``b``'s legal picks, in the draft, ascending into ``out``; how many."""
+    p = np.int64(info[b, TO_MOVE])
+    a_allowed = info[b, A_HELD0 + p] < info[b, MAX_A]
+    count = 0
+    for i in range(16):
+        if status[b, p, i] == UNPICKED and (a_allowed or not is_a_card(decks, b, p, i)):
+            out[count] = i
+            count += 1
+    return count
+
+
+@njit(cache=True, inline="always")
+def legal_placements(status, owner, info, b, out):
+    """Game ``b``'s legal placements, in play, ascending into ``out``; how many."""
+    p = np.int64(info[b, TO_MOVE])
+    count = 0
+    for i in range(16):
+        if status[b, p, i] == IN_HAND:
+            base = PLACE_OFFSET + TILES * i
+            for t in range(TILES):
+                if owner[b, t] == -1:
+                    out[count] = base + t
+                    count += 1
+    return count
 
 
 @njit(cache=True)
 def legal_actions(decks, status, owner, info, b, out):
     """Write game ``b``'s legal action ids, ascending, into ``out``; return how many."""
     phase = info[b, PHASE]
-    p = np.int64(info[b, TO_MOVE])
-    count = 0
     if phase == DRAFT:
-        a_allowed = info[b, A_HELD0 + p] < info[b, MAX_A]
-        for i in range(16):
-            if status[b, p, i] == UNPICKED and (a_allowed or not is_a_card(decks, b, p, i)):
-                out[count] = i
-                count += 1
-    elif phase == PLAY:
-        for i in range(16):
-            if status[b, p, i] == IN_HAND:
-                base = PLACE_OFFSET + TILES * i
-                for t in range(TILES):
-                    if owner[b, t] == -1:
-                        out[count] = base + t
-                        count += 1
-    return count
+        return legal_picks(decks, status, info, b, out)
+    if phase == PLAY:
+        return legal_placements(status, owner, info, b, out)
+    return 0
 
 
 @njit(cache=True)
@@ -233,9 +268,11 @@ def capture(decks, sides, b, p, i, t, own, marks):
                 own[n] = p
 
 
-@njit(cache=True)
-def pick(decks, status, info, b, i):
+@njit(cache=True, inline="always")
+def pick(decks, status, marks, info, b, i):
     """The player to move in game ``b`` drafts their deck card ``i`` (legal: not checked)."""
+    for n in range(TILES):
+        marks[b, n] = 0  # no placement to mark
     p = np.int64(info[b, TO_MOVE])
     status[b, p, i] = IN_HAND
     info[b, HAND0 + p] += 1
@@ -252,10 +289,8 @@ def pick(decks, status, info, b, i):
 def place(decks, status, sides, owner, marks, info, b, i, t):
     """The player to move in game ``b`` places their card ``i`` on tile ``t`` (legal: not checked).
 
-    Loops past the draft (playouts, MCTS rollouts) call this directly rather than
-    ``apply_action``: compiled into them, with the draft's branch out of their way, random
-    playouts run about twice as fast (``python -m benchmarks.fast``: 5.6M to 13.0M
-    placements/s at B=4096 on one thread).
+    Loops over placements (playouts, rollouts, ``step_batch``) call this directly rather than
+    ``apply_action``: see the module docstring.
     """
     p = np.int64(info[b, TO_MOVE])
     o = 1 - p
@@ -303,9 +338,7 @@ def place(decks, status, sides, owner, marks, info, b, i, t):
 def apply_action(decks, status, sides, owner, marks, info, b, action):
     """Apply a legal ``action`` of the player to move in game ``b`` (no legality check)."""
     if action < PLACE_OFFSET:
-        for n in range(TILES):
-            marks[b, n] = 0
-        pick(decks, status, info, b, action)
+        pick(decks, status, marks, info, b, action)
     else:
         i, t = divmod(action - PLACE_OFFSET, TILES)
         place(decks, status, sides, owner, marks, info, b, i, t)
@@ -315,7 +348,14 @@ def apply_action(decks, status, sides, owner, marks, info, b, action):
 def check_batch(decks, status, owner, info, actions, illegal):
     """``illegal[b] = 1`` where ``actions[b]`` is not legal in game ``b`` (negative actions: skipped)."""
     for b in range(info.shape[0]):
-        illegal[b] = actions[b] >= 0 and not is_legal(decks, status, owner, info, b, actions[b])
+        a = actions[b]
+        phase = info[b, PHASE]
+        if phase == PLAY and PLACE_OFFSET <= a < 256:
+            illegal[b] = not is_legal_placement(status, owner, info, b, a)
+        elif phase == DRAFT and 0 <= a < PLACE_OFFSET:
+            illegal[b] = not is_legal_pick(decks, status, info, b, a)
+        else:
+            illegal[b] = a >= 0
 
 
 @njit(cache=True, inline="always")
@@ -341,10 +381,15 @@ def step_batch(decks, status, sides, owner, marks, info, actions, illegal):
     """Apply ``actions[b]`` in every game not over (negative: skip); ``illegal[b]`` marks refused actions."""
     for b in range(info.shape[0]):
         illegal[b] = 0
-        if info[b, PHASE] == OVER or actions[b] < 0:
+        a = actions[b]
+        phase = info[b, PHASE]
+        if phase == OVER or a < 0:
             continue
-        if is_legal(decks, status, owner, info, b, actions[b]):
-            apply_action(decks, status, sides, owner, marks, info, b, actions[b])
+        if phase == PLAY and PLACE_OFFSET <= a < 256 and is_legal_placement(status, owner, info, b, a):
+            i, t = divmod(a - PLACE_OFFSET, TILES)
+            place(decks, status, sides, owner, marks, info, b, i, t)
+        elif phase == DRAFT and a < PLACE_OFFSET and is_legal_pick(decks, status, info, b, a):
+            pick(decks, status, marks, info, b, a)
         else:
             illegal[b] = 1
 
@@ -395,11 +440,17 @@ def random_placement(status, owner, info, b, rng, buffer):
     return card, tile
 
 
+@njit(cache=True, inline="always")
+def random_pick(decks, status, info, b, rng, buffer):
+    """A uniformly random legal pick of the player to move in game ``b``, in the draft."""
+    return buffer[random_below(rng, b, legal_picks(decks, status, info, b, buffer))]
+
+
 @njit(cache=True)
 def random_action(decks, status, owner, info, b, rng, buffer):
     """A uniformly random legal action of game ``b``."""
     if info[b, PHASE] == DRAFT:
-        return buffer[random_below(rng, b, legal_actions(decks, status, owner, info, b, buffer))]
+        return random_pick(decks, status, info, b, rng, buffer)
     card, tile = random_placement(status, owner, info, b, rng, buffer)
     return PLACE_OFFSET + TILES * card + tile
 
@@ -407,8 +458,7 @@ def random_action(decks, status, owner, info, b, rng, buffer):
 @njit(cache=True)
 def _random_playout(decks, status, sides, owner, marks, info, b, rng, buffer):
     while info[b, PHASE] == DRAFT:
-        action = random_action(decks, status, owner, info, b, rng, buffer)
-        apply_action(decks, status, sides, owner, marks, info, b, action)
+        pick(decks, status, marks, info, b, random_pick(decks, status, info, b, rng, buffer))
     placements = 0
     while info[b, PHASE] != OVER:
         card, tile = random_placement(status, owner, info, b, rng, buffer)
@@ -443,7 +493,17 @@ def masks_batch(decks, status, owner, info, out):
     """Legal-action masks of the player to move in every game (all zeros once over)."""
     buffer = np.empty(256, np.int64)
     for b in range(info.shape[0]):
-        legal_mask(decks, status, owner, info, b, out[b], buffer)
+        for a in range(out.shape[1]):
+            out[b, a] = 0
+        phase = info[b, PHASE]
+        if phase == PLAY:
+            count = legal_placements(status, owner, info, b, buffer)
+        elif phase == DRAFT:
+            count = legal_picks(decks, status, info, b, buffer)
+        else:
+            count = 0
+        for j in range(count):
+            out[b, buffer[j]] = 1
 
 
 # observation layout (must match trinity_env.spec.observation, bit for bit)
@@ -608,4 +668,9 @@ def random_actions(decks, status, owner, info, games, rng, out):
     """A uniformly random legal action for each game in ``games`` (a random opponent, in batch)."""
     buffer = np.empty(256, np.int64)
     for j in range(games.shape[0]):
-        out[j] = random_action(decks, status, owner, info, games[j], rng, buffer)
+        b = games[j]
+        if info[b, PHASE] == DRAFT:
+            out[j] = random_pick(decks, status, info, b, rng, buffer)
+        else:
+            card, tile = random_placement(status, owner, info, b, rng, buffer)
+            out[j] = PLACE_OFFSET + TILES * card + tile

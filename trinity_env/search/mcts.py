@@ -151,8 +151,7 @@ def search(decks, status, sides, owner, marks, info, root, simulations, c, greed
             path[depth] = node
         # rollout: draft picks uniformly at random, then placements (see ``rollout_placement``)
         while info[1, PHASE] == DRAFT:
-            pick = kernels.random_action(decks, status, owner, info, 1, rng, buffer)
-            kernels.apply_action(decks, status, sides, owner, marks, info, 1, pick)
+            kernels.pick(decks, status, marks, info, 1, kernels.random_pick(decks, status, info, 1, rng, buffer))
         while info[1, PHASE] != OVER:
             card, tile = rollout_placement(decks, status, sides, owner, info, 1, rng, buffer, greed)
             kernels.place(decks, status, sides, owner, marks, info, 1, card, tile)
