@@ -131,16 +131,20 @@ def legal_picks(decks, status, info, b, out):
 
 @njit(cache=True, inline="always")
 def legal_placements(status, owner, info, b, out):
-    """Game ``b``'s legal placements, in play, ascending into ``out``; how many."""
+    """Game ``b``'s legal placements, in play, ascending into ``out``; how many.
+
+    Branch-free: each tile's id is written, and kept only if the tile is empty (the next write
+    overwrites it otherwise), so ``out`` needs one entry more than the count (256 always do).
+    Masks build from this list; the branches cost them a third of their time.
+    """
     p = np.int64(info[b, TO_MOVE])
     count = 0
     for i in range(16):
         if status[b, p, i] == IN_HAND:
             base = PLACE_OFFSET + TILES * i
             for t in range(TILES):
-                if owner[b, t] == -1:
-                    out[count] = base + t
-                    count += 1
+                out[count] = base + t
+                count += np.int64(owner[b, t] == -1)
     return count
 
 
