@@ -7,11 +7,11 @@ differential tests replay core games here and compare every state.
 
 Each rule that differs between the draft and play comes as two small inlined parts (``pick``
 and ``place``, ``is_legal_pick`` and ``is_legal_placement``, ``legal_picks`` and
-``legal_placements``, ``random_pick`` and ``random_placement``), with a dispatcher for single
-calls (``apply_action``, ``is_legal``, ``legal_actions``, ``random_action``). Loops over many
-games or moves dispatch on the phase themselves and call the parts: in numba, a compiled
-function that holds both phases' code runs several times slower even on moves that never
-take the other branch (``python -m benchmarks.fast``, (c) and (e): 2.3x and 2.7x faster split).
+``legal_placements``, ``random_pick`` and ``random_placement``), with a dispatcher for
+single calls (``apply_action``, ``is_legal``, ``legal_actions``). Loops over many games or
+moves dispatch on the phase themselves and call the parts: in numba, a compiled function
+that holds both phases' code runs several times slower even on moves that never take the
+other branch (``python -m benchmarks.fast``, (c) and (e): 2.3x and 2.7x faster split).
 """
 
 from __future__ import annotations
@@ -448,15 +448,6 @@ def random_placement(status, owner, info, b, rng, buffer):
 def random_pick(decks, status, info, b, rng, buffer):
     """A uniformly random legal pick of the player to move in game ``b``, in the draft."""
     return buffer[random_below(rng, b, legal_picks(decks, status, info, b, buffer))]
-
-
-@njit(cache=True)
-def random_action(decks, status, owner, info, b, rng, buffer):
-    """A uniformly random legal action of game ``b``."""
-    if info[b, PHASE] == DRAFT:
-        return random_pick(decks, status, info, b, rng, buffer)
-    card, tile = random_placement(status, owner, info, b, rng, buffer)
-    return PLACE_OFFSET + TILES * card + tile
 
 
 @njit(cache=True)
