@@ -111,8 +111,7 @@ def batched(size: int, threads: int, min_placements: int, seed: int) -> float:
 def lockstep(size: int, steps: int, seed: int, observe: bool) -> float:
     """Steps per second of ``FastGames.step`` (one thread): ``size`` games with the draft, each taking a
     random legal action, finished games restarted; with ``observe``, also every step's observations and
-    masks, as a training loop reads them."""
-    numba.set_num_threads(1)
+    masks, as a training loop reads them (none of these kernels is parallel)."""
     games = FastGames(size, seed=seed)
     live = np.arange(size)
     for _ in range(31):  # compile or load, and mix the games' phases before the timing

@@ -11,7 +11,8 @@ and ``place``, ``is_legal_pick`` and ``is_legal_placement``, ``legal_picks`` and
 single calls (``apply_action``, ``is_legal``, ``legal_actions``). Loops over many games or
 moves dispatch on the phase themselves and call the parts: in numba, a compiled function
 that holds both phases' code runs several times slower even on moves that never take the
-other branch (``python -m benchmarks.fast``, (c) and (e): 2.3x and 2.7x faster split).
+other branch, and so does a batch loop that calls ``is_legal`` or ``legal_actions`` inlined
+(``python -m benchmarks.fast``, (c) and (e), measures the loops).
 """
 
 from __future__ import annotations
@@ -135,7 +136,7 @@ def legal_placements(status, owner, info, b, out):
 
     Branch-free: each tile's id is written, and kept only if the tile is empty (the next write
     overwrites it otherwise), so ``out`` needs one entry more than the count (256 always do).
-    Masks build from this list; the branches cost them a third of their time.
+    Masks build from this list, and an unpredictable branch per tile slowed them markedly.
     """
     p = np.int64(info[b, TO_MOVE])
     count = 0
