@@ -15,14 +15,18 @@ ELO_SCALE = 400 / math.log(10)
 
 
 def wilson_interval(successes: float, n: int, z: float = 1.96) -> tuple[float, float]:
-    """The 95% Wilson score interval of a proportion (draws counted as half a win)."""
+    """The 95% Wilson score interval of a proportion (draws counted as half a win). With no
+    successes the low end is exactly 0, and with all successes the high end exactly 1: the
+    rounded difference of two equal floats would give 3e-17 (and a report would print it)."""
     if n == 0:
         return 0.0, 1.0
     p = successes / n
     denominator = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denominator
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
-    return max(0.0, centre - half), min(1.0, centre + half)
+    low = 0.0 if successes <= 0 else max(0.0, centre - half)
+    high = 1.0 if successes >= n else min(1.0, centre + half)
+    return low, high
 
 
 def fit_elo(score: np.ndarray, games: np.ndarray, iterations: int = 500) -> np.ndarray:
