@@ -83,9 +83,10 @@ docs: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e ".[docs]"
 	$(BIN)/mkdocs build --strict --quiet
 
-## lint: ruff over the whole project
+## lint: ruff over the whole project: its checks, and its formatter finding nothing to change
 lint: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 
 ## bench: print the engine figures
 bench: $(STAMP)
