@@ -157,7 +157,14 @@ def _openings_sentence(path: Path) -> str:
     summary, seeds = file_summary(path), sorted(read_records(path))
     budgets = " and ".join(f"{b:,}" for b in summary["budget_nodes"])
     deals = f"{summary['deals']} deal{'s' if summary['deals'] != 1 else ''}"
-    named = f"seed {seeds[0]}" if len(seeds) == 1 else f"seeds {', '.join(map(str, seeds[:-1]))} and {seeds[-1]}"
+    runs: list[list[int]] = []  # consecutive seeds as one run: "seeds 0 to 26", not 27 numbers
+    for seed in seeds:
+        if runs and seed == runs[-1][1] + 1:
+            runs[-1][1] = seed
+        else:
+            runs.append([seed, seed])
+    spans = [str(a) if a == b else f"{a} to {b}" for a, b in runs]
+    named = f"seed{'s' if len(seeds) > 1 else ''} {', '.join(spans[:-1])}{' and ' if len(spans) > 1 else ''}{spans[-1]}"
     counts = f"{summary['solved']} solved, {summary['unsolved']} unsolved within {budgets} nodes."
     text = f"it holds {deals} ({named}): {counts}"
     if summary["solved"]:

@@ -17,7 +17,7 @@ ELO_SCALE = 400 / math.log(10)
 def wilson_interval(successes: float, n: int, z: float = 1.96) -> tuple[float, float]:
     """The 95% Wilson score interval of a proportion (draws counted as half a win). With no
     successes the low end is exactly 0, and with all successes the high end exactly 1: the
-    rounded difference of two equal floats would give 3e-17 (and a report would print it)."""
+    rounded difference of two equal floats would not (2.8e-17 for 0 of 11, which a report would print)."""
     if n == 0:
         return 0.0, 1.0
     p = successes / n
