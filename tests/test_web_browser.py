@@ -224,7 +224,12 @@ def test_a_whole_drafted_game_against_random_by_clicking(server, page, tmp_path)
     states = Replay.load(saved).states()
     assert states[-1].winner == final["outcome"]["winner"] and list(states[-1].scores) == final["outcome"]["scores"]
     assert len(states) - 1 == page.evaluate("() => app.game.ply")
-    assert len(seen) >= 6
+    # the page showed every placement the opponent made, and the last one, on the turn that followed;
+    # a lane is won with 5 cards at the least, so the opponent placed at least twice
+    answered = {
+        ply for ply, shown in enumerate(states) if shown.last and shown.last.tile is not None and shown.last.player == 1
+    }
+    assert answered | {len(states) - 1} <= seen.keys() and len(answered) >= 2
     for ply, shown in seen.items():  # what the page highlighted is what the rules did
         step = states[ply].last
         assert [shown["tile"], shown["captured"], shown["domino"]] == [step.tile, [*step.captured], [*step.domino]]
