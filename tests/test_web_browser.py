@@ -560,7 +560,8 @@ def test_a_drafted_game_played_to_the_end_by_keyboard_only(server, page):
         assert [step["tile"], step["captured"], step["domino"]] == [tile, expected["captured"], expected["domino"]]
         placements += 1
     final = state(page)
-    assert final["outcome"] is not None and picks == 8 and placements >= 3 and escaped
+    # a lane-control win can come at the 5th placement, after two of ours when the computer places first
+    assert final["outcome"] is not None and picks == 8 and placements >= 2 and escaped
     me = page.evaluate("() => app.game.human")
     scores = final["outcome"]["scores"]
     status = page.inner_text("#status")
