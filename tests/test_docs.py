@@ -164,7 +164,8 @@ def _openings_sentence(path: Path) -> str:
         else:
             runs.append([seed, seed])
     spans = [str(a) if a == b else f"{a} to {b}" for a, b in runs]
-    named = f"seed{'s' if len(seeds) > 1 else ''} {', '.join(spans[:-1])}{' and ' if len(spans) > 1 else ''}{spans[-1]}"
+    listed = spans[0] if len(spans) == 1 else f"{', '.join(spans[:-1])} and {spans[-1]}"
+    named = f"seed {listed}" if len(seeds) == 1 else f"seeds {listed}"
     counts = f"{summary['solved']} solved, {summary['unsolved']} unsolved within {budgets} nodes."
     text = f"it holds {deals} ({named}): {counts}"
     if summary["solved"]:
