@@ -212,3 +212,54 @@ def test_the_command_lines_refuse_in_one_line_with_status_2(tmp_path):
         assert len(lines) == 1 and "error: " in lines[0] and message in lines[0], (module, args, done.stderr)
     done = cli("training.fast_ppo", "--resume", "--overwrite")
     assert done.returncode == 2 and "not allowed with argument" in done.stderr
+
+
+def finished_run(run: Path, **files: bytes) -> dict[str, bytes]:
+    """A run folder as a finished (or stopped) run leaves it, without ``latest.pt``; its files by relative path."""
+    with claim(run, CONFIG, "fast_ppo"):
+        for name, content in files.items():
+            (run / name).parent.mkdir(parents=True, exist_ok=True)
+            (run / name).write_bytes(content)
+    return {str(p.relative_to(run)): p.read_bytes() for p in run.rglob("*") if p.is_file()}
+
+
+@pytest.mark.parametrize(
+    "files, named",
+    [
+        ({"best.pt": b"the best weights", "metrics.csv": b"steps,a\n1,2\n", "tb/events.out.tfevents.1": b"e"},
+         "best.pt, metrics.csv, TensorBoard events in tb/"),
+        ({"best.pt": b"the best weights"}, "best.pt"),
+        ({"metrics.csv": b"steps,seconds\n256,1.0\n"}, "metrics.csv"),
+        ({"tb/events.out.tfevents.1": b"events"}, "TensorBoard events in tb/"),
+        ({"latest.zip": b"an sb3 checkpoint"}, "latest.zip"),
+    ],
+)  # fmt: skip
+def test_a_resume_without_latest_never_starts_a_run_with_results_again(tmp_path, capsys, files, named):
+    run = tmp_path / "run"
+    before = finished_run(run, **files)
+    message = rf"cannot resume .*holds no latest\.pt to continue from, but it holds {named}; .*--overwrite deletes"
+    refused(message, run, CONFIG, "fast_ppo", resume=True)
+    assert {str(p.relative_to(run)): p.read_bytes() for p in run.rglob("*") if p.is_file()} == before
+    assert "starting it again" not in capsys.readouterr().err
+    with claim(run, CONFIG, "fast_ppo", overwrite=True):  # what the message says works
+        assert sorted(p.name for p in run.iterdir()) == ["config.json", LOCK]
+
+
+def test_a_resume_still_starts_again_a_run_that_left_nothing_of_value(tmp_path, capsys):
+    run = tmp_path / "run"
+    finished_run(run, **{"metrics.csv": b"steps,seconds,measure\n", "tb/placeholder": b""})  # a header, no events
+    with claim(run, CONFIG, "fast_ppo", resume=True) as folder:
+        assert not folder.resuming and sorted(p.name for p in run.iterdir()) == ["config.json", LOCK]
+    assert "starting it again" in capsys.readouterr().err
+
+
+def test_the_trainer_command_refuses_to_resume_a_finished_run_without_latest(tmp_path):
+    good = tmp_path / "good.yaml"
+    good.write_text(yaml.safe_dump(TINY))
+    run = tmp_path / "run"
+    before = finished_run(run, **{"best.pt": b"the best weights", "metrics.csv": b"steps,a\n1,2\n"})
+    done = cli("training.fast_ppo", "--config", str(good), "--run", str(run), "--resume")
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2, done.stderr
+    assert len(lines) == 1 and "holds no latest.pt to continue from, but it holds best.pt, metrics.csv" in lines[0]
+    assert {str(p.relative_to(run)): p.read_bytes() for p in run.rglob("*") if p.is_file()} == before

@@ -15,7 +15,10 @@ Every trainer (``fast_ppo``, ``selfplay_ppo``, ``rllib_selfplay``) opens its run
   in a field that shapes the training (the network, the hyperparameters, the opponent pool,
   the rules). A run killed before its first checkpoint (``config.json`` but no checkpoint)
   resumes by starting again from the beginning, so a plain start ("--resume continues it")
-  and ``--resume`` never send the user back and forth.
+  and ``--resume`` never send the user back and forth, but only when nothing of value is
+  there (``worth_keeping``: any checkpoint, ``best.pt`` included, a ``metrics.csv`` with a row,
+  TensorBoard events): then ``--resume`` refuses in one line naming them, and only
+  ``--overwrite`` deletes a run.
 - **no links, no partial files**: any file or folder a trainer writes or deletes that is a
   symbolic link (``config.json``, ``latest.pt``, ``tb``, a ``*.tmp``, the lock) is refused
   before anything is written; every file is written through ``trinity_env.core.writes``
@@ -129,6 +132,12 @@ def claim(
         if resume:
             _check_resume(path, config)
         if unsaved:
+            kept = worth_keeping(path)
+            if kept:
+                raise RunFolderError(
+                    f"cannot resume {path}: it holds no {checkpoint} to continue from, but it holds {', '.join(kept)}; "
+                    "--resume never deletes them (--overwrite deletes the run and starts afresh)"
+                )
             print(f"{path}: its run stopped before its first checkpoint: starting it again", file=sys.stderr)
         if not resume or unsaved:
             _clear(path, overwrite or unsaved)
@@ -185,6 +194,37 @@ def _check_resume(path: Path, config: YAMLConfig) -> None:
             f"cannot resume {path}: the config differs from its config.json in {'; '.join(conflicts)} "
             f"(only {may} may change on resume; start a new run for the rest)"
         )
+
+
+CHECKPOINTS = ("latest.pt", "best.pt", "latest.zip", "best.zip", "progress.json")
+"""Files a trainer resumes or plays from: a run holding any of them is never started again by ``--resume``."""
+
+
+def worth_keeping(path: Path) -> list[str]:
+    """What in ``path`` a restart would lose: any checkpoint, a non-empty ``checkpoint`` folder, a ``metrics.csv`` or
+    ``iterations.jsonl`` with a row of results, TensorBoard events under ``tb``."""
+    kept = [name for name in CHECKPOINTS if (path / name).is_file()]
+    folder = path / "checkpoint"
+    if folder.is_dir() and not folder.is_symlink() and any(folder.iterdir()):
+        kept.append("checkpoint/")
+    for name, header_rows in (("metrics.csv", 1), ("iterations.jsonl", 0)):
+        if _rows(path / name) > header_rows:
+            kept.append(name)
+    tb = path / "tb"
+    if tb.is_dir() and not tb.is_symlink() and any("tfevents" in p.name for p in tb.rglob("*") if p.is_file()):
+        kept.append("TensorBoard events in tb/")
+    return kept
+
+
+def _rows(file: Path) -> int:
+    """Non-empty lines of ``file`` (0 if it is missing or not a regular file; an unreadable one counts as 2)."""
+    if file.is_symlink() or not file.is_file():
+        return 0
+    try:
+        with file.open("rb") as handle:
+            return sum(1 for line in handle if line.strip())
+    except OSError:
+        return 2
 
 
 def _refuse_links(path: Path) -> None:
