@@ -20,9 +20,10 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from trinity_env.core import NUM_ACTIONS, GameState, IllegalMoveError, TrinityError
+from trinity_env.core import GameState, IllegalMoveError, TrinityError
 from trinity_env.core.rewards import result_rewards, rewards
 from trinity_env.fast import kernels
+from trinity_env.fast.checks import action_array, engine_state, game_count, game_index, game_indices, seat_array
 from trinity_env.fast.convert import read_state, write_state
 from trinity_env.fast.decks import random_deck_batch
 from trinity_env.fast.layout import OVER, PHASE, SCORE0, TERMINATION, TO_MOVE, WINNER, Batch
@@ -54,14 +55,6 @@ class StepResult(NamedTuple):
     termination: np.ndarray | None = None
 
 
-def _integer_array(values, name: str) -> np.ndarray:
-    """``values`` as int64, refusing floats (NaN, inf, 3.7) and bools rather than casting them."""
-    array = np.asarray(values)
-    if array.size and array.dtype.kind not in "iu":
-        raise ValueError(f"{name} must be integers, got an array of {array.dtype}")
-    return array.astype(np.int64)
-
-
 def _deck_array(deck) -> np.ndarray:
     return np.asarray(deck, dtype=np.int8).reshape(16, 4)
 
@@ -74,12 +67,14 @@ class FastGames:
 
     One thread at a time: a mutating method called while another thread is inside one raises
     ``ConcurrentUseError`` (see the module docstring). Copies and pickles get a lock of their own.
+
+    Game indices, seats and actions are checked before any kernel runs (``trinity_env.fast.checks``):
+    a bad one raises a one-line ``ArgumentError`` or ``IllegalMoveError`` and changes nothing.
     """
 
     def __init__(self, num_games: int, *, seed: int | None = None, config=None, draft_share: float = 0.0, **keywords):
         self._lock = threading.Lock()
-        if num_games < 1:
-            raise ValueError(f"num_games must be at least 1, got {num_games}")
+        num_games = game_count(num_games)
         self.config: EnvConfig = make_config(config, **keywords)
         if not 0 <= draft_share <= 1 or (draft_share and self.config.draft != "random"):
             raise ConfigError(f"draft_share must be in [0, 1] and needs draft='random', got {draft_share!r}")
@@ -139,10 +134,7 @@ class FastGames:
         """
         self._enter("restart")
         try:
-            games = _integer_array(games, "games")
-            if games.size and (games.min() < 0 or games.max() >= self.num_games):
-                raise ValueError(f"games must be indices 0-{self.num_games - 1}")
-            self._restart(np.unique(games))
+            self._restart(np.unique(game_indices(games, self.num_games)))  # a repeated game restarts once
         finally:
             self._lock.release()
 
@@ -190,8 +182,16 @@ class FastGames:
         return out
 
     def observations(self, seats: np.ndarray | None = None) -> np.ndarray:
-        """Observations, int8 [B, 339], of ``seats`` (default: the player to move), as the AEC env encodes them."""
-        seats = self.batch.info[:, TO_MOVE].astype(np.int64) if seats is None else np.asarray(seats, np.int64)
+        """Observations, int8 [B, 339], of ``seats`` (default: the player to move), as the AEC env encodes them.
+
+        ``seats``: one seat (0 or 1) per game, shape ``(B,)``."""
+        return self._observe(self.batch.info[:, TO_MOVE].astype(np.int64) if seats is None else self._seats(seats))
+
+    def _seats(self, seats, name: str = "seats") -> np.ndarray:
+        return seat_array(seats, self.num_games, name=name)
+
+    def _observe(self, seats: np.ndarray) -> np.ndarray:
+        """Observations of ``seats`` (already checked: int64, one 0 or 1 per game)."""
         out = np.zeros((self.num_games, OBSERVATION_SIZE), np.int8)
         kernels.observe_batch(
             self.batch.decks, self.batch.status, self.batch.sides, self.batch.owner, self.batch.info,
@@ -200,14 +200,15 @@ class FastGames:
         return out
 
     def state(self, game: int) -> GameState:
-        """Game ``game`` as a core ``GameState``."""
-        return read_state(self.batch, game)
+        """Game ``game`` (an index 0..B-1) as a core ``GameState``."""
+        return read_state(self.batch, game_index(game, self.num_games))
 
     def set_state(self, game: int, state: GameState) -> None:
         """Put a core ``GameState`` into row ``game`` (puzzles, tests, search from a position)."""
         self._enter("set_state")
         try:
-            write_state(self.batch, game, state)
+            game = game_index(game, self.num_games)
+            write_state(self.batch, game, engine_state(state))
         finally:
             self._lock.release()
 
@@ -221,8 +222,11 @@ class FastGames:
     ) -> StepResult:
         """The player to move in each game (or only in ``games``) takes ``actions``; finished games restart.
 
-        ``final_seats``: also return, for games that end, the final observation of that seat.
-        Raises ``IllegalMoveError`` naming the games whose action is illegal; then nothing moves.
+        ``actions``: one action id (0-255) per game, or per entry of ``games`` (distinct indices 0..B-1).
+        ``final_seats``: one seat (0 or 1) per game; also return, for games that end, the final
+        observation of that seat. Raises ``IllegalMoveError`` naming the games whose action is
+        illegal (or not an action id), ``ArgumentError`` for bad ``games`` or ``final_seats``;
+        all are checked before anything moves.
         """
         self._enter("step")
         try:
@@ -231,30 +235,18 @@ class FastGames:
             self._lock.release()
 
     def _step(self, actions: np.ndarray, games: np.ndarray | None, final_seats: np.ndarray | None) -> StepResult:
-        actions = _integer_array(actions, "actions")
+        # every argument is checked before any kernel runs: a refusal moves no game
         if games is None:
-            if actions.shape != (self.num_games,):
-                raise ValueError(f"actions must have shape ({self.num_games},), got {actions.shape}")
+            actions = action_array(actions, (self.num_games,))
             full = actions
         else:
-            games = _integer_array(games, "games")
-            if games.ndim != 1 or actions.shape != games.shape:
-                raise ValueError(
-                    f"games and actions must be 1-D and of one length, got {games.shape} and {actions.shape}"
-                )
-            if games.size and (games.min() < 0 or games.max() >= self.num_games):
-                raise ValueError(f"games must be indices 0-{self.num_games - 1}, got {games.min()}..{games.max()}")
-            if np.unique(games).size != games.size:
-                raise ValueError("games must not repeat a game: each game moves once per step")
+            games = game_indices(games, self.num_games, distinct=True)
+            actions = action_array(actions, games.shape, games=games)
             full = self._buffer_actions
             full[:] = -1
             full[games] = actions
-        outside = np.flatnonzero((actions < 0) | (actions >= NUM_ACTIONS))
-        if outside.size:
-            where = outside[0] if games is None else games[outside[0]]
-            raise IllegalMoveError(
-                f"action {actions[outside[0]]} in game {where} is outside 0-{NUM_ACTIONS - 1}; no game moved"
-            )
+        if final_seats is not None:
+            final_seats = self._seats(final_seats, "final_seats")
         active = full >= 0
         kernels.check_batch(
             self.batch.decks,
@@ -291,15 +283,21 @@ class FastGames:
         paid[:, 0], paid[:, 1] = rewards(self.config.reward, _RESULT[winner], change)
         scores = np.where(done[:, None], info[:, SCORE0 : SCORE0 + 2], 0).astype(np.int8)
         termination = np.where(done, info[:, TERMINATION], 0).astype(np.int8)
-        final = None if final_seats is None else self.observations(final_seats)
+        final = None if final_seats is None else self._observe(final_seats)
         self._restart(np.flatnonzero(done))
         return StepResult(paid, done, winner, scores, final, termination)
 
     def random_actions(self, games: np.ndarray) -> np.ndarray:
-        """A uniformly random legal action in each of ``games``, from the games' own seeded streams."""
+        """A uniformly random legal action in each of ``games``, from the games' own seeded streams.
+
+        ``games``: a 1-D array of indices 0..B-1 (a game listed twice draws twice from its stream);
+        a finished game (possible only after ``set_state``) has no legal action and is refused."""
         self._enter("random_actions")
         try:
-            games = np.asarray(games, np.int64)
+            games = game_indices(games, self.num_games)
+            over = np.flatnonzero(self.batch.info[games, PHASE] == OVER)
+            if over.size:
+                raise IllegalMoveError(f"game {games[over[0]]} is over: it has no legal action to draw")
             out = np.zeros(games.size, np.int64)
             kernels.random_actions(
                 self.batch.decks, self.batch.status, self.batch.owner, self.batch.info, games, self.rng, out

@@ -18,7 +18,9 @@ Infos are shaped as gymnasium's: each key an array over envs plus a boolean ``_k
 ``scores`` (``[n, 2]``), ``termination`` (``""`` until the end), ``termination_code`` (its number,
 ``Termination.code``: 0 until the end), ``illegal_action``. An action outside the mask ends that
 episode with reward -1 (as the single-agent env's ``illegal_action="terminate"``); an action that
-is not an integer raises.
+is not an integer raises ``IllegalMoveError`` (an integer outside 0-255 is an illegal action, as in
+the single-agent env). An opponent's actions must be legal action ids, one per game it moves, else
+``IllegalMoveError``.
 """
 
 from __future__ import annotations
@@ -31,7 +33,8 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from trinity_env.core import NUM_ACTIONS, IllegalMoveError
+from trinity_env.core import NUM_ACTIONS
+from trinity_env.fast.checks import action_array, game_count
 from trinity_env.fast.games import FastGames
 from trinity_env.fast.layout import TERMINATIONS
 from trinity_env.spec.agent import Agent
@@ -80,7 +83,7 @@ class TrinityTowersVectorEnv(VectorEnv):
         is_pool = hasattr(opponent, "new_episodes") and hasattr(opponent, "act")
         if not (opponent == "random" or callable(opponent) or isinstance(opponent, Agent) or is_pool):
             raise ConfigError(f"opponent must be 'random', a batch policy or an Agent, got {opponent!r}")
-        self.num_envs = num_envs
+        self.num_envs = num_envs = game_count(num_envs, "num_envs")
         self.games = FastGames(num_envs, **config)
         self.opponent = opponent
         self.seat_choice = seat
@@ -108,12 +111,8 @@ class TrinityTowersVectorEnv(VectorEnv):
         return self.games.observations(self.seats), self._infos(self._running_info(), everyone)
 
     def step(self, actions: np.ndarray):
-        actions = np.asarray(actions)
-        if actions.shape != (self.num_envs,) or (actions.size and actions.dtype.kind not in "iu"):
-            raise IllegalMoveError(
-                f"actions must be integers of shape ({self.num_envs},), got {actions.dtype} {actions.shape}"
-            )
-        actions = actions.astype(np.int64)
+        # integers of shape (n,), checked before anything moves; one outside 0-255 is illegal (the episode ends)
+        actions = action_array(actions, (self.num_envs,), in_range=False)
         n = self.num_envs
         rows = np.arange(n)
         starting = self._autoreset.copy()  # NEXT_STEP: these envs start a new episode, their action ignored
@@ -244,15 +243,16 @@ class TrinityTowersVectorEnv(VectorEnv):
             self._choose_seats(np.flatnonzero(ended))
 
     def _opponent_actions(self, games: np.ndarray) -> np.ndarray:
+        """The opponent's actions in ``games``: integer action ids, one per game (``FastGames.step`` checks them)."""
         if isinstance(self.opponent, str):
             return self.games.random_actions(games)
         observations = self.games.observations(1 - self.seats)[games]
         masks = self.games.masks()[games]
         if isinstance(self.opponent, Agent):
-            return np.array(
-                [self.opponent.act({"observation": o, "action_mask": m}) for o, m in zip(observations, masks)],
-                np.int64,
-            )
-        if hasattr(self.opponent, "new_episodes"):
-            return np.asarray(self.opponent.act(observations, masks, games), np.int64)
-        return np.asarray(self.opponent(observations, masks), np.int64)
+            actions = [self.opponent.act({"observation": o, "action_mask": m}) for o, m in zip(observations, masks)]
+        elif hasattr(self.opponent, "new_episodes"):
+            actions = self.opponent.act(observations, masks, games)
+        else:
+            actions = self.opponent(observations, masks)
+        # not cast: a float or bool from a policy is refused, not truncated to an action id
+        return action_array(actions, games.shape, name="opponent actions", games=games)
