@@ -758,16 +758,15 @@ def test_a_burst_of_games_from_one_client_never_evicts_another_clients_game():
     assert alice.get(f"/api/games/{burst[-per_client - 1]}").status_code == 404  # alice's own oldest went
 
 
-def test_past_the_global_cap_the_least_recently_used_client_loses_its_games():
+def test_past_the_global_cap_a_new_client_is_refused_and_no_client_loses_its_games():
     app = create_app(GameStore(dict(SMALL), max_games=4, games_per_client=2))
     alice, bob, carol = TestClient(app), TestClient(app), TestClient(app)
     alices = [new_game(alice)["id"] for _ in range(2)]
     bobs = [new_game(bob)["id"] for _ in range(2)]
-    assert alice.get(f"/api/games/{alices[0]}").status_code == 200  # alice is busy: now bob is the least recent
-    carols = [new_game(carol)["id"] for _ in range(2)]
-    assert [bob.get(f"/api/games/{i}").status_code for i in bobs] == [404, 404]
+    assert alice.get(f"/api/games/{alices[0]}").status_code == 200  # alice is busy: bob is the least recent
+    assert "the server is full" in error(carol.post("/api/games", json={"opponent": "random"}), 503)
+    assert all(bob.get(f"/api/games/{i}").status_code == 200 for i in bobs)  # in use (made just now): kept
     assert all(alice.get(f"/api/games/{i}").status_code == 200 for i in alices)
-    assert all(carol.get(f"/api/games/{i}").status_code == 200 for i in carols)
 
 
 @pytest.mark.parametrize("value", ["no", 1, 0, None])

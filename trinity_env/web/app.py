@@ -55,13 +55,16 @@ from trinity_env.web.games import (
     GameStore,
     families_to_warm,
 )
+from trinity_env.web.limits import BodyLimits, Limits, uvicorn_config
 
 STATIC = Path(str(resources.files("trinity_env.web") / "static"))
 PAGES = ("play", "watch", "replay")
 MAX_BODY = 16 * 1024
-"""Bytes of a request body (a move, a new game)."""
+"""Bytes of a request body (a move, a new game: under 1 KB); 413 past it, from ``Content-Length`` before the body is
+read and again as it streams (``BodyLimits``)."""
 MAX_REPLAY_BODY = 1024 * 1024
-"""Bytes of an uploaded replay (a whole game is about 3 KB)."""
+"""Bytes of an uploaded replay, ``POST /api/replays`` (a whole game is about 3 KB; room for indented, annotated
+ones)."""
 MAX_PLY = 1000
 THINKERS = 2
 """Agent moves computed at once (the rest wait their turn): the machine's cores, not more."""
@@ -325,12 +328,14 @@ def create_app(
     max_games: int = DEFAULT_MAX_GAMES,
     max_replays: int = DEFAULT_MAX_REPLAYS,
     warmup: EngineWarmup | None = None,
+    limits: Limits | None = None,
 ) -> Callable:
     """The ASGI app. ``store`` defaults to a new ``GameStore`` with the default ``catalog()``;
     ``allowed_hosts``: the Host names accepted (``None``: any well-formed Host); ``port``: the port the
     server listens on, the only one a Host with a port may name when ``allowed_hosts`` is set;
     ``warmup``: the engine's background compile that ``GET /api/engine`` reports (``serve`` starts one;
-    without it the app compiles nothing ahead and reports the engine ready)."""
+    without it the app compiles nothing ahead and reports the engine ready); ``limits``: the request body limits
+    (``trinity_env.web.limits``: size, time, bytes in flight; the defaults unless given)."""
     store = store or GameStore(max_games=max_games, max_replays=max_replays)
     warmup = warmup or EngineWarmup([])
     limiters: dict[str, anyio.CapacityLimiter] = {}
@@ -460,7 +465,7 @@ def create_app(
         return JSONResponse(result)
 
     async def api_error(request: Request, exc: ApiError) -> Response:
-        return JSONResponse({"error": exc.message}, status_code=exc.status)
+        return JSONResponse({"error": exc.message}, status_code=exc.status, headers=exc.headers)
 
     async def http_error(request: Request, exc: HTTPException) -> Response:
         if request.url.path.startswith("/api/") or exc.status_code == 405:
@@ -497,7 +502,12 @@ def create_app(
     )
     app.state.store = store
     app.state.warmup = warmup
-    return _Guard(app, allowed_hosts, port)
+    return _Guard(BodyLimits(app, _body_cap, limits), allowed_hosts, port)
+
+
+def _body_cap(scope: dict[str, Any]) -> int:
+    """The most bytes a request's body may have: ``MAX_REPLAY_BODY`` for an upload, ``MAX_BODY`` otherwise."""
+    return MAX_REPLAY_BODY if scope["path"] == "/api/replays" else MAX_BODY
 
 
 # ---------------------------------------------------------------------- serving
@@ -531,10 +541,13 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def serve(host: str = "127.0.0.1", port: int = 8000, *, max_games: int = DEFAULT_MAX_GAMES) -> None:
+def serve(
+    host: str = "127.0.0.1", port: int = 8000, *, max_games: int = DEFAULT_MAX_GAMES, limits: Limits | None = None
+) -> None:
     """Serve the app with uvicorn until Ctrl-C (or SIGTERM), then return. Binds ``host:port`` first, so a
     port in use is an ``ArgumentError`` before anything starts; a host other than loopback gets a warning.
-    The engine compiles in the background meanwhile (``EngineWarmup``; a second on a warm cache)."""
+    The engine compiles in the background meanwhile (``EngineWarmup``; a second on a warm cache). ``limits``: the
+    request limits (bodies, connections, keep-alive; ``trinity_env.web.limits``)."""
     try:
         import uvicorn
     except ImportError as err:
@@ -547,7 +560,7 @@ def serve(host: str = "127.0.0.1", port: int = 8000, *, max_games: int = DEFAULT
     default = store.agents.get("level:3")
     families = families_to_warm([c.spec for c in store.agents.values()], [default.spec] if default else [])
     warmup = EngineWarmup(families, out=sys.stderr)
-    app = create_app(store, allowed_hosts=allowed, port=port, warmup=warmup)
+    app = create_app(store, allowed_hosts=allowed, port=port, warmup=warmup, limits=limits)
     shown = f"[{host.strip('[]')}]" if ":" in host else host
     print(f"Trinity Towers on http://{shown}:{port}/ (Ctrl-C stops)", flush=True)
     warmup.start()  # compiles the engine while the server already answers: the page says so until it is done
@@ -557,7 +570,7 @@ def serve(host: str = "127.0.0.1", port: int = 8000, *, max_games: int = DEFAULT
             file=sys.stderr,
             flush=True,
         )
-    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
+    config = uvicorn_config(app, limits, log_level="warning", access_log=False, lifespan="off")
     try:
         uvicorn.Server(config).run(sockets=[sock])
     except KeyboardInterrupt:  # uvicorn shuts down on Ctrl-C, then raises it again: stopping is the normal end

@@ -12,8 +12,9 @@ anything it refuses.
   may see it: the opponent's draft picks, and its hand with hidden hands, stay hidden until
   the game is over.
 - ``GameStore``: games and replays by owner (the browser's client token) and random hex id,
-  each owner's kept in an LRU with a cap, and all of them under a global cap that evicts the
-  least recently used owner first: one browser's burst of games cannot push out another's.
+  each owner's kept in an LRU with a cap, and all of them under a global cap (``caches.OwnedLRU``):
+  past it only a game nobody has used for ``DEFAULT_IDLE_SECONDS`` may be reclaimed, and otherwise a
+  new one is refused (503), so no client can push out a game another is playing.
 - ``placement_previews``: what each legal placement would do (captures, domino flips, lanes, the
   end of the game), computed by the rules core on what the player may see, so that the page never
   needs a second copy of the rules.
@@ -35,7 +36,6 @@ import re
 import secrets
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -49,18 +49,24 @@ from trinity_env.core.state import DRAFT, IN_HAND, PLAY, PLAYED, UNPICKED, lane_
 from trinity_env.prepare import FAMILIES, families_for, warm
 from trinity_env.spec.config import make_config
 from trinity_env.spec.observation import observation_dict
+from trinity_env.web.caches import LRU, OwnedLRU, StoreFull
 
 ID_PATTERN = re.compile(r"[0-9a-f]{32}")
 """Game and replay ids: 16 random bytes in hex (``secrets.token_hex(16)``); anything else is refused unread."""
 DEFAULT_MAX_GAMES = 200
-"""Games kept at once, all owners together (a memory bound): past it the least recently used owner loses its
-least recently used game."""
+"""Games kept at once, all owners together (a memory bound): past it a new game takes the place of one idle
+for ``DEFAULT_IDLE_SECONDS``, or is refused with 503 (retry later) if every game is in use."""
 DEFAULT_GAMES_PER_CLIENT = 20
 """Games one owner (a browser) keeps; its own least recently used one is forgotten past this."""
 DEFAULT_MAX_REPLAYS = 50
-"""Uploaded replays kept at once, all owners together (evicted like games)."""
+"""Uploaded replays kept at once, all owners together (reclaimed or refused like games)."""
 DEFAULT_REPLAYS_PER_CLIENT = 10
 """Uploaded replays one owner keeps."""
+DEFAULT_IDLE_SECONDS = 30 * 60
+"""Seconds after its last use (made, viewed, moved in) that a game or replay counts as idle, and so may give its
+place to another client's new one when the store is full: 30 minutes, far longer than a player thinks over a move,
+short enough that a full store frees up within the half hour. A game used more recently is never pushed out by
+another client."""
 DEFAULT_MAX_LIVE_AGENTS = 16
 """Games whose agents are kept built (LRU): a search agent holds its tree (tens of MB for ``az-standard``);
 a game whose agents were dropped rebuilds them at its next agent move."""
@@ -83,12 +89,14 @@ the Elo each level's label shows is read from it, never typed by hand."""
 
 
 class ApiError(Exception):
-    """A refused request: ``status`` (an HTTP 4xx code) and a one-line ``message``."""
+    """A refused request: ``status`` (an HTTP 4xx code, or 503) and a one-line ``message``; ``headers`` to send
+    with it (``Retry-After``)."""
 
-    def __init__(self, status: int, message: str):
+    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None):
         super().__init__(message)
         self.status = status
         self.message = message
+        self.headers = headers
 
 
 # ---------------------------------------------------------------------- the agents on offer
@@ -723,104 +731,16 @@ class _Reviewer:
 # ---------------------------------------------------------------------- the store
 
 
-class _LRU:
-    """Items by key, at most ``cap``: adding one past it forgets the least recently used."""
-
-    def __init__(self, cap: int):
-        if cap < 1:
-            raise ValueError(f"the cap must be at least 1, got {cap}")
-        self.cap = cap
-        self._items: OrderedDict[str, Any] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def add(self, key: str, item: Any) -> list[Any]:
-        """Keep ``item`` as the most recent; the items this pushed out, oldest first."""
-        evicted = []
-        with self._lock:
-            self._items[key] = item
-            self._items.move_to_end(key)
-            while len(self._items) > self.cap:
-                evicted.append(self._items.popitem(last=False)[1])
-        return evicted
-
-    def get(self, key: str) -> Any | None:
-        with self._lock:
-            item = self._items.get(key)
-            if item is not None:
-                self._items.move_to_end(key)
-            return item
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-
-class _OwnedLRU:
-    """Items by (owner, key): at most ``per_owner`` for each owner and ``cap`` in all.
-
-    Past ``per_owner`` the owner's own least recently used item goes; past ``cap`` the least
-    recently used *owner* (the one whose items were added or read longest ago) loses its least
-    recently used item, never the owner adding. So a client creating games as fast as it can
-    only ever evicts its own, and pushes out other clients only by way of ``cap``, the least
-    active first. A key held by another owner reads as missing.
-    """
-
-    def __init__(self, cap: int, per_owner: int):
-        if cap < 1 or per_owner < 1:
-            raise ValueError(f"the caps must be at least 1, got {cap} and {per_owner}")
-        self.cap = cap
-        self.per_owner = min(per_owner, cap)
-        self._owners: OrderedDict[str, OrderedDict[str, Any]] = OrderedDict()
-        self._count = 0
-        self._lock = threading.Lock()
-
-    def add(self, owner: str, key: str, item: Any) -> list[Any]:
-        """Keep ``item`` as ``owner``'s most recent; the items this pushed out, oldest first."""
-        evicted = []
-        with self._lock:
-            items = self._owners.setdefault(owner, OrderedDict())
-            self._owners.move_to_end(owner)
-            self._count += key not in items
-            items[key] = item
-            items.move_to_end(key)
-            while len(items) > self.per_owner:
-                evicted.append(items.popitem(last=False)[1])
-                self._count -= 1
-            while self._count > self.cap:  # per_owner <= cap, so another owner holds something
-                oldest = next(name for name in self._owners if name != owner)
-                victims = self._owners[oldest]
-                evicted.append(victims.popitem(last=False)[1])
-                self._count -= 1
-                if not victims:
-                    del self._owners[oldest]
-        return evicted
-
-    def get(self, owner: str, key: str) -> Any | None:
-        """``owner``'s item ``key`` (now its most recent, and ``owner`` the most recent owner), or ``None``."""
-        with self._lock:
-            items = self._owners.get(owner)
-            item = None if items is None else items.get(key)
-            if item is not None:
-                items.move_to_end(key)
-                self._owners.move_to_end(owner)
-            return item
-
-    def items(self, owner: str) -> list[Any]:
-        """``owner``'s items, the most recently used first; reading them changes no recency."""
-        with self._lock:
-            return list(reversed(self._owners.get(owner, {}).values()))
-
-    def __len__(self) -> int:
-        return self._count
-
-
 class GameStore:
     """Games and uploaded replays by owner and id, with caps so memory stays bounded.
 
     ``owner`` is whoever the app says made the request (a client token from a cookie): a game
     or replay is found only by its owner, so ids never need to be secret to be safe, and the
-    caps work per owner (``games_per_client``, ``replays_per_client``) under global ones
-    (``max_games``, ``max_replays``) that evict the least recently used owner first (see
-    ``_OwnedLRU``). The agents of at most ``max_live_agents`` games stay built (an LRU too).
+    caps work per owner (``games_per_client``, ``replays_per_client``: past it the owner's own least
+    recently used one goes) under global ones (``max_games``, ``max_replays``): past those a new game or
+    replay takes the place of one nobody has used for ``idle_seconds``, or is refused with a 503 (see
+    ``caches.OwnedLRU``); another client's game in use is never pushed out. The agents of at most
+    ``max_live_agents`` games stay built (an LRU too). ``clock``: monotonic seconds (tests pass a fake).
     """
 
     def __init__(
@@ -832,12 +752,14 @@ class GameStore:
         max_replays: int = DEFAULT_MAX_REPLAYS,
         replays_per_client: int = DEFAULT_REPLAYS_PER_CLIENT,
         max_live_agents: int = DEFAULT_MAX_LIVE_AGENTS,
+        idle_seconds: float = DEFAULT_IDLE_SECONDS,
         new_id: Callable[[], str] | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ):
         self.agents = catalog() if agents is None else agents
-        self.games = _OwnedLRU(max_games, games_per_client)
-        self.replays = _OwnedLRU(max_replays, replays_per_client)
-        self.live = _LRU(max_live_agents)
+        self.games = OwnedLRU(max_games, games_per_client, idle_seconds, clock=clock)
+        self.replays = OwnedLRU(max_replays, replays_per_client, idle_seconds, clock=clock)
+        self.live = LRU(max_live_agents)
         self._new_id = new_id or (lambda: secrets.token_hex(16))
         self._reviewer = _Reviewer()
 
@@ -857,14 +779,15 @@ class GameStore:
         seed: int | None,
         owner: str,
     ) -> Game:
-        """A new game of ``owner``'s (its least recently used game goes past its cap)."""
+        """A new game of ``owner``'s (its least recently used game goes past its cap); a 503 if the store is full
+        of games in use."""
         seed = secrets.randbelow(SEED_LIMIT) if seed is None else seed
         first = random.Random(seed ^ 0x5EED).randint(0, 1) if first_player == "random" else int(first_player)
         game = Game(
             self._new_id(), seats, draft=draft, open_hands=open_hands, first_player=first, seed=seed,
             on_build=self._built,
         )  # fmt: skip
-        for old in self.games.add(owner, game.id, game):
+        for old in _added(self.games, owner, game.id, game, "games"):
             old.drop_agents()
         return game
 
@@ -909,7 +832,7 @@ class GameStore:
         except (TypeError, ValueError, KeyError, IndexError, AttributeError) as err:
             raise ApiError(422, f"not a valid replay: {type(err).__name__}: {err}") from None
         upload = UploadedReplay(self._new_id(), replay, states)
-        self.replays.add(owner, upload.id, upload)
+        _added(self.replays, owner, upload.id, upload, "replays")
         return upload
 
     def replay(self, replay_id: str, owner: str) -> UploadedReplay:
@@ -925,6 +848,19 @@ class GameStore:
         if not 0 <= ply < len(upload.states):
             raise ApiError(422, f"ply must be 0-{len(upload.states) - 1}, got {ply}")
         return self._reviewer.review(upload, ply)
+
+
+def _added(store: OwnedLRU, owner: str, key: str, item: Any, what: str) -> list[Any]:
+    """``store.add``, its ``StoreFull`` as a 503 that says why and when to retry (``Retry-After``)."""
+    try:
+        return store.add(owner, key, item)
+    except StoreFull as full:
+        minutes = math.ceil(full.idle_seconds / 60)
+        message = (
+            f"the server is full: it keeps {full.cap} {what}, all in use in the last {minutes} minutes; "
+            f"retry later (in about {full.retry_after} s)"
+        )
+        raise ApiError(503, message, headers={"retry-after": str(full.retry_after)}) from None
 
 
 # ---------------------------------------------------------------------- the engine, prepared in the background

@@ -1,0 +1,279 @@
+"""What the web server lets clients make it hold (issue 39): a full game store refuses new games (503) instead of
+pushing out another client's game in use; request bodies are capped in size (413, from Content-Length before the
+body is read and while it streams), in time and rate (408), and in bytes in flight across requests (503); and a
+real uvicorn server under many slow uploads cuts them and stays within a memory bound."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("starlette")
+if importlib.util.find_spec("httpx2") is None and importlib.util.find_spec("httpx") is None:
+    pytest.skip("starlette's TestClient needs httpx2 (or httpx): install the dev extra", allow_module_level=True)
+
+import anyio
+from starlette.testclient import TestClient
+
+from trinity_env.agents import make
+from trinity_env.core import Replay
+from trinity_env.envs.config import make_config
+from trinity_env.evaluation.match import play_game
+from trinity_env.web.app import MAX_BODY, MAX_REPLAY_BODY, create_app
+from trinity_env.web.caches import OwnedLRU, StoreFull
+from trinity_env.web.games import AgentChoice, GameStore
+from trinity_env.web.limits import BodyLimits, Limits
+
+SMALL = {"random": AgentChoice("random", "random", "Random", "baseline")}
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def error(response, status: int) -> str:
+    assert response.status_code == status, (response.status_code, response.text)
+    assert response.headers["content-type"].startswith("application/json")
+    message = response.json()["error"]
+    assert isinstance(message, str) and message and "\n" not in message
+    return message
+
+
+def post_game(client: TestClient):
+    return client.post("/api/games", json={"opponent": "random", "draft": "dealt"})
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+# ---------------------------------------------------------------------- the game store: refuse, never evict
+
+
+def test_fresh_cookie_clients_cannot_evict_another_clients_game_and_past_the_store_get_503():
+    app = create_app(GameStore(dict(SMALL), max_games=10, games_per_client=3))
+    alice = TestClient(app)
+    kept = post_game(alice).json()["id"]
+    anonymous = TestClient(app)
+    statuses, refusals = [], []
+    for i in range(30):  # a new client each time: a fresh TestClient, or the same one with its cookie dropped
+        if i % 2:
+            anonymous.cookies.clear()
+            response = post_game(anonymous)
+        else:
+            response = post_game(TestClient(app))
+        statuses.append(response.status_code)
+        if response.status_code == 503:
+            refusals.append(response)
+    assert statuses == [201] * 9 + [503] * 21  # the 9 free places, then refused
+    message = error(refusals[0], 503)
+    assert "the server is full" in message and "retry later" in message and "10 games" in message
+    assert int(refusals[0].headers["retry-after"]) >= 1
+    assert alice.get(f"/api/games/{kept}").status_code == 200  # never pushed out
+    assert post_game(alice).status_code == 503  # under her own cap, but no place is free: refused too
+    assert len(app.app.state.store.games) == 10
+
+
+def test_a_client_at_its_own_cap_loses_only_its_own_oldest_game_even_when_the_store_is_full():
+    app = create_app(GameStore(dict(SMALL), max_games=4, games_per_client=2))
+    alice, bob = TestClient(app), TestClient(app)
+    alices = [post_game(alice).json()["id"] for _ in range(2)]
+    bobs = [post_game(bob).json()["id"] for _ in range(2)]
+    newest = post_game(alice).json()["id"]  # the store is full; alice is at her own cap: her own oldest goes
+    assert alice.get(f"/api/games/{alices[0]}").status_code == 404
+    assert all(alice.get(f"/api/games/{i}").status_code == 200 for i in (alices[1], newest))
+    assert all(bob.get(f"/api/games/{i}").status_code == 200 for i in bobs)
+
+
+def test_only_a_game_idle_past_the_stated_time_gives_its_place_to_another_client():
+    clock = Clock()
+    app = create_app(GameStore(dict(SMALL), max_games=2, games_per_client=2, idle_seconds=600, clock=clock))
+    alice, bob, carol, dave = (TestClient(app) for _ in range(4))
+    alices, bobs = post_game(alice).json()["id"], post_game(bob).json()["id"]
+    clock.now += 599
+    assert "retry later (in about 1 s)" in error(post_game(carol), 503)  # both in use: nothing is pushed out
+    assert alice.get(f"/api/games/{alices}").status_code == 200  # alice plays on; bob's game sits idle
+    clock.now += 1
+    carols = post_game(carol).json()["id"]  # bob's game, idle 600 s, gives its place
+    assert bob.get(f"/api/games/{bobs}").status_code == 404
+    assert "retry later (in about 599 s)" in error(post_game(dave), 503)  # alice's (used 1 s ago) and carol's stay
+    assert alice.get(f"/api/games/{alices}").status_code == 200 and carol.get(f"/api/games/{carols}").status_code == 200
+
+
+def _replay_text() -> str:
+    states = []
+    play_game((make("greedy"), make("random")), make_config(draft="pick"), 1, states.append)
+    return Replay.from_states(states).to_json()
+
+
+def test_uploaded_replays_are_refused_not_evicted_when_the_store_is_full():
+    app = create_app(GameStore(dict(SMALL), max_replays=2, replays_per_client=2))
+    alice, text = TestClient(app), _replay_text()
+    headers = {"content-type": "application/json"}
+    kept = alice.post("/api/replays", content=text, headers=headers).json()["id"]
+    assert TestClient(app).post("/api/replays", content=text, headers=headers).status_code == 201
+    refused = TestClient(app).post("/api/replays", content=text, headers=headers)
+    assert "the server is full: it keeps 2 replays" in error(refused, 503)
+    assert alice.get(f"/api/replays/{kept}").status_code == 200
+
+
+def test_the_owned_lru_changes_nothing_when_it_refuses():
+    clock = Clock()
+    store = OwnedLRU(2, 2, 10.0, clock=clock)
+    store.add("a", "1", "a1")
+    store.add("b", "1", "b1")
+    with pytest.raises(StoreFull) as refused:
+        store.add("c", "1", "c1")
+    assert refused.value.retry_after == 10 and len(store) == 2
+    assert store.get("a", "1") == "a1" and store.get("b", "1") == "b1" and store.items("c") == []
+    assert store.add("a", "1", "again") == [] and len(store) == 2  # the same key again takes no new place
+    clock.now += 10
+    assert store.add("c", "1", "c1") == ["b1"] and store.items("b") == [] and store.items("a") == ["again"]
+
+
+# ---------------------------------------------------------------------- request bodies, through the ASGI app alone
+
+SMALL_LIMITS = Limits(body_seconds=1.0, body_grace_seconds=0.2, min_body_rate=2000, bodies_in_flight=20_000)
+
+
+class Upload:
+    """A client as the app's ``receive`` sees it: the body in ``chunks`` (bytes), or a pause (seconds, or until an
+    ``anyio.Event`` is set);
+    ``then``: what after the last chunk (``"end"``: more_body False; ``"wait"``: nothing ever; ``"disconnect"``)."""
+
+    def __init__(self, chunks, then: str = "end"):
+        self.chunks = list(chunks)
+        self.then = then
+        self.read = 0  # receive() calls answered with body bytes
+
+    async def receive(self) -> dict:
+        while self.chunks and isinstance(self.chunks[0], float | anyio.Event):
+            pause = self.chunks.pop(0)
+            await (anyio.sleep(pause) if isinstance(pause, float) else pause.wait())
+        if self.chunks:
+            self.read += 1
+            chunk = self.chunks.pop(0)
+            more = bool(self.chunks) or self.then != "end"
+            return {"type": "http.request", "body": chunk, "more_body": more}
+        if self.then == "wait":
+            await anyio.sleep_forever()
+        return {"type": "http.disconnect"}
+
+
+async def asgi_post(app, path: str, upload: Upload, content_length: int | None) -> tuple[int, dict, dict]:
+    headers = [(b"host", b"testserver"), (b"content-type", b"application/json")]
+    if content_length is not None:
+        headers.append((b"content-length", str(content_length).encode()))
+    scope = {
+        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST", "scheme": "http",
+        "path": path, "raw_path": path.encode(), "query_string": b"", "root_path": "", "headers": headers,
+        "client": ("127.0.0.1", 50000), "server": ("127.0.0.1", 8000),
+    }  # fmt: skip
+    sent: list[dict] = []
+
+    async def send(message: dict) -> None:
+        sent.append(message)
+
+    with anyio.fail_after(20):  # a guard so that a server which never cuts the body fails instead of hanging
+        await app(scope, upload.receive, send)
+    start = next(m for m in sent if m["type"] == "http.response.start")
+    body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
+    return start["status"], {k.decode(): v.decode() for k, v in start["headers"]}, json.loads(body)
+
+
+def small_app(limits: Limits = SMALL_LIMITS):
+    return create_app(GameStore(dict(SMALL)), limits=limits)
+
+
+def test_an_oversized_content_length_is_a_413_before_the_body_is_read():
+    for path, cap in (("/api/games", MAX_BODY), ("/api/replays", MAX_REPLAY_BODY)):
+        upload = Upload([b"x" * 1000] * 3, then="wait")
+        status, headers, body = anyio.run(asgi_post, small_app(), path, upload, cap + 1)
+        assert status == 413 and f"over {cap} bytes" in body["error"] and upload.read == 0
+        assert headers["connection"] == "close"
+
+
+def test_a_body_streamed_past_the_cap_without_content_length_is_a_413_as_it_streams():
+    limits = Limits(bodies_in_flight=10 * MAX_BODY)
+    upload = Upload([b" " * 1024] * 100, then="wait")  # 100 KiB, no Content-Length (chunked)
+    status, headers, body = anyio.run(asgi_post, small_app(limits), "/api/games", upload, None)
+    assert status == 413 and f"over {MAX_BODY} bytes" in body["error"]
+    assert upload.read == MAX_BODY // 1024 + 1  # cut at the first chunk past the cap, the rest never read
+
+
+def test_a_body_that_trickles_slower_than_the_stated_rate_is_a_408():
+    app = small_app()
+    upload = Upload([b"{"] + [0.05, b" "] * 400, then="wait")  # 20 B/s, far under 2000 B/s
+    status, headers, body = anyio.run(asgi_post, app, "/api/games", upload, 401)
+    assert status == 408 and "came slower than 2000 B/s" in body["error"] and headers["connection"] == "close"
+    assert upload.read < 100 and app.app.in_flight == 0
+
+
+def test_a_body_that_takes_longer_than_the_stated_time_is_a_408():
+    app = small_app(Limits(body_seconds=0.5, body_grace_seconds=0.2, min_body_rate=100, bodies_in_flight=20_000))
+    upload = Upload([b" " * 100, 0.1] * 50 + [b"{}"])  # 1000 B/s, above the rate, but 5 s in all
+    status, headers, body = anyio.run(asgi_post, app, "/api/games", upload, None)
+    assert status == 408 and "took over 0.5 s" in body["error"] and upload.read < 50
+
+
+def test_bodies_past_the_bytes_in_flight_budget_get_503_and_the_budget_frees_up():
+    app = small_app(Limits(body_seconds=10, body_grace_seconds=5, bodies_in_flight=20_000))
+    results = {}
+
+    async def main() -> None:
+        go_on = anyio.Event()
+        slow = Upload([b"{", go_on, b" " * 14_999, b"}"])  # declares 15,001 bytes and waits half-way
+        async with anyio.create_task_group() as group:
+
+            async def first() -> None:
+                results["first"] = await asgi_post(app, "/api/replays", slow, 15_001)
+
+            group.start_soon(first)
+            await anyio.wait_all_tasks_blocked()
+            assert app.app.in_flight == 15_001 and slow.read == 1
+            second = Upload([b" " * 6000], then="wait")
+            results["second"] = (await asgi_post(app, "/api/replays", second, 6000)), second.read
+            chunked = Upload([b" " * 4000, b" " * 4000], then="wait")  # no Content-Length: counted as it comes
+            results["chunked"] = (await asgi_post(app, "/api/replays", chunked, None)), chunked.read
+            go_on.set()
+        results["after"] = await asgi_post(app, "/api/games", Upload([b'{"opponent": "random"}']), None)
+
+    anyio.run(main)
+    (status, headers, body), read = results["second"]
+    assert status == 503 and "retry later" in body["error"] and read == 0 and headers["retry-after"] == "10"
+    (status, _, body), read = results["chunked"]
+    assert status == 503 and read == 2
+    assert results["first"][0] == 422  # read whole and handed to the app (not a replay: a 422)
+    assert results["after"][0] == 201 and app.app.in_flight == 0
+
+
+def test_a_client_that_goes_away_mid_body_frees_its_bytes():
+    app = small_app()
+    upload = Upload([b"{", b" "], then="disconnect")
+    sent: list[dict] = []
+
+    async def send(message: dict) -> None:
+        sent.append(message)
+
+    scope = {
+        "type": "http", "method": "POST", "path": "/api/games", "raw_path": b"/api/games", "query_string": b"",
+        "root_path": "", "scheme": "http", "http_version": "1.1", "client": ("127.0.0.1", 1),
+        "server": ("127.0.0.1", 8000), "headers": [(b"content-length", b"100")],
+    }  # fmt: skip
+    anyio.run(app, scope, upload.receive, send)
+    assert sent == [] and upload.read == 2 and app.app.in_flight == 0
+
+
+@pytest.mark.parametrize("bad", [{"body_seconds": 0}, {"max_connections": 0}, {"min_body_rate": -1}])
+def test_limits_must_be_positive(bad):
+    with pytest.raises(ValueError, match="must be"):
+        Limits(**bad)
+
+
+def test_the_limits_middleware_wraps_the_app_inside_the_host_check():
+    app = small_app()
+    assert isinstance(app.app, BodyLimits) and app.app.limits == SMALL_LIMITS
