@@ -58,6 +58,7 @@ from tqdm import tqdm
 
 from trinity_env.core import ArgumentError, GameState
 from trinity_env.core.board import EMPTY
+from trinity_env.core.files import read_text
 from trinity_env.evaluation.match import RunInterrupted, chunk_results
 from trinity_env.evaluation.ratings import wilson_interval
 from trinity_env.search.solver import Solver, SolverBudgetError
@@ -316,11 +317,7 @@ def read_records(path: str | Path) -> dict[int, dict]:
 
     ``OpeningsError`` in one line for a file that cannot be read, a line that is not a record, or a
     seed written twice."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
-        reason = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
-        raise OpeningsError(f"{path}: cannot read it ({reason})") from None
+    text = read_text(path, "solved-openings file", OpeningsError)  # core.files: a regular file, at most 64 MiB
     return _parse(text, str(path)).records
 
 
