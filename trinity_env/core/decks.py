@@ -12,12 +12,15 @@ import itertools
 import math
 import random
 from collections.abc import Sequence
-from importlib import resources
 from pathlib import Path
 
 from trinity_env.core.cards import A, Card, parse_cards
 from trinity_env.core.errors import DeckError
 from trinity_env.core.files import load_yaml, names, short
+from trinity_env.core.shipped import (
+    config_root,  # noqa: F401  (kept importable from here)
+    resolve,
+)
 
 DECK_SIZE = 16
 HAND_SIZE = 8
@@ -28,15 +31,6 @@ RANDOM_DECK_SIDE_SUM = 20
 """Side sum of every card of a random deck (A counting 10)."""
 
 Deck = tuple[Card, ...]
-
-
-def config_root() -> Path:
-    """The package's ``configs`` data, found one way (``importlib.resources``) in a checkout and an install.
-
-    In a checkout ``trinity_env/configs`` is a link to the top-level ``configs/`` folder (the
-    project's layout); the wheel carries the files themselves there.
-    """
-    return Path(str(resources.files("trinity_env") / "configs"))
 
 
 def check_max_a_cards(max_a_cards: object) -> int:
@@ -77,16 +71,12 @@ def dominated_pairs(deck: Sequence[Card]) -> list[tuple[Card, Card]]:
 def load_deck(name_or_path: str | Path, max_a_cards: int = DEFAULT_MAX_A_CARDS) -> Deck:
     """Load a deck by name (a file in ``configs/decks/``) or from a YAML path.
 
+    A bare name always means the shipped deck, whatever the working directory holds; a file is
+    named by a path (``./mine``, ``decks/mine.yaml``, ``mine.yaml``): see ``trinity_env.core.shipped``.
     The file holds ``cards:``, a list of 16 card strings (``name`` and ``description`` are
     optional). Errors name the file and the field.
     """
-    text = str(name_or_path)
-    path = Path(text)
-    if not (text.endswith((".yaml", ".yml")) or path.is_file()):
-        path = config_root() / "decks" / f"{text}.yaml"
-        if not path.is_file():
-            known = sorted(p.stem for p in (config_root() / "decks").glob("*.yaml"))
-            raise DeckError(f"no deck named {short(text)}; known decks: {', '.join(known) or 'none'}")
+    path = resolve(name_or_path, "decks", DeckError)
     data = load_yaml(path, "deck file", DeckError)
     if not isinstance(data, dict) or "cards" not in data:
         raise DeckError(f"deck file {path}: expected a mapping with a 'cards' list")

@@ -25,9 +25,10 @@ from trinity_env.core import (
     random_hand,
     validate_deck,
 )
-from trinity_env.core.decks import Deck, check_max_a_cards, config_root
+from trinity_env.core.decks import Deck, check_max_a_cards
 from trinity_env.core.files import cut, load_yaml, names, one_line, short
 from trinity_env.core.rewards import REWARD_MODES, RewardMode
+from trinity_env.core.shipped import resolve
 
 DRAFT_MODES = ("pick", "random", "fixed")
 RANDOM_DECK = "random"
@@ -109,7 +110,9 @@ _KEYWORDS = {f.name for f in fields(EnvConfig)} | {"deck", "config"}
 def make_config(config: str | Path | Mapping[str, Any] | EnvConfig | None = None, **keywords: Any) -> EnvConfig:
     """Build and validate an ``EnvConfig`` from a YAML file or mapping, overridden by keywords.
 
-    ``config`` may name a file in ``configs/rules/`` (``"standard"``) or be a YAML path.
+    ``config`` may name a file in ``configs/rules/`` (``"standard"``: a bare name always means the shipped
+    one, whatever the working directory holds) or be a YAML path (``./mine``, ``rules/x.yaml``, ``x.yaml``);
+    a ``deck`` or ``decks`` name follows the same rule (``trinity_env.core.shipped``).
     Unknown keywords and bad values raise ``ConfigError`` naming the field.
     """
     base: dict[str, Any] = {}
@@ -129,10 +132,9 @@ def make_config(config: str | Path | Mapping[str, Any] | EnvConfig | None = None
 
 
 def _load_yaml(config: str | Path) -> dict[str, Any]:
-    text = str(config)
-    path = Path(text)
-    if not (text.endswith((".yaml", ".yml")) or path.is_file()):
-        path = config_root() / "rules" / f"{text}.yaml"
+    if not isinstance(config, str | Path):
+        raise ConfigError(f"config must be a rules config name, a YAML path or a mapping, got {short(config)}")
+    path = resolve(config, "rules", ConfigError)  # a bare name is always the shipped one (core.shipped)
     data = load_yaml(path, "config", ConfigError)
     if data is None:
         return {}
