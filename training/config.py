@@ -16,10 +16,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from trinity_env.core import TrinityError
-from trinity_env.core.decks import config_root
 from trinity_env.core.files import load_yaml, names, short
-
-CONFIG_DIR = config_root() / "train"
+from trinity_env.core.shipped import resolve
 
 
 class TrainConfigError(TrinityError):
@@ -54,18 +52,12 @@ class YAMLConfig:
 
     @classmethod
     def load(cls, name_or_path: str | Path, budget: dict[str, int] | None = None, **overrides: Any):
-        """The config in ``configs/train/NAME.yaml`` or at a YAML path, with ``overrides`` on top, and ``budget``
+        """The config in ``configs/train/NAME.yaml`` (a bare name always means the shipped one, whatever the working
+        directory holds) or at a path (``./mine``, ``x.yaml``), with ``overrides`` on top, and ``budget``
         (``BUDGETS`` fields: the command line's ``--total-steps``/``--total-games``) over both; a budget field
         this config lacks is refused naming the option it takes instead."""
         overrides = cls._budget_fields(budget or {}) | overrides
-        text = str(name_or_path)
-        named = not (text.endswith((".yaml", ".yml")) or Path(text).is_file())
-        path = CONFIG_DIR / f"{text}.yaml" if named else Path(text)
-        if named and not path.is_file():
-            known = ", ".join(sorted(p.stem for p in CONFIG_DIR.glob("*.yaml")))
-            raise TrainConfigError(
-                f"no training config named {short(text)} (configs/train holds {known}; or give a path)"
-            )
+        path = resolve(name_or_path, "train", TrainConfigError)  # a bare name is always the shipped one
         data = load_yaml(path, "training config", TrainConfigError) or {}
         if not isinstance(data, dict):
             raise TrainConfigError(f"training config {path}: expected a mapping of fields, got {type(data).__name__}")
