@@ -5,8 +5,16 @@ real uvicorn server under many slow uploads cuts them and stays within a memory 
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
+import select
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -277,3 +285,162 @@ def test_limits_must_be_positive(bad):
 def test_the_limits_middleware_wraps_the_app_inside_the_host_check():
     app = small_app()
     assert isinstance(app.app, BodyLimits) and app.app.limits == SMALL_LIMITS
+
+
+# ---------------------------------------------------------------------- a real uvicorn server under slow uploads
+
+SERVER = """
+import json, sys
+import uvicorn
+from trinity_env.web.app import bind, create_app
+from trinity_env.web.games import AgentChoice, GameStore
+from trinity_env.web.limits import Limits, uvicorn_config
+
+limits = Limits(**json.loads(sys.argv[1]))
+sock = bind("127.0.0.1", 0)
+app = create_app(GameStore({"random": AgentChoice("random", "random", "Random", "baseline")}), limits=limits)
+print(sock.getsockname()[1], flush=True)
+uvicorn.Server(uvicorn_config(app, limits, log_level="critical", access_log=False, lifespan="off")).run(sockets=[sock])
+"""
+SERVER_LIMITS = {
+    "body_seconds": 2.0,
+    "body_grace_seconds": 1.0,
+    "bodies_in_flight": 2 * 1024 * 1024,
+    "max_connections": 500,
+}
+"""The real server's limits in these tests: 2 s a body (the default is 20 s), 2 MiB of bodies in flight, and room for
+all the connections (the connection cap has a test of its own)."""
+UPLOADS = 150
+"""Slow uploads at once, each declaring a 1,000,000-byte replay and sending 900,000 bytes of it, then nothing."""
+MEMORY_GROWTH_MB = 48
+"""How much the server may grow (peak resident set, VmHWM, over its resident set before) under ``UPLOADS``: the
+bodies in flight (2 MiB) and the buffers of the connections it has not refused yet. Without the limits it held
+every byte sent, 135 MB."""
+WAIT_SECONDS = 30
+"""How long the client waits for every upload to be answered or closed: far past the 2 s body limit; a server that
+never cuts a body leaves them open."""
+
+
+def vm(pid: int, field: str) -> int:
+    """A ``/proc/<pid>/status`` memory field (``VmRSS``, ``VmHWM``) in bytes."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) * 1024
+    raise AssertionError(f"no {field} for pid {pid}")
+
+
+def slow_uploads(port: int, count: int, declared: int, partial: int, wait: float) -> list:
+    """Open ``count`` connections, each sending a replay upload's headers (``Content-Length: declared``) and
+    ``partial`` bytes of its body as fast as the server takes them, then nothing; what each got within ``wait``
+    seconds: an HTTP status, ``"closed"`` (closed or reset with no answer), or ``"open"`` (nothing at all)."""
+    head = (
+        f"POST /api/replays HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {declared}\r\n\r\n"
+    ).encode()
+    left, outcome = {}, {}
+    for _ in range(count):
+        sock = socket.create_connection(("127.0.0.1", port))
+        sock.setblocking(False)
+        left[sock] = memoryview(head + b" " * partial)
+    deadline = time.monotonic() + wait
+    while len(outcome) < count and time.monotonic() < deadline:
+        waiting = [sock for sock in left if sock not in outcome]
+        readable, writable, _ = select.select(waiting, [s for s in waiting if len(left[s])], [], 0.2)
+        for sock in writable:
+            try:
+                left[sock] = left[sock][sock.send(left[sock][:65536]) :]
+            except BlockingIOError:
+                pass
+            except OSError:  # refused and closed: the answer, if any, is in the socket to read
+                left[sock] = left[sock][:0]
+        for sock in readable:
+            try:
+                data = sock.recv(4096)
+            except OSError:
+                data = b""
+            outcome[sock] = int(data[9:12]) if data.startswith(b"HTTP/1.1 ") else "closed"
+    for sock in left:
+        sock.close()
+    return [outcome.get(sock, "open") for sock in left]
+
+
+@contextlib.contextmanager
+def real_server(limits: dict):
+    """A uvicorn server in a subprocess with ``limits`` (``Limits`` fields): its pid and port."""
+    pytest.importorskip("uvicorn")
+    process = subprocess.Popen(
+        [sys.executable, "-c", SERVER, json.dumps(limits)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        cwd=ROOT, text=True,
+    )  # fmt: skip
+    try:
+        port = int(process.stdout.readline() or 0)
+        assert port, process.stderr.read()
+        for _ in range(100):  # listening already (bound before the print); wait until uvicorn answers
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/engine", timeout=5) as response:
+                    assert response.status == 200
+                break
+            except OSError:
+                time.sleep(0.1)
+        yield process.pid, port
+    finally:
+        process.terminate()
+        process.communicate(timeout=30)
+
+
+@pytest.fixture
+def server():
+    with real_server(SERVER_LIMITS) as running:
+        yield running
+
+
+def test_slow_uploads_to_a_real_server_are_cut_and_its_memory_stays_bounded(server):
+    pid, port = server
+    before = vm(pid, "VmRSS")
+    outcomes = slow_uploads(port, UPLOADS, declared=1_000_000, partial=900_000, wait=WAIT_SECONDS)
+    grown = vm(pid, "VmHWM") - before
+    assert "open" not in outcomes, outcomes
+    assert set(outcomes) <= {408, 503, "closed"}, outcomes
+    assert outcomes.count(408) >= 2 and outcomes.count(503) >= UPLOADS // 2  # the budget's 2 cut by time, the rest
+    assert grown < MEMORY_GROWTH_MB * 1024 * 1024, f"{grown / 2**20:.0f} MiB"
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/engine", timeout=10) as response:
+        assert response.status == 200  # and it still answers
+
+
+def test_an_oversized_content_length_to_a_real_server_is_a_413_before_any_body(server):
+    pid, port = server
+    with socket.create_connection(("127.0.0.1", port), timeout=WAIT_SECONDS) as sock:
+        sock.sendall(
+            f"POST /api/replays HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {MAX_REPLAY_BODY + 1}\r\n\r\n".encode()
+        )  # and not a byte of the body
+        answer = b""
+        while b"\r\n\r\n" not in answer or not answer.endswith(b"}"):
+            chunk = sock.recv(4096)
+            if not chunk:
+                break
+            answer += chunk
+    assert answer.startswith(b"HTTP/1.1 413 ") and b"connection: close" in answer.lower()
+    assert f"over {MAX_REPLAY_BODY} bytes".encode() in answer
+
+
+def test_past_the_connection_cap_a_real_server_answers_503():
+    with real_server(SERVER_LIMITS | {"max_connections": 8}) as (pid, port):
+        idle = [socket.create_connection(("127.0.0.1", port)) for _ in range(8)]
+        try:
+            with pytest.raises(urllib.error.HTTPError) as refused:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/api/engine", timeout=WAIT_SECONDS)
+            assert refused.value.code == 503
+        finally:
+            for sock in idle:
+                sock.close()
+        for _ in range(100):  # the idle ones closed: it answers again
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/engine", timeout=WAIT_SECONDS) as response:
+                    assert response.status == 200
+                break
+            except urllib.error.HTTPError as err:
+                assert err.code == 503
+                time.sleep(0.1)
+        else:
+            raise AssertionError("the server still refuses with no connection open")
