@@ -4,9 +4,11 @@
     python -m benchmarks.dataset --games 200 --write   # also write docs/dataset/cost.md
 
 Plays the default build's first games (``training.solved_positions``: ``mcts:200`` against
-itself, 4-10 empty tiles) and times, in one process, the playing and the solving by empty
-count (CPU time, so a shared machine slows the wall clock, not these figures much), the bytes a
-position takes in a shard, and what a million positions would take on one core at that rate.
+itself, 4-10 empty tiles, every value-keeping move recorded at 4-9) and times, in one process,
+the playing and the labelling by empty count (the value, and the value-keeping moves where the
+build records them; CPU time, so a shared machine slows the wall clock, not these figures much),
+the bytes a position takes in a shard, and what a million positions would take on one core at
+that rate.
 The load average is printed beside them.
 """
 
@@ -18,7 +20,15 @@ import time
 from pathlib import Path
 
 from benchmarks import load_average
-from training.solved_positions import DEFAULT_AGENT, DEFAULT_EMPTY, build_shard, game_positions, shard_bytes
+from training.solved_positions import (
+    DEFAULT_AGENT,
+    DEFAULT_EMPTY,
+    build_shard,
+    check_policy_empty,
+    game_positions,
+    label,
+    shard_bytes,
+)
 from trinity_env.agents.registry import make
 from trinity_env.search.solver import Solver
 
@@ -28,7 +38,8 @@ DOCS = Path(__file__).resolve().parents[1] / "docs" / "dataset" / "cost.md"
 def measure(games: int, seed: int = 0) -> str:
     """A markdown table of the costs, measured on ``games`` games of the default build."""
     agent, solver = make(DEFAULT_AGENT), Solver()
-    solver.value(game_positions(agent, seed, 0, DEFAULT_EMPTY)[0])  # compile before timing
+    policy = check_policy_empty("auto", DEFAULT_EMPTY)
+    solver.solve(game_positions(agent, seed, 0, DEFAULT_EMPTY)[-1])  # compile before timing
     playing = 0.0
     solving: dict[int, list[float]] = {}
     for game in range(games):
@@ -37,13 +48,13 @@ def measure(games: int, seed: int = 0) -> str:
         playing += time.process_time() - start
         for state in states:
             start = time.process_time()
-            solver.value(state)
+            label(solver, state, policy)
             solving.setdefault(len(state.empty_tiles()), []).append(time.process_time() - start)
     positions = sum(len(times) for times in solving.values())
     solved = sum(sum(times) for times in solving.values())
     per_position = (playing + solved) / positions
     # the shard's size from the real builder: it replays the games, its values already in the solver's table
-    size = len(shard_bytes(build_shard(0, agent, solver, seed, DEFAULT_EMPTY, games)))
+    size = len(shard_bytes(build_shard(0, agent, solver, seed, DEFAULT_EMPTY, games, policy_empty=policy)))
     lines = [f"{games} games of `{DEFAULT_AGENT}` against itself, {positions:,} positions "
              f"({positions / games:.1f} a game); CPU time a position:", "",
              "| | CPU time a position |", "|---|---|",
@@ -52,7 +63,8 @@ def measure(games: int, seed: int = 0) -> str:
     for empty in sorted(solving):
         times = solving[empty]
         share = sum(times) / solved
-        lines.append(f"| solving, {empty} empty ({len(times)}) | {sum(times) / len(times) * 1000:.1f} ms "
+        what = "value and best moves" if policy and policy[0] <= empty <= policy[1] else "value"
+        lines.append(f"| solving, {empty} empty ({len(times)}; {what}) | {sum(times) / len(times) * 1000:.1f} ms "
                      f"({share:.0%} of solving) |")  # fmt: skip
     lines += [f"| all | {per_position * 1000:.1f} ms: {1 / per_position:.0f} positions a second a core |", "",
               f"A shard of these {games} games takes {size / positions:.1f} bytes a position; a million positions "

@@ -6,6 +6,10 @@ from __future__ import annotations
 import io
 import json
 import re
+import signal
+import subprocess
+import sys
+import time
 import zipfile
 from pathlib import Path
 
@@ -20,7 +24,17 @@ from trinity_env.spec.observation import observation_dict
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "docs" / "dataset"
-SMALL = {"agent": "mcts:16", "empty": (4, 8), "games_per_shard": 3, "seed": 5}
+DEFAULT_BUILD = SAMPLE / "default"
+SMALL = {"agent": "mcts:16", "empty": (4, 8), "games_per_shard": 3, "seed": 5, "policy_empty": (5, 7)}
+
+
+def child_value(solver: Solver, state, action: int) -> int:
+    """The exact value for ``state``'s mover after ``action``."""
+    child = state.apply(action)
+    if child.is_over:
+        return 0 if child.winner is None else (1 if child.winner == state.to_move else -1)
+    value = solver.value(child)
+    return value if child.to_move == state.to_move else -value
 
 
 def files(directory: Path) -> dict[str, bytes]:
@@ -50,6 +64,33 @@ def test_values_are_the_solvers_and_observations_the_envs(built):
         np.testing.assert_array_equal(observations[row], view["observation"])
         np.testing.assert_array_equal(masks[row], view["action_mask"])
     assert sorted(set(data.empty.tolist())) == list(range(4, 9))
+
+
+def test_best_moves_are_every_move_that_keeps_the_value_where_recorded(built):
+    data = sp.load(built)
+    best, has = data.best_masks(), data.has_best()
+    assert best.shape == (len(data), 256) and best.dtype == np.int8
+    np.testing.assert_array_equal(has, (data.empty >= 5) & (data.empty <= 7))
+    solver = Solver()
+    for row in np.flatnonzero(has):
+        state = data.state(int(row))
+        keeps = {a for a in state.legal_actions() if child_value(solver, state, a) >= data.value[row]}
+        assert set(np.flatnonzero(best[row]).tolist()) == keeps
+    assert not best[~has].any()
+
+
+@pytest.mark.parametrize("empty, policy, expected", [
+    ((4, 10), "auto", (4, 9)), ((4, 6), "auto", (4, 6)), ((10, 12), "auto", None), ((4, 8), None, None),
+    ((4, 8), (5, 6), (5, 6)),
+])  # fmt: skip
+def test_the_policy_range_defaults_to_the_cheap_counts(empty, policy, expected):
+    assert sp.check_policy_empty(policy, empty) == expected
+
+
+def test_a_policy_range_outside_the_empty_range_is_refused(tmp_path):
+    with pytest.raises(ArgumentError, match="must lie within the empty tiles 4-8"):
+        sp.build(tmp_path / "never", 1, **dict(SMALL, policy_empty=(8, 9)))
+    assert not (tmp_path / "never").exists()
 
 
 def test_rows_are_the_games_positions_in_play_order(built):
@@ -218,6 +259,13 @@ def damaged(kind: str, directory: Path) -> None:
         for i in range(60, 400, 7):
             data[i] ^= 0x55
         replace_shard(directory, name, bytes(data))
+    elif kind == "best moves not legal":
+        best = arrays["best"].copy()
+        best[:, 0] |= 1  # action 0 is a pick: never legal in the play phase
+        replace_shard(directory, name, npz(dict(arrays, best=best)), dict(arrays, best=best))
+    elif kind == "best moves missing":
+        best = np.zeros_like(arrays["best"])
+        replace_shard(directory, name, npz(dict(arrays, best=best)), dict(arrays, best=best))
     elif kind == "not a zip":
         replace_shard(directory, name, b"PK\x03\x04" + b"\x00" * 100)
     else:
@@ -242,6 +290,8 @@ DAMAGE = {
     "another shard's games": "game out of range",
     "a corrupt deflate stream": "not a readable shard",
     "not a zip": "not a zip",
+    "best moves not legal": "best moves that are not legal",
+    "best moves missing": "best moves missing",
 }
 
 
@@ -261,7 +311,10 @@ def test_a_damaged_manifest_is_refused(built, tmp_path):
     manifest = json.loads((directory / sp.MANIFEST).read_text())
     for change, problem in [
         (lambda m: m["shards"].update({"../shard-00000.npz": m["shards"]["shard-00000.npz"]}), "not a shard name"),
-        (lambda m: m.update(version=2), "version"),
+        (lambda m: m.update(version=1), "version 1; this loader reads version 2"),
+        (lambda m: m.update(draft="random"), "draft must be 'dealt'"),
+        (lambda m: m.update(policy_empty=[3, 7]), "within the empty tiles"),
+        (lambda m: m.update(agent_sha256="abc"), "agent_sha256"),
         (lambda m: m.update(empty=[0, 3]), "within 1-14"),
         (lambda m: m["shards"]["shard-00000.npz"].update(positions=10**9), "positions"),
         (lambda m: m["shards"]["shard-00000.npz"].update(games=[7, 10]), "not shard 0's"),
@@ -302,6 +355,8 @@ def test_loading_is_bounded_before_any_shard_is_read(built):
     (lambda d: sp.build(d, 1, seed=1.5), "seed must be"),
     (lambda d: sp.build(d, 1, games_per_shard=0), "games_per_shard must be"),
     (lambda d: sp.build(d, 1, agent="nope"), "nope"),
+    (lambda d: sp.build(d, 1, policy_empty=(3, 4)), "must lie within"),
+    (lambda d: sp.build(d, 1, policy_empty="all"), "within 1-14"),
 ])  # fmt: skip
 def test_bad_arguments_raise_one_line(tmp_path, call, problem):
     with pytest.raises((ArgumentError, ValueError), match=problem) as caught:
@@ -319,6 +374,7 @@ def test_bad_arguments_raise_one_line(tmp_path, call, problem):
     ["build", "D"], ["build", "D", "--shards", "1", "--positions", "9"],
     ["build", "D", "--shards", "1", "--agent", "nope"],
     ["build", "D", "--shards", "1", "--bogus"], ["info"], ["info", "D"], [],
+    ["build", "D", "--shards", "1", "--policy-empty", "3-9"], ["build", "D", "--shards", "1", "--policy-empty", "x"],
 ])  # fmt: skip
 def test_the_command_line_says_bad_input_in_one_line(tmp_path, monkeypatch, capsys, argv):
     monkeypatch.chdir(tmp_path)
@@ -330,7 +386,8 @@ def test_the_command_line_says_bad_input_in_one_line(tmp_path, monkeypatch, caps
 
 def test_the_command_line_builds_resumes_and_reports(built, tmp_path, capsys):
     directory = tmp_path / "cli"
-    argv = ["build", str(directory), "--agent", "mcts:16", "--seed", "5", "--empty", "4-8", "--games-per-shard", "3"]
+    argv = ["build", str(directory), "--agent", "mcts:16", "--seed", "5", "--empty", "4-8", "--games-per-shard", "3",
+            "--policy-empty", "5-7"]  # fmt: skip
     assert sp.main([*argv, "--shards", "0-1", "--quiet"]) == 0
     assert "built 2 shard(s)" in capsys.readouterr().out
     assert sp.main([*argv, "--shards", "2", "--quiet"]) == 0
@@ -374,3 +431,28 @@ def test_the_dataset_page_snippets_run_and_its_figures_are_the_samples():
     assert f"{info['bytes_per_position']:.1f} bytes a position" in page
     # the cost table is what benchmarks.dataset measured and wrote, not typed in
     assert (ROOT / "docs" / "dataset" / "cost.md").read_text(encoding="utf-8").strip() in page
+
+
+@pytest.mark.parametrize("signum, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_background_build_stops_on_ctrl_c_and_sigterm_keeping_its_shards(tmp_path, signum, status):
+    """A shell's background job starts with SIGINT ignored: the builder still stops on it (and on SIGTERM),
+    says so in one line, and keeps every finished shard; the same command resumes."""
+    directory = tmp_path / "stopped"
+    argv = [sys.executable, "-m", "training.solved_positions", "build", str(directory), "--shards", "0-999",
+            "--agent", "mcts:16", "--empty", "4-8", "--games-per-shard", "1", "--quiet"]  # fmt: skip
+    process = subprocess.Popen(argv, cwd=ROOT, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))  # fmt: skip
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and process.poll() is None:
+            if (directory / sp.MANIFEST).exists() and len(sp.read_manifest(directory)["shards"]) >= 2:
+                break
+            time.sleep(0.2)
+        process.send_signal(signum)
+        _, err = process.communicate(timeout=30)
+    finally:
+        process.kill()
+    assert process.returncode == status, err
+    assert err.strip().count("\n") == 0 and "interrupted; finished shards are kept" in err
+    kept = sp.read_manifest(directory)["shards"]
+    assert len(kept) >= 2 and len(sp.load(directory)) > 0

@@ -47,7 +47,9 @@ import json
 import os
 import random
 import re
+import signal
 import sys
+import threading
 import time
 import zipfile
 import zlib
@@ -87,9 +89,13 @@ from trinity_env.fast.layout import (
 from trinity_env.spec.observation import OBSERVATION_SIZE
 
 FORMAT = "trinity-towers-solved-positions"
-VERSION = 1
+VERSION = 2
 DEFAULT_AGENT = "mcts:200"
 DEFAULT_EMPTY = (4, 10)
+MOST_POLICY_EMPTY = 9
+"""By default (``policy_empty="auto"``) the value-keeping moves are recorded at the build's empty counts up to this
+one: at 10 empty tiles finding every one costs about six times the value alone (measured on 30 games of the default
+build: the value 13 ms a position over 4-10; every move too, 78 ms; every move at 4-9 and the value at 10, 23 ms)."""
 DEFAULT_GAMES_PER_SHARD = 500
 """About 3,000 positions a shard (2 minutes of one core with ``mcts:200`` at 4-10 empty): what Ctrl-C can cost."""
 MAX_GAMES_PER_SHARD = 100_000
@@ -97,7 +103,7 @@ MAX_SHARDS = 100_000
 """Shard numbers are five digits."""
 MAX_SEED = 2**63 - 1
 DEFAULT_MAX_POSITIONS = 4_000_000
-"""What ``load`` takes at most unless told otherwise: 4M positions are about 1.1 GB of arrays (271 bytes each)."""
+"""What ``load`` takes at most unless told otherwise: 4M positions are about 1.2 GB of arrays (303 bytes each)."""
 MANIFEST = "manifest.json"
 SHARD_NAME = re.compile(r"shard-([0-9]{5})\.npz")
 ACTIONS = 256
@@ -110,13 +116,14 @@ ARRAYS: dict[str, tuple[np.dtype, tuple[int, ...]]] = {
     "marks": (np.dtype(np.int8), (TILES,)),
     "info": (np.dtype(np.int8), (INFO_COLUMNS,)),
     "value": (np.dtype(np.int8), ()),
+    "best": (np.dtype(np.uint8), (ACTIONS // 8,)),
     "empty": (np.dtype(np.int8), ()),
     "game": (np.dtype("<i4"), ()),
 }
 """Every array of a shard: its dtype and the shape of one row (the first axis is the position)."""
 BATCH_ARRAYS = Batch._fields
 ROW_BYTES = sum(dtype.itemsize * int(np.prod(shape)) for dtype, shape in ARRAYS.values())
-"""271 bytes a position in memory."""
+"""303 bytes a position in memory."""
 _NPY_HEADER = 4096
 """Room for a member's ``.npy`` header (numpy writes 128 bytes, and never more than 64 KiB)."""
 _ZIP_OVERHEAD = 1 << 16
@@ -146,6 +153,19 @@ def check_empty(empty: object) -> tuple[int, int]:
             and 1 <= empty[0] <= empty[1] <= 14):  # fmt: skip
         raise ArgumentError(f"empty tiles must be a range LOW-HIGH within 1-14 (low <= high), got {empty!r}")
     return int(empty[0]), int(empty[1])
+
+
+def check_policy_empty(policy_empty: object, empty: tuple[int, int]) -> tuple[int, int] | None:
+    """``policy_empty`` as ``(low, high)`` within ``empty``, or ``None`` (no best moves recorded); ``"auto"`` is
+    ``empty`` up to ``MOST_POLICY_EMPTY`` empty tiles (``None`` when ``empty`` starts above it)."""
+    if policy_empty == "auto":
+        return (empty[0], min(empty[1], MOST_POLICY_EMPTY)) if empty[0] <= MOST_POLICY_EMPTY else None
+    if policy_empty is None:
+        return None
+    low, high = check_empty(policy_empty)
+    if not empty[0] <= low <= high <= empty[1]:
+        raise ArgumentError(f"policy empty tiles {low}-{high} must lie within the empty tiles {empty[0]}-{empty[1]}")
+    return low, high
 
 
 def check_build(agent: str, seed: int, empty: tuple[int, int], games_per_shard: int) -> tuple[int, int]:
@@ -198,23 +218,59 @@ def game_positions(agent, seed: int, game: int, empty: tuple[int, int]) -> list[
     return list(self_play_positions(agent, game_seed(seed, game), empty).values())
 
 
-def build_shard(index: int, agent, solver, seed: int, empty: tuple[int, int], games_per_shard: int,
-                on_game=None) -> dict[str, np.ndarray]:  # fmt: skip
-    """Shard ``index``'s arrays: its games played by ``agent`` (an ``Agent``), every position solved."""
+def best_actions(state: GameState, best_moves: Sequence[tuple[str, int]]) -> np.ndarray:
+    """The packed 256-action mask (uint8 [32], bit ``a % 8`` of byte ``a // 8``) of the mover's legal actions
+    that play one of ``best_moves`` (``(card, tile)`` pairs): every copy of an identical card counts."""
+    wanted = set(best_moves)
+    deck = state.decks[state.to_move]
+    mask = np.zeros(ACTIONS, np.uint8)
+    for action in state.legal_actions():
+        card, tile = divmod(action - 16, TILES)
+        if (deck[card].notation, tile) in wanted:
+            mask[action] = 1
+    return np.packbits(mask, bitorder="little")
+
+
+def label(solver, state: GameState, policy_empty: tuple[int, int] | None) -> tuple[int, np.ndarray]:
+    """The exact value of ``state`` for its mover and, where its empty tiles lie in ``policy_empty``, the packed
+    mask of every action that keeps it (``best_actions``; zeros elsewhere)."""
+    count = len(state.empty_tiles())
+    if policy_empty is not None and policy_empty[0] <= count <= policy_empty[1]:
+        solution = solver.solve(state)
+        return solution.value, best_actions(state, solution.best_moves)
+    return solver.value(state), np.zeros(ACTIONS // 8, np.uint8)
+
+
+def build_shard(
+    index: int,
+    agent,
+    solver,
+    seed: int,
+    empty: tuple[int, int],
+    games_per_shard: int,
+    on_game=None,
+    policy_empty: tuple[int, int] | None = None,
+) -> dict[str, np.ndarray]:
+    """Shard ``index``'s arrays: its games played by ``agent`` (an ``Agent``), every position solved; where
+    its empty tiles lie in ``policy_empty``, every move that keeps the value recorded too (``best``)."""
     states: list[GameState] = []
     values: list[int] = []
+    best: list[np.ndarray] = []
     games: list[int] = []
     first = index * games_per_shard
     for game in range(first, first + games_per_shard):
         for state in game_positions(agent, seed, game, empty):
+            value, moves = label(solver, state, policy_empty)
+            values.append(value)
+            best.append(moves)
             states.append(state)
-            values.append(solver.value(state))
             games.append(game)
         if on_game is not None:
             on_game(len(states))
     batch = from_states(states) if states else Batch.empty(0)
     arrays = {name: getattr(batch, name) for name in BATCH_ARRAYS}
     arrays["value"] = np.array(values, np.int8)
+    arrays["best"] = np.array(best, np.uint8).reshape(len(best), ACTIONS // 8)
     arrays["empty"] = (batch.owner == -1).sum(axis=1).astype(np.int8)
     arrays["game"] = np.array(games, "<i4")
     return arrays
@@ -270,9 +326,11 @@ def _locked(directory: Path) -> Iterator[None]:
         os.close(descriptor)  # closing releases the lock
 
 
-def _header(agent: str, seed: int, empty: tuple[int, int], games_per_shard: int) -> dict[str, Any]:
-    return {"format": FORMAT, "version": VERSION, "agent": agent, "seed": seed, "empty": list(empty),
-            "games_per_shard": games_per_shard, "draft": "random", "open_hands": True,
+def _header(agent: str, seed: int, empty: tuple[int, int], games_per_shard: int,
+            policy_empty: tuple[int, int] | None, agent_sha256: str | None) -> dict[str, Any]:  # fmt: skip
+    return {"format": FORMAT, "version": VERSION, "agent": agent, "agent_sha256": agent_sha256, "seed": seed,
+            "empty": list(empty), "policy_empty": None if policy_empty is None else list(policy_empty),
+            "games_per_shard": games_per_shard, "draft": "dealt", "open_hands": True,
             "arrays": {name: {"dtype": dtype.str, "row": list(shape)} for name, (dtype, shape) in ARRAYS.items()},
             "shards": {}}  # fmt: skip
 
@@ -300,7 +358,10 @@ def _write_manifest(directory: Path, manifest: dict[str, Any]) -> None:
 
 def _describe(manifest: dict[str, Any]) -> str:
     low, high = manifest["empty"]
-    return (f"agent {manifest['agent']}, seed {manifest['seed']}, {low}-{high} empty, "
+    policy = manifest["policy_empty"]
+    moves = "no best moves" if policy is None else f"best moves at {policy[0]}-{policy[1]} empty"
+    files = "" if manifest["agent_sha256"] is None else f" (files sha256 {manifest['agent_sha256'][:12]})"
+    return (f"agent {manifest['agent']}{files}, seed {manifest['seed']}, {low}-{high} empty, {moves}, "
             f"{manifest['games_per_shard']} games a shard")  # fmt: skip
 
 
@@ -324,16 +385,19 @@ def build(
     seed: int = 0,
     empty: tuple[int, int] = DEFAULT_EMPTY,
     games_per_shard: int = DEFAULT_GAMES_PER_SHARD,
+    policy_empty: tuple[int, int] | str | None = "auto",
     progress: bool = False,
 ) -> BuildReport:
     """Build (or complete) the dataset in ``directory``: the ``shards`` given (``N``: 0 to N-1; ``(A, B)``:
-    A to B), or shards from 0 on until the folder holds ``positions`` positions.
+    A to B), or shards from 0 on until the folder holds ``positions`` positions. ``policy_empty``: the empty
+    tiles (within ``empty``) at which every value-keeping move is recorded too, or ``None``.
 
     A shard already in the manifest whose file has the manifest's sha256 is kept; any other is
     (re)built. A folder with a manifest must come from a build with the same parameters. Ctrl-C
     (``KeyboardInterrupt``) stops between or inside shards: every finished shard stays.
     """
     empty = check_build(agent, seed, empty, games_per_shard)
+    policy_empty = check_policy_empty(policy_empty, empty)
     if (shards is None) == (positions is None):
         raise ArgumentError("give a budget: shards (N or A-B) or positions, not both and not neither")
     wanted = shard_range(shards) if shards is not None else range(0, MAX_SHARDS)
@@ -346,7 +410,9 @@ def build(
         raise ArgumentError(f"{directory}: cannot make the folder ({err.strerror or err})") from None
     if not directory.is_dir():
         raise ArgumentError(f"{directory}: not a folder")
-    header = _header(agent, seed, empty, games_per_shard)
+    from trinity_env.agents.registry import spec_sha256
+
+    header = _header(agent, seed, empty, games_per_shard, policy_empty, spec_sha256(agent))
     with _locked(directory):
         if (directory / MANIFEST).exists():
             manifest = read_manifest(directory)
@@ -393,7 +459,7 @@ def build(
                     bar.update(1)
                     bar.set_postfix(shard=index, positions=before + count, refresh=False)
 
-            arrays = build_shard(index, player, solver, seed, empty, games_per_shard, on_game)
+            arrays = build_shard(index, player, solver, seed, empty, games_per_shard, on_game, policy_empty)
             data = shard_bytes(arrays)
             write_bytes(directory / name, data)
             entry = {"games": [index * games_per_shard, (index + 1) * games_per_shard],
@@ -446,11 +512,17 @@ def read_manifest(directory: str | Path) -> dict[str, Any]:
     try:
         if not isinstance(manifest.get("agent"), str):
             raise ValueError("agent must be a string")
+        files = manifest.get("agent_sha256", "")
+        if files is not None and not (isinstance(files, str) and re.fullmatch(r"[0-9a-f]{64}", files)):
+            raise ValueError("agent_sha256 must be 64 hex digits or null")
         _whole("seed", manifest.get("seed"), 0, MAX_SEED)
         games_per_shard = _whole("games_per_shard", manifest.get("games_per_shard"), 1, MAX_GAMES_PER_SHARD)
         low, high = check_empty(manifest.get("empty"))
-        if manifest.get("draft") != "random" or manifest.get("open_hands") is not True:
-            raise ValueError("draft must be 'random' and open_hands true")
+        policy = manifest.get("policy_empty", "")
+        check_policy_empty(None if policy is None else tuple(policy) if isinstance(policy, list) else policy,
+                           (low, high))  # fmt: skip
+        if manifest.get("draft") != "dealt" or manifest.get("open_hands") is not True:
+            raise ValueError("draft must be 'dealt' and open_hands true")
         arrays = {name: {"dtype": dtype.str, "row": list(shape)} for name, (dtype, shape) in ARRAYS.items()}
         if manifest.get("arrays") != arrays:
             raise ValueError("arrays differ from this version's layout")
@@ -472,7 +544,7 @@ def read_manifest(directory: str | Path) -> dict[str, Any]:
             for key in ("sha256", "arrays_sha256"):
                 if not (isinstance(entry[key], str) and re.fullmatch(r"[0-9a-f]{64}", entry[key])):
                     raise ValueError(f"{name}: {key} must be 64 hex digits")
-    except (ValueError, TypeError) as err:
+    except (ValueError, TypeError, ArgumentError) as err:
         raise _fail(path, str(err)) from None
     return manifest
 
@@ -550,7 +622,8 @@ def read_shard(path: str | Path, entry: dict[str, Any]) -> dict[str, np.ndarray]
     return arrays
 
 
-def check_rows(arrays: dict[str, np.ndarray], games: tuple[int, int], empty: tuple[int, int]) -> str | None:
+def check_rows(arrays: dict[str, np.ndarray], games: tuple[int, int], empty: tuple[int, int],
+               policy_empty: tuple[int, int] | None = None) -> str | None:  # fmt: skip
     """What is wrong with the rows (the first problem found), or ``None``: every value within the ranges the
     format allows, so that the kernels (which do not check bounds) index only inside their arrays."""
     decks, status, sides, owner, marks, info = (arrays[name] for name in BATCH_ARRAYS)
@@ -580,8 +653,15 @@ def check_rows(arrays: dict[str, np.ndarray], games: tuple[int, int], empty: tup
     for name, ok in checks:
         if not ok:
             return f"{name} out of range"
-    if not (_masks(Batch(decks, status, sides, owner, marks, info)).any(axis=1)).all():
+    masks = _masks(Batch(decks, status, sides, owner, marks, info))
+    if not masks.any(axis=1).all():
         return "a position whose mover has no move"
+    best = np.unpackbits(arrays["best"], axis=1, bitorder="little")
+    if (best > masks).any():
+        return "best moves that are not legal"
+    labelled = np.zeros(n, bool) if policy_empty is None else (count >= policy_empty[0]) & (count <= policy_empty[1])
+    if not (best.any(axis=1) == labelled).all():
+        return "best moves missing where the manifest records them, or present where it does not"
     return None
 
 
@@ -592,6 +672,7 @@ class SolvedPositions:
 
     batch: Batch
     value: np.ndarray
+    best: np.ndarray
     empty: np.ndarray
     game: np.ndarray
     manifest: dict[str, Any]
@@ -610,6 +691,15 @@ class SolvedPositions:
     def masks(self) -> np.ndarray:
         """The mover's legal-action masks, int8 [N, 256]."""
         return _masks(self.batch)
+
+    def best_masks(self) -> np.ndarray:
+        """Every move that keeps the exact value, int8 [N, 256] (1 where it does); a row of zeros where the
+        build did not record them (outside the manifest's ``policy_empty``): see ``has_best``."""
+        return np.unpackbits(self.best, axis=1, bitorder="little").view(np.int8)
+
+    def has_best(self) -> np.ndarray:
+        """bool [N]: whether row ``i`` has its value-keeping moves recorded."""
+        return self.best.any(axis=1)
 
     def training_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(observations, masks, values)``: int8 [N, 339], int8 [N, 256], float32 [N] (the mover's exact value)."""
@@ -633,7 +723,10 @@ def _masks(batch: Batch) -> np.ndarray:
 def _checked_shard(directory: Path, name: str, manifest: dict[str, Any]) -> dict[str, np.ndarray]:
     entry = manifest["shards"][name]
     arrays = read_shard(directory / name, entry)
-    problem = check_rows(arrays, tuple(entry["games"]), tuple(manifest["empty"]))
+    policy = manifest["policy_empty"]
+    problem = check_rows(
+        arrays, tuple(entry["games"]), tuple(manifest["empty"]), None if policy is None else tuple(policy)
+    )
     if problem is not None:
         raise _fail(directory / name, problem)
     return arrays
@@ -641,7 +734,7 @@ def _checked_shard(directory: Path, name: str, manifest: dict[str, Any]) -> dict
 
 def _positions(arrays: dict[str, np.ndarray], manifest: dict[str, Any]) -> SolvedPositions:
     batch = Batch(*(np.ascontiguousarray(arrays[name]) for name in BATCH_ARRAYS))
-    return SolvedPositions(batch, arrays["value"], arrays["empty"], arrays["game"], manifest)
+    return SolvedPositions(batch, arrays["value"], arrays["best"], arrays["empty"], arrays["game"], manifest)
 
 
 def _selected(directory: Path, manifest: dict[str, Any], max_positions: int) -> list[str]:
@@ -693,6 +786,7 @@ def summary(directory: str | Path) -> dict[str, Any]:
     size = sum(e["bytes"] for e in manifest["shards"].values())
     indices = sorted(int(SHARD_NAME.fullmatch(n)[1]) for n in manifest["shards"])
     return {"agent": manifest["agent"], "seed": manifest["seed"], "empty": manifest["empty"],
+            "policy_empty": manifest["policy_empty"],
             "games_per_shard": manifest["games_per_shard"], "shards": len(indices), "shard_indices": indices,
             "games": games, "positions": positions, "bytes": size,
             "bytes_per_position": size / positions if positions else None,
@@ -739,6 +833,10 @@ def _shards_argument(text: str) -> int | tuple[int, int]:
     return low, high
 
 
+def _policy_argument(text: str) -> tuple[int, int] | str | None:
+    return None if text == "none" else text if text == "auto" else empty_range(text)
+
+
 def parser() -> argparse.ArgumentParser:
     top = OneLineParser(prog="python -m training.solved_positions", description=__doc__.split("\n")[0])
     commands = top.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
@@ -755,6 +853,9 @@ def parser() -> argparse.ArgumentParser:
                       help="empty tiles, N or LOW-HIGH within 1-14 (default 4-10)")  # fmt: skip
     make.add_argument("--games-per-shard", type=whole_number(1, MAX_GAMES_PER_SHARD), default=DEFAULT_GAMES_PER_SHARD,
                       help=f"games in a shard (default {DEFAULT_GAMES_PER_SHARD})")  # fmt: skip
+    make.add_argument("--policy-empty", type=_policy_argument, default="auto",
+                      help="empty tiles, N or LOW-HIGH within --empty, at which every value-keeping move is recorded "
+                           f"too; 'none'; or 'auto' (the default: --empty up to {MOST_POLICY_EMPTY})")  # fmt: skip
     make.add_argument("--quiet", action="store_true", help="no progress bar")
     show = commands.add_parser("info", help="check every shard and say what the dataset holds")
     show.add_argument("directory", metavar="DIR")
@@ -762,8 +863,24 @@ def parser() -> argparse.ArgumentParser:
     return top
 
 
+def _stop_on_signals() -> list[int]:
+    """Ctrl-C and SIGTERM both raise ``KeyboardInterrupt`` (a shell's background job inherits SIGINT ignored, and
+    SIGTERM would otherwise kill the build without a word); the list holds the signal that stopped it."""
+    stopped = [signal.SIGINT]
+
+    def stop(signum, frame) -> None:
+        stopped[0] = signum
+        raise KeyboardInterrupt
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, stop)
+        signal.signal(signal.SIGTERM, stop)
+    return stopped
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """0, 2 for bad input (one line on stderr), 130 when interrupted (finished shards kept)."""
+    """0, 2 for bad input (one line on stderr), 130 when interrupted by Ctrl-C and 143 by SIGTERM (finished shards
+    kept)."""
     prog = "solved_positions"
     try:
         args, extra = parser().parse_known_args(argv)
@@ -772,10 +889,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as err:
         print(f"{prog}: {' '.join(err.message.split())}", file=sys.stderr)
         return 2
+    stopped = _stop_on_signals() if args.command == "build" else [signal.SIGINT]
     try:
         if args.command == "build":
             report = build(args.directory, args.shards, positions=args.positions, agent=args.agent, seed=args.seed,
-                           empty=args.empty, games_per_shard=args.games_per_shard, progress=not args.quiet)  # fmt: skip
+                           empty=args.empty, games_per_shard=args.games_per_shard,
+                           policy_empty=args.policy_empty, progress=not args.quiet)  # fmt: skip
             rate = report.positions_built / report.seconds if report.seconds else 0.0
             print(f"{args.directory}: built {len(report.built)} shard(s) ({report.positions_built} positions, "
                   f"{report.seconds:.0f} s, {rate:.1f} positions/s), {len(report.skipped)} already complete; "
@@ -788,7 +907,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 _print_summary(args.directory, info)
     except KeyboardInterrupt:
         print(f"{prog}: interrupted; finished shards are kept (run the same command to resume)", file=sys.stderr)
-        return 130
+        return 128 + int(stopped[0])
     except (TrinityError, ValueError, OSError) as err:
         print(f"{prog}: {' '.join(str(err).split())[:500]}", file=sys.stderr)
         return 2

@@ -1,0 +1,304 @@
+"""The learned player's scaling study: what the value head and the raw policy need, measured on solved positions.
+
+    python -m benchmarks.value_scaling --sizes 30000 --variants board-128x2 --steps 2000   # one short run, printed
+    python -m benchmarks.value_scaling --write   # the study: every variant and size, to docs/alphazero/scaling.*
+
+The data is the solved-positions dataset (``docs/dataset/default``, ``training.solved_positions``):
+exact values at 4-10 empty tiles and, at 4-9, every move that keeps the value. Every game whose
+index is a multiple of 10 is held out (the positions of a game are never split between the two
+sides); training draws from the first ``size`` positions of the other games.
+
+Each run trains one fresh network (``VARIANTS``) for ``--steps`` minibatch steps (AdamW 1e-3,
+weight decay 1e-4, batch 256, one torch thread, seeded) on two losses: the value's squared error
+against the exact value, and, where the best moves are recorded, the policy's negative log of the
+probability it gives to the set of value-keeping moves. Every ``--eval-every`` steps the run is scored
+on the held-out positions (at most ``--held-out`` of each empty count): the value's sign against the
+exact value, and whether the raw policy's first choice keeps the value (at 4-9 empty, where the
+dataset records it), by empty count, with the run's CPU time so far (this process's user + system
+time: the curves are read at equal CPU time, whatever else the machine did). The load average is printed.
+
+Writes ``docs/alphazero/scaling.json`` (every curve), ``scaling.md`` (the table at the end of each
+run) and ``scaling.png`` (held-out value sign against CPU time).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from benchmarks import load_average
+from training.solved_positions import load
+from trinity_env.agents.az import make_network
+from trinity_env.agents.board_network import BoardNetwork
+from trinity_env.agents.tactics import tactical_features
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs" / "alphazero"
+DATASET = ROOT / "docs" / "dataset" / "default"
+COUNTS = (4, 5, 6, 7, 8, 9, 10)
+BATCH = 256
+
+
+class OutcomeBoardNetwork(BoardNetwork):
+    """The board network whose value is read off its moves: every placement's logit is trained as the chance that
+    the move keeps a won position won (its exact outcome: on dealt hands, where no position is drawn, a move wins
+    exactly when the position is won and the move is one of its best), and the value is the best legal
+    placement's outcome, ``2 * sigmoid(max logit) - 1``, averaged with the trunk's own value. One ply of
+    look-ahead built into the heads, so the value can use what each capture and domino does."""
+
+    architecture = "board-outcome"
+
+    def forward(self, observations, masks, tactical=None):
+        logits, trunk_value = super().forward(observations, masks, tactical)
+        place = logits[:, 16:]
+        best = place.max(dim=1).values
+        from_moves = torch.where(best > -1e8, 2 * torch.sigmoid(best) - 1, trunk_value)
+        return logits, (trunk_value + from_moves) / 2
+
+
+VARIANTS: dict[str, Callable[[], torch.nn.Module]] = {
+    "mlp-256x2": lambda: make_network("mlp", 256, 2, True),
+    "board-64x2": lambda: make_network("board", 64, 2, True),
+    "board-128x2": lambda: make_network("board", 128, 2, True),
+    "board-128x2-no-tactics": lambda: make_network("board", 128, 2, False),
+    "board-128x4": lambda: make_network("board", 128, 4, True),
+    "board-256x4": lambda: make_network("board", 256, 4, True),
+    "outcome-128x2": lambda: OutcomeBoardNetwork(128, 2, True),
+    "outcome-128x4": lambda: OutcomeBoardNetwork(128, 4, True),
+}
+"""The networks compared: ``board-128x2`` is ``az-standard``'s (``configs/train/az-standard.yaml``)."""
+DEFAULT_SIZES = (30_000, 100_000, 300_000, 1_000_000)
+
+
+class Data:
+    """The dataset's arrays split by game: ``train`` rows (games not a multiple of 10) and ``held`` rows."""
+
+    def __init__(self, directory: Path, held_per_count: int, seed: int):
+        data = load(directory)
+        self.positions = len(data)
+        self.observations, self.masks, self.values = data.training_arrays()
+        self.best = data.best_masks()
+        self.has_best = data.has_best()
+        self.empty = data.empty.astype(np.int64)
+        held = data.game % 10 == 0
+        self.train = np.flatnonzero(~held)
+        rng = np.random.default_rng(seed)
+        chosen = []
+        for count in COUNTS:
+            rows = np.flatnonzero(held & (self.empty == count))
+            chosen.append(rng.permutation(rows)[:held_per_count])
+        self.held = np.sort(np.concatenate(chosen))
+
+
+def policy_loss(logits: torch.Tensor, best: torch.Tensor, has: torch.Tensor) -> torch.Tensor:
+    """``-log P(a value-keeping move)`` averaged over the rows whose best moves are recorded (0 without any)."""
+    if not bool(has.any()):
+        return logits.new_zeros(())
+    log_p = torch.log_softmax(logits[has], dim=1)
+    kept = torch.logsumexp(log_p.masked_fill(best[has] == 0, -1e9), dim=1)
+    return -kept.mean()
+
+
+def outcome_loss(
+    logits: torch.Tensor, best: torch.Tensor, has: torch.Tensor, values: torch.Tensor, masks: torch.Tensor
+) -> torch.Tensor:
+    """For ``OutcomeBoardNetwork``: each legal placement's logit against its exact outcome (a win exactly where the
+    position is won and the move keeps it), binary cross-entropy over the legal placements of recorded rows."""
+    if not bool(has.any()):
+        return logits.new_zeros(())
+    place, legal = logits[has, 16:], masks[has, 16:].bool()
+    wins = ((best[has, 16:] > 0) & (values[has, None] > 0)).float()
+    loss = torch.nn.functional.binary_cross_entropy_with_logits(place.clamp(-30, 30), wins, reduction="none")
+    return (loss * legal).sum() / legal.sum()
+
+
+def score(network: torch.nn.Module, data: Data) -> dict[str, dict[str, float]]:
+    """Held-out value sign and policy "keeps the value" by empty count (and ``all``)."""
+    network.eval()
+    signs, keeps = {}, {}
+    with torch.no_grad():
+        rows = data.held
+        values_all, first_all = [], []
+        for start in range(0, len(rows), 2048):
+            part = rows[start : start + 2048]
+            logits, values = network(torch.from_numpy(data.observations[part]), torch.from_numpy(data.masks[part]))
+            values_all.append(values.numpy())
+            first_all.append(logits.argmax(dim=1).numpy())
+        values, first = np.concatenate(values_all), np.concatenate(first_all)
+    exact = data.values[rows]
+    right = np.sign(values) == exact
+    kept = data.best[rows, first] > 0
+    has = data.has_best[rows]
+    for count in COUNTS:
+        mine = data.empty[rows] == count
+        if mine.any():
+            signs[str(count)] = float(right[mine].mean())
+        if (mine & has).any():
+            keeps[str(count)] = float(kept[mine & has].mean())
+    signs["all"] = float(right.mean())
+    keeps["all"] = float(kept[has].mean()) if has.any() else float("nan")
+    network.train()
+    return {"value_sign": signs, "policy_keeps": keeps}
+
+
+def cpu_seconds() -> float:
+    times = os.times()
+    return times.user + times.system
+
+
+def run(variant: str, size: int, data: Data, steps: int, eval_every: int, seed: int) -> dict:
+    """Train ``variant`` on the first ``size`` training positions for ``steps`` steps; its curve."""
+    torch.manual_seed(seed)
+    rng = np.random.default_rng(seed)
+    network = VARIANTS[variant]()
+    outcome = isinstance(network, OutcomeBoardNetwork)
+    optimizer = torch.optim.AdamW(network.parameters(), lr=1e-3, weight_decay=1e-4)
+    pool = data.train[: min(size, len(data.train))]
+    start = cpu_seconds()
+    curve = []
+    network.train()
+    for step in range(1, steps + 1):
+        rows = np.sort(pool[rng.integers(0, len(pool), BATCH)])
+        observations = torch.from_numpy(data.observations[rows])
+        masks = torch.from_numpy(data.masks[rows])
+        tactical = tactical_features(observations) if getattr(network, "tactics", False) else None
+        logits, values = network(observations, masks, tactical)
+        target = torch.from_numpy(data.values[rows])
+        best, has = torch.from_numpy(data.best[rows]), torch.from_numpy(data.has_best[rows])
+        loss = (values - target).pow(2).mean() + policy_loss(logits, best, has)
+        if outcome:
+            loss = loss + outcome_loss(logits, best, has, target, masks)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        if step % eval_every == 0 or step == steps:
+            point = {
+                "step": step,
+                "cpu_seconds": round(cpu_seconds() - start, 1),
+                "loss": round(float(loss.detach()), 4),
+            }
+            point.update(score(network, data))
+            curve.append(point)
+            print(
+                f"  {variant} {len(pool):,} positions, step {step:,}: {point['cpu_seconds']:.0f} CPU s, value sign "
+                f"{point['value_sign']['all']:.1%}, policy keeps {point['policy_keeps']['all']:.1%}",
+                flush=True,
+            )
+    parameters = sum(p.numel() for p in network.parameters())
+    return {
+        "variant": variant,
+        "positions": len(pool),
+        "steps": steps,
+        "seed": seed,
+        "parameters": parameters,
+        "curve": curve,
+    }
+
+
+def table(runs: list[dict]) -> str:
+    """Markdown: each run's last evaluation, value sign and policy by empty count."""
+    shown = (4, 6, 8, 10)
+    head = (
+        "| network | positions | steps | CPU min | "
+        + " | ".join(f"sign {c}" for c in shown)
+        + " | sign all | "
+        + " | ".join(f"keeps {c}" for c in shown if c < 10)
+        + " | keeps all |"
+    )
+    lines = [head, "|---|---:|---:|---:|" + "---:|" * (2 * len(shown) + 1)]
+    for r in runs:
+        last = r["curve"][-1]
+        signs, keeps = last["value_sign"], last["policy_keeps"]
+        cells = [f"{signs[str(c)]:.1%}" if str(c) in signs else "-" for c in shown] + [f"{signs['all']:.1%}"]
+        cells += [f"{keeps[str(c)]:.1%}" if str(c) in keeps else "-" for c in shown if c < 10]
+        cells.append(f"{keeps['all']:.1%}")
+        lines.append(
+            f"| {r['variant']} | {r['positions']:,} | {r['steps']:,} | {last['cpu_seconds'] / 60:.1f} | "
+            + " | ".join(cells)
+            + " |"
+        )
+    return "\n".join(lines)
+
+
+def plot(runs: list[dict], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(1, 2, figsize=(12, 4.5))
+    for r in runs:
+        x = [p["cpu_seconds"] / 60 for p in r["curve"]]
+        name = f"{r['variant']}, {r['positions'] // 1000}k"
+        axes[0].plot(x, [p["value_sign"]["all"] for p in r["curve"]], marker=".", label=name)
+        axes[1].plot(x, [p["policy_keeps"]["all"] for p in r["curve"]], marker=".", label=name)
+    for axis, title in zip(axes, ("held-out value sign (4-10 empty)", "raw policy keeps the value (4-9 empty)")):
+        axis.set_xlabel("CPU minutes (one thread)")
+        axis.set_title(title)
+        axis.grid(alpha=0.3)
+    axes[1].legend(fontsize=7, loc="lower right")
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dataset", default=str(DATASET), help="a folder built by training.solved_positions")
+    parser.add_argument(
+        "--sizes", default=",".join(map(str, DEFAULT_SIZES)), help="training positions, comma-separated"
+    )
+    parser.add_argument("--variants", default=",".join(VARIANTS), help=f"comma-separated, of: {', '.join(VARIANTS)}")
+    parser.add_argument("--steps", type=int, default=6000, help="learner steps a run (batch 256)")
+    parser.add_argument("--eval-every", type=int, default=1000, help="steps between held-out evaluations")
+    parser.add_argument("--held-out", type=int, default=3000, help="held-out positions of each empty count, at most")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--write", action="store_true", help="write docs/alphazero/scaling.{json,md,png}")
+    args = parser.parse_args(argv)
+    variants = args.variants.split(",")
+    unknown = [v for v in variants if v not in VARIANTS]
+    if unknown:
+        parser.error(f"unknown variant(s) {', '.join(unknown)}; known: {', '.join(VARIANTS)}")
+    sizes = [int(s) for s in args.sizes.split(",")]
+    torch.set_num_threads(1)
+    print(f"load average {load_average()} on {os.cpu_count()} cores; torch {torch.__version__}")
+    began = time.perf_counter()
+    data = Data(Path(args.dataset), args.held_out, args.seed)
+    print(
+        f"{data.positions:,} positions ({args.dataset}): {len(data.train):,} to train on, {len(data.held):,} held out"
+    )
+    runs = []
+    for size in sizes:
+        if size > len(data.train) and size != sizes[0]:
+            print(f"skipping {size:,} positions: the dataset holds {len(data.train):,} to train on")
+            continue
+        for variant in variants:
+            runs.append(run(variant, size, data, args.steps, args.eval_every, args.seed))
+    text = table(runs)
+    print(text)
+    print(f"{time.perf_counter() - began:.0f} s; load average {load_average()}")
+    if args.write:
+        document = {
+            "dataset": args.dataset,
+            "dataset_positions": data.positions,
+            "held_out": len(data.held),
+            "steps": args.steps,
+            "seed": args.seed,
+            "load_average": load_average(),
+            "runs": runs,
+        }
+        (DOCS / "scaling.json").write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
+        (DOCS / "scaling.md").write_text(text + "\n", encoding="utf-8")
+        plot(runs, DOCS / "scaling.png")
+        print(f"wrote {DOCS / 'scaling.md'}, scaling.json and scaling.png")
+
+
+if __name__ == "__main__":
+    main()
