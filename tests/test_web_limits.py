@@ -444,3 +444,39 @@ def test_past_the_connection_cap_a_real_server_answers_503():
                 time.sleep(0.1)
         else:
             raise AssertionError("the server still refuses with no connection open")
+
+
+def until_closed(sock: socket.socket, trickle: bytes, wait: float) -> bytes | None:
+    """Send ``trickle`` a byte every 0.2 s (or nothing, if empty) until the server closes ``sock``: what it sent
+    before closing, or ``None`` if it was still open after ``wait`` seconds."""
+    got, deadline = b"", time.monotonic() + wait
+    sock.settimeout(0.2)
+    while time.monotonic() < deadline:
+        try:
+            chunk = sock.recv(4096)
+            if not chunk:
+                return got
+            got += chunk
+        except TimeoutError:
+            pass
+        except OSError:
+            return got
+        if trickle:
+            try:
+                sock.send(trickle[:1])
+            except OSError:
+                return got
+            trickle = trickle[1:] or b"x"
+    return None
+
+
+def test_a_connection_that_sends_no_whole_request_head_in_time_is_closed():
+    with real_server(SERVER_LIMITS | {"header_seconds": 1.0}) as (pid, port):
+        idle, trickling, working = (socket.create_connection(("127.0.0.1", port)) for _ in range(3))
+        with idle, trickling, working:
+            working.sendall(f"GET /api/engine HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
+            assert working.recv(4096).startswith(b"HTTP/1.1 200 ")  # a whole head in time: answered
+            assert until_closed(idle, b"", WAIT_SECONDS) == b""  # nothing sent: closed, unanswered
+            head = f"GET /api/engine HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nX-Slow: ".encode()
+            assert until_closed(trickling, head, WAIT_SECONDS) == b""  # a byte at a time: closed too
+            assert until_closed(working, b"", WAIT_SECONDS) == b""  # idle after its answer: closed as well

@@ -13,7 +13,8 @@ limits, and answers for the app when one is broken (JSON ``{"error": ...}``, ``C
   ``Limits.bodies_in_flight``; a request past it is refused at once, before its body is read.
 
 The connection cap and the idle keep-alive timeout are uvicorn's (``limit_concurrency``,
-``timeout_keep_alive``): ``uvicorn_config`` sets them from the same ``Limits``. uvicorn stops reading a
+``timeout_keep_alive``): ``uvicorn_config`` sets them from the same ``Limits``, and adds a deadline for a
+connection to send a whole request head (``Limits.header_seconds``), which uvicorn lacks. uvicorn stops reading a
 connection whose app is not reading (64 KiB buffered at most), so a body this middleware has not
 accepted stays in the client's socket, not in the server's memory.
 """
@@ -45,6 +46,11 @@ MAX_CONNECTIONS = 64
 (uvicorn's ``limit_concurrency``). A browser opens about 6; the app is for one machine's players."""
 KEEP_ALIVE_SECONDS = 5
 """Seconds uvicorn keeps an idle connection open between requests (its ``timeout_keep_alive``, its default)."""
+HEADER_SECONDS = 10.0
+"""Seconds a connection has to send a whole request head (request line and headers), from when it opens or its
+last response went out; it is closed past that. uvicorn has no such limit (any byte, however late, stops its
+keep-alive timer), so connections that send nothing, or a header a byte at a time, would hold the
+``MAX_CONNECTIONS`` places for ever and every other request would get 503."""
 
 
 @dataclass(frozen=True)
@@ -57,9 +63,10 @@ class Limits:
     bodies_in_flight: int = BODIES_IN_FLIGHT
     max_connections: int = MAX_CONNECTIONS
     keep_alive_seconds: int = KEEP_ALIVE_SECONDS
+    header_seconds: float = HEADER_SECONDS
 
     def __post_init__(self) -> None:
-        for name in ("body_seconds", "body_grace_seconds", "min_body_rate", "bodies_in_flight"):
+        for name in ("body_seconds", "body_grace_seconds", "min_body_rate", "bodies_in_flight", "header_seconds"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"{name} must be more than 0, got {getattr(self, name)}")
         for name in ("max_connections", "keep_alive_seconds"):
@@ -206,13 +213,60 @@ async def _answer(send, refused: _Refused) -> None:
 
 
 def uvicorn_config(app: Callable, limits: Limits | None = None, **options: Any):
-    """A ``uvicorn.Config`` for ``app`` with the connection cap and keep-alive timeout of ``limits``."""
+    """A ``uvicorn.Config`` for ``app`` with the connection cap, keep-alive timeout and request-head deadline of
+    ``limits`` (uvicorn's h11 protocol, with ``HEADER_SECONDS`` added: ``head_timed_protocol``)."""
     import uvicorn
 
     limits = limits or Limits()
     return uvicorn.Config(
         app,
+        http=head_timed_protocol(limits.header_seconds),
         limit_concurrency=limits.max_connections,
         timeout_keep_alive=limits.keep_alive_seconds,
         **options,
     )
+
+
+def head_timed_protocol(header_seconds: float) -> type:
+    """uvicorn's h11 protocol, closing a connection that has not sent a whole request head ``header_seconds``
+    after it opened or after its last response (see ``HEADER_SECONDS``)."""
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    class HeadTimedH11Protocol(H11Protocol):
+        _head_timer = None
+        _waiting_after = None  # the request cycle current when the timer started: a new one means a head came
+
+        def connection_made(self, transport) -> None:
+            super().connection_made(transport)
+            self._arm()
+
+        def data_received(self, data: bytes) -> None:
+            super().data_received(data)
+            if self._head_timer is not None and self.cycle is not self._waiting_after:
+                self._disarm()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            if not self.transport.is_closing() and (self.cycle is None or self.cycle.response_complete):
+                self._arm()  # (a pipelined request already started a new cycle otherwise)
+
+        def connection_lost(self, exc) -> None:
+            self._disarm()
+            super().connection_lost(exc)
+
+        def _arm(self) -> None:
+            self._disarm()
+            self._waiting_after = self.cycle
+            self._head_timer = self.loop.call_later(header_seconds, self._head_too_slow)
+
+        def _disarm(self) -> None:
+            if self._head_timer is not None:
+                self._head_timer.cancel()
+                self._head_timer = None
+
+        def _head_too_slow(self) -> None:
+            self._head_timer = None
+            if self.cycle is self._waiting_after and not self.transport.is_closing():
+                self.transport.close()
+
+    return HeadTimedH11Protocol
