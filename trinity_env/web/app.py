@@ -2,16 +2,17 @@
 
 Every request body is read whole first by ``limits.BodyLimits`` (a size cap per route, a time and
 rate limit, a budget of bytes in flight across requests), then must be JSON (``Content-Type:
-application/json``) checked against a fixed schema: unknown fields, wrong types (``true`` is not an int, ``1.0`` is not an int)
-and values out of range are refused with a 4xx status and ``{"error": "<one line>"}``.
+application/json``) checked against a fixed schema: unknown fields, wrong types (``true`` is not an
+int, ``1.0`` is not an int) and values out of range are refused with a 4xx status and ``{"error": "<one line>"}``.
 Agents are named only from ``catalog()``; agent moves and the solver run in worker threads
 (``anyio.to_thread``) so the server keeps answering while they think.
 
 Each browser gets a random client token in an HttpOnly, SameSite=Strict cookie on its first API
 request; games and uploaded replays belong to the token that made them (``GameStore`` finds them
 only for it), so one client can neither read another's games nor push them out of memory with its
-own: a full store refuses new games with 503 rather than drop one in use. With ``allowed_hosts`` (a server on loopback) the ``Host`` header must be exactly one of those
-names, with the server's port or none, which defeats DNS rebinding.
+own: a full store refuses new games with 503 rather than drop one in use. With ``allowed_hosts`` (a
+server on loopback) the ``Host`` header must be exactly one of those names, with the server's port
+or none, which defeats DNS rebinding.
 
 Besides moves, the API answers what the page needs to teach the game and keep it: what each legal
 placement would do (``previews``, from the rules core, on what the player may see), earlier
