@@ -86,7 +86,7 @@ def test_a_build_refuses_a_file_built_with_other_settings(small_set, tmp_path):
         (lambda lines: lines[:1], "no solved positions"),
         (lambda lines: ['{"format": "other"}', *lines[1:]], "not an accuracy set"),
         (lambda lines: [lines[0], lines[1].replace('"value": ', '"value": 7, "old": ')], "value must be"),
-        (lambda lines: [lines[0], "[1, 2]"], "integer 'game'"),
+        (lambda lines: [lines[0], "[1, 2]"], "line 2: not an accuracy record \\(not a JSON object"),
         (
             lambda lines: [
                 lines[0],
@@ -229,3 +229,93 @@ def test_an_interrupted_build_keeps_every_finished_record(tmp_path, monkeypatch)
     monkeypatch.setattr(accuracy, "_solve_record", original)
     build_set(path, **SMALL)
     assert sum(p.value >= 0 for p in load_set(path)) == 3 * SMALL["per_count"]
+
+
+# ---------------------------------------------------------------------- the file through a full disk and damage
+
+
+def test_a_full_disk_during_a_build_is_one_line_naming_the_file_and_the_build_then_resumes(small_set, tmp_path,
+                                                                                             monkeypatch):  # fmt: skip
+    import errno
+    import os
+
+    from trinity_env.core import records
+    from trinity_env.core.errors import WriteError
+
+    path = tmp_path / "set.jsonl"
+    calls = {"n": 0}
+    original = records.write
+
+    def fills_up(descriptor, data):  # the header and three records fit; the fourth is written in part
+        calls["n"] += 1
+        if calls["n"] == 5:
+            original(descriptor, data[: len(data) // 3])
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return original(descriptor, data)
+
+    monkeypatch.setattr(records, "write", fills_up)
+    with pytest.raises(WriteError) as full:
+        build_set(path, **SMALL)
+    assert str(full.value).startswith(f"cannot write {path}: No space left on device") and "\n" not in str(full.value)
+    assert len(path.read_text().splitlines()) == 1 + 3 and path.read_text().endswith("\n")
+    monkeypatch.undo()
+    build_set(path, **SMALL)  # room again: it goes on after the third record
+    assert sorted(path.read_text().splitlines()) == sorted(small_set.read_text().splitlines())
+
+
+def test_a_build_resumes_after_a_last_line_cut_short_and_says_so_in_one_line(small_set, tmp_path, capsys):
+    path = tmp_path / "set.jsonl"
+    kept = small_set.read_text().splitlines()[:4]
+    path.write_text("\n".join(kept) + "\n" + small_set.read_text().splitlines()[4][:50])  # killed mid-line
+    build_set(path, **SMALL)
+    assert path.read_text().splitlines()[:4] == kept
+    assert sorted(path.read_text().splitlines()) == sorted(small_set.read_text().splitlines())
+    assert (
+        capsys.readouterr().err
+        == f"warning: {path}: its last line was cut short (written in part when a job stopped): dropped\n"
+    )
+
+
+def test_a_string_where_a_number_belongs_is_one_line_not_a_traceback(small_set, tmp_path, capsys):
+    path = tmp_path / "set.jsonl"
+    lines = small_set.read_text().splitlines()
+    lines[3] = lines[3].replace('"value": ', '"value": "', 1).replace(', "best_moves"', '", "best_moves"', 1)
+    assert '"value": "' in lines[3]
+    path.write_text("\n".join(lines) + "\n")
+    message = rf"^{path}, line 4: not an accuracy record \(value must be one of -1, 0, 1, got '-?[01]'\)$"
+    with pytest.raises(PositionError, match=message):
+        build_set(path, **SMALL)
+    with pytest.raises(PositionError, match=message):
+        load_set(path)
+    argv = ["accuracy", "--build", str(path), "--per-count", "3", "--empty", "4-6", "--agent", "greedy", "--quiet"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "line 4: not an accuracy record (value must be one of -1, 0, 1" in err
+    assert path.read_text() == "\n".join(lines) + "\n"
+
+
+RUN_CLI = "import sys; from trinity_env.cli import main; sys.exit(main(sys.argv[1:]))"
+
+
+def test_the_command_survives_a_real_full_disk_and_resumes(tmp_path):
+    """A file size limit (``RLIMIT_FSIZE``: writes past it fail with EFBIG, after writing what fits) stands in
+    for a full disk, in a real ``trinity accuracy --build`` process; a second run without it finishes the set."""
+    resource = pytest.importorskip("resource")
+    import signal
+    import subprocess
+    import sys
+
+    path = tmp_path / "set.jsonl"
+    argv = ["accuracy", "--build", str(path), "--per-count", "1", "--empty", "4-5", "--agent", "greedy", "--quiet"]
+
+    def limited() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # EFBIG instead of the signal
+        resource.setrlimit(resource.RLIMIT_FSIZE, (300, 300))  # the header and part of the first record
+
+    full = subprocess.run([sys.executable, "-c", RUN_CLI, *argv], capture_output=True, text=True, timeout=300,
+                          preexec_fn=limited)  # fmt: skip
+    assert full.returncode == 2, full.stderr
+    assert full.stderr.strip().count("\n") == 0 and f"cannot write {path}: File too large" in full.stderr
+    again = subprocess.run([sys.executable, "-c", RUN_CLI, *argv], capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stderr
+    assert sorted({p.empty for p in load_set(path)}) == [4, 5]

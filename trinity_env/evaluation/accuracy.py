@@ -21,13 +21,15 @@ The file is JSON lines: a header line (``format``, the build's ``agent``, ``seed
 "value", "best_moves", "legal_moves"}`` (``value`` for the player to move: 1, 0 or -1;
 ``best_moves`` every ``{"card", "tile"}`` that keeps it) or ``{"game", "empty_tiles",
 "over_budget": true}``. A build appends record by record, so an interrupted one resumes where
-it stopped (``build_set`` with the same file).
+it stopped (``build_set`` with the same file). The file follows ``trinity_env.core.records``: a
+build with other settings is refused, a last line cut short (a killed build) is dropped with a
+warning, a full disk is one line naming the file and the build resumes after it, the file is
+locked while a build writes it, and every field is checked by type (one line naming the line).
 """
 
 from __future__ import annotations
 
 import functools
-import json
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -39,8 +41,7 @@ import numpy as np
 
 from trinity_env.agents.base import Agent
 from trinity_env.agents.registry import make
-from trinity_env.core import ArgumentError, GameState, PositionError
-from trinity_env.core.files import MAX_DOCUMENT_BYTES, parse_json, read_text
+from trinity_env.core import ArgumentError, GameState, PositionError, records
 from trinity_env.evaluation.match import RunInterrupted
 from trinity_env.evaluation.puzzles import agent_move, parse_moves
 from trinity_env.evaluation.ratings import wilson_interval
@@ -161,15 +162,15 @@ def build_set(
     """
     check_build(per_count, empty, agent, max_nodes, seed)
     header = {"format": FORMAT, "agent": agent, "seed": seed, "max_nodes": max_nodes}
-    path = Path(path)
-    done = BuildProgress(header)
-    if path.exists():
-        old_header, done.records = _read_records(path)
-        if {k: old_header.get(k) for k in header} != header:
-            raise PositionError(f"{path}: built with {_describe(old_header)}, not {_describe(header)}; "
-                                "give another file to build a different set")  # fmt: skip
-    else:
-        path.write_text(json.dumps(header) + "\n", encoding="utf-8")
+    with records.appending(path, header, record_problem, PositionError, what="accuracy record",
+                           kind="accuracy set") as (out, contents):  # fmt: skip
+        done = BuildProgress(header, [record for _, record in contents.records])
+        _build(out, done, per_count, empty, agent, seed, max_nodes, progress)
+    return done
+
+
+def _build(out: records.RecordFile, done: BuildProgress, per_count: int, empty: tuple[int, int], agent: str,
+           seed: int, max_nodes: int, progress: bool) -> None:  # fmt: skip
     player = make(agent)
     solver = Solver()
     games: dict[int, dict[int, GameState]] = {}
@@ -181,28 +182,25 @@ def build_set(
         bar = tqdm(total=total, initial=sum(min(done.counting(e), per_count) for e in range(empty[0], empty[1] + 1)),
                    desc="positions", unit="position")  # fmt: skip
     try:
-        with path.open("a", encoding="utf-8") as out:
-            for count in range(empty[0], empty[1] + 1):
-                seen = {r["game"] for r in done.records if r["empty_tiles"] == count}
-                game = max(seen) + 1 if seen else 0
-                while done.counting(count) < per_count:
-                    if game not in games:
-                        games[game] = game_positions(player, seed, game, empty)
-                    state = games[game].get(count)
-                    if state is not None:
-                        record = _solve_record(solver, state, game, max_nodes)
-                        out.write(json.dumps(record) + "\n")
-                        out.flush()
-                        done.records.append(record)
-                        if bar is not None and record.get("value", -1) >= 0:
-                            bar.update(1)
-                    game += 1
+        for count in range(empty[0], empty[1] + 1):
+            seen = {r["game"] for r in done.records if r["empty_tiles"] == count}
+            game = max(seen) + 1 if seen else 0
+            while done.counting(count) < per_count:
+                if game not in games:
+                    games[game] = game_positions(player, seed, game, empty)
+                state = games[game].get(count)
+                if state is not None:
+                    record = _solve_record(solver, state, game, max_nodes)
+                    out.append(record)
+                    done.records.append(record)
+                    if bar is not None and record.get("value", -1) >= 0:
+                        bar.update(1)
+                game += 1
     except KeyboardInterrupt:
         raise RunInterrupted(done) from None
     finally:
         if bar is not None:
             bar.close()
-    return done
 
 
 def _solve_record(solver: Solver, state: GameState, game: int, max_nodes: int) -> dict[str, Any]:
@@ -215,31 +213,30 @@ def _solve_record(solver: Solver, state: GameState, game: int, max_nodes: int) -
     return Position(game, state, solution.value, best, len(state.legal_moves())).to_json()
 
 
-def _describe(header: dict[str, Any]) -> str:
-    return f"agent {header.get('agent')}, seed {header.get('seed')}, max_nodes {header.get('max_nodes')}"
-
-
 # ---------------------------------------------------------------------- loading
+
+_WHERE = {"game": records.whole(0), "empty_tiles": records.whole(1, 15)}
+_OVER_BUDGET = _WHERE | {"over_budget": records.TRUE}
+_SOLVED = _WHERE | {"position": records.OBJECT, "value": records.one_of(-1, 0, 1), "best_moves": records.LIST,
+                    "legal_moves": records.whole(1)}  # fmt: skip
+
+
+def record_problem(record: object) -> str | None:
+    """What is wrong with one line of a set as a record, field by field (``None``: nothing); the position
+    and its moves are checked by ``load_set``."""
+    if isinstance(record, dict) and "over_budget" in record:
+        return records.problem(record, _OVER_BUDGET)
+    return records.problem(record, _SOLVED)
 
 
 def _read_records(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    text = read_text(path, "accuracy set", PositionError)
-    lines = [line for line in text.splitlines() if line.strip()]
-    if not lines:
+    contents = records.read(path, record_problem, PositionError, what="accuracy record", kind="accuracy set",
+                            header=FORMAT)  # fmt: skip
+    if contents.header is None:
         raise PositionError(f"{path}: empty file, expected an accuracy set header")
-    documents = []
-    for number, line in enumerate(lines, 1):
-        if len(line) > MAX_DOCUMENT_BYTES:
-            raise PositionError(f"{path}, line {number}: longer than {MAX_DOCUMENT_BYTES} bytes")
-        documents.append(parse_json(line, f"{path}, line {number}", PositionError))
-    header = documents[0]
-    if not isinstance(header, dict) or header.get("format") != FORMAT:
-        raise PositionError(f"{path}: not an accuracy set (its first line must be a header with format {FORMAT!r})")
-    for number, record in enumerate(documents[1:], 2):
-        if not (isinstance(record, dict) and type(record.get("game")) is int
-                and type(record.get("empty_tiles")) is int):  # fmt: skip
-            raise PositionError(f"{path}, line {number}: expected a record with integer 'game' and 'empty_tiles'")
-    return header, documents[1:]
+    if contents.cut:
+        records.warn_cut(str(path))
+    return contents.header, [record for _, record in contents.records]
 
 
 def _position(record: dict[str, Any], where: str) -> Position:

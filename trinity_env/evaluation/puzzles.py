@@ -13,6 +13,13 @@ An agent's score is the share of puzzles in which its move is one of the winning
 with a 95% Wilson interval. Any file of records with a ``position`` and its winning moves
 can be scored: this module's puzzle files (``solution``), and the endgame suite's records
 that are won for the mover (``best_moves`` with ``value`` 1).
+
+A puzzle file is JSON lines (``trinity_env.core.records``): a header naming the build
+(``format``, ``agent``, ``seed``, ``empty``, ``max_nodes``; files from before it have none) and
+one puzzle a line. ``build_file`` builds one from scratch without destroying the old one
+first: it writes ``FILE.partial`` and renames it over ``FILE`` only when the build is complete,
+so a build stopped by Ctrl-C or a full disk leaves ``FILE`` as it was (the puzzles found so far
+in ``FILE.partial``); where no ``FILE`` was, the puzzles found so far become it.
 """
 
 from __future__ import annotations
@@ -27,14 +34,14 @@ from typing import Any
 
 from trinity_env.agents.base import Agent
 from trinity_env.agents.registry import make
-from trinity_env.core import ArgumentError, GameState, Phase, PositionError, TrinityError
-from trinity_env.core.files import MAX_DOCUMENT_BYTES, parse_json, read_text
+from trinity_env.core import ArgumentError, GameState, Phase, PositionError, TrinityError, records
 from trinity_env.evaluation.match import RunInterrupted
 from trinity_env.evaluation.ratings import wilson_interval
 from trinity_env.search.solver import Solver, SolverBudgetError
 from trinity_env.spec.config import make_config
 from trinity_env.spec.observation import observation_dict
 
+FORMAT = "trinity-towers-puzzles"
 DEFAULT_SET = Path(str(resources.files("trinity_env.evaluation") / "data" / "puzzles.jsonl"))
 DEFAULT_AGENT = "mcts:400"
 DEFAULT_EMPTY = (8, 10)
@@ -109,6 +116,11 @@ class BuildReport:
     positions: int = 0
     over_budget: int = 0
     partial: bool = False
+    file: str | None = None
+    """Where ``build_file`` wrote the puzzles: the file asked for, or (stopped while an older file was there,
+    which is kept) its ``.partial``."""
+    kept: bool = False
+    """Whether ``build_file`` stopped and left an older file as it was."""
 
     def summary(self) -> str:
         return (
@@ -191,13 +203,44 @@ def build_puzzles(
 # ---------------------------------------------------------------------- files
 
 
+def build_file(
+    path: str | Path,
+    count: int,
+    *,
+    empty: tuple[int, int] = DEFAULT_EMPTY,
+    agent: str = DEFAULT_AGENT,
+    seed: int = 0,
+    max_nodes: int = DEFAULT_MAX_NODES,
+    max_games: int | None = None,
+    progress: bool = False,
+) -> BuildReport:
+    """``build_puzzles`` into the file ``path``, each puzzle on disk as it is found; ``path`` is replaced only when
+    the build is complete (the module's docstring). Ctrl-C raises ``RunInterrupted`` whose ``partial`` report says
+    where the puzzles found are (``file``) and whether an older ``path`` was kept (``kept``)."""
+    check_build(count, empty, agent, max_nodes)
+    header = {"format": FORMAT, "agent": agent, "seed": seed, "empty": list(empty), "max_nodes": max_nodes}
+    with records.rebuilding(path, header, PositionError) as out:
+        try:
+            report = build_puzzles(count, empty=empty, agent=agent, seed=seed, max_nodes=max_nodes,
+                                   max_games=max_games, progress=progress,
+                                   on_puzzle=lambda puzzle: out.append(puzzle.to_json()))  # fmt: skip
+        except RunInterrupted as stop:
+            stop.partial.file = str(out.partial if out.existed else out.path)
+            stop.partial.kept = out.existed
+            raise
+    report.file = str(path)
+    return report
+
+
 def puzzle_line(puzzle: Puzzle) -> str:
     return json.dumps(puzzle.to_json())
 
 
 def save_puzzles(puzzles: Iterable[Puzzle], path: str | Path) -> None:
-    lines = [puzzle_line(p) for p in puzzles]
-    Path(path).write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    """Write ``puzzles`` to ``path`` (no header: a set picked by hand), replacing it only once written whole."""
+    with records.rebuilding(path, None, PositionError) as out:
+        for puzzle in puzzles:
+            out.append(puzzle.to_json())
 
 
 def parse_moves(records: object) -> frozenset[tuple[str, int]]:
@@ -239,16 +282,18 @@ def _puzzle(data: object) -> Puzzle | None:
 
 
 def load_puzzles(path: str | Path) -> list[Puzzle]:
-    """Read a puzzle file (JSON lines); ``PositionError`` names the file and the first bad line."""
-    text = read_text(str(path), "puzzle file", PositionError)
+    """Read a puzzle file (JSON lines, a header first or none); ``PositionError`` names the file and the first
+    bad line; a last line cut short (a build killed while writing it) is left out, with a warning."""
+    if not Path(path).exists():
+        raise PositionError(f"cannot read puzzle file {path}: No such file or directory")
+    contents = records.read(path, lambda record: None, PositionError, what="puzzle record", kind="puzzle file",
+                            header=FORMAT, header_optional=True)  # fmt: skip
+    if contents.cut:
+        records.warn_cut(str(path))
     puzzles = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        if len(line) > MAX_DOCUMENT_BYTES:  # one record is one JSON document: bounded like one
-            raise PositionError(f"{path}, line {number}: a record over {MAX_DOCUMENT_BYTES >> 20} MiB")
+    for number, record in contents.records:
         try:
-            puzzle = _puzzle(parse_json(line, "the record", PositionError))
+            puzzle = _puzzle(record)
         except (ValueError, KeyError, TypeError, TrinityError, RecursionError) as err:
             raise PositionError(f"{path}, line {number}: not a puzzle record ({err})") from None
         if puzzle is not None:
