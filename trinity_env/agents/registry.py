@@ -39,10 +39,10 @@ from typing import Any
 
 from trinity_env.agents.base import Agent, RandomAgent
 from trinity_env.agents.baselines import GreedyAgent, LookaheadAgent, check_seed
-from trinity_env.agents.checkpoint import CheckpointError, best_else_latest
+from trinity_env.agents.checkpoint import MAX_CHECKPOINT_BYTES, CheckpointError, best_else_latest
 from trinity_env.agents.mcts import MCTSAgent
 from trinity_env.core import TrinityError
-from trinity_env.core.files import refuse_special, short
+from trinity_env.core.files import one_line, open_regular, refuse_special, short
 
 
 class AgentSpecError(TrinityError):
@@ -253,6 +253,24 @@ def built(opponent: Any) -> Any:
     return make(opponent) if isinstance(opponent, str) and opponent != "random" else opponent
 
 
+def _arguments(rest: str) -> tuple[list[str], dict[str, str]]:
+    """The bare arguments and the ``key=value`` ones of a spec's ``rest`` (after its name and first ``:``)."""
+    args, kwargs = [], {}
+    for part in filter(None, (p.strip() for p in rest.split(","))):
+        key, eq, value = part.partition("=")
+        if eq:
+            kwargs[key.strip()] = value.strip()
+        else:
+            args.append(part)
+    return args, kwargs
+
+
+def _unreadable(spec: str, err: OSError) -> CheckpointError:
+    """One line for a file that ``os.stat`` calls regular but that cannot be read as one: ``/proc/self/mem``
+    (its reads and seeks fail), ``/proc/self/pagemap`` (it reports 0 bytes and reads for ever)."""
+    return CheckpointError(f"cannot read the checkpoint of {short(spec)}: {one_line(err.strerror or err)}")
+
+
 def make(spec: str) -> Agent:
     """The agent a spec string names; ``AgentSpecError`` says what is wrong with a bad one.
 
@@ -263,7 +281,11 @@ def make(spec: str) -> Agent:
         raise AgentSpecError(f"an agent spec is a string like 'greedy' or 'mcts:400', got {spec!r}")
     text = spec.strip()
     if names_path(text):
-        agent = _checkpoint(str(_path_target(text)))
+        target = _path_target(text)
+        try:
+            agent = _checkpoint(str(target))
+        except OSError as err:  # a /proc file is "regular" by its stat, but cannot be read as a file (see below)
+            raise _unreadable(text, err) from None
         agent.name = text
         return agent
     name, _, rest = text.partition(":")
@@ -275,18 +297,110 @@ def make(spec: str) -> Agent:
         here = any(os.path.lexists(text + suffix) for suffix in ("", ".pt", ".zip"))
         hint = f"; to play the file or folder here, name it by a path: ./{text} or {FILE_PREFIX}{text}" if here else ""
         raise AgentSpecError(f"no agent named {name!r} (in {spec!r}); known: {known}{hint}")
-    args, kwargs = [], {}
-    for part in filter(None, (p.strip() for p in rest.split(","))):
-        key, eq, value = part.partition("=")
-        if eq:
-            kwargs[key.strip()] = value.strip()
-        else:
-            args.append(part)
+    args, kwargs = _arguments(rest)
     try:
         agent = factory(*args, **kwargs)
     except CheckpointError:  # the file, not the spec, is at fault: its error names it
         raise
+    except OSError as err:  # az:PATH with a /proc file: "regular" by its stat, yet its reads fail
+        raise _unreadable(text, err) from None
     except (TypeError, ValueError) as err:
         raise AgentSpecError(f"bad arguments in agent spec {short(spec)}: {err}") from None
     agent.name = text
     return agent
+
+
+MAX_HASHED_BYTES = MAX_CHECKPOINT_BYTES
+"""The most bytes ``spec_sha256`` reads of one file: the most a checkpoint is read at."""
+
+
+def _run_files(folder: Path, suffix: str) -> list[Path]:
+    """A run folder's ``best`` and ``latest`` of ``suffix`` that are there; neither is one ``CheckpointError`` line."""
+    files = [folder / f"{n}{suffix}" for n in ("best", "latest") if os.path.lexists(folder / f"{n}{suffix}")]
+    if not files:
+        raise CheckpointError(f"no checkpoint in the run folder {folder}: no best{suffix} or latest{suffix}")
+    return files
+
+
+def spec_files(spec: str) -> list[Path] | None:
+    """The files the agent ``spec`` reads, as ``make`` finds them (the same working directory), or ``None`` when
+    it reads none (``mcts:200``, ``greedy``).
+
+    A run folder gives every ``best``/``latest`` of the kind ``make`` plays (``.pt`` when either is there, else
+    ``.zip``): it plays ``best`` unless that is damaged, so a changed ``latest`` counts too. A spec that ``make``
+    refuses raises ``AgentSpecError`` here as well, or gives what it would have read.
+    """
+    if not isinstance(spec, str) or not spec.strip():
+        raise AgentSpecError(f"an agent spec is a string like 'greedy' or 'mcts:400', got {spec!r}")
+    text = spec.strip()
+    if names_path(text):
+        target = _path_target(text)
+        if target.is_dir() and target.suffix not in (".pt", ".zip"):
+            suffix = ".pt" if any(os.path.exists(target / f"{n}.pt") for n in ("best", "latest")) else ".zip"
+            return _run_files(target, suffix)
+        return [target]
+    name, _, rest = text.partition(":")
+    if name in shipped():  # ppo-standard and az-standard (whatever their arguments)
+        return [SHIPPED_DIR / f"{name}.pt"]
+    if name != "az":
+        return None
+    args, _ = _arguments(rest)
+    if not args:
+        return None  # make refuses it: az needs a path
+    path = args[0]  # as AZAgent.from_checkpoint reads it: a run folder's .pt pair, else PATH or PATH.pt
+    if Path(path).is_dir():
+        return _run_files(Path(path), ".pt")
+    if not Path(path).suffix and os.path.exists(path + ".pt"):
+        return [Path(path + ".pt")]
+    return [Path(path)]
+
+
+def _hash_file(path: Path, spec: str, digest: Any) -> None:
+    """Feed ``path``'s size and bytes to ``digest``; a file that is not a plain, bounded, readable file is one
+    ``CheckpointError`` line (a named pipe or device is refused without blocking, as every loader does)."""
+    if "\x00" in str(path):
+        raise AgentSpecError(f"a path cannot hold a NUL character, got {short(spec)}")
+    try:
+        handle, kind, size = open_regular(path)
+    except FileNotFoundError:
+        raise CheckpointError(f"no checkpoint at {path} (agent {short(spec)})") from None
+    except OSError as err:
+        raise _unreadable(spec, err) from None
+    if handle is None:
+        raise CheckpointError(f"{path} is {kind}, not a checkpoint file (agent {short(spec)})")
+    if size > MAX_HASHED_BYTES:
+        handle.close()
+        raise CheckpointError(f"{path} is over {MAX_HASHED_BYTES:,} bytes, the most a checkpoint is read at")
+    digest.update(f"{path.name}\x00{size}\x00".encode())
+    read = 0
+    try:
+        with handle:  # never past the size its stat gave (+1 to notice more): a /proc file's 0 says nothing
+            while read <= size:
+                block = handle.read(min(1 << 20, size + 1 - read))
+                if not block:
+                    break
+                digest.update(block)
+                read += len(block)
+    except OSError as err:
+        raise _unreadable(spec, err) from None
+    if read != size:
+        got = "more" if read > size else f"{read:,}"
+        raise CheckpointError(
+            f"{path} does not hold the {size:,} bytes its stat gives ({got} read): a /proc file or one being written"
+        )
+
+
+def spec_sha256(spec: str) -> str | None:
+    """A hash of the files the agent ``spec`` reads (``spec_files``: checkpoints, a run folder's ``best`` and
+    ``latest``), or ``None`` when it reads none (``mcts:200``): what a build records so that a replaced file is
+    noticed (a dataset built with ``./agent.pt`` is never completed with another network's games). Each file adds
+    its name, its size and its bytes, so the hash changes with any of them."""
+    files = spec_files(spec)
+    if files is None:
+        return None
+    import hashlib
+
+    digest = hashlib.sha256()
+    for path in files:
+        _hash_file(path, spec, digest)
+    return digest.hexdigest()
