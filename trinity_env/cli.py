@@ -461,14 +461,7 @@ def _puzzles(args: argparse.Namespace) -> int:
 
 def _build_puzzles(args: argparse.Namespace) -> int:
     from trinity_env.evaluation.match import RunInterrupted
-    from trinity_env.evaluation.puzzles import (
-        DEFAULT_AGENT,
-        DEFAULT_EMPTY,
-        DEFAULT_MAX_NODES,
-        build_puzzles,
-        check_build,
-        puzzle_line,
-    )
+    from trinity_env.evaluation.puzzles import DEFAULT_AGENT, DEFAULT_EMPTY, DEFAULT_MAX_NODES, build_file, check_build
 
     if args.agents is not None or args.json is not None:
         raise ArgumentError("--agents and --json are for scoring (--score FILE), not for building (--out)")
@@ -478,22 +471,15 @@ def _build_puzzles(args: argparse.Namespace) -> int:
     max_nodes = args.max_nodes or DEFAULT_MAX_NODES
     check_build(count, empty, agent, max_nodes)
     _prepare_file("--out", args.out)
-    with open(args.out, "w", encoding="utf-8") as out:
-
-        def write(puzzle) -> None:  # each puzzle is on disk as soon as it is found
-            out.write(puzzle_line(puzzle) + "\n")
-            out.flush()
-
-        try:
-            report = build_puzzles(
-                count, empty=empty, agent=agent, seed=args.seed, max_nodes=max_nodes, max_games=args.max_games,
-                progress=not args.quiet, on_puzzle=write,
-            )  # fmt: skip
-        except RunInterrupted as stop:
-            report = stop.partial
-    print(f"{report.summary()}; wrote {args.out}")
+    try:  # written beside --out (never a pipe or device), moved over it when complete: Ctrl-C leaves the old one whole
+        report = build_file(args.out, count, empty=empty, agent=agent, seed=args.seed, max_nodes=max_nodes,
+                            max_games=args.max_games, progress=not args.quiet)  # fmt: skip
+    except RunInterrupted as stop:
+        report = stop.partial
+    print(f"{report.summary()}; wrote {report.file}")
     if report.partial:
-        _say("trinity puzzles", f"interrupted: {len(report.puzzles)} puzzles written to {args.out}")
+        kept = f" ({args.out} is left as it was)" if report.kept else ""
+        _say("trinity puzzles", f"interrupted: {len(report.puzzles)} puzzles written to {report.file}{kept}")
         return EXIT_INTERRUPTED
     if len(report.puzzles) < count:
         print(f"found {len(report.puzzles)} of {count} puzzles within {report.games} games (--max-games)")
