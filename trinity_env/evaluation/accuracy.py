@@ -16,15 +16,17 @@ lose (those that count for moves; the lost ones met on the way stay, for the val
 longer build starts with a shorter one's positions. A position the solver cannot settle within
 ``max_nodes`` is recorded as such and skipped (the same outcome on any machine).
 
-The file is JSON lines: a header line (``format``, the build's ``agent``, ``seed``,
+The file is JSON lines: a header line (``format``, the build's ``agent``, ``agent_sha256``: the
+sha256 of the files the agent reads, ``null`` for one that reads none such as ``mcts:400``, ``seed``,
 ``max_nodes``) and then one record per game and count, ``{"game", "empty_tiles", "position",
 "value", "best_moves", "legal_moves"}`` (``value`` for the player to move: 1, 0 or -1;
 ``best_moves`` every ``{"card", "tile"}`` that keeps it) or ``{"game", "empty_tiles",
 "over_budget": true}``. A build appends record by record, so an interrupted one resumes where
 it stopped (``build_set`` with the same file). The file follows ``trinity_env.core.records``: a
-build with other settings is refused, a last line cut short (a killed build) is dropped with a
-warning, a full disk is one line naming the file and the build resumes after it, the file is
-locked while a build writes it, and every field is checked by type (one line naming the line).
+build with other settings is refused (so is one whose agent file, ``./agent.pt``, was replaced since),
+a last line cut short (a killed build) is dropped with a warning, a full disk is one line naming the
+file and the build resumes after it, the file is locked while a build writes it, and every field is
+checked by type (one line naming the line).
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from trinity_env.agents.base import Agent
-from trinity_env.agents.registry import make
+from trinity_env.agents.registry import make, spec_sha256
 from trinity_env.core import ArgumentError, GameState, PositionError, records
 from trinity_env.evaluation.match import RunInterrupted
 from trinity_env.evaluation.puzzles import agent_move, parse_moves
@@ -156,12 +158,14 @@ def build_set(
     """Build (or go on building) the position set at ``path``; each record is on disk when solved.
 
     Counts are filled from the fewest empty tiles up (the cheapest to solve first). A file that
-    exists must come from a build with the same ``agent``, ``seed`` and ``max_nodes``; its records
-    are kept and the build goes on after the last. Ctrl-C raises ``RunInterrupted`` whose
-    ``partial`` is the progress so far, every finished record written.
+    exists must come from a build with the same ``agent`` (the same content of the files it reads: a replaced
+    ``./agent.pt`` is refused), ``seed`` and ``max_nodes``; its records are kept and the build goes on after
+    the last. Ctrl-C raises ``RunInterrupted`` whose ``partial`` is the progress so far, every finished
+    record written.
     """
     check_build(per_count, empty, agent, max_nodes, seed)
-    header = {"format": FORMAT, "agent": agent, "seed": seed, "max_nodes": max_nodes}
+    files = spec_sha256(agent)  # a file replaced between two runs of a build must not mix two networks' games
+    header = {"format": FORMAT, "agent": agent, "agent_sha256": files, "seed": seed, "max_nodes": max_nodes}
     with records.appending(path, header, record_problem, PositionError, what="accuracy record",
                            kind="accuracy set") as (out, contents):  # fmt: skip
         done = BuildProgress(header, [record for _, record in contents.records])
