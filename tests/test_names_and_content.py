@@ -187,3 +187,39 @@ def test_spec_sha256_reads_no_proc_file_for_ever(spec):
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.startswith("CheckpointError") and spec.removeprefix("az:") in result.stdout
     assert len(result.stdout.strip().splitlines()) == 1
+
+
+# ------------------------------------------------------------------------------ the accuracy set
+
+
+def test_an_accuracy_set_is_not_resumed_with_a_replaced_agent_file(tmp_path, monkeypatch, capsys):
+    """``trinity accuracy --build`` with ``./agent.pt``, the file replaced, then the build resumed: it used to go on
+    and mix two networks' games in one set; the header's ``agent_sha256`` refuses it in one line."""
+    from trinity_env.cli import main
+    from trinity_env.evaluation.accuracy import build_set, load_set
+
+    monkeypatch.chdir(tmp_path)
+    _checkpoint(tmp_path / "agent.pt")
+    small = {"empty": (4, 4), "agent": "./agent.pt", "max_nodes": 200_000}
+    build_set("set.jsonl", per_count=1, **small)
+    build_set("set.jsonl", per_count=2, **small)  # the same file: the build goes on
+    kept = (tmp_path / "set.jsonl").read_text()
+    assert len(load_set("set.jsonl")) >= 2
+    _checkpoint(tmp_path / "agent.pt", hidden=16)  # replaced: another network
+    argv = [
+        "accuracy",
+        "--build",
+        "set.jsonl",
+        "--agent",
+        "./agent.pt",
+        "--empty",
+        "4-4",
+        "--per-count",
+        "3",
+        "--max-nodes",
+        "200000",
+    ]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert "agent_sha256" in err and "\n" not in err
+    assert (tmp_path / "set.jsonl").read_text() == kept  # nothing written
