@@ -257,3 +257,45 @@ def test_a_record_larger_than_a_json_document_is_refused_unparsed(tmp_path):
     path.write_text("[" + "[]," * (MAX_DOCUMENT_BYTES // 3) + "[]]\n")
     with pytest.raises(PositionError, match=rf"big\.jsonl, line 1: a record over {MAX_DOCUMENT_BYTES >> 20} MiB"):
         load_puzzles(path)
+
+
+_RUN_CLI = (
+    "import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+    "from trinity_env.cli import main; sys.exit(main(sys.argv[1:]))"
+)  # the default handler even where the test runner ignores SIGINT (a background job)
+
+
+def test_ctrl_c_during_a_rebuild_over_the_shipped_set_leaves_it_whole(tmp_path):
+    """``trinity puzzles --out`` over a copy of the shipped 200-puzzle set, stopped with SIGINT once it builds: the
+    old file is byte for byte what it was (the new puzzles are written beside it and would replace it only whole)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import threading
+    import time
+
+    out = tmp_path / "puzzles.jsonl"
+    out.write_bytes(DEFAULT_SET.read_bytes())
+    process = subprocess.Popen([sys.executable, "-c", _RUN_CLI, "puzzles", "--out", str(out)], stderr=subprocess.PIPE,
+                               stdout=subprocess.DEVNULL)  # fmt: skip
+    chunks: list[bytes] = []
+    reader = threading.Thread(target=lambda: chunks.extend(iter(lambda: os.read(process.stderr.fileno(), 65536), b"")))
+    reader.start()
+    try:
+        while b"puzzles:" not in b"".join(chunks):  # its progress bar: the games are being played
+            assert process.poll() is None, b"".join(chunks).decode(errors="replace")
+            time.sleep(0.05)
+        time.sleep(0.5)
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=120)  # (not communicate: the reader thread alone reads stderr)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    reader.join(30)
+    err = b"".join(chunks).decode(errors="replace")
+    assert process.returncode == 130, err
+    assert out.read_bytes() == DEFAULT_SET.read_bytes()
+    assert f"written to {out}.partial ({out} is left as it was)" in err
+    assert len(load_puzzles(out)) == 200
