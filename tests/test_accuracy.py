@@ -297,6 +297,7 @@ def test_a_string_where_a_number_belongs_is_one_line_not_a_traceback(small_set, 
 RUN_CLI = "import sys; from trinity_env.cli import main; sys.exit(main(sys.argv[1:]))"
 
 
+@pytest.mark.e2e  # two fresh processes: make test-e2e; the same full disk in-process is tested above
 def test_the_command_survives_a_real_full_disk_and_resumes(tmp_path):
     """A file size limit (``RLIMIT_FSIZE``: writes past it fail with EFBIG, after writing what fits) stands in
     for a full disk, in a real ``trinity accuracy --build`` process; a second run without it finishes the set."""

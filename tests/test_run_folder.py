@@ -253,6 +253,7 @@ def test_a_resume_still_starts_again_a_run_that_left_nothing_of_value(tmp_path, 
     assert "starting it again" in capsys.readouterr().err
 
 
+@pytest.mark.e2e  # a fresh trainer process (torch): make test-e2e; the claim itself is tested above
 def test_the_trainer_command_refuses_to_resume_a_finished_run_without_latest(tmp_path):
     good = tmp_path / "good.yaml"
     good.write_text(yaml.safe_dump(TINY))
