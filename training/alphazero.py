@@ -79,8 +79,8 @@ from trinity_env.fast.convert import read_state
 from trinity_env.fast.games import FastGames
 from trinity_env.fast.layout import FIRST_PLAYER, PHASE, PLAY, TO_MOVE, Batch
 from trinity_env.fast.tactics import tactical_batch
-from trinity_env.search.az import MODES, BatchedSearch
-from trinity_env.search.solver import Solver
+from trinity_env.search.az import MODES, BatchedSearch, Trees
+from trinity_env.search.solver import TABLE_BITS, TABLE_SLOT_BYTES, Solver
 
 from .config import EVALUATION_FIELDS, TrainConfigError, YAMLConfig
 from .evaluation import ENDGAMES, Results, evaluate_agent, history_from_json
@@ -231,10 +231,40 @@ class AZConfig(YAMLConfig):
             raise TrainConfigError(f"{source}: field 'replay_size' must be at least batch_size ({self.batch_size})")
         if self.draft_share and self.env.get("draft", "pick") != "random":
             raise TrainConfigError(f"{source}: field 'draft_share' needs env draft 'random' (the others always draft)")
+        self._check_processes(source, ("torch_threads", "label_workers"))
+        self._check_memory(source, self.memory())
+
+    def memory(self) -> dict[str, int]:
+        """The run's largest arrays in bytes, by the field that sizes them, from their real sizes (``Replay`` and the
+        search's ``Trees`` measured on one row): what the config check holds to ``core.limits``' budget. A lower
+        bound: the network, the recorded games and each process's own runtime come on top."""
+        entry, tree, node = _replay_entry_bytes(), *_tree_bytes()
+        trees = self.games_per_iteration * (tree + node * (self.simulations + 1))
+        labels = self.label_workers if self.solver_empty else 0
+        return {
+            f"field 'replay_size' ({self.replay_size:,} positions of {entry:,} bytes, twice while latest.pt is "
+            "written)": 2 * self.replay_size * entry,
+            f"field 'games_per_iteration' ({self.games_per_iteration:,} search trees of simulations + 1 = "
+            f"{self.simulations + 1:,} nodes, {node:,} bytes a node)": trees,
+            f"field 'label_workers' ({labels} solver tables of {TABLE_SLOT_BYTES << TABLE_BITS:,} bytes)": labels
+            * (TABLE_SLOT_BYTES << TABLE_BITS),
+        }  # fmt: skip
 
     @property
     def iterations(self) -> int:
         return math.ceil(self.total_games / self.games_per_iteration)
+
+
+def _replay_entry_bytes() -> int:
+    """Bytes one position takes in the replay buffer (its arrays, measured on a buffer of one)."""
+    one = Replay(1)
+    return sum(int(a.nbytes) for a in (one.observations, one.masks, one.policies, one.values))
+
+
+def _tree_bytes() -> tuple[int, int]:
+    """Bytes one game's search tree takes: apart from its nodes, and per node (``Trees`` measured on one game)."""
+    one, two = (sum(a.nbytes for a in vars(Trees(1, nodes)).values() if isinstance(a, np.ndarray)) for nodes in (1, 2))
+    return one - (two - one), two - one
 
 
 # ------------------------------------------------------------------------------ the replay buffer

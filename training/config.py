@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 
 from trinity_env.core import TrinityError
 from trinity_env.core.files import load_yaml, names, short
+from trinity_env.core.limits import check_count, check_memory
 from trinity_env.core.shipped import resolve
 
 
@@ -168,6 +169,16 @@ class YAMLConfig:
             raise TrainConfigError(f"{source}: field 'layers' must be between 1 and {MAX_LAYERS}, got {self.layers}")
         raise TrainConfigError(f"{source}: fields 'hidden' and 'layers': {problem}")
 
+    def _check_processes(self, source: str, names: tuple[str, ...]) -> None:
+        """Counts of processes or threads within what this machine can use (``core.limits``)."""
+        for name in names:
+            check_count(f"{source}: field {name!r}", getattr(self, name), TrainConfigError)
+
+    def _check_memory(self, source: str, parts: dict[str, int]) -> None:
+        """What the run's largest arrays would take (``parts``: a field and what it sizes, to bytes) within the memory
+        budget (``core.limits``), checked when the config is loaded: before a run folder is claimed."""
+        check_memory(parts, TrainConfigError, source)
+
     def _check_evaluation(self, source: str) -> None:
         if not self.eval_opponents and not self.eval_endgames:
             raise TrainConfigError(
@@ -302,3 +313,27 @@ class TrainConfig(YAMLConfig):
             raise TrainConfigError(
                 f"{source}: num_games * rollout_steps must split into {self.minibatches} minibatches"
             )
+        self._check_processes(source, ("torch_threads",))
+        from trinity_env.agents.checkpoint import PARAMETERS
+
+        snapshots = min(self.pool_size, self.total_steps // self.snapshot_every) + 3  # the pool, learner, Adam's two
+        network = 4 * PARAMETERS["mlp"](self.hidden, self.layers)
+        rollout = self.num_games * self.rollout_steps * rollout_bytes()
+        self._check_memory(source, {
+            f"field 'num_games' ({self.num_games:,} games x {self.rollout_steps:,} rollout_steps, "
+            f"{rollout_bytes():,} bytes each)": rollout,
+            f"field 'pool_size' ({snapshots:,} copies of the network: the pool's, the learner's and Adam's two)":
+            snapshots * network,
+        })  # fmt: skip
+
+
+def rollout_bytes() -> int:
+    """Bytes a PPO rollout holds per game and learner step: ``fast_ppo.Rollout``'s arrays at one step of one game
+    (with the smallest observation; tactical features add to it), and the advantages and returns of the update."""
+    from trinity_env.envs.observation import OBSERVATION_SIZE
+
+    from .fast_ppo import Rollout
+
+    one = Rollout.empty(1, 1, OBSERVATION_SIZE)
+    arrays = (one.observations, one.masks, one.actions, one.logprobs, one.values, one.rewards, one.dones)
+    return sum(int(array.nbytes) for array in arrays) + 2 * 4  # advantages and returns: float32

@@ -12,6 +12,9 @@ import argparse
 import re
 from collections.abc import Callable
 
+from trinity_env.core import limits, paths
+from trinity_env.core.shipped import names_path
+
 _WHOLE = re.compile(r"[0-9]+", re.ASCII)
 
 
@@ -68,3 +71,55 @@ def empty_range(text: str) -> tuple[int, int]:
     if not bounds[0] or bounds[0] > bounds[1]:
         raise argparse.ArgumentTypeError(f"expected empty tiles N or LOW-HIGH within 1-14, got {text!r}")
     return bounds
+
+
+# ---------------------------------------------------------------------- paths and counts, checked while parsing
+
+
+def _path_type(check: Callable[..., str], what: str, name: str, **options: object) -> Callable[[str], str]:
+    """An argparse type: the path as given, once ``core.paths`` finds it fit (``stat`` only, nothing opened or
+    created); else one line saying what it is."""
+
+    def parse(text: str) -> str:
+        return check(text, what, argparse.ArgumentTypeError, **options)
+
+    parse.__name__ = name
+    parse.path_kind = name  # type: ignore[attr-defined]  # how tests find every option that takes a path
+    return parse
+
+
+input_path = _path_type(paths.input_file, "file", "input path", missing=True)
+"""A file to read, or ``-`` for standard input (a missing one is named by its reader, after the other arguments)."""
+input_file_path = _path_type(paths.input_file, "file", "input file path", stdin=False, missing=True)
+"""A file to read (no standard input)."""
+output_path = _path_type(paths.output_file, "file", "output path")
+"""A file to write (created, or overwritten whole)."""
+record_path = _path_type(paths.record_file, "file", "record path")
+"""A file of records, read if it is there and appended to."""
+folder_path = _path_type(paths.output_folder, "folder", "folder path")
+"""A folder to write files in (created if missing)."""
+
+
+def config_path(kind: str) -> Callable[[str], str]:
+    """An argparse type: a shipped config's name (passed on as it is) or a YAML path (checked as an input file)."""
+
+    def parse(text: str) -> str:
+        if "\x00" in text:
+            raise argparse.ArgumentTypeError(f"a {kind} config name or path cannot hold a NUL character")
+        return input_path(text) if names_path(text) else text
+
+    parse.__name__ = f"{kind} config"
+    parse.path_kind = "config"  # type: ignore[attr-defined]
+    return parse
+
+
+def process_count(text: str) -> int:
+    """An argparse type: processes or threads, a whole number from 1 to ``core.limits.max_processes()``."""
+    count = positive_int(text)
+    problem = limits.count_problem(count)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(problem)
+    return count
+
+
+process_count.__name__ = "process count"

@@ -35,14 +35,24 @@ from typing import TypeVar
 from trinity_env.arguments import (
     OneLineParser,
     UsageError,
+    config_path,
     empty_range,
+    folder_path,
+    input_file_path,
+    input_path,
     non_negative_int,
+    output_path,
     positive_int,
+    process_count,
+    record_path,
     whole_number,
 )
 from trinity_env.core import REPLAY_FORMAT, ArgumentError, GameState, Phase, PositionError, Replay, TrinityError
 from trinity_env.core.errors import BudgetExhausted
 from trinity_env.core.files import read_json, read_text
+from trinity_env.core.limits import check_count, check_memory
+from trinity_env.core.paths import prepare_file, prepare_folder
+from trinity_env.core.writes import write_text
 from trinity_env.prepare import families_for, prepare, warm
 
 EXIT_BAD_INPUT = 2
@@ -147,40 +157,20 @@ def _load_position(path: str) -> GameState:
 
 
 def _prepare_folder(option: str, folder: str, names: Sequence[str]) -> None:
-    """Create ``folder`` and prove it writable (a test file written and removed), before any game is played."""
-    path = Path(folder)
-    if path.exists() and not path.is_dir():
-        raise ArgumentError(f"{option} {folder}: not a folder")
-    probe = path / f".trinity-write-test-{os.getpid()}"
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-        with open(probe, "wb") as handle:
-            handle.write(b"trinity")
-        probe.unlink()
-    except OSError as err:
-        raise ArgumentError(f"{option} {folder}: cannot write there ({err.strerror or err})") from None
-    for name in names:
-        target = path / name
-        if target.exists() and not target.is_file():
-            raise ArgumentError(f"{option} {folder}: {target} is in the way (not a file)")
-        if target.exists() and not os.access(target, os.W_OK):
-            raise ArgumentError(f"{option} {folder}: cannot overwrite {target} (permission denied)")
+    """Create ``folder`` and prove it writable, before any game is played (``core.paths``: never a pipe or device)."""
+    prepare_folder(folder, option, names, ArgumentError)
 
 
-def _prepare_file(option: str, file: str) -> None:
-    """Prove ``file`` writable (its folder created), before any game is played; an existing file is kept as it is."""
-    path = Path(file)
-    if path.is_dir():
-        raise ArgumentError(f"{option} {file}: is a folder, not a file")
-    existed = path.exists()
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(path, "ab"):
-            pass
-        if not existed:
-            path.unlink()
-    except OSError as err:
-        raise ArgumentError(f"{option} {file}: cannot write there ({err.strerror or err})") from None
+def _prepare_file(option: str, file: str, record: bool = False) -> None:
+    """Prove ``file`` writable (its folder created), before any game is played; an existing file is kept as it is.
+    A ``record`` file (appended to) may be a link to a regular file; other outputs are written atomically, never
+    through a link."""
+    prepare_file(file, option, ArgumentError, link=record)
+
+
+def _write_json(path: str, data: object) -> None:
+    """Write a JSON summary atomically (``core.writes``: beside the name, then renamed over it)."""
+    write_text(path, json.dumps(data, indent=1) + "\n")
 
 
 # ---------------------------------------------------------------------- commands
@@ -223,7 +213,7 @@ def _arena(args: argparse.Namespace) -> int:
     from trinity_env.evaluation.match import RunInterrupted
     from trinity_env.spec.config import make_config
 
-    check_arena(args.agents, args.games)
+    check_arena(args.agents, args.games, args.workers)
     config = make_config(args.config).to_dict() if args.config else None
     _prepare_folder("--out", args.out, OUTPUT_FILES)
     if args.json:
@@ -244,7 +234,7 @@ def _arena(args: argparse.Namespace) -> int:
     if args.replays:
         print(f"wrote {int(result.games.sum() // 2)} replays in {args.replays} (trinity review FILE)")
     if args.json:
-        Path(args.json).write_text(json.dumps(result.to_json(), indent=1) + "\n", encoding="utf-8")
+        _write_json(args.json, result.to_json())
         print(f"wrote {args.json}")
     if result.partial:
         played = int(result.games.sum() // 2)
@@ -258,7 +248,7 @@ def _balance(args: argparse.Namespace) -> int:
     from trinity_env.evaluation.match import RunInterrupted
 
     agents = args.agents or DEFAULT_AGENTS
-    check_balance(agents, args.games, tuple(args.a_limits))
+    check_balance(agents, args.games, tuple(args.a_limits), args.workers)
     solved = None
     if args.openings:
         from trinity_env.evaluation.openings import file_summary
@@ -289,6 +279,7 @@ def _solve_openings(args: argparse.Namespace) -> int:
 
     from trinity_env.evaluation import openings
     from trinity_env.evaluation.match import RunInterrupted
+    from trinity_env.search.solver import TABLE_SLOT_BYTES
 
     seeds = args.seeds
     threads = args.threads or 1
@@ -297,7 +288,12 @@ def _solve_openings(args: argparse.Namespace) -> int:
         openings.check_ray_address(args.ray)
         if args.threads is not None and args.ray != "local":
             raise ArgumentError("--threads: a cluster's own CPUs decide how many deals run at once (--ray local only)")
-    _prepare_file("--out", args.out)
+    if args.ray in (None, "local"):  # each deal running here holds its own solver table
+        running = min(threads if args.ray is None else args.threads or 1, len(seeds))
+        table = TABLE_SLOT_BYTES << args.table_bits
+        check_memory({f"--threads {running} with --table-bits {args.table_bits} ({running} solver tables of "
+                      f"{table:,} bytes)": running * table}, ArgumentError)  # fmt: skip
+    _prepare_file("--out", args.out, record=True)
     if os.path.exists(args.out):
         openings.read_records(args.out)  # a file that is not one is refused before any work
     if args.summary:
@@ -322,7 +318,7 @@ def _solve_openings(args: argparse.Namespace) -> int:
         print(f"{args.out}: its last line, cut short when a run was killed, was dropped")
     print(openings.summary_text(summary, args.out))
     if args.summary:
-        Path(args.summary).write_text(json.dumps(summary | {"file": args.out}, indent=1) + "\n", encoding="utf-8")
+        _write_json(args.summary, summary | {"file": args.out})
         print(f"wrote {args.summary}")
     if run.partial:
         _say("trinity solve-openings", f"interrupted: {len(run.new)} deals recorded in {args.out}; run again to go on")
@@ -370,6 +366,8 @@ def _train(args: argparse.Namespace) -> None:
         raise ArgumentError(f"--ray and --actors are for the alphazero trainer (the {trainer} trainer: docs/rllib.md)")
     if on_ray:
         modules["alphazero"] = "alphazero_ray"
+        if args.actors is not None and args.ray in (None, "local"):  # a local cluster: each actor a process here
+            check_count("--actors", args.actors, ArgumentError)
     extra = "rllib" if trainer == "rllib" or on_ray else "train"
     try:
         module = importlib.import_module(f"{package.__name__}.{modules[trainer]}")
@@ -405,7 +403,7 @@ def _exploit(args: argparse.Namespace) -> int:
         result = stop.partial  # written like a whole result, marked partial
     print(result.summary())
     if args.json:
-        Path(args.json).write_text(json.dumps(result.to_json(), indent=1) + "\n", encoding="utf-8")
+        _write_json(args.json, result.to_json())
         print(f"wrote {args.json}")
     if result.partial:
         _say("trinity exploit", f"interrupted: partial result ({result.steps:,} steps, {result.games} games) written")
@@ -512,7 +510,7 @@ def _score_puzzles(args: argparse.Namespace) -> int:
     if args.json:
         summary = {"puzzles": _source(args.score), "count": len(puzzles), "set": describe(puzzles),
                    "partial": partial, "scores": [s.to_json() for s in scores]}  # fmt: skip
-        Path(args.json).write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
+        _write_json(args.json, summary)
         print(f"wrote {args.json}")
     if partial:
         _say("trinity puzzles", f"interrupted: scores of {len(scores)} of {len(args.agents)} agents written")
@@ -537,7 +535,7 @@ def _build_accuracy(args: argparse.Namespace) -> int:
     max_nodes = args.max_nodes or accuracy.DEFAULT_MAX_NODES
     accuracy.check_build(per_count, empty, agent, max_nodes, args.seed)
     if not os.path.exists(args.build):
-        _prepare_file("--build", args.build)
+        _prepare_file("--build", args.build, record=True)
     try:
         progress = accuracy.build_set(args.build, per_count=per_count, empty=empty, agent=agent, seed=args.seed,
                                       max_nodes=max_nodes, progress=not args.quiet)  # fmt: skip
@@ -584,7 +582,7 @@ def _score_accuracy(args: argparse.Namespace) -> int:
         print(heads)
     if args.json:
         summary = accuracy.summary(results, _source(source), positions, partial)
-        Path(args.json).write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
+        _write_json(args.json, summary)
         print(f"wrote {args.json}")
     if args.png and results:
         accuracy.plot(results, args.png, expected)
@@ -607,12 +605,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(prog="trinity", description="Trinity Towers: rules, positions and replays.")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
     show = commands.add_parser("show", help="draw a position or a replay as a text board")
-    show.add_argument("file", help="a position or replay JSON file, or - for standard input")
+    show.add_argument("file", type=input_path, help="a position or replay JSON file, or - for standard input")
     show.add_argument("--all", action="store_true", help="for a replay: draw every state, not just the last")
     show.set_defaults(run=_show)
 
     solve = commands.add_parser("solve", help="solve an open-hand position exactly; prints JSON")
-    solve.add_argument("file", help="a position JSON file (the position format of docs/rules.md), or - for stdin")
+    solve.add_argument(
+        "file", type=input_path, help="a position JSON file (the position format of docs/rules.md), or - for stdin"
+    )
     solve.add_argument(
         "--max-seconds", type=positive_seconds, default=60.0, help="give up after this many seconds (default 60)"
     )
@@ -620,7 +620,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--max-nodes", type=positive_int, default=None,
         help="give up after this many nodes (default: no limit; searches with one thread, the same on any machine)",
     )  # fmt: skip
-    solve.add_argument("--threads", type=positive_int, default=2, help="search threads sharing the table (default 2)")
+    solve.add_argument("--threads", type=process_count, default=2, help="search threads sharing the table (default 2)")
     solve.set_defaults(run=_solve)
 
     arena = commands.add_parser("arena", help="round robin between agents, seats swapped, with ratings")
@@ -632,13 +632,22 @@ def build_parser() -> argparse.ArgumentParser:
     )
     arena.add_argument("--games", type=positive_int, default=100, help="games per pair (default 100)")
     arena.add_argument("--seed", type=non_negative_int, default=0)
-    arena.add_argument("--workers", type=positive_int, default=None, help="processes (default: all cores)")
     arena.add_argument(
-        "--config", default=None, help="a rules config (name in configs/rules/ or YAML path); default: dealt hands"
+        "--workers", type=process_count, default=None, help="processes (default: all cores; at most one per task)"
     )
-    arena.add_argument("--out", default="arena", help="folder for the CSV, markdown, JSON and heatmap")
-    arena.add_argument("--json", default=None, help="also write the JSON summary to this path")
-    arena.add_argument("--replays", default=None, help="also write every game as a replay in this folder")
+    arena.add_argument(
+        "--config",
+        type=config_path("rules"),
+        default=None,
+        help="a rules config (name in configs/rules/ or YAML path); default: dealt hands",
+    )
+    arena.add_argument(
+        "--out", type=folder_path, default="arena", help="folder for the CSV, markdown, JSON and heatmap"
+    )
+    arena.add_argument("--json", type=output_path, default=None, help="also write the JSON summary to this path")
+    arena.add_argument(
+        "--replays", type=folder_path, default=None, help="also write every game as a replay in this folder"
+    )
     arena.add_argument("--quiet", action="store_true", help="no progress bar")
     arena.set_defaults(run=_arena)
 
@@ -654,11 +663,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--a-limits", type=a_limit, nargs="+", default=[2, 3, 4], help="max_a_cards values to compare (0-8)"
     )
     balance.add_argument("--seed", type=non_negative_int, default=0)
-    balance.add_argument("--workers", type=positive_int, default=None, help="processes (default: all cores)")
-    balance.add_argument("--out", default="balance", help="folder for balance.json and the plots")
+    balance.add_argument(
+        "--workers", type=process_count, default=None, help="processes (default: all cores; at most one per task)"
+    )
+    balance.add_argument("--out", type=folder_path, default="balance", help="folder for balance.json and the plots")
     balance.add_argument("--quiet", action="store_true", help="no progress bar")
     balance.add_argument(
-        "--openings", default=None, metavar="FILE",
+        "--openings", type=input_file_path, default=None, metavar="FILE",
         help="also report the first mover under perfect play from this solved-openings file (trinity solve-openings)",
     )  # fmt: skip
     balance.set_defaults(run=_balance)
@@ -679,9 +690,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="more nodes per solved deal to find every first placement that keeps its value (default 0: "
         "record the one the search found; classifying costs many times the value)",
     )  # fmt: skip
-    openings.add_argument("--out", required=True, help="the JSON-lines file of records (appended to; a rerun resumes)")
     openings.add_argument(
-        "--threads", type=positive_int, default=None,
+        "--out", type=record_path, required=True, help="the JSON-lines file of records (appended to; a rerun resumes)"
+    )
+    openings.add_argument(
+        "--threads", type=process_count, default=None,
         help="deals solved at once, a process each (default 1); with --ray local, the local cluster's CPUs",
     )  # fmt: skip
     openings.add_argument(
@@ -693,7 +706,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--table-bits", type=whole_number(10, 32), default=24, metavar="B",
         help="the solver's table per deal: 2**B slots of 16 bytes (default 24: 256 MiB)",
     )  # fmt: skip
-    openings.add_argument("--summary", default=None, help="also write the summary as JSON to this path")
+    openings.add_argument(
+        "--summary", type=output_path, default=None, help="also write the summary as JSON to this path"
+    )
     openings.add_argument("--quiet", action="store_true", help="no progress bar")
     openings.set_defaults(run=_solve_openings)
 
@@ -703,17 +718,27 @@ def build_parser() -> argparse.ArgumentParser:
     )
     play.add_argument("--seat", default="random", choices=["0", "1", "random"], help="your seat")
     play.add_argument("--seed", type=non_negative_int, default=None)
-    play.add_argument("--config", default=None, help="a rules config (name in configs/rules/ or YAML path)")
-    play.add_argument("--save", default=None, help="write the game as a replay to this file (for trinity review)")
+    play.add_argument(
+        "--config", type=config_path("rules"), default=None, help="a rules config (name in configs/rules/ or YAML path)"
+    )
+    play.add_argument(
+        "--save", type=output_path, default=None, help="write the game as a replay to this file (for trinity review)"
+    )
     play.set_defaults(run=_play)
 
     train = commands.add_parser(
         "train", help="train an agent by self-play from a shipped config or a YAML file (needs the train extra)"
     )
     train.add_argument(
-        "config", nargs="?", default="quick", help="quick, standard, az-quick, az-standard, rllib or a path"
+        "config",
+        nargs="?",
+        type=config_path("training"),
+        default="quick",
+        help="quick, standard, az-quick, az-standard, rllib or a path",
     )
-    train.add_argument("--run", dest="run_folder", default=None, help="the run folder (default runs/CONFIG)")
+    train.add_argument(
+        "--run", dest="run_folder", type=folder_path, default=None, help="the run folder (default runs/CONFIG)"
+    )
     train.add_argument(
         "--trainer",
         choices=["ppo", "alphazero", "rllib"],
@@ -747,14 +772,16 @@ def build_parser() -> argparse.ArgumentParser:
         "--games", type=positive_int, default=400, help="seat-swapped evaluation games afterwards (default 400)"
     )
     exploit.add_argument("--seed", type=non_negative_int, default=0)
-    exploit.add_argument("--json", default=None, help="also write the result and learning curve as JSON to this path")
+    exploit.add_argument(
+        "--json", type=output_path, default=None, help="also write the result and learning curve as JSON to this path"
+    )
     exploit.add_argument("--quiet", action="store_true", help="no progress line")
     exploit.set_defaults(run=_exploit)
 
     review = commands.add_parser(
         "review", help="annotate every placement of a replay with exact values (or labelled estimates) and blunders"
     )
-    review.add_argument("file", help="a replay JSON file, or - for standard input")
+    review.add_argument("file", type=input_path, help="a replay JSON file, or - for standard input")
     review.add_argument(
         "--max-nodes", type=positive_int, default=2_000_000,
         help="solver nodes per position; past it the value is an estimate (default 2,000,000)",
@@ -763,8 +790,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--agent", default="mcts:1600", help="agent spec estimating where the solver gives up (default mcts:1600)"
     )
     review.add_argument("--seed", type=non_negative_int, default=0)
-    review.add_argument("--json", default=None, help="also write the review as JSON to this path")
-    review.add_argument("--png", default=None, help="also draw the value over the game, blunders marked, to this PNG")
+    review.add_argument("--json", type=output_path, default=None, help="also write the review as JSON to this path")
+    review.add_argument(
+        "--png", type=output_path, default=None, help="also draw the value over the game, blunders marked, to this PNG"
+    )
     review.add_argument("--quiet", action="store_true", help="no progress bar")
     review.set_defaults(run=_review)
 
@@ -772,8 +801,13 @@ def build_parser() -> argparse.ArgumentParser:
         "puzzles", help="build solved puzzles from self-play (--out FILE) or score agents on a puzzle file (--score)"
     )
     mode = puzzles.add_mutually_exclusive_group(required=True)
-    mode.add_argument("--out", default=None, help="build: write the puzzles to this JSON-lines file")
-    mode.add_argument("--score", default=None, help="score: a puzzle file (or the endgame suite) to score --agents on")
+    mode.add_argument("--out", type=output_path, default=None, help="build: write the puzzles to this JSON-lines file")
+    mode.add_argument(
+        "--score",
+        type=input_path,
+        default=None,
+        help="score: a puzzle file (or the endgame suite) to score --agents on",
+    )
     puzzles.add_argument("--count", type=positive_int, default=None, help="build: puzzles to find (default 200)")
     puzzles.add_argument(
         "--empty", type=empty_range, default=None, help="build: empty tiles, N or LOW-HIGH within 1-14 (default 8-10)"
@@ -786,7 +820,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--max-games", type=positive_int, default=None, help="build: give up after this many games (default 50 x count)"
     )
     puzzles.add_argument("--agents", nargs="+", default=None, help="score: agent specs, e.g. random greedy mcts:400")
-    puzzles.add_argument("--json", default=None, help="score: also write the scores as JSON to this path")
+    puzzles.add_argument(
+        "--json", type=output_path, default=None, help="score: also write the scores as JSON to this path"
+    )
     puzzles.add_argument("--seed", type=non_negative_int, default=0)
     puzzles.add_argument("--quiet", action="store_true", help="no progress bar")
     puzzles.set_defaults(run=_puzzles)
@@ -795,12 +831,20 @@ def build_parser() -> argparse.ArgumentParser:
         "accuracy", help="score agents against perfect play: moves that keep the exact value, by empty tiles"
     )
     accuracy.add_argument("agents", nargs="*", help="agent specs to score, e.g. greedy mcts:400 az-standard")
-    accuracy.add_argument("--set", default=None, help="a position set file (default: the shipped set, 4-11 empty)")
+    accuracy.add_argument(
+        "--set", type=input_path, default=None, help="a position set file (default: the shipped set, 4-11 empty)"
+    )
     accuracy.add_argument("--empty", type=empty_range, default=None, help="only (or build) N or LOW-HIGH empty tiles")
     accuracy.add_argument("--limit", type=positive_int, default=None, help="score: the first N positions of each count")
-    accuracy.add_argument("--json", default=None, help="score: also write the figures as JSON to this path")
-    accuracy.add_argument("--png", default=None, help="score: also plot accuracy by empty tiles to this PNG")
-    accuracy.add_argument("--build", default=None, help="build (or go on building) a position set in this file")
+    accuracy.add_argument(
+        "--json", type=output_path, default=None, help="score: also write the figures as JSON to this path"
+    )
+    accuracy.add_argument(
+        "--png", type=output_path, default=None, help="score: also plot accuracy by empty tiles to this PNG"
+    )
+    accuracy.add_argument(
+        "--build", type=record_path, default=None, help="build (or go on building) a position set in this file"
+    )
     accuracy.add_argument(
         "--per-count", type=positive_int, default=None, help="build: positions not lost for the mover, per count (400)"
     )
@@ -826,7 +870,7 @@ def build_parser() -> argparse.ArgumentParser:
         "prepare", help="compile the engine once (every kernel family; a fresh install's first commands wait less)"
     )
     prepare.add_argument(
-        "--jobs", type=positive_int, default=1, help="families compiled at once, each in a process of its own (1)"
+        "--jobs", type=process_count, default=1, help="families compiled at once, each in a process of its own (1)"
     )
     prepare.set_defaults(run=_prepare)
     return parser

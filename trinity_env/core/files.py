@@ -18,19 +18,20 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import reprlib
-import stat
 import sys
 from collections.abc import Iterable
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import yaml
 from yaml.composer import ComposerError
 from yaml.constructor import ConstructorError
 
 from trinity_env.core.errors import TrinityError
+from trinity_env.core.paths import name_problem, open_regular, path_kind, refuse_special
+
+__all__ = ["open_regular", "path_kind", "refuse_special"]  # the door for paths (core.paths), here as before
 
 MAX_INPUT_BYTES = 64 * 2**20
 """The cap on a text input: a puzzle file (JSON lines, parsed a line at a time) may hold many thousand records."""
@@ -99,51 +100,20 @@ def _size(limit: int) -> str:
     return f"{limit // 2**20} MiB" if limit >= 2**20 else f"{limit // 2**10} KiB"
 
 
-_NOT_REGULAR = ((stat.S_ISFIFO, "a named pipe"), (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device"),
-                (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder"))  # fmt: skip
-
-
-def _not_regular(mode: int) -> str | None:
-    """What a non-regular file is (reading a named pipe blocks until a writer comes; a device never ends)."""
-    if stat.S_ISREG(mode):
-        return None
-    return next((kind for check, kind in _NOT_REGULAR if check(mode)), "not a regular file")
-
-
-def open_regular(path: str | Path) -> tuple[IO[bytes] | None, str | None, int]:
-    """``path`` opened for reading if it is a regular file; else ``None`` and what it is.
-
-    A named pipe is never read (reading one blocks until a writer comes, forever), nor a
-    device (``/dev/zero`` never ends); opening with ``O_NONBLOCK`` keeps a pipe swapped in
-    after the ``stat`` from blocking the open.
-    """
-    kind = _not_regular(os.stat(path).st_mode)
-    if kind is not None:
-        return None, kind, 0
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
-    handle = os.fdopen(os.open(path, flags), "rb")
-    try:
-        info = os.fstat(handle.fileno())
-        kind = _not_regular(info.st_mode)
-    except BaseException:
-        handle.close()
-        raise
-    if kind is not None:
-        handle.close()
-        return None, kind, 0
-    return handle, None, info.st_size
-
-
 def read_text(
     path: str | Path, what: str = "file", error: type[TrinityError] = TrinityError, limit: int = MAX_INPUT_BYTES
 ) -> str:
     """The UTF-8 text of ``path`` (``"-"``: standard input), without a byte-order mark.
 
-    Only a regular file is read (a named pipe or a device is refused at once), and only up
-    to ``limit`` bytes.
+    Only a regular file is read (a named pipe, a device or a NUL in the name is refused at once,
+    through ``core.paths``), and only up to ``limit`` bytes.
     """
     name = "standard input" if str(path) == "-" else str(path)
+    name = name if name.isprintable() else ascii(name)
     too_large = f"{what} {name} is too large (over {_size(limit)})"
+    problem = None if str(path) == "-" else name_problem(path)
+    if problem is not None:
+        raise error(f"cannot read {what} {cut(name, 200)}: {problem}")
     try:
         if str(path) == "-":
             stream = getattr(sys.stdin, "buffer", sys.stdin)  # a StringIO (tests) has no buffer
@@ -170,29 +140,6 @@ def read_text(
         except UnicodeDecodeError as err:
             raise error(f"{what} {name} is not UTF-8 text (byte {err.start}: {err.reason})") from None
     return raw.removeprefix("\ufeff")
-
-
-def path_kind(path: Path) -> str | None:
-    """What ``path`` is when it is there but neither a regular file nor a folder ("a named pipe",
-    "a socket", "a device"), else ``None`` (a file, a folder, or nothing there: the loaders name a missing file).
-
-    Asked with ``os.stat``, without opening: opening a named pipe blocks until something
-    writes to it, and a device such as ``/dev/zero`` never ends.
-    """
-    try:
-        mode = os.stat(path).st_mode
-    except (OSError, ValueError):  # missing, unreadable, a dangling link, a NUL in the name
-        return None
-    return None if stat.S_ISDIR(mode) else _not_regular(mode)
-
-
-def refuse_special(
-    path: Path, error: type[Exception] = TrinityError, wanted: str = "a checkpoint file or run folder"
-) -> None:
-    """Raise ``error`` (one line) if ``path`` is a named pipe, a device or a socket (see ``path_kind``)."""
-    kind = path_kind(path)
-    if kind is not None:
-        raise error(f"{path} is {kind}, not {wanted}: refused without opening it")
 
 
 # ---------------------------------------------------------------------- JSON

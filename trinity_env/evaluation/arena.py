@@ -18,7 +18,6 @@ import csv
 import json
 import math
 import numbers
-import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -30,7 +29,8 @@ import numpy as np
 from tqdm import tqdm
 
 from trinity_env.agents.registry import make
-from trinity_env.core import Replay
+from trinity_env.core import ArgumentError, Replay
+from trinity_env.core.limits import check_workers
 from trinity_env.core.writes import write_text
 from trinity_env.evaluation.match import RunInterrupted, chunk_results, seat_swapped_points
 from trinity_env.evaluation.ratings import bootstrap_elo, fit_elo, wilson_interval
@@ -233,7 +233,16 @@ class ArenaResult:
         plt.close(fig)
 
 
-def check_arena(specs: list[str], games: int) -> list[str]:
+def arena_workers(agents: int, games: int, workers: int | None = None) -> int:
+    """The processes ``round_robin`` starts: ``workers`` (default: every CPU) clamped to its tasks (``CHUNK`` games
+    of one pair each), and ``ArgumentError`` past ``core.limits.max_processes()``."""
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, numbers.Integral) or workers < 1):
+        raise ArgumentError(f"workers must be a whole number, at least 1, got {workers!r}")
+    tasks = math.comb(agents, 2) * math.ceil(games / CHUNK)
+    return check_workers("workers", None if workers is None else int(workers), tasks, ArgumentError)
+
+
+def check_arena(specs: list[str], games: int, workers: int | None = None) -> list[str]:
     """What ``round_robin`` checks before it plays: ``ValueError`` (``AgentSpecError`` for a spec) if bad.
 
     Returns the agents' labels: the name each built agent has, which is its spec as given
@@ -245,6 +254,7 @@ def check_arena(specs: list[str], games: int) -> list[str]:
         raise ValueError(f"the arena needs at least two agents, got {len(specs)}")
     if isinstance(games, bool) or not isinstance(games, numbers.Integral) or games < 1:
         raise ValueError(f"games must be a whole number, at least 1, got {games!r}")
+    arena_workers(len(specs), int(games), workers)
     return [make(spec).name for spec in specs]  # fail fast, in this process, on a bad spec
 
 
@@ -266,7 +276,7 @@ def round_robin(
     Interrupted (Ctrl-C), it stops at once and raises ``RunInterrupted`` whose ``partial`` is the
     result of the games finished so far (``partial=True``).
     """
-    labels = check_arena(specs, games)
+    labels = check_arena(specs, games, workers)
     games = int(games)
     env_config = make_config(config or ARENA_DEFAULTS).to_dict()
     pairs = list(combinations(range(len(specs)), 2))
@@ -280,7 +290,7 @@ def round_robin(
     n = len(specs)
     score = np.zeros((n, n))
     played = np.zeros((n, n))
-    workers = workers or os.cpu_count() or 1
+    workers = arena_workers(len(specs), games, workers)
     bar = tqdm(total=games * len(pairs), disable=not progress, desc="arena", unit="game")
     partial = False
     try:

@@ -28,7 +28,6 @@ from __future__ import annotations
 import json
 import math
 import numbers
-import os
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -37,7 +36,8 @@ from typing import Any
 from tqdm import tqdm
 
 from trinity_env.agents.registry import make
-from trinity_env.core import Card, GameState
+from trinity_env.core import ArgumentError, Card, GameState
+from trinity_env.core.limits import check_workers
 from trinity_env.core.state import DRAFT, LANE_CONTROL
 from trinity_env.evaluation.match import RunInterrupted, chunk_results, play_game
 from trinity_env.evaluation.ratings import wilson_interval
@@ -272,7 +272,7 @@ def run_balance(
     Interrupted (Ctrl-C), it stops at once and raises ``RunInterrupted`` whose ``partial`` is the
     report of the games finished so far (``partial=True``).
     """
-    studies = check_balance(agents, games, a_limits)
+    studies = check_balance(agents, games, a_limits, workers)
     games = int(games)
 
     def tasks() -> Iterator[tuple]:  # lazily: a huge ``games`` must not build a huge list first
@@ -282,7 +282,7 @@ def run_balance(
                 yield name, spec, config, seeds
 
     records: dict[str, list[GameRecord]] = {name: [] for name, _, _ in studies}
-    workers = workers or os.cpu_count() or 1
+    workers = balance_workers(len(studies), games, workers)
     bar = tqdm(total=games * len(studies), disable=not progress, desc="balance", unit="game")
     partial = False
     try:
@@ -304,8 +304,17 @@ def run_balance(
     return report
 
 
+def balance_workers(studies: int, games: int, workers: int | None = None) -> int:
+    """The processes ``run_balance`` starts: ``workers`` (default: every CPU) clamped to its tasks (``CHUNK`` games
+    of one study each), and ``ArgumentError`` past ``core.limits.max_processes()``."""
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, numbers.Integral) or workers < 1):
+        raise ArgumentError(f"workers must be a whole number, at least 1, got {workers!r}")
+    tasks = studies * math.ceil(games / CHUNK)
+    return check_workers("workers", None if workers is None else int(workers), tasks, ArgumentError)
+
+
 def check_balance(
-    agents: list[str] | tuple[str, ...], games: int, a_limits: tuple[int, ...] = A_LIMITS
+    agents: list[str] | tuple[str, ...], games: int, a_limits: tuple[int, ...] = A_LIMITS, workers: int | None = None
 ) -> list[tuple[str, str, dict[str, Any]]]:
     """What ``run_balance`` checks before it plays (``ValueError`` if bad); the studies it would run."""
     if not agents:
@@ -314,7 +323,9 @@ def check_balance(
         raise ValueError(f"games must be at least 1, got {games!r}")
     for spec in agents:
         make(spec)  # a bad spec fails here, not in a worker
-    return _studies(list(agents), tuple(a_limits))
+    studies = _studies(list(agents), tuple(a_limits))
+    balance_workers(len(studies), int(games), workers)
+    return studies
 
 
 def _error_bars(shares: list[dict[str, Any]]) -> list[list[float]]:

@@ -31,6 +31,7 @@ from typing import TypeVar
 import numpy as np
 
 from trinity_env.core import ArgumentError, GameState, Phase, PositionError
+from trinity_env.core.limits import check_count, check_memory
 from trinity_env.search.solver_budget import SolverBudgetError, _Budget, _Worker
 from trinity_env.search.solver_hints import (
     HINT_ORDER,
@@ -79,6 +80,8 @@ __all__ += [  # internals that tests import from here; they live in solver_kerne
 ]
 
 TABLE_BITS = 22
+TABLE_SLOT_BYTES = 16
+"""Bytes of one slot of the table (two uint64 arrays of ``2**table_bits``)."""
 T = TypeVar("T")
 
 
@@ -134,8 +137,10 @@ class Solver:
     ):
         if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
             raise ArgumentError(f"threads must be a positive int, got {threads!r}")
+        check_count("threads", threads, ArgumentError)  # each one holds its own search stacks
         if isinstance(table_bits, bool) or not isinstance(table_bits, int) or not 2 <= table_bits <= 32:
             raise ArgumentError(f"table_bits must be an int from 2 to 32, got {table_bits!r}")
+        check_memory({f"table_bits={table_bits} (the table)": TABLE_SLOT_BYTES << table_bits}, ArgumentError)
         if progress is not None and not callable(progress):
             raise ArgumentError(f"progress must be a function of (nodes, seconds) or None, got {progress!r}")
         if isinstance(hint_simulations, bool) or not isinstance(hint_simulations, int) or hint_simulations < 0:
