@@ -17,7 +17,7 @@ longer build starts with a shorter one's positions. A position the solver cannot
 ``max_nodes`` is recorded as such and skipped (the same outcome on any machine).
 
 The file is JSON lines: a header line (``format``, the build's ``agent``, ``agent_sha256``: the
-sha256 of the files the agent reads, ``null`` for one that reads none such as ``mcts:400``, ``seed``,
+sha256 of the files the agent reads, absent for one that reads none such as ``mcts:400``, ``seed``,
 ``max_nodes``) and then one record per game and count, ``{"game", "empty_tiles", "position",
 "value", "best_moves", "legal_moves"}`` (``value`` for the player to move: 1, 0 or -1;
 ``best_moves`` every ``{"card", "tile"}`` that keeps it) or ``{"game", "empty_tiles",
@@ -165,7 +165,8 @@ def build_set(
     """
     check_build(per_count, empty, agent, max_nodes, seed)
     files = spec_sha256(agent)  # a file replaced between two runs of a build must not mix two networks' games
-    header = {"format": FORMAT, "agent": agent, "agent_sha256": files, "seed": seed, "max_nodes": max_nodes}
+    hashed = {} if files is None else {"agent_sha256": files}  # mcts:400 reads no file: the header it always had
+    header = {"format": FORMAT, "agent": agent, **hashed, "seed": seed, "max_nodes": max_nodes}
     with records.appending(path, header, record_problem, PositionError, what="accuracy record",
                            kind="accuracy set") as (out, contents):  # fmt: skip
         done = BuildProgress(header, [record for _, record in contents.records])
