@@ -291,8 +291,9 @@ def write(descriptor: int, data: memoryview) -> int:
     return os.write(descriptor, data)
 
 
-def _lock(descriptor: int, name: str, error: type[TrinityError]) -> None:
-    """An exclusive lock on the open file, or ``error`` when another job holds it (POSIX; elsewhere none)."""
+def lock(descriptor: int, name: str, error: type[TrinityError], holder: str = "another job") -> None:
+    """An exclusive lock on the open file ``name`` (released when it is closed), or ``error`` when ``holder`` holds
+    it (POSIX ``flock``; elsewhere none)."""
     try:
         import fcntl
     except ImportError:  # Windows: no lock
@@ -301,7 +302,7 @@ def _lock(descriptor: int, name: str, error: type[TrinityError]) -> None:
         fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         raise error(
-            f"{name} is being written by another job (it holds the lock): wait for it, or use another file"
+            f"{name} is being written by {holder} (it holds the lock): wait for it, or use another file"
         ) from None
 
 
@@ -326,7 +327,7 @@ def appending(
     header = json.loads(json.dumps(dict(header)))  # as the file holds it: tuples as lists
     descriptor = _open(path, error, _OPEN)
     try:
-        _lock(descriptor, name, error)
+        lock(descriptor, name, error)
         contents = parse(_text(descriptor, name, error), name, check, error, what=what, kind=kind,
                          header=header["format"])  # fmt: skip
         old = contents.header
@@ -388,7 +389,7 @@ def rebuilding(path: str | Path, header: Mapping[str, Any] | None, error: type[T
     existed = path.exists()
     descriptor = _open(partial, error, _OPEN)
     try:
-        _lock(descriptor, str(partial), error)
+        lock(descriptor, str(partial), error)
         os.ftruncate(descriptor, 0)
         out = Rebuild(descriptor, path, partial, existed)
         if header is not None:

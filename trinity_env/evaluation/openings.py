@@ -56,9 +56,10 @@ from typing import Any, Protocol
 
 from tqdm import tqdm
 
-from trinity_env.core import ArgumentError, GameState
+from trinity_env.core import ArgumentError, GameState, records
 from trinity_env.core.board import EMPTY
 from trinity_env.core.files import read_text
+from trinity_env.core.writes import write_text
 from trinity_env.evaluation.match import RunInterrupted, chunk_results
 from trinity_env.evaluation.ratings import wilson_interval
 from trinity_env.search.solver import Solver, SolverBudgetError
@@ -322,15 +323,8 @@ def read_records(path: str | Path) -> dict[int, dict]:
 
 
 def _lock(handle: Any, name: str) -> None:
-    """An exclusive lock on the open file, or ``OpeningsError`` when another job holds it (POSIX; elsewhere none)."""
-    try:
-        import fcntl
-    except ImportError:  # Windows: no lock
-        return
-    try:
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        raise OpeningsError(f"{name} is being written by another solve-openings job (it holds the lock)") from None
+    """An exclusive lock on the open file, or ``OpeningsError`` when another job holds it (``records.lock``)."""
+    records.lock(handle.fileno(), name, OpeningsError, "another solve-openings job")
 
 
 @dataclass
@@ -395,16 +389,8 @@ def _open_locked(path: Path, name: str) -> Any:
 
 def _replace(path: Path, text: str) -> None:
     """``path`` holds ``text`` afterwards, or (interrupted, or a failed write) still what it held:
-    written beside it and moved over it."""
-    temporary = path.with_name(f"{path.name}.rewrite-{os.getpid()}")
-    try:
-        with open(temporary, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
-    finally:
-        temporary.unlink(missing_ok=True)
+    written beside it and moved over it (``trinity_env.core.writes``: never through a link)."""
+    write_text(path, text)
 
 
 def solve_openings(
