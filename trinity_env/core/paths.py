@@ -266,6 +266,10 @@ def prepare_file(path: str, what: str, error: type[Exception] = TrinityError, li
 def open_output(path: str | Path, append: bool = False) -> IO[bytes]:
     """``path`` opened for writing (created; truncated unless ``append``) if it is a regular file, else
     ``TrinityError``; ``O_NONBLOCK``: a named pipe without a reader fails at once instead of blocking."""
+    info = _stat(path)
+    kind = None if info is None else not_regular(info.st_mode)
+    if kind is not None:
+        raise TrinityError(f"{_shown(path)}: it is {kind}, not a regular file (refused without opening it)")
     flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if append else os.O_TRUNC) | _NONBLOCK
     if not append:  # truncate only once the file is known to be regular
         flags &= ~os.O_TRUNC
