@@ -428,6 +428,8 @@ def build(
     from trinity_env.search.solver import Solver
 
     player = make(agent)
+    if spec_sha256(agent) != header["agent_sha256"]:  # replaced between the hash above and the read just now
+        raise DatasetError(f"the files of agent {agent} changed while it was being loaded; run the build again")
     solver = Solver()
     start = time.perf_counter()
     built: list[int] = []

@@ -52,6 +52,25 @@ class SearchReport:
 class MCTSAgent(Agent):
     """UCT search: ``simulations`` per move, exploration constant ``c``, ``worlds`` determinisations."""
 
+    @staticmethod
+    def check_arguments(
+        simulations: int = 400,
+        c: float = 0.7,
+        worlds: int = 8,
+        seed: int | None = None,
+        draft: str = "strongest",
+        greed: float = 0.5,
+    ) -> tuple[int, float, int, int | None, str, float]:
+        """The arguments as the agent keeps them, or a one-line ``ArgumentError`` naming the first one past its
+        bound; nothing is allocated (an ``AgentSpec`` is checked with this before any agent is built)."""
+        simulations = check_count("mcts", "simulations", simulations, 1, MAX_SIMULATIONS)
+        c = check_number("mcts", "c", c, 0.0, MAX_C)
+        worlds = check_count("mcts", "worlds", worlds, 1, MAX_WORLDS)
+        seed = check_seed("mcts", seed)
+        if draft not in ("strongest", "search"):
+            raise ArgumentError(f"mcts draft must be 'strongest' or 'search', got {draft!r}")
+        return simulations, c, worlds, seed, draft, check_number("mcts", "greed", greed, 0.0, 1.0)
+
     def __init__(
         self,
         simulations: int = 400,
@@ -63,14 +82,9 @@ class MCTSAgent(Agent):
         greed: float = 0.5,
     ):
         # every argument against its bound first, before the tree is allocated (see MAX_SIMULATIONS...)
-        simulations = check_count("mcts", "simulations", simulations, 1, MAX_SIMULATIONS)
-        c = check_number("mcts", "c", c, 0.0, MAX_C)
-        worlds = check_count("mcts", "worlds", worlds, 1, MAX_WORLDS)
-        seed = check_seed("mcts", seed)
-        if draft not in ("strongest", "search"):
-            raise ArgumentError(f"mcts draft must be 'strongest' or 'search', got {draft!r}")
+        simulations, c, worlds, seed, draft, greed = self.check_arguments(simulations, c, worlds, seed, draft, greed)
         self.draft = draft
-        self.greed = check_number("mcts", "greed", greed, 0.0, 1.0)
+        self.greed = greed
         self.simulations = simulations
         self.c = c
         self.worlds = worlds

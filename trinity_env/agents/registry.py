@@ -271,6 +271,49 @@ def _unreadable(spec: str, err: OSError) -> CheckpointError:
     return CheckpointError(f"cannot read the checkpoint of {short(spec)}: {one_line(err.strerror or err)}")
 
 
+def unknown_name(text: str) -> None:
+    """Raise the one-line ``AgentSpecError`` for a spec whose name is no agent's: the known names, and a hint to
+    write ``./NAME`` when a file or folder of that name is here."""
+    name = text.partition(":")[0]
+    known = ", ".join(sorted(builtin_names()))
+    here = any(os.path.lexists(text + suffix) for suffix in ("", ".pt", ".zip"))
+    hint = f"; to play the file or folder here, name it by a path: ./{text} or {FILE_PREFIX}{text}" if here else ""
+    raise AgentSpecError(f"no agent named {name!r} (in {short(text)}); known: {known}{hint}")
+
+
+def shipped_factory(name: str) -> Callable[..., Agent]:
+    """The factory of the shipped policy ``name`` (``ppo-standard``): its checkpoint, ``sample`` and ``seed``."""
+
+    def factory(sample: str = "none", seed: str | None = None) -> Agent:
+        return _checkpoint(str(SHIPPED_DIR / f"{name}.pt"), sample, seed)
+
+    return factory
+
+
+def build(spec: Any) -> Agent:
+    """The agent of a checked ``AgentSpec`` (``trinity_env.agents.spec``): its factory called with the spec's
+    arguments, or its checkpoint read. Its ``name`` is the spec's text."""
+    text = spec.text
+    if spec.name == FILE_PREFIX:
+        try:
+            agent = _checkpoint(spec.path)
+        except OSError as err:  # a /proc file is "regular" by its stat, but cannot be read as a file (see below)
+            raise _unreadable(text, err) from None
+        agent.name = text
+        return agent
+    factory = AGENTS.get(spec.name) or shipped_factory(spec.name)  # AgentSpec.parse let only known names through
+    try:
+        agent = factory(*spec.args, **dict(spec.keywords))
+    except CheckpointError:  # the file, not the spec, is at fault: its error names it
+        raise
+    except OSError as err:  # az:PATH with a /proc file: "regular" by its stat, yet its reads fail
+        raise _unreadable(text, err) from None
+    except (TypeError, ValueError) as err:
+        raise AgentSpecError(f"bad arguments in agent spec {short(text)}: {err}") from None
+    agent.name = text
+    return agent
+
+
 def make(spec: str) -> Agent:
     """The agent a spec string names; ``AgentSpecError`` says what is wrong with a bad one.
 
@@ -293,10 +336,7 @@ def make(spec: str) -> Agent:
     if factory is None and name in shipped():
         factory = lambda **kw: _checkpoint(str(SHIPPED_DIR / f"{name}.pt"), **kw)  # noqa: E731
     if factory is None:
-        known = ", ".join(sorted(builtin_names()))
-        here = any(os.path.lexists(text + suffix) for suffix in ("", ".pt", ".zip"))
-        hint = f"; to play the file or folder here, name it by a path: ./{text} or {FILE_PREFIX}{text}" if here else ""
-        raise AgentSpecError(f"no agent named {name!r} (in {spec!r}); known: {known}{hint}")
+        unknown_name(text)
     args, kwargs = _arguments(rest)
     try:
         agent = factory(*args, **kwargs)

@@ -1,0 +1,197 @@
+"""``AgentSpec``: an agent spec parsed once, where text enters, and passed down as a value.
+
+``AgentSpec.parse("mcts:400,seed=3")`` checks the whole spec — its grammar, its name, every
+argument against its bound, and, for a spec that names a file, that the file is there and is a
+regular file or folder — without building the agent: no search tree is allocated and no
+checkpoint is read. The value is frozen, hashable and picklable (a worker process rebuilds the
+agent from it), ``str(spec)`` gives the text back, ``spec.label`` is what tables print,
+``spec.families`` the numba kernel families the agent runs on (``trinity prepare``), and
+``spec.build()`` makes the agent, each call a fresh one.
+
+The grammar is ``trinity_env.agents.registry``'s (its module docstring): ``name`` or
+``name:arg,key=value,...``; a built-in name always means the built-in agent; a path needs a
+separator, a ``.pt``/``.zip`` ending or the ``file:`` prefix. ``make(text)`` is
+``AgentSpec.parse(text).build()``.
+
+Everything the evaluation tools take is a ``Player`` (``label``, ``families``, ``build()``):
+an ``AgentSpec``, or a value that wraps a policy that no text names (``player``).
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+from trinity_env.agents import registry
+from trinity_env.agents.base import Agent
+from trinity_env.agents.baselines import check_seed
+from trinity_env.agents.checkpoint import CheckpointError
+from trinity_env.core import ArgumentError
+from trinity_env.core.files import short
+
+MAX_SPEC_CHARACTERS = 1000
+"""The longest spec text: a path and a few arguments fit many times over."""
+
+
+@runtime_checkable
+class Player(Protocol):
+    """What the evaluation tools take for each side: a ``label`` for tables, the kernel ``families`` to compile
+    first, and ``build()``, a fresh ``Agent`` each call (one a process, one a game series)."""
+
+    @property
+    def label(self) -> str: ...
+
+    @property
+    def families(self) -> tuple[str, ...]: ...
+
+    def build(self) -> Agent: ...
+
+
+def _family(name: str) -> tuple[str, ...]:
+    if name in ("greedy", "lookahead"):
+        return ("baselines",)
+    if name == "mcts":
+        return ("MCTS",)
+    if name in ("az", registry.AZ_STANDARD):
+        return ("tactical features", "AlphaZero search")
+    return ()
+
+
+def _bind(name: str, args: tuple[str, ...], keywords: dict[str, str]) -> dict[str, str]:
+    """The spec's arguments bound to its factory's parameters (``registry.AGENTS``), as a call would bind them:
+    ``TypeError`` for one too many or an unknown keyword. Nothing is called."""
+    factory = registry.AGENTS[name] if name in registry.AGENTS else registry.shipped_factory(name)
+    try:
+        bound = inspect.signature(factory).bind(*args, **keywords)
+    except TypeError as err:
+        raise TypeError(f"{name} {err}") from None
+    arguments = dict(bound.arguments)
+    arguments.update(arguments.pop("given", None) or {})
+    arguments.update(arguments.pop("kw", None) or {})
+    return arguments
+
+
+def _check(name: str, args: tuple[str, ...], keywords: dict[str, str]) -> Path | None:
+    """Every argument of the spec against its bound, as its factory would check it, building nothing; the
+    checkpoint path of an ``az`` spec."""
+    arguments = _bind(name, args, keywords)
+    if name == "random":
+        if arguments.get("seed") is not None:
+            check_seed("random", registry.spec_int("seed", arguments["seed"]))
+    elif name == "mcts":
+        from trinity_env.agents.mcts import MCTSAgent
+
+        MCTSAgent.check_arguments(**registry.spec_arguments("mcts", arguments, registry.MCTS_ARGUMENTS))
+    elif name in ("az", registry.AZ_STANDARD):
+        path = arguments.pop("path", None)
+        if name == "az" and path is None:
+            raise ValueError("az needs a checkpoint or run folder: az:PATH_OR_RUN,sims=N,solver=K")
+        try:
+            from trinity_env.agents.az import AZAgent
+        except ImportError:
+            raise registry.AgentSpecError("az agents need torch: install the train extra") from None
+        AZAgent.check_arguments(**registry.spec_arguments("az", arguments, registry.AZ_ARGUMENTS))
+        return None if path is None else Path(path)
+    elif name in registry.shipped():
+        if arguments.get("sample", "none") not in ("none", "all", "draft"):
+            raise ValueError(f"sample must be none, all or draft, got {short(arguments['sample'])}")
+        if arguments.get("seed") is not None:
+            check_seed("policy", registry.spec_int("seed", arguments["seed"]))
+    return None
+
+
+@dataclass(frozen=True)
+class AgentSpec:
+    """A checked agent spec (see the module): ``text`` as given (stripped), the agent's ``name`` (``"file:"`` for a
+    path), its bare ``args`` and its ``keywords`` (``(key, value)`` pairs in the order given), and the ``path`` it
+    reads, if any."""
+
+    text: str
+    name: str
+    args: tuple[str, ...] = ()
+    keywords: tuple[tuple[str, str], ...] = ()
+    path: str | None = None
+
+    @classmethod
+    def parse(cls, text: object) -> AgentSpec:
+        """``text`` checked and parsed; one ``AgentSpecError`` line if bad (``CheckpointError`` naming a file that
+        is not there).
+        An ``AgentSpec`` is returned as it is."""
+        if isinstance(text, AgentSpec):
+            return text
+        if not isinstance(text, str) or not text.strip():
+            raise registry.AgentSpecError(f"an agent spec is a string like 'greedy' or 'mcts:400', got {short(text)}")
+        text = text.strip()
+        if len(text) > MAX_SPEC_CHARACTERS:
+            raise registry.AgentSpecError(f"an agent spec is at most {MAX_SPEC_CHARACTERS} characters, got {len(text)}")
+        if registry.names_path(text):
+            target = registry._path_target(text)  # refuses a NUL, a pipe, a device or a socket without opening it
+            if not target.exists():
+                raise CheckpointError(f"no checkpoint at {target}")
+            return cls(text, registry.FILE_PREFIX, path=str(target))
+        name, _, rest = text.partition(":")
+        args, keywords = registry._arguments(rest)
+        if name not in registry.AGENTS and name not in registry.shipped():
+            registry.unknown_name(text)
+        try:
+            where = _check(name, tuple(args), keywords)
+        except (TypeError, ValueError, ArgumentError) as err:
+            raise registry.AgentSpecError(f"bad arguments in agent spec {short(text)}: {err}") from None
+        path = None
+        if isinstance(where, Path):
+            registry.refuse_special(where, registry.AgentSpecError)
+            if not where.exists() and not Path(f"{where}.pt").exists():
+                raise CheckpointError(f"no checkpoint at {where}")
+            path = str(where)
+        elif name in registry.shipped():
+            path = str(registry.SHIPPED_DIR / f"{name}.pt")
+        return cls(text, name, tuple(args), tuple(keywords.items()), path)
+
+    def __str__(self) -> str:
+        return self.text
+
+    @property
+    def label(self) -> str:
+        """The spec's text: what tables and replays name the agent by."""
+        return self.text
+
+    @property
+    def families(self) -> tuple[str, ...]:
+        """The numba kernel families the agent runs on (``trinity_env.prepare``); the PPO networks need none."""
+        return _family(self.name)
+
+    def build(self) -> Agent:
+        """A fresh agent (a checkpoint is read here, and only here)."""
+        return registry.build(self)
+
+    def sha256(self) -> str | None:
+        """A hash of the files the agent reads, ``None`` when it reads none (``registry.spec_sha256``)."""
+        return registry.spec_sha256(self.text)
+
+
+def player(value: object) -> Player:
+    """What the evaluation tools take for one side: an ``AgentSpec`` or any other ``Player`` as it is, a spec
+    string parsed (``AgentSpec.parse``). One line naming the problem for anything else."""
+    if isinstance(value, str):
+        return AgentSpec.parse(value)
+    if isinstance(value, Player):
+        return value
+    raise ArgumentError(f"an agent is given as a spec such as 'mcts:400' or an AgentSpec, got {short(value)}")
+
+
+def make(spec: object) -> Agent:
+    """The agent a spec names (a string, or an ``AgentSpec``): ``AgentSpec.parse(spec).build()``;
+    ``AgentSpecError`` says what is wrong with a bad one. The agent's ``name`` is the spec's text."""
+    return AgentSpec.parse(spec).build()
+
+
+def built(opponent: object) -> object:
+    """``opponent`` with an agent spec (``"greedy"``, ``"mcts:400"``, an ``AgentSpec``) built; anything else as given.
+
+    ``"random"`` stays a string: the envs play it themselves (the vector env with a batched kernel).
+    The one place where an env's ``opponent`` argument turns from a spec into an agent."""
+    if isinstance(opponent, AgentSpec) or (isinstance(opponent, str) and opponent != "random"):
+        return make(opponent)
+    return opponent
