@@ -59,6 +59,7 @@ def test_the_memory_budget_and_its_override(monkeypatch):
         (["solve-openings", "--seeds", "0-9", "--budget-nodes", "9", "--out", "x", "--threads", TOO_MANY],
          "argument --threads"),
         (["prepare", "--jobs", TOO_MANY], "argument --jobs"),
+        (["train", "az-quick", "--ray", "--actors", TOO_MANY], "--actors: "),  # a local cluster: processes here
     ],
 )  # fmt: skip
 def test_counts_past_the_machine_are_one_line_before_anything_starts(argv, words, capsys, monkeypatch, tmp_path):
