@@ -112,6 +112,7 @@ def _finished_state(seed: int = 0) -> GameState:
         (lambda g: g.state(4), ArgumentError, "game must be an index 0-3, got 4"),
         (lambda g: g.state(True), ArgumentError, "game must be an integer index 0-3, got True"),
         (lambda g: g.state(1.0), ArgumentError, "game must be an integer index 0-3, got 1.0"),
+        (lambda g: g.state(np.zeros((2, 2))), ArgumentError, "got array([[0., 0.], [0., 0.]])"),
         (lambda g: g.set_state(-1, g.state(0)), ArgumentError, "game must be an index 0-3, got -1"),
         (lambda g: g.set_state(0, "a state"), PositionError, "state must be a core GameState, got str"),
         (lambda g: g.restart([[0, 1]]), ArgumentError, "games must be a 1-D array of game indices, got shape (1, 2)"),

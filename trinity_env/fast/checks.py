@@ -25,6 +25,12 @@ def _integers(values, name: str, error: type[ValueError]) -> np.ndarray:
     return array.astype(np.int64)
 
 
+def _describe(value) -> str:
+    """``repr(value)`` on one line and short (an array's repr spans lines)."""
+    text = " ".join(repr(value).split())
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
 def game_indices(games, num_games: int, *, name: str = "games", distinct: bool = False) -> np.ndarray:
     """``games`` as a 1-D int64 array of indices 0..num_games-1; ``distinct``: a repeated game is refused."""
     array = _integers(games, name, ArgumentError)
@@ -42,7 +48,7 @@ def game_indices(games, num_games: int, *, name: str = "games", distinct: bool =
 def game_index(game, num_games: int) -> int:
     """One game index: a Python or numpy integer (not a bool) in 0..num_games-1."""
     if isinstance(game, (bool, np.bool_)) or not isinstance(game, (int, np.integer)):
-        raise ArgumentError(f"game must be an integer index 0-{num_games - 1}, got {game!r}")
+        raise ArgumentError(f"game must be an integer index 0-{num_games - 1}, got {_describe(game)}")
     if not 0 <= game < num_games:
         raise ArgumentError(f"game must be an index 0-{num_games - 1}, got {int(game)}")
     return int(game)
@@ -82,7 +88,7 @@ def action_array(
 def game_count(num_games, name: str = "num_games") -> int:
     """A number of games: a Python or numpy integer (not a bool), at least 1."""
     if isinstance(num_games, (bool, np.bool_)) or not isinstance(num_games, (int, np.integer)):
-        raise ArgumentError(f"{name} must be a whole number of games, at least 1, got {num_games!r}")
+        raise ArgumentError(f"{name} must be a whole number of games, at least 1, got {_describe(num_games)}")
     if num_games < 1:
         raise ArgumentError(f"{name} must be at least 1, got {num_games}")
     return int(num_games)

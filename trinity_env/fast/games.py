@@ -69,7 +69,8 @@ class FastGames:
     ``ConcurrentUseError`` (see the module docstring). Copies and pickles get a lock of their own.
 
     Game indices, seats and actions are checked before any kernel runs (``trinity_env.fast.checks``):
-    a bad one raises a one-line ``ArgumentError`` or ``IllegalMoveError`` and changes nothing.
+    a bad one raises a one-line ``ArgumentError``, ``IllegalMoveError`` or (a state ``set_state`` cannot
+    store) ``PositionError``, and changes nothing.
     """
 
     def __init__(self, num_games: int, *, seed: int | None = None, config=None, draft_share: float = 0.0, **keywords):
@@ -236,6 +237,8 @@ class FastGames:
 
     def _step(self, actions: np.ndarray, games: np.ndarray | None, final_seats: np.ndarray | None) -> StepResult:
         # every argument is checked before any kernel runs: a refusal moves no game
+        if final_seats is not None:
+            final_seats = self._seats(final_seats, "final_seats")
         if games is None:
             actions = action_array(actions, (self.num_games,))
             full = actions
@@ -245,8 +248,6 @@ class FastGames:
             full = self._buffer_actions
             full[:] = -1
             full[games] = actions
-        if final_seats is not None:
-            final_seats = self._seats(final_seats, "final_seats")
         active = full >= 0
         kernels.check_batch(
             self.batch.decks,
