@@ -348,7 +348,7 @@ def test_an_az_run_folder_falls_back_from_a_refused_best_to_latest(tmp_path):
 def test_the_readme_security_section_states_the_limits_in_force():
     from trinity_env.agents import az, checkpoint, mcts, sb3
     from trinity_env.core import files
-    from trinity_env.web import games
+    from trinity_env.web import store
 
     readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
     section = " ".join(readme.split("## Security", 1)[1].split("\n## ", 1)[0].split())
@@ -364,7 +364,7 @@ def test_the_readme_security_section_states_the_limits_in_force():
         f"at most {mcts.MAX_SIMULATIONS:,} simulations and {mcts.MAX_WORLDS} worlds",
         f"at most {az.MAX_SIMULATIONS:,} simulations, {az.MAX_WORLDS} worlds and {az.MAX_WORLD_SIMULATIONS:,}",
         f"{az.MAX_CONSIDERED} considered actions",
-        f"at most {games.DEFAULT_GAMES_PER_CLIENT} games and {games.DEFAULT_REPLAYS_PER_CLIENT} replays",
+        f"at most {store.DEFAULT_GAMES_PER_CLIENT} games and {store.DEFAULT_REPLAYS_PER_CLIENT} replays",
         f"under {MEMORY_LIMIT_MB} MB",
     ]  # fmt: skip
     missing = [phrase for phrase in stated if phrase not in section]

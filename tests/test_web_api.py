@@ -28,9 +28,15 @@ from trinity_env.agents import Agent, shipped
 from trinity_env.cli import main
 from trinity_env.core import GameState, Replay
 from trinity_env.search.solver import Solver
+from trinity_env.web import catalogue as web_catalogue
 from trinity_env.web import games as web_games
+from trinity_env.web import replays as web_replays
+from trinity_env.web import store as web_store
+from trinity_env.web import views as web_views
 from trinity_env.web.app import COOKIE, MAX_BODY, MAX_REPLAY_BODY, STATIC, create_app
-from trinity_env.web.games import LADDER, AgentChoice, EngineWarmup, GameStore, catalog, families_to_warm
+from trinity_env.web.catalogue import LADDER, AgentChoice, catalog
+from trinity_env.web.store import GameStore
+from trinity_env.web.warmup import EngineWarmup, families_to_warm
 
 SMALL = {
     "random": AgentChoice("random", "random", "Random", "baseline"),
@@ -414,7 +420,7 @@ def test_upload_a_replay_step_through_it_and_review_it(client):
     assert client.get(f"/api/replays/{view['id']}").json()["frames"] == view["frames"]
 
     reviewable = [k for k, ok in enumerate(view["reviewable"]) if ok]
-    assert reviewable and all(len(states[k].empty_tiles()) <= web_games.REVIEW_MAX_EMPTY for k in reviewable)
+    assert reviewable and all(len(states[k].empty_tiles()) <= web_replays.REVIEW_MAX_EMPTY for k in reviewable)
     k = next(k for k in reviewable if len(states[k].empty_tiles()) <= 7)  # a few thousand nodes: quick
     review = client.get(f"/api/replays/{view['id']}/review/{k}").json()
     solution = Solver().solve(states[k])
@@ -751,9 +757,9 @@ def test_a_burst_of_games_from_one_client_never_evicts_another_clients_game():
     app = create_app(GameStore(dict(SMALL)))  # the default caps
     alice, bob = TestClient(app), TestClient(app)
     kept = new_game(bob)["id"]
-    burst = [new_game(alice, draft="dealt")["id"] for _ in range(web_games.DEFAULT_MAX_GAMES + 50)]
+    burst = [new_game(alice, draft="dealt")["id"] for _ in range(web_store.DEFAULT_MAX_GAMES + 50)]
     assert bob.get(f"/api/games/{kept}").status_code == 200
-    per_client = web_games.DEFAULT_GAMES_PER_CLIENT
+    per_client = web_store.DEFAULT_GAMES_PER_CLIENT
     assert all(alice.get(f"/api/games/{i}").status_code == 200 for i in burst[-per_client:])
     assert alice.get(f"/api/games/{burst[-per_client - 1]}").status_code == 404  # alice's own oldest went
 
@@ -782,7 +788,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_the_shipped_ladder_file_is_the_arena_output_kept_in_docs():
-    assert web_games.LADDER_FILE.read_bytes() == (ROOT / "docs" / "web" / "ladder.json").read_bytes()
+    assert web_catalogue.LADDER_FILE.read_bytes() == (ROOT / "docs" / "web" / "ladder.json").read_bytes()
 
 
 def test_each_level_is_named_in_plain_words_with_its_elo_from_the_arena_output():
@@ -795,8 +801,8 @@ def test_each_level_is_named_in_plain_words_with_its_elo_from_the_arena_output()
         rating = round(elo[LADDER[level]])
         assert agent["elo"] == rating
         sign = "+" if rating > 0 else "\u2212" if rating < 0 else ""
-        assert agent["label"] == f"Level {level} \u2014 {web_games.LEVEL_WORDS[level]} (Elo {sign}{abs(rating)})"
-        assert agent["short"] == f"Level {level} \u2014 {web_games.LEVEL_WORDS[level]}"
+        assert agent["label"] == f"Level {level} \u2014 {web_catalogue.LEVEL_WORDS[level]} (Elo {sign}{abs(rating)})"
+        assert agent["short"] == f"Level {level} \u2014 {web_catalogue.LEVEL_WORDS[level]}"
         assert LADDER[level] not in agent["label"]  # plain words, not the spec
         shown.append(rating)
     assert shown == sorted(shown)  # the levels climb
@@ -818,14 +824,14 @@ def test_a_ladder_file_that_is_not_arena_output_is_refused(tmp_path, content, wo
     path = tmp_path / "ladder.json"
     path.write_text(content, encoding="utf-8")
     with pytest.raises(ValueError, match=words):
-        web_games.ladder_elo(path)
+        web_catalogue.ladder_elo(path)
 
 
 def test_a_ladder_file_without_a_levels_agent_is_refused(monkeypatch, tmp_path):
     path = tmp_path / "ladder.json"
     path.write_text('{"agents": ["random", "mcts:2"], "elo": [-10.0, 10.0]}', encoding="utf-8")
-    monkeypatch.setattr(web_games, "LADDER_FILE", path)
-    monkeypatch.setattr(web_games.ladder_elo, "__defaults__", (path,))
+    monkeypatch.setattr(web_catalogue, "LADDER_FILE", path)
+    monkeypatch.setattr(web_catalogue.ladder_elo, "__defaults__", (path,))
     with pytest.raises(ValueError, match="rates no agent 'mcts:25'"):
         catalog()
 
@@ -870,7 +876,7 @@ def test_previews_are_what_each_move_does_on_many_random_positions():
                     after.last.tile, list(after.last.captured), list(after.last.domino),
                 )  # fmt: skip
                 assert preview["card"] == after.last.card.notation and preview["index"] == after.last.deck_index
-                assert preview["lanes"] == web_games.lanes_json(after)
+                assert preview["lanes"] == web_views.lanes_json(after)
                 if after.outcome is None:
                     assert preview["outcome"] is None
                 else:
@@ -913,8 +919,8 @@ def test_a_preview_never_depends_on_the_opponents_hidden_hand():
                 status = list(state.status)
                 status[other] = tuple(2 if s == 2 else 1 if i in hand else 0 for i, s in enumerate(state.status[other]))
                 swapped = dataclasses.replace(state, status=tuple(status))
-                assert web_games.placement_previews(swapped, view["human"], False) == served
-            seen = web_games.seen_by(state, view["human"], False)
+                assert web_views.placement_previews(swapped, view["human"], False) == served
+            seen = web_views.seen_by(state, view["human"], False)
             assert sum(1 for s in seen.status[other] if s == 1) == held  # the size is public, and kept
             assert seen.status[view["human"]] == state.status[view["human"]]
             checked += 1
@@ -963,7 +969,7 @@ def test_looking_back_shows_each_earlier_position_as_the_seat_saw_it():
     for ply in range(view["ply"] + 1):
         shown = client.get(f"/api/games/{view['id']}/positions/{ply}").json()
         assert shown["ply"] == ply and shown["state"]["legal"] == []
-        assert shown["state"] == {**web_games.state_json(states[ply], 0, False), "legal": []}
+        assert shown["state"] == {**web_views.state_json(states[ply], 0, False), "legal": []}
         them = shown["state"]["players"][1]
         assert them["hand"] is None and (them["deck"] is None or states[ply].phase != "draft")
     assert "ply must be 0-" in error(client.get(f"/api/games/{view['id']}/positions/{view['ply'] + 1}"), 422)
@@ -1007,7 +1013,7 @@ def test_reviewing_a_finished_game_opens_it_as_a_replay(client):
     states = Replay.from_json(client.get(f"/api/games/{final['id']}/replay").text).states()
     assert upload["plies"] == final["ply"] == len(states) - 1
     assert upload["frames"][-1]["outcome"] == final["state"]["outcome"]
-    assert upload["frames"] == [web_games.state_json(s) for s in states]
+    assert upload["frames"] == [web_views.state_json(s) for s in states]
 
 
 def test_resigning_during_the_draft_leaves_nothing_to_replay(client):

@@ -32,8 +32,9 @@ from trinity_env.envs.config import make_config
 from trinity_env.evaluation.match import play_game
 from trinity_env.web.app import MAX_BODY, MAX_REPLAY_BODY, create_app
 from trinity_env.web.caches import OwnedLRU, StoreFull
-from trinity_env.web.games import AgentChoice, GameStore
+from trinity_env.web.catalogue import AgentChoice
 from trinity_env.web.limits import BodyLimits, Limits
+from trinity_env.web.store import GameStore
 
 SMALL = {"random": AgentChoice("random", "random", "Random", "baseline")}
 ROOT = Path(__file__).resolve().parent.parent
@@ -293,7 +294,8 @@ SERVER = """
 import json, sys
 import uvicorn
 from trinity_env.web.app import bind, create_app
-from trinity_env.web.games import AgentChoice, GameStore
+from trinity_env.web.catalogue import AgentChoice
+from trinity_env.web.store import GameStore
 from trinity_env.web.limits import Limits, uvicorn_config
 
 limits = Limits(**json.loads(sys.argv[1]))

@@ -7,12 +7,15 @@ two agents to watch, and replays to step through with the exact solver's review.
 holds every game, so a page reload loses nothing; see docs/web.md.
 
 Starlette and uvicorn come with the ``web`` extra (``pip install trinity-towers[web]``);
-``trinity_env.web.games`` needs neither.
+what the server holds needs neither: the agents on offer (``catalogue``), what a browser may see (``views``), a game
+(``games``), uploaded replays and their review (``replays``), the store of both (``store``, over ``caches``) and the
+engine's warm-up (``warmup``).
 """
 
 from __future__ import annotations
 
-from trinity_env.web.games import LADDER, AgentChoice, GameStore, catalog
+from trinity_env.web.catalogue import LADDER, AgentChoice, catalog
+from trinity_env.web.store import GameStore
 
 __all__ = ["LADDER", "AgentChoice", "GameStore", "catalog", "create_app", "serve"]
 

@@ -47,17 +47,12 @@ from starlette.staticfiles import StaticFiles
 from trinity_env.core import NUM_ACTIONS
 from trinity_env.core.errors import ArgumentError, TrinityError
 from trinity_env.core.files import MAX_DIGITS
-from trinity_env.web.games import (
-    DEFAULT_MAX_GAMES,
-    DEFAULT_MAX_REPLAYS,
-    SEED_LIMIT,
-    AgentChoice,
-    ApiError,
-    EngineWarmup,
-    GameStore,
-    families_to_warm,
-)
+from trinity_env.web.catalogue import AgentChoice
+from trinity_env.web.errors import ApiError
+from trinity_env.web.games import SEED_LIMIT
 from trinity_env.web.limits import BodyLimits, Limits, uvicorn_config
+from trinity_env.web.store import DEFAULT_MAX_GAMES, DEFAULT_MAX_REPLAYS, GameStore
+from trinity_env.web.warmup import EngineWarmup, families_to_warm
 
 STATIC = Path(str(resources.files("trinity_env.web") / "static"))
 PAGES = ("play", "watch", "replay")

@@ -1,0 +1,138 @@
+"""The agents a browser may name: ``catalog()``, and the difficulty ladder (``LADDER``, ``LEVEL_WORDS``, and
+the ratings ``ladder_elo`` reads from ``LADDER_FILE``).
+
+``catalog()``: the agents on offer, by name. A browser names agents only from this list; a name maps to a fixed
+spec string, so no request can load a checkpoint, read a file or ask for an unbounded search.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from trinity_env.agents.registry import shipped
+
+LADDER_FILE = Path(str(resources.files("trinity_env.web") / "ladder.json"))
+"""The arena's ``--json`` output for the ladder's agents (a copy of docs/web/ladder.json, which a test keeps equal):
+the Elo each level's label shows is read from it, never typed by hand."""
+
+
+@dataclass(frozen=True)
+class AgentChoice:
+    """An agent a browser may name: ``name`` is what it sends, ``spec`` what ``make`` gets."""
+
+    name: str
+    spec: str
+    label: str
+    """What the list of opponents says."""
+    group: str
+    """``ladder``, ``baseline``, ``search`` or ``trained``."""
+    short: str = ""
+    """What the board says (``Level 3 — casual``, ``Greedy``); the name when empty."""
+    elo: int | None = None
+    """The measured rating (ladder levels: from ``LADDER_FILE``), so the page can say how strong it is."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "spec": self.spec,
+            "label": self.label,
+            "group": self.group,
+            "short": self.title,
+            "elo": self.elo,
+        }
+
+    @property
+    def title(self) -> str:
+        return self.short or self.name
+
+
+LADDER: dict[int, str] = {
+    1: "random",
+    2: "mcts:2",
+    3: "mcts:25",
+    4: "greedy",
+    5: "lookahead",
+    6: "mcts:400",
+    7: "mcts:1200",
+    8: "mcts:6400",
+}
+"""The difficulty ladder ``level:1`` ... ``level:8``: agents about equally far apart in rating, measured with the
+arena on dealt hands (docs/web.md has the command; ``LADDER_FILE`` its output, the ratings the page shows)."""
+
+LEVEL_WORDS: dict[int, str] = {
+    1: "first steps",
+    2: "beginner",
+    3: "casual",
+    4: "club player",
+    5: "strong",
+    6: "expert",
+    7: "master",
+    8: "grandmaster",
+}
+"""Each level in plain words: a new player reads "Level 3 — casual", not ``mcts:25``."""
+
+
+def ladder_elo(path: Path = LADDER_FILE) -> dict[str, float]:
+    """Each agent's Elo from the arena's JSON output (``trinity arena --json``): ``{"agents": [...], "elo": [...]}``.
+
+    A file of another shape raises ``ValueError`` saying what is wrong: the labels must come from a measurement.
+    """
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    agents, elo = (data.get("agents"), data.get("elo")) if isinstance(data, dict) else (None, None)
+    if not isinstance(agents, list) or not isinstance(elo, list) or len(agents) != len(elo):
+        raise ValueError(f"{path}: not the arena's JSON output (agents and elo, two lists of one length)")
+    ratings = {}
+    for name, value in zip(agents, elo):
+        if not isinstance(name, str) or type(value) not in (int, float) or not math.isfinite(value):
+            raise ValueError(f"{path}: agent {name!r} has no finite Elo ({value!r})")
+        ratings[name] = float(value)
+    return ratings
+
+
+def signed(value: float) -> str:
+    """``value`` rounded, with its sign: ``+109``; ``-237`` with a true minus sign (U+2212), as a page prints it."""
+    number = round(value)
+    return f"+{number}" if number > 0 else f"\u2212{-number}" if number < 0 else "0"
+
+
+BASELINES = (
+    ("random", "Random: any legal move"),
+    ("greedy", "Greedy: flips the most cards now"),
+    ("lookahead", "Lookahead: looks two moves ahead"),
+)
+SEARCH = (25, 100, 400, 1600)
+"""MCTS strengths on offer (simulations per move)."""
+TRAINED_LABELS = {
+    "ppo-standard": "ppo-standard: the shipped PPO policy network",
+    "az-standard": "az-standard: the shipped AlphaZero network with search",
+}
+
+
+def catalog() -> dict[str, AgentChoice]:
+    """The agents on offer, by name: the ladder, the baselines, MCTS at a few strengths and the
+    shipped trained agents (``shipped()``, only where torch is installed)."""
+    trained = shipped() if importlib.util.find_spec("torch") is not None else []
+    needs_torch = {*shipped(), "az", "az-standard"}
+    ratings = ladder_elo()
+    choices: list[AgentChoice] = []
+    for level, spec in LADDER.items():
+        name = spec.partition(":")[0]
+        if name not in needs_torch or name in trained:  # a ladder level of a network needs torch
+            if spec not in ratings:
+                raise ValueError(f"{LADDER_FILE} rates no agent {spec!r} (level {level}): run the ladder's arena again")
+            elo = round(ratings[spec])
+            short = f"Level {level} \u2014 {LEVEL_WORDS[level]}"
+            label = f"{short} (Elo {signed(elo)})"
+            choices.append(AgentChoice(f"level:{level}", spec, label, "ladder", short, elo))
+    choices += [AgentChoice(name, name, label, "baseline", name.capitalize()) for name, label in BASELINES]
+    choices += [
+        AgentChoice(f"mcts:{n}", f"mcts:{n}", f"MCTS, {n} simulations a move", "search", f"MCTS {n}") for n in SEARCH
+    ]
+    choices += [AgentChoice(name, name, TRAINED_LABELS.get(name, f"{name}: shipped"), "trained") for name in trained]
+    return {choice.name: choice for choice in choices}
