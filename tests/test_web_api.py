@@ -33,8 +33,10 @@ from trinity_env.web import games as web_games
 from trinity_env.web import replays as web_replays
 from trinity_env.web import store as web_store
 from trinity_env.web import views as web_views
-from trinity_env.web.app import COOKIE, MAX_BODY, MAX_REPLAY_BODY, STATIC, create_app
+from trinity_env.web.app import STATIC, create_app
 from trinity_env.web.catalogue import LADDER, AgentChoice, catalog
+from trinity_env.web.guard import COOKIE
+from trinity_env.web.schema import MAX_BODY, MAX_REPLAY_BODY
 from trinity_env.web.store import GameStore
 from trinity_env.web.warmup import EngineWarmup, families_to_warm
 

@@ -30,10 +30,11 @@ from trinity_env.agents import make
 from trinity_env.core import Replay
 from trinity_env.envs.config import make_config
 from trinity_env.evaluation.match import play_game
-from trinity_env.web.app import MAX_BODY, MAX_REPLAY_BODY, create_app
+from trinity_env.web.app import create_app
 from trinity_env.web.caches import OwnedLRU, StoreFull
 from trinity_env.web.catalogue import AgentChoice
 from trinity_env.web.limits import BodyLimits, Limits
+from trinity_env.web.schema import MAX_BODY, MAX_REPLAY_BODY
 from trinity_env.web.store import GameStore
 
 SMALL = {"random": AgentChoice("random", "random", "Random", "baseline")}
