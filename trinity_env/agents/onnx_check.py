@@ -49,13 +49,13 @@ from typing import Any
 import numpy as np
 
 from trinity_env.agents.checkpoint import ACTIONS, CheckpointError
-from trinity_env.core.files import cut, one_line
-from trinity_env.core.paths import name_problem, open_regular
+from trinity_env.core.files import cut, one_line, open_regular
+from trinity_env.core.paths import name_problem
 from trinity_env.spec.observation import OBSERVATION_SIZE
 
 MAX_ONNX_BYTES = 256 << 20
 """Largest ONNX file read at all."""
-MAX_FIELDS = 2_000_000
+MAX_FIELDS = 500_000
 """Most protobuf fields in a file: each message or string parses into an object of about 150 bytes."""
 MAX_PACKED_VALUES = 32_000_000
 """Most packed integers (``int64_data``, ``dims``...) in a file: each costs 8 bytes parsed, from 1 in the file."""
@@ -192,43 +192,51 @@ def scan_wire(name: str, data: bytes) -> None:
     view = np.frombuffer(data, np.uint8)
     fields = packed = 0
     stack = [(0, len(data), onnx.ModelProto.DESCRIPTOR, 0)]
+    schemas: dict[Any, dict[int, tuple[Any, bool]]] = {}  # by message type: each field's message type, packed ints
     try:
         while stack:
             pos, end, descriptor, depth = stack.pop()
-            by_number = descriptor.fields_by_number
+            by_number = schemas.get(descriptor)
+            if by_number is None:
+                by_number = schemas[descriptor] = {
+                    number: (field.message_type if field.type == F.TYPE_MESSAGE else None, field.type in varints)
+                    for number, field in descriptor.fields_by_number.items()
+                }
             while pos < end:
-                key, pos = _varint(data, pos, end)
+                key = data[pos]  # one byte for every field number below 16: the fast path
+                key, pos = (key, pos + 1) if key < 0x80 else _varint(data, pos, end)
                 number, wire = key >> 3, key & 7
                 fields += 1
                 if fields > MAX_FIELDS:
                     raise OnnxPolicyError(f"ONNX file {name} holds over {MAX_FIELDS} protobuf fields: refused before "
                                           "parsing (each would be an object in memory)")  # fmt: skip
-                field = by_number.get(number)
                 if number == 0:
                     raise _Malformed(f"field number 0 at byte {pos}")
-                if wire == 0:
-                    _, pos = _varint(data, pos, end)
-                elif wire in (1, 5):
-                    pos += 8 if wire == 1 else 4
-                elif wire == 2:
-                    length, pos = _varint(data, pos, end)
+                if wire == 2:
+                    length = data[pos] if pos < end else 0x80
+                    length, pos = (length, pos + 1) if length < 0x80 else _varint(data, pos, end)
                     stop = pos + length
                     if stop > end:
                         raise _Malformed(f"a field of {length} bytes at byte {pos} runs past its end")
-                    if field is not None and field.type == F.TYPE_MESSAGE:
+                    message, packs = by_number.get(number, (None, False))
+                    if message is not None:
                         if depth >= MAX_DEPTH:
                             raise _Malformed(f"messages nested over {MAX_DEPTH} deep")
-                        stack.append((pos, stop, field.message_type, depth + 1))
-                    elif field is not None and field.type in varints:
+                        stack.append((pos, stop, message, depth + 1))
+                    elif packs:
                         packed += int(np.count_nonzero(view[pos:stop] < 0x80))
                         if packed > MAX_PACKED_VALUES:
                             raise OnnxPolicyError(f"ONNX file {name} holds over {MAX_PACKED_VALUES} packed integers: "
                                                   "refused before parsing (store tensors as raw_data)")  # fmt: skip
                     pos = stop
+                elif wire == 0:
+                    _, pos = _varint(data, pos, end)
+                elif wire in (1, 5):
+                    pos += 8 if wire == 1 else 4
+                    if pos > end:
+                        raise _Malformed(f"a fixed-size field runs past its end at byte {end}")
                 else:
                     raise _Malformed(f"wire type {wire} at byte {pos}")
-                if pos > end:
-                    raise _Malformed(f"a field at byte {pos} runs past its end")
     except _Malformed as err:
         raise OnnxPolicyError(f"ONNX file {name} is not a valid ONNX model (malformed protobuf: {err})") from None
 
@@ -338,7 +346,7 @@ except Exception as err:
     sys.stderr.write(" ".join(str(err).split())[:300] or type(err).__name__)
     sys.exit(2)
 """
-_BASE_BYTES = 768 << 20  # the child's interpreter, numpy and onnx, before the inference's own allocations
+_BASE_BYTES = 512 << 20  # the child's interpreter, numpy and onnx, before the inference's own allocations
 
 
 def light_copy(model: Any) -> Any:
@@ -424,8 +432,10 @@ def check_shapes(name: str, model: Any, shapes: dict[int, dict]) -> None:
                 if entry is None or entry[0] not in ITEMSIZE:
                     raise OnnxPolicyError(f"{where} has no inferred numeric tensor type: refused")
                 if any(d < 0 for d in entry[1]):
-                    raise OnnxPolicyError(f"{where} has a shape that depends on its data ({entry[1]} at "
-                                          f"batch {batch}, -1 unknown): every shape must be known to bound memory")
+                    raise OnnxPolicyError(
+                        f"{where} has a shape that depends on its data ({entry[1]} at "
+                        f"batch {batch}, -1 unknown): every shape must be known to bound memory"
+                    )
                 size = math.prod(entry[1]) * ITEMSIZE[entry[0]]
                 if size > MAX_TENSOR_BYTES:
                     raise OnnxPolicyError(f"{where} would be {entry[1]} ({size} bytes, over {MAX_TENSOR_BYTES >> 20} "
