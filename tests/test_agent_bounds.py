@@ -188,16 +188,16 @@ def test_a_draft_move_with_the_most_worlds_stays_small():
     assert observation["action_mask"][agent.act(observation)]
 
 
-def test_the_readme_quotes_the_bounds_the_agents_check():
+def test_the_security_page_quotes_the_bounds_the_agents_check():
     from trinity_env.agents import mcts
 
-    readme = (ROOT / "README.md").read_text(encoding="utf-8").replace("\n", " ")
-    quoted = f"`mcts`: {mcts.MAX_SIMULATIONS:,} simulations and {mcts.MAX_WORLDS} worlds"
-    assert quoted in readme
+    page = " ".join((ROOT / "docs" / "security.md").read_text(encoding="utf-8").split())
+    quoted = f"`mcts` at most {mcts.MAX_SIMULATIONS:,} simulations and {mcts.MAX_WORLDS} worlds"
+    assert quoted in page
     az = pytest.importorskip("trinity_env.agents.az")
-    quoted = (f"`az`: {az.MAX_SIMULATIONS:,} sims, {az.MAX_WORLDS} worlds, worlds x sims at most "
-              f"{az.MAX_WORLD_SIMULATIONS:,}")  # fmt: skip
-    assert quoted in readme
+    quoted = (f"`az` at most {az.MAX_SIMULATIONS:,} simulations, {az.MAX_WORLDS} worlds and "
+              f"{az.MAX_WORLD_SIMULATIONS:,} worlds x simulations")  # fmt: skip
+    assert quoted in page
 
 
 def test_an_az_config_evaluating_past_the_agents_bound_is_refused_at_load():

@@ -345,13 +345,13 @@ def test_an_az_run_folder_falls_back_from_a_refused_best_to_latest(tmp_path):
         make(f"az:{run},sims=0")
 
 
-def test_the_readme_security_section_states_the_limits_in_force():
+def test_the_security_page_states_the_limits_in_force():
     from trinity_env.agents import az, checkpoint, mcts, sb3
     from trinity_env.core import files
     from trinity_env.web import store
 
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
-    section = " ".join(readme.split("## Security", 1)[1].split("\n## ", 1)[0].split())
+    page = (Path(__file__).resolve().parent.parent / "docs" / "security.md").read_text(encoding="utf-8")
+    section = " ".join(page.split())
     stated = [
         f"hidden width at most {checkpoint.MAX_HIDDEN}", f"at most {checkpoint.MAX_LAYERS} layers",
         f"at most {checkpoint.MAX_PARAMETERS:,} weights a network",

@@ -6,6 +6,7 @@ import contextlib
 import io
 import json
 import re
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -247,12 +248,13 @@ def test_the_rllib_page_quotes_the_runs_it_ships_the_metrics_of():
         assert figure in measured, f"docs/rllib.md quotes {figure}, which no docs/rllib-run/*metrics.csv holds"
 
 
-def test_the_readme_rllib_row_quotes_the_documented_runs_last_evaluation():
+def test_the_rllib_row_of_the_libraries_table_quotes_the_documented_runs_last_evaluation():
     from training.evaluation import read_metrics  # with or without the header row
 
     rows = read_metrics(ROOT / "docs" / "rllib-run" / "metrics.csv")
     final = {row[2]: float(row[3]) for row in rows if row[0] == rows[-1][0]}
-    (line,) = [x for x in (ROOT / "README.md").read_text(encoding="utf-8").splitlines() if x.startswith("| Ray RLlib")]
+    page = (ROOT / "docs" / "integrations.md").read_text(encoding="utf-8")  # the outside libraries' table
+    (line,) = [x for x in page.splitlines() if x.startswith("| Ray RLlib")]
     assert f"{final['random']:.1%} against random and {final['greedy']:.1%} against greedy" in line
     assert f"after {int(rows[-1][0]) / 1e6:.1f}M of `main`'s decisions" in line
 
@@ -445,3 +447,75 @@ def test_every_measured_figure_on_a_page_is_in_a_file_a_tool_wrote(page):
                for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
                for m in MEASURED.finditer(line) if not _holds(m.group(1), m.group(2), texts, numbers)]  # fmt: skip
     assert not missing, f"docs/{page} quotes figures no source file holds: {missing}"
+
+
+README_MAX_LINES = 140
+"""The README is a front page: what it is, the set-up, the env loop, the rules in brief, links into docs/."""
+
+
+def test_the_readme_is_a_front_page():
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= README_MAX_LINES, f"README.md has {len(lines)} lines; move reference material into docs/"
+
+
+LINKED_PAGES = ["README.md", "CHANGELOG.md", "docs/security.md", "docs/architecture.md", "docs/integrations.md"]
+LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")
+
+
+def _slug(heading: str) -> str:
+    """A heading's anchor as the docs site's toc extension writes it (and GitHub does, for plain headings)."""
+    text = unicodedata.normalize("NFKD", heading).encode("ascii", "ignore").decode()
+    text = re.sub(r"[^\w\s-]", "", text).strip().lower()
+    return re.sub(r"[-\s]+", "-", text)
+
+
+def _anchors(path: Path) -> set[str]:
+    text = re.sub(r"```.*?```", "", path.read_text(encoding="utf-8"), flags=re.S)  # no headings inside code
+    return {_slug(heading) for heading in re.findall(r"^#{1,6}\s+(.+?)\s*#*$", text, flags=re.M)}
+
+
+def _broken_links(page: Path, root: Path = ROOT) -> list[str]:
+    """The links of ``page`` that name no file inside ``root``, or no heading of the page they name."""
+    text = re.sub(r"```.*?```", "", page.read_text(encoding="utf-8"), flags=re.S)
+    broken = []
+    for target in LINK.findall(text):
+        if re.match(r"[a-z]+:", target):  # https:, mailto:: not this repository's files
+            continue
+        name, _, anchor = target.partition("#")
+        path = (page.parent / name).resolve() if name else page.resolve()
+        if not path.exists() or root.resolve() not in path.parents:
+            broken.append(f"{target} (no such file)")
+        elif anchor and path.suffix == ".md" and anchor not in _anchors(path):
+            broken.append(f"{target} (no heading #{anchor} in {path.name})")
+    return broken
+
+
+@pytest.mark.parametrize("page", LINKED_PAGES)
+def test_every_link_on_the_front_pages_resolves(page):
+    assert LINK.findall((ROOT / page).read_text(encoding="utf-8")), f"{page} links nowhere"
+    assert _broken_links(ROOT / page) == [], page
+
+
+def test_the_link_checker_finds_a_missing_file_and_a_missing_anchor(tmp_path):
+    (tmp_path / "other.md").write_text("# Title\n\n## The fast engine\n", encoding="utf-8")
+    page = tmp_path / "page.md"
+    page.write_text(
+        "[a](other.md) [b](other.md#the-fast-engine) [c](#here) [d](https://example.org/x)\n\n## Here\n"
+        "[e](gone.md) [f](other.md#the-slow-engine) ![g](img.png)\n",
+        encoding="utf-8",
+    )
+    broken = _broken_links(page, tmp_path)
+    assert broken == [
+        "gone.md (no such file)",
+        "other.md#the-slow-engine (no heading #the-slow-engine in other.md)",
+        "img.png (no such file)",
+    ]
+
+
+def test_the_architecture_picture_draws_the_layers_the_tests_enforce():
+    from test_layers import SOURCE_LAYERS
+
+    from scripts.make_architecture import LAYERS, OUT
+
+    assert [name for name, _ in LAYERS] == SOURCE_LAYERS
+    assert OUT.is_file() and f"images/{OUT.name}" in (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
