@@ -519,3 +519,34 @@ def test_the_architecture_picture_draws_the_layers_the_tests_enforce():
 
     assert [name for name, _ in LAYERS] == SOURCE_LAYERS
     assert OUT.is_file() and f"images/{OUT.name}" in (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+
+
+def test_the_security_page_states_the_web_process_and_onnx_limits_in_force():
+    """docs/security.md quotes the limits the code holds (the checkpoint, YAML and agent limits are
+    tests/test_checkpoint_allocation.py's): a limit changed in the code and not on the page fails here."""
+    from trinity_env.agents import onnx_check
+    from trinity_env.core import files, limits
+    from trinity_env.web import limits as web
+    from trinity_env.web import schema, store
+
+    page = " ".join((ROOT / "docs" / "security.md").read_text(encoding="utf-8").split())
+    assert onnx_check.MAX_OPERATIONS.bit_count() == 1  # written as a power of two
+    stated = [
+        f"at most {store.DEFAULT_GAMES_PER_CLIENT} games and {store.DEFAULT_REPLAYS_PER_CLIENT} replays",
+        f"at most {store.DEFAULT_MAX_GAMES} games and {store.DEFAULT_MAX_REPLAYS} replays in all",
+        f"used for {store.DEFAULT_IDLE_SECONDS // 60} minutes",
+        f"capped at {schema.MAX_BODY >> 10} KiB, or {schema.MAX_REPLAY_BODY >> 20} MiB for a replay upload",
+        f"within {web.BODY_SECONDS:g} s, and at no less than {web.MIN_BODY_RATE >> 10} KiB/s after its first "
+        f"{web.BODY_GRACE_SECONDS:g} s",
+        f"At most {web.BODIES_IN_FLIGHT >> 20} MiB of request bodies",
+        f"At most {web.MAX_CONNECTIONS} at once",
+        f"close after {web.KEEP_ALIVE_SECONDS:g} s",
+        f"within {web.HEADER_SECONDS:g} s is closed",
+        f"at most {limits.PROCESSES_PER_CPU} per CPU",
+        f"up to {files.MAX_INPUT_BYTES >> 20} MiB",
+        f"at most {onnx_check.MAX_ONNX_BYTES >> 20} MiB",
+        f"past {onnx_check.MAX_FIELDS:,} fields or {onnx_check.MAX_PACKED_VALUES:,} packed integers",
+        f"more than 2^{onnx_check.MAX_OPERATIONS.bit_length() - 1} multiply-adds a position",
+    ]
+    missing = [phrase for phrase in stated if phrase not in page]
+    assert not missing, missing
