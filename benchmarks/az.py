@@ -25,7 +25,8 @@ import numpy as np
 import torch
 
 from benchmarks import load_average
-from training.alphazero import AZConfig, make_search, play_games
+from training.az_config import AZConfig
+from training.az_selfplay import make_search, play_games
 from trinity_env.agents.az import NETWORKS, AZModel, AZNetwork, evaluator, load_network, make_network
 from trinity_env.fast.games import FastGames
 from trinity_env.search.az import BatchedSearch

@@ -36,8 +36,11 @@ def main(argv: list[str] | None = None) -> None:
 
     import ray
 
-    from training.alphazero import AZConfig, LocalSelfPlay, Replay, learn, make_optimizer
     from training.alphazero_ray import RaySelfPlay
+    from training.az_config import AZConfig
+    from training.az_learner import learn, make_optimizer
+    from training.az_selfplay import LocalSelfPlay
+    from training.replay_buffer import Replay
     from trinity_env.agents.az import make_network
 
     config = AZConfig.load(args.config)

@@ -21,7 +21,8 @@ import os
 import resource
 from pathlib import Path
 
-from training.alphazero import AZConfig, train
+from training.alphazero import train
+from training.az_config import AZConfig
 from training.report import label
 
 ROOT = Path(__file__).resolve().parent.parent

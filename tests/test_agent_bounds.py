@@ -203,7 +203,7 @@ def test_the_security_page_quotes_the_bounds_the_agents_check():
 def test_an_az_config_evaluating_past_the_agents_bound_is_refused_at_load():
     """Once a run trained for hours and then failed at its first evaluation, where the agent was built."""
     pytest.importorskip("torch")
-    from training.alphazero import AZConfig
+    from training.az_config import AZConfig
     from training.config import TrainConfigError
     from trinity_env.agents.az import MAX_SIMULATIONS
 

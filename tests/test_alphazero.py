@@ -258,7 +258,8 @@ def _same(a: dict, b: dict) -> bool:
 
 
 def test_same_seed_same_weights_and_a_resumed_run_equals_an_unbroken_one(tmp_path):
-    from training.alphazero import AZConfig, train
+    from training.alphazero import train
+    from training.az_config import AZConfig
 
     config = AZConfig.from_dict(TINY)
     history = train(config, tmp_path / "a", progress=False)
@@ -283,7 +284,8 @@ def test_same_seed_same_weights_and_a_resumed_run_equals_an_unbroken_one(tmp_pat
 
 
 def test_a_stop_between_evaluations_is_measured_for_the_report_and_never_chooses_best(tmp_path):
-    from training.alphazero import AZConfig, train
+    from training.alphazero import train
+    from training.az_config import AZConfig
 
     config = AZConfig.from_dict(TINY | {"total_games": 32, "eval_every": 16})
     history = train(config, tmp_path, progress=False, stop_at=24)
@@ -294,7 +296,8 @@ def test_a_stop_between_evaluations_is_measured_for_the_report_and_never_chooses
 def test_each_evaluation_measures_the_network_against_perfect_play_and_best_ignores_it(tmp_path):
     import csv
 
-    from training.alphazero import AZConfig, train
+    from training.alphazero import train
+    from training.az_config import AZConfig
     from training.evaluation import EXACT, selection_score
     from trinity_env.agents.az import numpy_evaluator
     from trinity_env.evaluation.accuracy import score_network, validation_set
@@ -356,7 +359,7 @@ def test_a_run_killed_outright_resumes_from_its_last_checkpoint(tmp_path):
     ],
 )
 def test_bad_configs_name_the_field(field, value, message):
-    from training.alphazero import AZConfig
+    from training.az_config import AZConfig
     from training.config import TrainConfigError
 
     data = TINY | {field: value}
@@ -367,7 +370,7 @@ def test_bad_configs_name_the_field(field, value, message):
 
 
 def test_the_shipped_configs_load():
-    from training.alphazero import AZConfig
+    from training.az_config import AZConfig
 
     for name in ("az-quick", "az-standard"):
         config = AZConfig.load(name)
@@ -375,7 +378,8 @@ def test_the_shipped_configs_load():
 
 
 def test_a_damaged_latest_checkpoint_is_refused_on_resume_naming_it(tmp_path):
-    from training.alphazero import AZConfig, train
+    from training.alphazero import train
+    from training.az_config import AZConfig
 
     config = AZConfig.from_dict(TINY | {"total_games": 8, "eval_every": 8})
     train(config, tmp_path / "run", progress=False)
@@ -389,7 +393,7 @@ def test_a_damaged_latest_checkpoint_is_refused_on_resume_naming_it(tmp_path):
 
 def test_the_old_spelling_threads_still_loads_as_torch_threads(tmp_path):
     """``threads`` was renamed ``torch_threads`` (``TrainConfig``'s spelling): old YAML files still load."""
-    from training.alphazero import AZConfig
+    from training.az_config import AZConfig
 
     assert "threads" not in AZConfig().to_dict() and AZConfig().torch_threads == 1
     for count in (1, 2):
@@ -401,7 +405,7 @@ def test_the_old_spelling_threads_still_loads_as_torch_threads(tmp_path):
 
 
 def test_both_spellings_of_torch_threads_are_refused_naming_both(tmp_path):
-    from training.alphazero import AZConfig
+    from training.az_config import AZConfig
     from training.config import TrainConfigError
 
     both = tmp_path / "both.yaml"
@@ -414,7 +418,8 @@ def test_both_spellings_of_torch_threads_are_refused_naming_both(tmp_path):
 def test_a_run_from_before_the_rename_resumes(tmp_path):
     """A run folder whose ``config.json`` says ``threads`` (written before the rename) resumes, and a resume that
     changes the thread count is still refused under either spelling."""
-    from training.alphazero import AZConfig, train
+    from training.alphazero import train
+    from training.az_config import AZConfig
     from training.run_folder import RunFolderError, resume_conflicts
 
     config = AZConfig.from_dict(TINY | {"total_games": 16, "eval_every": 16})

@@ -23,8 +23,9 @@ torch = pytest.importorskip("torch")
 
 from test_alphazero import TINY, _same, _weights  # noqa: E402
 
-from training.alphazero import AZConfig, train  # noqa: E402
+from training.alphazero import train  # noqa: E402
 from training.alphazero_ray import RaySelfPlay, backend, cluster, main, merge, shares, train_on_ray  # noqa: E402
+from training.az_config import AZConfig  # noqa: E402
 from trinity_env.core import ArgumentError  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -105,7 +106,7 @@ def test_two_actors_share_the_games_and_a_seed_gives_one_run(tmp_path):
 
 
 def test_merge_offsets_each_actor_s_games_and_positions():
-    from training.alphazero import LocalSelfPlay
+    from training.az_selfplay import LocalSelfPlay
     from trinity_env.agents.az import make_network
 
     config = AZConfig.from_dict(TINY | {"games_per_iteration": 4, "solver_empty": 8, "label_workers": 1})

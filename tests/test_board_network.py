@@ -138,7 +138,8 @@ def test_checkpoints_name_their_architecture_and_round_trip(tmp_path, network):
 def test_the_trainer_trains_and_resumes_a_board_network(tmp_path):
     from test_alphazero import TINY
 
-    from training.alphazero import AZConfig, train
+    from training.alphazero import train
+    from training.az_config import AZConfig
     from training.config import TrainConfigError
     from training.run_folder import RunFolderError
 

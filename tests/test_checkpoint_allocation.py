@@ -213,7 +213,7 @@ def test_a_deflate_bomb_in_an_sb3_zip_is_refused_by_its_size(tmp_path, clean_zip
 
 
 def test_the_size_limits_are_one_table_for_trainers_and_loaders(tmp_path):
-    from training.alphazero import AZConfig
+    from training.az_config import AZConfig
     from training.config import TrainConfig, TrainConfigError
 
     assert network_size_problem(256, 2) is None

@@ -354,7 +354,7 @@ def test_the_make_train_az_section_is_the_shipped_report_of_the_current_config()
     assert table and table in page
     last = [line for line in table.splitlines() if "| vs mcts:400 |" in line][-1].split(" | ")
     assert f"| ≥ 60% | {last[4]} after {last[2]} min | met |" in page  # the targets' row: the run's last evaluation
-    from training.alphazero import AZConfig
+    from training.az_config import AZConfig
 
     shipped = json.loads((ROOT / "docs" / "alphazero" / "quick" / "config.json").read_text(encoding="utf-8"))
     assert shipped == json.loads(json.dumps(AZConfig.load("az-quick").to_dict()))  # the run of today's config

@@ -158,7 +158,7 @@ def test_the_workers_ignore_ctrl_c_and_end_with_the_labeller():
 
 
 def test_rows_overwritten_before_their_label_arrives_keep_their_new_position(tmp_path):
-    from training.alphazero import Replay
+    from training.replay_buffer import Replay
 
     def add(replay: Replay, values: list[float]) -> np.ndarray:
         n = len(values)
@@ -190,7 +190,8 @@ def test_rows_overwritten_before_their_label_arrives_keep_their_new_position(tmp
 _TRAIN_TINY_RUNS = """
 import json, sys
 from pathlib import Path
-from training.alphazero import AZConfig, train
+from training.alphazero import train
+from training.az_config import AZConfig
 for name, data in json.loads(sys.argv[2]).items():
     config = AZConfig.from_dict(data | {"label_workers": 0, "eval_accuracy": False})
     train(config, Path(sys.argv[1]) / name, progress=False)
@@ -222,7 +223,8 @@ def test_without_workers_the_trainer_is_bit_for_bit_what_it_was(tmp_path):
 @pytest.fixture(scope="module")
 def unbroken(tmp_path_factory) -> Path:
     """A run of two iterations with a labelling worker."""
-    from training.alphazero import AZConfig, train
+    from training.alphazero import train
+    from training.az_config import AZConfig
 
     run = tmp_path_factory.mktemp("labelled") / "a"
     train(AZConfig.from_dict(LABELLED), run, progress=False)
@@ -233,7 +235,8 @@ def unbroken(tmp_path_factory) -> Path:
 def stopped(tmp_path_factory) -> Path:
     """The same run stopped after its first iteration (its labels submitted, not yet written); ``stopped.pt`` keeps
     that checkpoint."""
-    from training.alphazero import AZConfig, train
+    from training.alphazero import train
+    from training.az_config import AZConfig
 
     run = tmp_path_factory.mktemp("labelled") / "c"
     train(AZConfig.from_dict(LABELLED), run, progress=False, stop_at=8)
@@ -242,14 +245,16 @@ def stopped(tmp_path_factory) -> Path:
 
 
 def test_with_workers_the_same_seed_gives_the_same_weights_with_any_number_of_workers(unbroken, tmp_path):
-    from training.alphazero import AZConfig, train
+    from training.alphazero import train
+    from training.az_config import AZConfig
 
     train(AZConfig.from_dict(LABELLED | {"label_workers": 2}), tmp_path / "b", progress=False)
     assert _same(_weights(unbroken), _weights(tmp_path / "b"))
 
 
 def test_a_run_stopped_with_labels_pending_resumes_as_if_unbroken(unbroken, stopped):
-    from training.alphazero import AZConfig, train
+    from training.alphazero import train
+    from training.az_config import AZConfig
 
     run = stopped
     payload = torch.load(run / "latest.pt", weights_only=True)
@@ -268,7 +273,8 @@ def test_a_run_resumes_with_another_positive_count_of_workers_as_if_unbroken_but
 ):
     """The labels are exact and one iteration late with any positive count, so the count may change on resume;
     labels inline (0 workers) have no lag, so a run cannot move to or from them."""
-    from training.alphazero import AZConfig, train
+    from training.alphazero import train
+    from training.az_config import AZConfig
     from training.run_folder import RunFolderError
 
     run = tmp_path / "moved"
@@ -286,7 +292,8 @@ def test_the_labels_written_are_the_ones_the_inline_solver_gives(unbroken, stopp
     """Iteration 0 plays the same games with or without workers (the same untrained network): once its labels are
     written (before learner 1), its rows of the buffer are the inline run's, exact values included; before, they
     held the fallback (what learner 0 saw: the documented lag)."""
-    from training.alphazero import AZConfig, train
+    from training.alphazero import train
+    from training.az_config import AZConfig
 
     train(AZConfig.from_dict(LABELLED | {"label_workers": 0}), tmp_path / "inline", progress=False, stop_at=8)
     inline = torch.load(tmp_path / "inline" / "latest.pt", weights_only=True)
@@ -302,7 +309,8 @@ def test_the_labels_written_are_the_ones_the_inline_solver_gives(unbroken, stopp
 
 
 def test_the_fallback_target_mixes_the_result_and_the_root_value():
-    from training.alphazero import AZConfig, make_search, play_games
+    from training.az_config import AZConfig
+    from training.az_selfplay import make_search, play_games
     from trinity_env.agents.az import AZNetwork
     from trinity_env.fast.games import FastGames
 
@@ -334,7 +342,7 @@ def test_the_fallback_target_mixes_the_result_and_the_root_value():
     ],
 )
 def test_bad_labelling_fields_are_refused_naming_them(field, value, message):
-    from training.alphazero import AZConfig
+    from training.az_config import AZConfig
     from training.config import TrainConfigError
 
     with pytest.raises(TrainConfigError, match=message):

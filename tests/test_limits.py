@@ -150,8 +150,9 @@ def _with(config: str, field: str) -> str:
 
 def test_the_estimates_come_from_the_real_arrays():
     pytest.importorskip("torch")
-    from training.alphazero import AZConfig, Replay
+    from training.az_config import AZConfig
     from training.config import TrainConfig, rollout_bytes
+    from training.replay_buffer import Replay
 
     config = AZConfig.load("az-quick")
     parts = config.memory()

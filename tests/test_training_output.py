@@ -148,7 +148,7 @@ def test_the_budget_options_are_strict_and_the_wrong_one_is_refused(tmp_path, ca
 def test_the_command_line_budget_applies_to_the_configs_that_have_the_field():
     assert TrainConfig.load("quick", budget={"total_steps": 2048}).total_steps == 2048
     assert TrainConfig.load("quick").total_steps != 2048
-    from training.alphazero import AZConfig
+    from training.az_config import AZConfig
 
     assert AZConfig.load("az-quick", budget={"total_games": 64}).total_games == 64
     with pytest.raises(TrainConfigError, match="its budget is --total-games N"):

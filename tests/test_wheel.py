@@ -69,7 +69,8 @@ def _run_from_wheel(site: Path, cwd: Path, *args: str) -> subprocess.CompletedPr
 
 def test_the_wheel_carries_the_trainers_and_their_configs(unpacked_wheel):
     package = unpacked_wheel / "trinity_env"
-    for name in ("fast_ppo", "alphazero", "selfplay_ppo", "config", "evaluation", "run_folder", "session", "skeleton"):
+    trainers = ("fast_ppo", "alphazero", "az_config", "az_selfplay", "az_learner", "replay_buffer", "selfplay_ppo")
+    for name in (*trainers, "config", "evaluation", "run_folder", "session", "skeleton"):
         assert (unpacked_wheel / "training" / f"{name}.py").is_file(), name
     for config in ("quick", "standard", "az-quick", "az-standard"):
         assert (package / "configs" / "train" / f"{config}.yaml").is_file(), config

@@ -49,16 +49,9 @@ from trinity_env.fast.games import FastGames
 from trinity_env.fast.layout import Batch
 from trinity_env.search.solver import TABLE_BITS, Solver
 
-from .alphazero import (
-    AZConfig,
-    Backend,
-    SelfPlay,
-    add_stop_at_argument,
-    make_search,
-    play_games,
-    run_and_report,
-    train,
-)
+from .alphazero import Backend, add_stop_at_argument, run_and_report, train
+from .az_config import AZConfig
+from .az_selfplay import SelfPlay, make_search, play_games
 from .labelling import LabellingError, _warm_up, split
 from .session import add_run_arguments, command_line_budget, run_command
 

@@ -1,0 +1,192 @@
+"""The AlphaZero trainer's config (``configs/train/az-quick.yaml``, ``az-standard.yaml``): its fields, their checks
+and the memory its largest arrays take (``AZConfig.memory``, held to ``core.limits``' budget when it is loaded).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+
+from trinity_env.agents.az import MAX_SIMULATIONS, NETWORKS
+from trinity_env.search.az import MODES, Trees
+from trinity_env.search.solver import TABLE_BITS, TABLE_SLOT_BYTES
+
+from .config import EVALUATION_FIELDS, TrainConfigError, YAMLConfig
+from .replay_buffer import Replay
+
+MAX_SOLVER_EMPTY = 12
+"""The most empty tiles ``solver_empty`` may give (the solver's cost grows about 7-fold a tile)."""
+
+
+@dataclass(frozen=True)
+class AZConfig(YAMLConfig):
+    """The config of ``training.alphazero`` (``configs/train/az-quick.yaml``, ``az-standard.yaml``)."""
+
+    seed: int = 0
+    """Seeds the network, the games, the search's noise and the learner's samples: same seed, same weights."""
+    total_games: int = 20_000
+    """Self-play games to train for: the schedule. Training runs ``ceil(total_games / games_per_iteration)``
+    iterations of self-play and learning."""
+    max_minutes: float = 0.0
+    """A safety stop: end this session after that many minutes (0: no limit), at the end of an iteration, with
+    ``latest.pt`` saved. The schedule does not depend on it; ``--resume`` continues the run exactly."""
+    games_per_iteration: int = 256
+    """Games played in lockstep by one iteration (the search's batch: one forward pass evaluates a leaf of each)."""
+    simulations: int = 32
+    """Search simulations per move in self-play."""
+    search: str = "gumbel"
+    """``gumbel`` (Gumbel root sampling, sequential halving, the improved policy as target) or ``puct``
+    (AlphaZero: Dirichlet noise at the root, visit counts as target)."""
+    max_considered: int = 16
+    """Gumbel: root actions sampled for sequential halving (mctx's ``max_num_considered_actions``)."""
+    c_puct: float = 1.25
+    """PUCT's exploration constant (above 0)."""
+    dirichlet_alpha: float = 0.3
+    """PUCT: alpha of the root's Dirichlet noise in self-play (above 0)."""
+    noise_fraction: float = 0.25
+    """PUCT: weight of that noise in the root priors, in [0, 1]."""
+    temperature_moves: int = 4
+    """PUCT: the first that many moves of each game are sampled from the visit counts, later ones take the most
+    visited (Gumbel samples through its Gumbel noise instead)."""
+    network: str = "mlp"
+    """The network's architecture (``trinity_env.agents.az.NETWORKS``): ``mlp``, a ReLU MLP on the flat
+    observation, or ``board``, built on the board's structure (``trinity_env.agents.board_network``)."""
+    hidden: int = 256
+    """Width of the network's hidden layers (``board``: of every embedding)."""
+    layers: int = 2
+    """Hidden layers of the network (``board``: rounds of message passing over the grid)."""
+    tactics: bool = True
+    """Give each placement's logit a learned function of its tactical features (captures, domino, lanes)."""
+    learning_rate: float = 1e-3
+    """AdamW's step size (above 0)."""
+    anneal_lr: bool = True
+    """Lower the learning rate linearly to a tenth of ``learning_rate`` over ``total_games``."""
+    weight_decay: float = 1e-4
+    """AdamW's weight decay (at least 0)."""
+    batch_size: int = 256
+    """Positions per learner step."""
+    sample_reuse: float = 4.0
+    """Learner steps per iteration = sample_reuse x (positions the iteration added) / batch_size, rounded (above 0):
+    how many times each position is sampled on average."""
+    replay_size: int = 60_000
+    """Positions kept in the replay buffer (the newest)."""
+    value_coef: float = 1.0
+    """Weight of the value loss (at least 0)."""
+    solver_empty: int = 6
+    """Value target from the exact solver for open-hand play positions with at most this many empty tiles
+    (0: off; at most 12). Each tile more costs the solver about 7 times as much: some 0.01 s a position at 8,
+    0.4 s at 10, 20 s at 12 on one core."""
+    label_workers: int = 1
+    """Solver processes beside self-play (``training.labelling``): the exact values of an iteration's positions
+    reach the buffer before the next iteration's learner, one iteration late (see the module's docstring).
+    0: solve inline during self-play, with no lag (what the trainer did before; the shipped az-standard run)."""
+    root_value_weight: float = 0.0
+    """The value target of positions without an exact value: (1 - w) x the game's result + w x the search's
+    root value, both for the mover; in [0, 1] (0: the result alone)."""
+    torch_threads: int = 1
+    """torch's intra-op threads while training (fixed, so that results do not depend on the machine's core count).
+    Spelt ``threads`` before: an old YAML file or ``config.json`` with ``threads`` still loads and resumes."""
+    checkpoint_every: int = 1
+    """Iterations between two ``latest.pt`` (what a killed run may lose)."""
+    eval_every: int = 5_000
+    """Games between evaluations (and at the last game)."""
+    eval_games: int = 40
+    """Seat-swapped games against each evaluation opponent."""
+    eval_simulations: int = 64
+    """Simulations per move of the evaluated agent (0: its raw policy)."""
+    eval_opponents: tuple[str, ...] = ("mcts:400", "mcts:1600")
+    """Agent specs to evaluate against; checked with ``agents.make``."""
+    eval_endgames: bool = True
+    """Also score the endgame suite (share of won positions where a winning move is chosen, no solver)."""
+    eval_accuracy: bool = True
+    """Also measure the network's heads against perfect play on a fixed validation set (``training.evaluation``'s
+    ``EXACT`` rows: the raw policy's first choice and the value head's sign against the solver's values)."""
+    tensorboard: bool = True
+    """Log losses and evaluations to TensorBoard in ``RUN/tb`` (``metrics.csv`` is always written)."""
+    draft_share: float = 0.25
+    """With ``env: {draft: random}``: the share of self-play games that start with the draft (evaluation games
+    stay dealt)."""
+    env: dict[str, Any] = field(default_factory=lambda: {"draft": "random"})
+    """Environment config for self-play and evaluation; checked with ``make_config``."""
+
+    resume_may_change: ClassVar[frozenset[str]] = EVALUATION_FIELDS | {
+        "total_games", "max_minutes", "eval_simulations", "checkpoint_every", "eval_accuracy"
+    }  # fmt: skip
+    """How long to train, the safety stop, checkpoints and what is measured: none changes what the learner sees."""
+
+    @staticmethod
+    def resume_equivalent(name: str, old: Any, new: Any) -> bool:
+        """``label_workers`` may change on resume between positive counts: the labels are exact and written one
+        iteration late with any number of workers (``training.labelling``), so the learner sees the same. From or to
+        0 (labels inline, without the lag) it may not."""
+        if name == "label_workers" and isinstance(old, int) and isinstance(new, int):
+            return (old > 0) == (new > 0)
+        return old == new
+
+    renamed: ClassVar[dict[str, str]] = {"threads": "torch_threads"}
+    """``threads`` is ``TrainConfig``'s ``torch_threads``: one spelling for both trainers."""
+
+    def check(self, source: str = "config") -> None:
+        self._check_common(source)
+        self._check_positive(source, ("total_games", "games_per_iteration", "simulations", "max_considered",
+                                      "hidden", "layers", "batch_size", "replay_size", "torch_threads",
+                                      "checkpoint_every", "eval_every", "eval_games"))  # fmt: skip
+        if self.network not in NETWORKS:
+            raise TrainConfigError(f"{source}: field 'network' must be one of {', '.join(NETWORKS)}, "
+                                   f"got {self.network!r}")  # fmt: skip
+        self._check_network(source, self.network)
+        if self.eval_simulations > MAX_SIMULATIONS:  # the az agent's own bound, checked before training starts
+            raise TrainConfigError(f"{source}: field 'eval_simulations' must be at most {MAX_SIMULATIONS:,}, "
+                                   f"got {self.eval_simulations}")  # fmt: skip
+        self._check_above_zero(source, ("c_puct", "dirichlet_alpha", "learning_rate", "sample_reuse"))
+        self._check_not_negative(source, ("max_minutes", "weight_decay", "value_coef", "temperature_moves",
+                                          "eval_simulations"))  # fmt: skip
+        self._check_not_negative(source, ("label_workers",))
+        self._check_unit(source, ("noise_fraction", "draft_share", "root_value_weight"))
+        self._check_evaluation(source)
+        if self.search not in MODES:
+            raise TrainConfigError(f"{source}: field 'search' must be one of {', '.join(MODES)}, got {self.search!r}")
+        if not 0 <= self.solver_empty <= MAX_SOLVER_EMPTY:
+            raise TrainConfigError(f"{source}: field 'solver_empty' must be between 0 and {MAX_SOLVER_EMPTY}, "
+                                   f"got {self.solver_empty}")  # fmt: skip
+        if self.replay_size < self.batch_size:
+            raise TrainConfigError(f"{source}: field 'replay_size' must be at least batch_size ({self.batch_size})")
+        if self.draft_share and self.env.get("draft", "pick") != "random":
+            raise TrainConfigError(f"{source}: field 'draft_share' needs env draft 'random' (the others always draft)")
+        self._check_processes(source, ("torch_threads", "label_workers"))
+        self._check_memory(source, self.memory())
+
+    def memory(self) -> dict[str, int]:
+        """The run's largest arrays in bytes, by the field that sizes them, from their real sizes (``Replay`` and the
+        search's ``Trees`` measured on one row): what the config check holds to ``core.limits``' budget. A lower
+        bound: the network, the recorded games and each process's own runtime come on top."""
+        entry, tree, node = _replay_entry_bytes(), *_tree_bytes()
+        trees = self.games_per_iteration * (tree + node * (self.simulations + 1))
+        labels = self.label_workers if self.solver_empty else 0
+        return {
+            f"field 'replay_size' ({self.replay_size:,} positions of {entry:,} bytes, twice while latest.pt is "
+            "written)": 2 * self.replay_size * entry,
+            f"field 'games_per_iteration' ({self.games_per_iteration:,} search trees of simulations + 1 = "
+            f"{self.simulations + 1:,} nodes, {node:,} bytes a node)": trees,
+            f"field 'label_workers' ({labels} solver tables of {TABLE_SLOT_BYTES << TABLE_BITS:,} bytes)": labels
+            * (TABLE_SLOT_BYTES << TABLE_BITS),
+        }  # fmt: skip
+
+    @property
+    def iterations(self) -> int:
+        return math.ceil(self.total_games / self.games_per_iteration)
+
+
+def _replay_entry_bytes() -> int:
+    """Bytes one position takes in the replay buffer (its arrays, measured on a buffer of one)."""
+    one = Replay(1)
+    return sum(int(a.nbytes) for a in (one.observations, one.masks, one.policies, one.values))
+
+
+def _tree_bytes() -> tuple[int, int]:
+    """Bytes one game's search tree takes: apart from its nodes, and per node (``Trees`` measured on one game)."""
+    one, two = (sum(a.nbytes for a in vars(Trees(1, nodes)).values() if isinstance(a, np.ndarray)) for nodes in (1, 2))
+    return one - (two - one), two - one
