@@ -1,0 +1,111 @@
+"""The ``trinity`` command line: one module per command, each holding its options and its handler.
+
+``trinity show FILE`` draws a position (the position JSON of docs/rules.md) or a replay (its
+final position, or every state with ``--all``); ``trinity solve FILE`` prints the exact
+result of an open-hand position as JSON; ``trinity arena`` plays a round robin; ``trinity
+balance`` runs the balance lab; ``trinity play`` lets a person play an agent in the
+terminal and ``trinity serve`` in the browser; ``trinity review`` annotates a replay with
+the solver; ``trinity puzzles`` builds and scores puzzles; ``trinity accuracy`` scores agents against
+perfect play; ``trinity solve-openings`` solves dealt games from their first placement (one
+process, a pool or a Ray cluster) and summarises the first mover's share; ``trinity train`` trains an agent
+from a config; ``trinity exploit`` trains a best response to an agent and reports its win
+rate; ``trinity prepare`` compiles the engine once. ``-`` reads standard input.
+
+Bad input — a usage error, a file that cannot be read or is not UTF-8 JSON, a bad position,
+agent spec, rules config or output path — is reported in one line on stderr,
+``trinity <command>: <problem>``, with exit status 2, never as a traceback, and before any
+work starts. Ctrl-C stops a long run within moments: ``arena`` and ``balance`` write what
+was played (marked partial), ``solve-openings`` keeps every deal finished (its file is
+appended to as each one finishes), and the command says so in one line and exits with 130.
+
+Each command's module (``trinity_env.cli.arena``...) has ``add(commands)``, which defines its
+options and registers its handler ``run``; ``trinity_env.cli.common`` holds what they share.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+
+from trinity_env.arguments import OneLineParser, UsageError, non_negative_int, positive_int
+from trinity_env.cli import (
+    accuracy,
+    arena,
+    balance,
+    exploit,
+    play,
+    prepare,
+    puzzles,
+    review,
+    serve,
+    show,
+    solve,
+    solve_openings,
+    train,
+)
+from trinity_env.cli.common import EXIT_BAD_INPUT, EXIT_INTERRUPTED, describe, say
+from trinity_env.cli.solve import positive_seconds
+from trinity_env.core import TrinityError
+from trinity_env.core.errors import BudgetExhausted
+
+COMMANDS = (
+    show,
+    solve,
+    arena,
+    balance,
+    solve_openings,
+    play,
+    train,
+    exploit,
+    review,
+    puzzles,
+    accuracy,
+    serve,
+    prepare,
+)
+"""The commands' modules, in the order ``trinity --help`` lists them."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``trinity`` parser: every command's subparser, added by its module."""
+    parser = OneLineParser(prog="trinity", description="Trinity Towers: rules, positions and replays.")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
+    for command in COMMANDS:
+        command.add(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; the exit status: 0, 2 for bad input (one line on stderr), 130 when interrupted."""
+    try:
+        args, extra = build_parser().parse_known_args(argv)
+        if extra:
+            raise UsageError(f"trinity {args.command}", f"unrecognized arguments: {' '.join(extra)}")
+    except UsageError as err:
+        say(err.prog, err.message)
+        return EXIT_BAD_INPUT
+    prog = f"trinity {args.command}"
+    try:
+        return args.run(args) or 0
+    except KeyboardInterrupt:
+        say(prog, "interrupted")
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:  # the reader of standard output went away (trinity show x | head -1)
+        _silence_stdout()
+        return 1
+    except (TrinityError, ValueError, OSError, RecursionError, MemoryError, BudgetExhausted) as err:
+        say(prog, describe(err))
+        return EXIT_BAD_INPUT
+
+
+def _silence_stdout() -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # not a real file (captured in tests)
+        pass
+
+
+__all__ = ["COMMANDS", "build_parser", "main", "non_negative_int", "positive_int", "positive_seconds"]

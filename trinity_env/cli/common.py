@@ -1,0 +1,153 @@
+"""What every ``trinity`` command uses: one-line errors and exit statuses, reading a position, checking output paths
+before any work, writing JSON atomically, and one finisher for a run that Ctrl-C cut short.
+
+Bad input is one line on stderr, ``trinity <command>: <problem>``, exit status 2 (``EXIT_BAD_INPUT``); a run
+stopped by Ctrl-C writes what it did, says so in one line and exits with 130 (``EXIT_INTERRUPTED``).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+from trinity_env.core import GameState, PositionError, TrinityError
+from trinity_env.core.errors import ArgumentError
+from trinity_env.core.files import read_json
+from trinity_env.core.paths import prepare_file, prepare_folder
+from trinity_env.core.writes import write_text
+
+EXIT_BAD_INPUT = 2
+EXIT_INTERRUPTED = 130
+MAX_MESSAGE = 500
+"""Characters of an error message shown (a message quoting a huge bad value is cut)."""
+T = TypeVar("T")
+
+
+# ---------------------------------------------------------------------- one-line errors
+
+
+def one_line(text: str) -> str:
+    """``text`` as one printable line, cut to ``MAX_MESSAGE`` characters."""
+    if len(text) > MAX_MESSAGE:
+        text = text[:MAX_MESSAGE] + "..."
+    text = " ".join(text.splitlines())
+    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
+
+
+def say(prog: str, message: str) -> None:
+    """``prog: message`` on stderr, one line."""
+    print(f"{prog}: {one_line(message)}", file=sys.stderr, flush=True)
+
+
+def describe(err: BaseException) -> str:
+    """What went wrong, in words (an ``OSError`` by its reason and file, never its errno tuple)."""
+    if isinstance(err, OSError) and err.strerror:
+        where = f": {err.filename}" if err.filename is not None else ""
+        return f"{err.strerror}{where}"
+    if isinstance(err, RecursionError):
+        return "input nested too deeply"
+    if isinstance(err, MemoryError):
+        return "out of memory"
+    return str(err) or type(err).__name__
+
+
+def refuse_given(options: dict[str, object], why: str) -> None:
+    """One line naming every option given (not ``None``) that this mode of a command does not take."""
+    given = [option for option, value in options.items() if value is not None]
+    if given:
+        raise ArgumentError(f"{', '.join(given)}: {why}")
+
+
+# ---------------------------------------------------------------------- reading input
+
+
+def source(path: str) -> str:
+    """How a message names an input: its path, or standard input for ``-``."""
+    return "standard input" if path == "-" else path
+
+
+def read_document(path: str) -> object:
+    """A UTF-8 JSON file (a BOM is allowed) or standard input (``-``), parsed."""
+    return read_json(path, "file")
+
+
+def loading(name: str, what: str, load: Callable[[], T]) -> T:
+    """``load()``, with anything but a named ``TrinityError`` turned into one line naming the file.
+
+    The core names what is wrong with a document; a ``TypeError`` or ``KeyError`` escaping it is
+    a gap in its checks (reported upstream), but never a traceback here.
+    """
+    try:
+        return load()
+    except TrinityError:
+        raise
+    except RecursionError:
+        raise PositionError(f"{name}: {what} nested too deeply") from None
+    except (TypeError, ValueError, KeyError, IndexError, AttributeError) as err:
+        raise PositionError(f"{name} is not a valid {what}: {type(err).__name__}: {err}") from None
+
+
+def load_position(path: str) -> GameState:
+    """The position JSON (docs/rules.md) in ``path`` (``-``: standard input)."""
+    data = read_document(path)
+    return loading(source(path), "position", lambda: GameState.from_dict(data))
+
+
+# ---------------------------------------------------------------------- output paths
+
+
+def check_folder(option: str, folder: str, names: Sequence[str]) -> None:
+    """Create ``folder`` and prove it writable, before any game is played (``core.paths``: never a pipe or device)."""
+    prepare_folder(folder, option, names, ArgumentError)
+
+
+def check_file(option: str, file: str, record: bool = False) -> None:
+    """Prove ``file`` writable (its folder created), before any game is played; an existing file is kept as it is.
+    A ``record`` file (appended to) may be a link to a regular file; other outputs are written atomically, never
+    through a link."""
+    prepare_file(file, option, ArgumentError, link=record)
+
+
+def write_json(path: str, data: object) -> None:
+    """Write a JSON summary atomically (``core.writes``: beside the name, then renamed over it)."""
+    write_text(path, json.dumps(data, indent=1) + "\n")
+
+
+# ---------------------------------------------------------------------- runs that Ctrl-C may cut short
+
+
+def interruptible(work: Callable[..., T], *args: object, **kwargs: object) -> tuple[T, bool]:
+    """``work(*args, **kwargs)`` and ``False``; or, when Ctrl-C stopped it (``RunInterrupted``), the partial result
+    it left, to be written like a whole one, and ``True``."""
+    from trinity_env.evaluation.match import RunInterrupted
+
+    try:
+        return work(*args, **kwargs), False
+    except RunInterrupted as stop:
+        return stop.partial, True
+
+
+def finish(command: str, interrupted: bool, written: str) -> int:
+    """The exit status once a run's result is written: 0, or, for a run Ctrl-C cut short, 130 after one line on
+    stderr, ``trinity COMMAND: interrupted: WRITTEN`` (what was kept)."""
+    if not interrupted:
+        return 0
+    say(f"trinity {command}", f"interrupted: {written}")
+    return EXIT_INTERRUPTED
+
+
+# ---------------------------------------------------------------------- the optional trainers
+
+
+def trainers():
+    """The trainers' package, ``training``: one import name in a checkout and in an installed wheel."""
+    import importlib
+
+    try:
+        return importlib.import_module("training")
+    except ModuleNotFoundError as err:
+        if err.name == "training":
+            raise TrinityError("the trainers are not installed: pip install 'trinity-towers[train]'") from None
+        raise TrinityError(f"training needs the train extra ('trinity-towers[train]'): {err}") from None

@@ -1,0 +1,29 @@
+"""``trinity play``: a person plays an agent in the terminal."""
+
+from __future__ import annotations
+
+import argparse
+
+from trinity_env.arguments import config_path, non_negative_int, output_path
+
+
+def add(commands: argparse._SubParsersAction) -> None:
+    play = commands.add_parser("play", help="play an agent in the terminal")
+    play.add_argument(
+        "--opponent", default="greedy", help="agent spec (default greedy; a checkpoint or run folder by path: ./x.pt)"
+    )
+    play.add_argument("--seat", default="random", choices=["0", "1", "random"], help="your seat")
+    play.add_argument("--seed", type=non_negative_int, default=None)
+    play.add_argument(
+        "--config", type=config_path("rules"), default=None, help="a rules config (name in configs/rules/ or YAML path)"
+    )
+    play.add_argument(
+        "--save", type=output_path, default=None, help="write the game as a replay to this file (for trinity review)"
+    )
+    play.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> None:
+    from trinity_env.play import play_in_terminal
+
+    play_in_terminal(args.opponent, seat=args.seat, seed=args.seed, config=args.config, save=args.save)

@@ -1,0 +1,66 @@
+"""``trinity review FILE``: annotate every placement of a replay with the solver's exact values (or an agent's
+labelled estimates where the solver gives up) and mark the blunders."""
+
+from __future__ import annotations
+
+import argparse
+
+from trinity_env.arguments import input_path, non_negative_int, output_path, positive_int
+from trinity_env.cli.common import check_file, finish, interruptible, loading, read_document, source
+from trinity_env.core import REPLAY_FORMAT, PositionError, Replay
+from trinity_env.prepare import families_for, warm
+
+
+def add(commands: argparse._SubParsersAction) -> None:
+    review = commands.add_parser(
+        "review", help="annotate every placement of a replay with exact values (or labelled estimates) and blunders"
+    )
+    review.add_argument("file", type=input_path, help="a replay JSON file, or - for standard input")
+    review.add_argument(
+        "--max-nodes", type=positive_int, default=2_000_000,
+        help="solver nodes per position; past it the value is an estimate (default 2,000,000)",
+    )  # fmt: skip
+    review.add_argument(
+        "--agent", default="mcts:1600", help="agent spec estimating where the solver gives up (default mcts:1600)"
+    )
+    review.add_argument("--seed", type=non_negative_int, default=0)
+    review.add_argument("--json", type=output_path, default=None, help="also write the review as JSON to this path")
+    review.add_argument(
+        "--png", type=output_path, default=None, help="also draw the value over the game, blunders marked, to this PNG"
+    )
+    review.add_argument("--quiet", action="store_true", help="no progress bar")
+    review.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from trinity_env.evaluation.review import check_review, review_replay
+
+    data = read_document(args.file)
+    name = source(args.file)
+    if not isinstance(data, dict) or data.get("format") != REPLAY_FORMAT:
+        raise PositionError(f"{name} is not a replay (a replay's 'format' is {REPLAY_FORMAT!r})")
+    replay = loading(name, "replay", lambda: Replay.from_dict(data))
+    loading(name, "replay", replay.states)  # a replay that does not play back is refused before any work
+    check_review(args.agent, args.max_nodes)
+    for option, path in (("--json", args.json), ("--png", args.png)):
+        if path:
+            check_file(option, path)
+    warm(["exact solver", *families_for([args.agent])])
+    review, _ = interruptible(
+        review_replay,
+        replay,
+        max_nodes=args.max_nodes,
+        agent=args.agent,
+        seed=args.seed,
+        progress=not args.quiet,
+        source=name,
+    )
+    print(review.text())
+    if args.json:
+        review.write_json(args.json)
+        print(f"wrote {args.json}")
+    if args.png:
+        review.plot(args.png)
+        print(f"wrote {args.png}")
+    done = sum(e is not None for e in review.evaluations[:-1])
+    return finish("review", review.partial, f"partial review ({done} of {len(review.placements)} positions) written")

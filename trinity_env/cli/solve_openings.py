@@ -1,0 +1,123 @@
+"""``trinity solve-openings``: solve dealt games from their first placement (one process, a pool or a Ray cluster),
+record each in a JSON-lines file as it finishes (a rerun resumes), and summarise the first mover's share."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from trinity_env.arguments import output_path, positive_int, process_count, record_path, whole_number
+from trinity_env.cli.common import check_file, finish, interruptible, say, write_json
+from trinity_env.core.errors import ArgumentError
+from trinity_env.core.limits import check_memory
+from trinity_env.prepare import warm
+
+
+def seed_range(text: str) -> range:
+    """An argparse type: dealt games' seeds, one (``7``) or an inclusive range (``0-999``), whole numbers >= 0."""
+    low, dash, high = text.partition("-")
+    parse = whole_number(0)
+    try:
+        seeds = range(parse(low), parse(high) + 1) if dash else range(parse(low), parse(low) + 1)
+    except argparse.ArgumentTypeError:
+        seeds = range(0)
+    if not seeds:
+        raise argparse.ArgumentTypeError(f"expected a seed N or a range LOW-HIGH of whole numbers, got {text!r}")
+    return seeds
+
+
+def add(commands: argparse._SubParsersAction) -> None:
+    openings = commands.add_parser(
+        "solve-openings",
+        help="solve dealt games from their first placement exactly (JSON lines, resumable), and summarise them",
+    )
+    openings.add_argument(
+        "--seeds", type=seed_range, required=True, help="the dealt games: a seed N or an inclusive range, e.g. 0-999"
+    )
+    openings.add_argument(
+        "--budget-nodes", type=positive_int, required=True, metavar="N",
+        help="solver nodes per deal; a deal past it is recorded as unsolved with the nodes spent",
+    )  # fmt: skip
+    openings.add_argument(
+        "--classify-nodes", type=whole_number(0), default=0, metavar="N",
+        help="more nodes per solved deal to find every first placement that keeps its value (default 0: "
+        "record the one the search found; classifying costs many times the value)",
+    )  # fmt: skip
+    openings.add_argument(
+        "--out", type=record_path, required=True, help="the JSON-lines file of records (appended to; a rerun resumes)"
+    )
+    openings.add_argument(
+        "--threads", type=process_count, default=None,
+        help="deals solved at once, a process each (default 1); with --ray local, the local cluster's CPUs",
+    )  # fmt: skip
+    openings.add_argument(
+        "--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
+        help="run each deal as a Ray task: local (alone: a cluster started here), auto, HOST:PORT or "
+        "ray://HOST:PORT (needs the rllib extra)",
+    )  # fmt: skip
+    openings.add_argument(
+        "--table-bits", type=whole_number(10, 32), default=24, metavar="B",
+        help="the solver's table per deal: 2**B slots of 16 bytes (default 24: 256 MiB)",
+    )  # fmt: skip
+    openings.add_argument(
+        "--summary", type=output_path, default=None, help="also write the summary as JSON to this path"
+    )
+    openings.add_argument("--quiet", action="store_true", help="no progress bar")
+    openings.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from contextlib import nullcontext
+
+    from trinity_env.evaluation import openings
+    from trinity_env.search.solver import TABLE_SLOT_BYTES
+
+    seeds = args.seeds
+    threads = args.threads or 1
+    openings.check_openings(seeds, args.budget_nodes, threads, args.table_bits, args.classify_nodes)
+    if args.ray is not None:
+        openings.check_ray_address(args.ray)
+        if args.threads is not None and args.ray != "local":
+            raise ArgumentError("--threads: a cluster's own CPUs decide how many deals run at once (--ray local only)")
+    if args.ray in (None, "local"):  # each deal running here holds its own solver table
+        running = min(threads if args.ray is None else args.threads or 1, len(seeds))
+        table = TABLE_SLOT_BYTES << args.table_bits
+        check_memory({f"--threads {running} with --table-bits {args.table_bits} ({running} solver tables of "
+                      f"{table:,} bytes)": running * table}, ArgumentError)  # fmt: skip
+    check_file("--out", args.out, record=True)
+    if os.path.exists(args.out):
+        openings.read_records(args.out)  # a file that is not one is refused before any work
+    if args.summary:
+        check_file("--summary", args.summary)
+    cluster = nullcontext(None)
+    if args.ray is not None:
+        cluster = openings.ray_cluster(args.ray, args.threads if args.ray == "local" else None)
+    with cluster as connected:  # connecting checks the address: one line, before any deal
+        warm(["exact solver"])
+        run, _ = interruptible(
+            openings.solve_openings,
+            seeds,
+            args.budget_nodes,
+            args.out,
+            threads=threads,
+            table_bits=args.table_bits,
+            classify_nodes=args.classify_nodes,
+            cluster=connected,
+            progress=not args.quiet,
+        )
+    summary = run.summary()
+    shown = f"{seeds.start}-{seeds.stop - 1}" if len(seeds) > 1 else str(seeds.start)
+    print(f"seeds {shown}: {len(run.new)} deals recorded now, {run.skipped} already in {args.out}"
+          + (f" ({run.retried} unsolved ones tried again with the larger budget)" if run.retried else ""))  # fmt: skip
+    if run.cut:
+        print(f"{args.out}: its last line, cut short when a run was killed, was dropped")
+    print(openings.summary_text(summary, args.out))
+    if args.summary:
+        write_json(args.summary, summary | {"file": args.out})
+        print(f"wrote {args.summary}")
+    if run.partial or not run.failed:
+        return finish("solve-openings", run.partial, f"{len(run.new)} deals recorded in {args.out}; run again to go on")
+    seeds_failed = " ".join(str(seed) for seed, _ in run.failed)
+    say("trinity solve-openings", f"{len(run.failed)} deals failed on the cluster and were not recorded "
+        f"(run again to retry them): seeds {seeds_failed}; first: {run.failed[0][1]}")  # fmt: skip
+    return 1

@@ -1,0 +1,87 @@
+"""``trinity train``: train an agent by self-play from a shipped config or a YAML file (the train extra; the
+trainers live in ``training/``, whose command lines this one dispatches to)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from trinity_env.arguments import config_path, folder_path, positive_int
+from trinity_env.cli.common import trainers
+from trinity_env.core import TrinityError
+from trinity_env.core.errors import ArgumentError
+from trinity_env.core.limits import check_count
+
+
+def add(commands: argparse._SubParsersAction) -> None:
+    train = commands.add_parser(
+        "train", help="train an agent by self-play from a shipped config or a YAML file (needs the train extra)"
+    )
+    train.add_argument(
+        "config",
+        nargs="?",
+        type=config_path("training"),
+        default="quick",
+        help="quick, standard, az-quick, az-standard, rllib or a path",
+    )
+    train.add_argument(
+        "--run", dest="run_folder", type=folder_path, default=None, help="the run folder (default runs/CONFIG)"
+    )
+    train.add_argument(
+        "--trainer",
+        choices=["ppo", "alphazero", "rllib"],
+        default=None,
+        help="default: alphazero for az-* configs, rllib for rllib* configs, else ppo",
+    )
+    again = train.add_mutually_exclusive_group()
+    again.add_argument("--resume", action="store_true", help="continue the run in RUN")
+    again.add_argument("--overwrite", action="store_true", help="delete the run in RUN and start again")
+    train.add_argument(
+        "--total-steps", type=positive_int, default=None, metavar="N",
+        help="PPO: learner steps to train for, over the config's (with --resume: extend the run to N)",
+    )  # fmt: skip
+    train.add_argument(
+        "--total-games", type=positive_int, default=None, metavar="N",
+        help="AlphaZero: self-play games to train for, over the config's (with --resume: extend the run to N)",
+    )  # fmt: skip
+    train.add_argument(
+        "--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
+        help="AlphaZero on Ray: self-play and labels on actors of a cluster ('local', auto, HOST:PORT; docs/ray.md)",
+    )  # fmt: skip
+    train.add_argument("--actors", type=positive_int, default=None, help="AlphaZero on Ray: self-play actors")
+    train.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> None:
+    import importlib
+
+    package = trainers()
+    name = Path(args.config).stem if args.config.endswith((".yaml", ".yml")) else args.config
+    trainer = args.trainer or ("alphazero" if name.startswith("az") else "rllib" if name.startswith("rllib") else "ppo")
+    modules = {"alphazero": "alphazero", "rllib": "rllib_selfplay", "ppo": "fast_ppo"}
+    budgets = {"ppo": "--total-steps", "alphazero": "--total-games"}  # rllib's is its config's iterations
+    for option, value in (("--total-steps", args.total_steps), ("--total-games", args.total_games)):
+        if value is not None and budgets.get(trainer) != option:
+            takes = f"; its budget is {budgets[trainer]} N" if trainer in budgets else ""
+            raise ArgumentError(f"{option} does not apply to the {trainer} trainer{takes}")
+    on_ray = args.ray is not None or args.actors is not None
+    if on_ray and trainer != "alphazero":
+        raise ArgumentError(f"--ray and --actors are for the alphazero trainer (the {trainer} trainer: docs/rllib.md)")
+    if on_ray:
+        modules["alphazero"] = "alphazero_ray"
+        if args.actors is not None and args.ray in (None, "local"):  # a local cluster: each actor a process here
+            check_count("--actors", args.actors, ArgumentError)
+    extra = "rllib" if trainer == "rllib" or on_ray else "train"
+    try:
+        module = importlib.import_module(f"{package.__name__}.{modules[trainer]}")
+        if trainer == "rllib" or on_ray:
+            importlib.import_module("ray.rllib" if trainer == "rllib" else "ray")
+    except ModuleNotFoundError as err:
+        raise TrinityError(f"training needs the {extra} extra (pip install 'trinity-towers[{extra}]'): {err}") from None
+    argv = ["--config", args.config, "--run", args.run_folder or f"runs/{name}"]
+    argv += ["--resume"] * args.resume + ["--overwrite"] * args.overwrite
+    for option, value in (("--total-steps", args.total_steps), ("--total-games", args.total_games)):
+        argv += [option, str(value)] if value is not None else []
+    if on_ray:
+        argv += ["--ray", args.ray or "local", "--actors", str(args.actors or 1)]
+    module.main(argv)
