@@ -152,6 +152,6 @@ def test_the_arena_labels_a_file_by_its_path_not_a_built_in_name(tmp_path, monke
 
     monkeypatch.chdir(tmp_path)
     _policy_checkpoint(tmp_path / "greedy.pt")
-    assert check_arena(["greedy", "./greedy.pt"], 2) == ["greedy", "./greedy.pt"]
+    assert [who.label for who in check_arena(["greedy", "./greedy.pt"], 2)] == ["greedy", "./greedy.pt"]
     result = round_robin(["greedy", "random", "./greedy.pt"], 2, workers=1, progress=False)
     assert result.agents == ["greedy", "random", "./greedy.pt"]

@@ -106,3 +106,18 @@ def test_player_takes_specs_and_players_and_refuses_the_rest():
     assert player(spec) is spec and isinstance(spec, Player)
     with pytest.raises(ArgumentError, match="an agent is given as a spec"):
         player(42)
+
+
+def test_the_arena_checks_without_building_and_builds_each_agent_once_a_process(monkeypatch):
+    """``az:`` checkpoints are read once per process, not once per 10-game chunk nor again to check the spec."""
+    import trinity_env.agents.az as az
+    from trinity_env.evaluation.arena import check_arena, round_robin
+
+    loads = []
+    real = az.load_network
+    monkeypatch.setattr(az, "load_network", lambda path: loads.append(path) or real(path))
+    players = check_arena(["az-standard:sims=0", "random"], 30)
+    assert players == [AgentSpec.parse("az-standard:sims=0"), AgentSpec.parse("random")] and loads == []
+    result = round_robin(players, 30, seed=1, workers=1, progress=False)
+    assert len(loads) == 1 and result.games[0, 1] == 30  # three chunks, one load
+    assert result.agents == ["az-standard:sims=0", "random"]

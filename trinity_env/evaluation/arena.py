@@ -5,8 +5,9 @@ and game ``k`` of a pair has its own seed, so results do not depend on how games
 spread over worker processes. By default hands are dealt at random (``draft: random``):
 two deterministic agents drafting from the same deck would otherwise play the same two
 games over and over, and the confidence intervals would count repeats as evidence. Pass
-a config with ``draft: pick`` to measure drafting too. Agents are rebuilt from their spec strings inside each
-worker (nothing is pickled but strings and numbers).
+a config with ``draft: pick`` to measure drafting too. Agents are given as ``Player`` values (``AgentSpec``,
+``trinity_env.agents.spec``; spec strings are parsed once, here): each is checked without being built, travels to
+the workers as a value, and is built once in each process that plays it (never once per chunk of games).
 
 Ctrl-C stops a round robin within moments: the pool is terminated and ``RunInterrupted`` (a
 ``KeyboardInterrupt``) is raised carrying the result of the games finished so far, marked ``partial``.
@@ -28,13 +29,14 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-from trinity_env.agents.registry import make
+from trinity_env.agents.base import Agent
+from trinity_env.agents.spec import Player, player
 from trinity_env.core import ArgumentError, Replay
 from trinity_env.core.limits import check_workers
 from trinity_env.core.writes import write_text
 from trinity_env.evaluation.match import RunInterrupted, chunk_results, seat_swapped_points
 from trinity_env.evaluation.ratings import bootstrap_elo, fit_elo, wilson_interval
-from trinity_env.spec.config import make_config
+from trinity_env.spec.config import EnvConfig, make_config
 
 CHUNK = 10  # games per task
 ARENA_DEFAULTS = {"draft": "random"}
@@ -52,20 +54,41 @@ def _file_word(label: str) -> str:
     return re.sub(r"[^A-Za-z0-9.=-]+", "_", label).strip("_.")[:40] or "agent"
 
 
+_BUILT: dict[tuple[int, Player], Agent] = {}
+"""The agents this process has built, by their place in the round robin and their ``Player``: each is built once
+a process (a checkpoint read once), then reset with each game's seed, so chunks score as one run."""
+
+
+def _agent(index: int, who: Player) -> Agent:
+    agent = _BUILT.get((index, who))
+    if agent is None:
+        agent = _BUILT[(index, who)] = who.build()
+    return agent
+
+
+def game_seed(seed: int, i: int, j: int, k: int) -> int:
+    """The seed of game ``k`` between the round robin's agents ``i`` < ``j`` (in the order given): public, so a
+    round robin's games can be replayed one by one (``play_game`` with this seed, agent ``i`` in seat ``k % 2``)."""
+    return seed * 1_000_003 + i * 10_007 + j * 101 + k
+
+
 def _play_chunk(task: tuple) -> tuple[int, int, float, int]:
-    i, j, spec_i, spec_j, first_game, count, seed, config, replays = task
-    agent_i, agent_j = make(spec_i), make(spec_j)
-    env_config = make_config(config)
+    i, j, player_i, player_j, first_game, count, seed, env_config, replays = task
+    agent_i, agent_j = _agent(i, player_i), _agent(j, player_j)
     games = range(first_game, first_game + count)
 
     def save(k: int, states: list) -> None:
         replay = Replay.from_states(states, open_hands=env_config.open_hands)
-        write_text(Path(replays) / replay_name(k, spec_i, spec_j), replay.to_json(indent=1) + "\n")
+        write_text(Path(replays) / replay_name(k, player_i.label, player_j.label), replay.to_json(indent=1) + "\n")
 
     points = seat_swapped_points(
-        agent_i, agent_j, env_config, games, lambda k: seed * 1_000_003 + i * 10_007 + j * 101 + k,
+        agent_i,
+        agent_j,
+        env_config,
+        games,
+        lambda k: game_seed(seed, i, j, k),
         on_game=None if replays is None else save,
-    )  # fmt: skip
+    )
     return i, j, points, count
 
 
@@ -242,33 +265,34 @@ def arena_workers(agents: int, games: int, workers: int | None = None) -> int:
     return check_workers("workers", None if workers is None else int(workers), tasks, ArgumentError)
 
 
-def check_arena(specs: list[str], games: int, workers: int | None = None) -> list[str]:
+def check_arena(agents: list, games: int, workers: int | None = None) -> list[Player]:
     """What ``round_robin`` checks before it plays: ``ValueError`` (``AgentSpecError`` for a spec) if bad.
 
-    Returns the agents' labels: the name each built agent has, which is its spec as given
-    (stripped). A built-in name always means the built-in agent and a file or folder is named
-    by a path (``trinity_env.agents.registry``), so a checkpoint is never labelled ``greedy``
+    Returns the agents as ``Player`` values (a spec string parsed by ``AgentSpec.parse``), checked and not built:
+    their labels are their specs as given (stripped). A built-in name always means the built-in agent and a file
+    or folder is named by a path (``trinity_env.agents.registry``), so a checkpoint is never labelled ``greedy``
     because a file ``greedy.pt`` lay in the working directory.
     """
-    if len(specs) < 2:
-        raise ValueError(f"the arena needs at least two agents, got {len(specs)}")
+    if len(agents) < 2:
+        raise ValueError(f"the arena needs at least two agents, got {len(agents)}")
     if isinstance(games, bool) or not isinstance(games, numbers.Integral) or games < 1:
         raise ValueError(f"games must be a whole number, at least 1, got {games!r}")
-    arena_workers(len(specs), int(games), workers)
-    return [make(spec).name for spec in specs]  # fail fast, in this process, on a bad spec
+    arena_workers(len(agents), int(games), workers)
+    return [player(agent) for agent in agents]
 
 
 def round_robin(
-    specs: list[str],
+    specs: list,
     games: int,
     *,
     seed: int = 0,
-    config: dict[str, Any] | None = None,
+    config: EnvConfig | dict[str, Any] | None = None,
     workers: int | None = None,
     progress: bool = True,
     replays: str | Path | None = None,
 ) -> ArenaResult:
-    """Every pair of ``specs`` plays ``games`` games (seats swapped); ratings fitted to all of them.
+    """Every pair of ``specs`` (spec strings or ``Player`` values) plays ``games`` games (seats swapped); ratings
+    fitted to all of them. Game ``k`` of agents ``i`` < ``j`` is seeded by ``game_seed(seed, i, j, k)``.
 
     ``replays``: a folder that gets every game as a replay (``replay_name``: the seat-0 agent first),
     for ``trinity review`` and the web app's replay view; the same games as without it.
@@ -276,21 +300,23 @@ def round_robin(
     Interrupted (Ctrl-C), it stops at once and raises ``RunInterrupted`` whose ``partial`` is the
     result of the games finished so far (``partial=True``).
     """
-    labels = check_arena(specs, games, workers)
+    players = check_arena(specs, games, workers)
+    labels = [who.label for who in players]
     games = int(games)
-    env_config = make_config(config or ARENA_DEFAULTS).to_dict()
-    pairs = list(combinations(range(len(specs)), 2))
+    env_config = config if isinstance(config, EnvConfig) else make_config(config or ARENA_DEFAULTS)
+    pairs = list(combinations(range(len(players)), 2))
     folder = None if replays is None else str(replays)
+    _BUILT.clear()  # this process's agents of an earlier round robin
 
     def tasks() -> Iterator[tuple]:  # lazily: a huge ``games`` must not build a huge list first
         for i, j in pairs:
             for start in range(0, games, CHUNK):
-                yield i, j, specs[i], specs[j], start, min(CHUNK, games - start), seed, env_config, folder
+                yield i, j, players[i], players[j], start, min(CHUNK, games - start), seed, env_config, folder
 
-    n = len(specs)
+    n = len(players)
     score = np.zeros((n, n))
     played = np.zeros((n, n))
-    workers = arena_workers(len(specs), games, workers)
+    workers = arena_workers(len(players), games, workers)
     bar = tqdm(total=games * len(pairs), disable=not progress, desc="arena", unit="game")
     partial = False
     try:
@@ -304,6 +330,7 @@ def round_robin(
     except KeyboardInterrupt:
         partial = True  # the pool is gone; keep what finished
     finally:
+        _BUILT.clear()
         bar.close()
     ratings = fit_elo(score, played)
     low, high = bootstrap_elo(score, played, np.random.default_rng(seed))
