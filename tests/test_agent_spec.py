@@ -121,3 +121,25 @@ def test_the_arena_checks_without_building_and_builds_each_agent_once_a_process(
     result = round_robin(players, 30, seed=1, workers=1, progress=False)
     assert len(loads) == 1 and result.games[0, 1] == 30  # three chunks, one load
     assert result.agents == ["az-standard:sims=0", "random"]
+
+
+def test_an_onnx_policy_is_named_by_onnx_path_and_plays_in_the_arena(tmp_path):
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("onnxruntime")
+    from trinity_env.agents.onnx_policy import OnnxPolicyAgent, export_policy
+    from trinity_env.evaluation.arena import round_robin
+
+    torch.manual_seed(0)
+    module = torch.nn.Sequential(torch.nn.Linear(339, 32), torch.nn.ReLU(), torch.nn.Linear(32, 256))
+    path = export_policy(module, tmp_path / "policy.onnx")
+    text = f"onnx:{path}"
+    spec = AgentSpec.parse(text)
+    assert (spec.name, spec.path, spec.families) == ("onnx", str(path), ())
+    assert isinstance(spec.build(), OnnxPolicyAgent)
+    result = round_robin([text, "random"], 4, seed=2, workers=1, progress=False)
+    assert result.agents == [text, "random"] and result.games[0, 1] == 4
+    for bad, problem in [("onnx", "onnx needs a model file"), (f"onnx:{tmp_path}", "is a folder"),
+                         (f"onnx:{tmp_path / 'missing.onnx'}", "no checkpoint at"),
+                         (f"onnx:{path},threads=0", "threads must be a whole number")]:  # fmt: skip
+        with pytest.raises((registry.AgentSpecError, CheckpointError), match=problem):
+            AgentSpec.parse(bad)

@@ -134,6 +134,16 @@ def _az_standard(sims: str | None = None, **given: str) -> Agent:
     return _az(str(SHIPPED_DIR / f"{AZ_STANDARD}.pt"), **given)
 
 
+def _onnx(path: str | None = None, threads: str | None = None) -> Agent:
+    """``onnx:PATH,threads=N``: a policy exported to ONNX from any framework (``trinity_env.agents.onnx_policy``, the
+    ``onnx`` extra), checked by what loading it would allocate before onnxruntime sees it; its raw policy plays."""
+    if path is None:
+        raise ValueError("onnx needs a model file: onnx:PATH")
+    from trinity_env.agents.onnx_policy import OnnxPolicyAgent
+
+    return OnnxPolicyAgent.from_file(path, threads=1 if threads is None else spec_int("threads", threads))
+
+
 AGENTS: dict[str, Callable[..., Agent]] = {
     "random": _random,
     "greedy": lambda: GreedyAgent(),
@@ -141,6 +151,7 @@ AGENTS: dict[str, Callable[..., Agent]] = {
     "mcts": _mcts,
     "az": _az,
     AZ_STANDARD: _az_standard,
+    "onnx": _onnx,
 }
 
 

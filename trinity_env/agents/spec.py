@@ -33,6 +33,8 @@ from trinity_env.core.files import short
 
 MAX_SPEC_CHARACTERS = 1000
 """The longest spec text: a path and a few arguments fit many times over."""
+MAX_ONNX_THREADS = 64
+"""The most threads of an ``onnx:`` policy's session (``onnx_policy.MAX_THREADS``; checked there too)."""
 
 
 @runtime_checkable
@@ -94,6 +96,14 @@ def _check(name: str, args: tuple[str, ...], keywords: dict[str, str]) -> Path |
             raise registry.AgentSpecError("az agents need torch: install the train extra") from None
         AZAgent.check_arguments(**registry.spec_arguments("az", arguments, registry.AZ_ARGUMENTS))
         return None if path is None else Path(path)
+    elif name == "onnx":
+        if arguments.get("path") is None:
+            raise ValueError("onnx needs a model file: onnx:PATH[,threads=N]")
+        if arguments.get("threads") is not None:
+            from trinity_env.agents.baselines import check_count
+
+            check_count("onnx", "threads", registry.spec_int("threads", arguments["threads"]), 1, MAX_ONNX_THREADS)
+        return Path(arguments["path"])
     elif name in registry.shipped():
         if arguments.get("sample", "none") not in ("none", "all", "draft"):
             raise ValueError(f"sample must be none, all or draft, got {short(arguments['sample'])}")
@@ -142,8 +152,10 @@ class AgentSpec:
         path = None
         if isinstance(where, Path):
             registry.refuse_special(where, registry.AgentSpecError)
-            if not where.exists() and not Path(f"{where}.pt").exists():
+            if not where.exists() and (name == "onnx" or not Path(f"{where}.pt").exists()):
                 raise CheckpointError(f"no checkpoint at {where}")
+            if name == "onnx" and where.is_dir():
+                raise CheckpointError(f"{where} is a folder, not an ONNX model file")
             path = str(where)
         elif name in registry.shipped():
             path = str(registry.SHIPPED_DIR / f"{name}.pt")
