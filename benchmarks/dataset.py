@@ -29,7 +29,7 @@ from training.solved_positions import (
     label,
     shard_bytes,
 )
-from trinity_env.agents.registry import make
+from trinity_env.agents.spec import make
 from trinity_env.search.solver import Solver
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "dataset" / "cost.md"

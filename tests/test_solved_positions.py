@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from training import solved_positions as sp
-from trinity_env.agents.registry import make
+from trinity_env.agents.spec import make
 from trinity_env.core import ArgumentError
 from trinity_env.search.solver import Solver
 from trinity_env.spec.observation import observation_dict

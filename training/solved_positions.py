@@ -174,9 +174,9 @@ def check_build(agent: str, seed: int, empty: tuple[int, int], games_per_shard: 
         raise ArgumentError(f"agent must be an agent spec such as 'mcts:200', got {agent!r}")
     _whole("seed", seed, 0, MAX_SEED)
     _whole("games_per_shard", games_per_shard, 1, MAX_GAMES_PER_SHARD)
-    from trinity_env.agents.registry import make
+    from trinity_env.agents.spec import AgentSpec
 
-    make(agent)
+    AgentSpec.parse(agent)
     return check_empty(empty)
 
 
@@ -424,7 +424,7 @@ def build(
             manifest = header
             _write_manifest(directory, manifest)
 
-    from trinity_env.agents.registry import make
+    from trinity_env.agents.spec import make
     from trinity_env.search.solver import Solver
 
     player = make(agent)

@@ -106,17 +106,17 @@ FAMILIES: dict[str, Callable[[], None]] = {
 """Each kernel family by name, and a tiny run of it that compiles every kernel its commands use."""
 
 
-def families_for(specs: list[str]) -> list[str]:
-    """The kernel families the agents of ``specs`` run on (``random`` and the PPO networks need none)."""
-    names = {spec.split(":", 1)[0] for spec in specs}
-    found = []
-    if names & {"greedy", "lookahead"}:
-        found.append("baselines")
-    if any(name.startswith("mcts") for name in names):
-        found.append("MCTS")
-    if any(name.startswith("az") for name in names):
-        found += ["tactical features", "AlphaZero search"]
-    return found
+AGENT_FAMILIES = ("baselines", "MCTS", "tactical features", "AlphaZero search")
+"""The families agents run on, in the order ``families_for`` gives them."""
+
+
+def families_for(agents: list) -> list[str]:
+    """The kernel families the agents run on (spec strings or ``Player`` values: each one's ``families``);
+    ``random`` and the PPO networks need none."""
+    from trinity_env.agents.spec import player
+
+    needed = {family for agent in agents for family in player(agent).families}
+    return [name for name in AGENT_FAMILIES if name in needed]
 
 
 def _run(name: str) -> float:

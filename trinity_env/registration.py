@@ -54,7 +54,7 @@ class _EnvFactory:
         return self._load().metadata
 
     def __call__(self, *args: Any, opponent: Any = "random", **kwargs: Any) -> Any:
-        from trinity_env.agents.registry import built  # imported on first use: ``import trinity_env`` stays light
+        from trinity_env.agents.spec import built  # imported on first use: ``import trinity_env`` stays light
 
         return self._load()(*args, opponent=built(opponent), **kwargs)
 

@@ -267,7 +267,7 @@ def _agent(factory: Callable[[], Agent] | Agent | str) -> Agent:
     if isinstance(factory, Agent):
         return factory
     if isinstance(factory, str):
-        from trinity_env.agents.registry import make
+        from trinity_env.agents.spec import make
 
         return make(factory)
     return factory()

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from trinity_env.agents import registry
+import trinity_env.agents.registry as registry
 from trinity_env.agents.base import Agent
 from trinity_env.agents.baselines import check_seed
 from trinity_env.agents.checkpoint import CheckpointError

@@ -35,7 +35,7 @@ from typing import Any
 
 from tqdm import tqdm
 
-from trinity_env.agents.registry import make
+from trinity_env.agents.spec import AgentSpec, make
 from trinity_env.core import ArgumentError, Card, GameState
 from trinity_env.core.limits import check_workers
 from trinity_env.core.state import DRAFT, LANE_CONTROL
@@ -322,7 +322,7 @@ def check_balance(
     if isinstance(games, bool) or not isinstance(games, numbers.Integral) or games < 1:
         raise ValueError(f"games must be at least 1, got {games!r}")
     for spec in agents:
-        make(spec)  # a bad spec fails here, not in a worker
+        AgentSpec.parse(spec)  # a bad spec fails here, not in a worker (and nothing is built)
     studies = _studies(list(agents), tuple(a_limits))
     balance_workers(len(studies), int(games), workers)
     return studies

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from trinity_env.agents.base import Agent
-from trinity_env.agents.registry import make
+from trinity_env.agents.spec import AgentSpec, make
 from trinity_env.core import ArgumentError, GameState, Phase, PositionError, TrinityError, records
 from trinity_env.evaluation.match import RunInterrupted
 from trinity_env.evaluation.ratings import wilson_interval
@@ -104,7 +104,7 @@ def check_build(count: int, empty: tuple[int, int], agent: str, max_nodes: int) 
         raise ArgumentError(f"empty tiles must be a range within 1-14 (low <= high), got {low}-{high}")
     if isinstance(max_nodes, bool) or not isinstance(max_nodes, int) or max_nodes < 1:
         raise ArgumentError(f"max_nodes must be a whole number >= 1, got {max_nodes!r}")
-    make(agent)
+    AgentSpec.parse(agent)
 
 
 @dataclass

@@ -35,7 +35,7 @@ import numpy as np
 
 from trinity_env.agents.base import Agent
 from trinity_env.agents.mcts import BRANCHING, MCTSAgent, search_rows
-from trinity_env.agents.registry import make
+from trinity_env.agents.spec import make
 from trinity_env.core import ArgumentError, GameState, Phase, PositionError, Replay, Termination
 from trinity_env.evaluation.match import RunInterrupted
 from trinity_env.fast.convert import write_state

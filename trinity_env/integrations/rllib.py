@@ -37,7 +37,7 @@ from ray.rllib.env.multi_agent_env import MultiAgentEnv
 from ray.tune.registry import register_env
 
 from trinity_env.agents.policy import PolicyNetwork
-from trinity_env.agents.registry import make
+from trinity_env.agents.spec import make
 from trinity_env.core import GameState, IllegalMoveError
 from trinity_env.core.checks import describe, is_int
 from trinity_env.core.rewards import transition_rewards

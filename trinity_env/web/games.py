@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from trinity_env.agents.base import Agent, visible_state
-from trinity_env.agents.registry import make
+from trinity_env.agents.spec import make
 from trinity_env.core import GameState, IllegalMoveError, Replay, TrinityError
 from trinity_env.core.state import DRAFT, PLAY, lane_scores
 from trinity_env.spec.config import make_config
