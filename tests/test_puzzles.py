@@ -235,10 +235,10 @@ def test_ctrl_c_while_scoring_prints_the_finished_scores(tmp_path, capsys, monke
 
     original = module.score_agent
 
-    def interrupted_on_the_second(agent, puzzles, seed=0):
+    def interrupted_on_the_second(agent, puzzles, seed=0, **keywords):
         if agent.name == "greedy":
             raise KeyboardInterrupt
-        return original(agent, puzzles, seed)
+        return original(agent, puzzles, seed, **keywords)
 
     monkeypatch.setattr(module, "score_agent", interrupted_on_the_second)
     assert main(["puzzles", "--score", str(DEFAULT_SUITE), "--agents", "random", "greedy"]) == 130

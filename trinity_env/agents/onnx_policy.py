@@ -88,6 +88,9 @@ class OnnxPolicyAgent(Agent):
     checked batch sizes, ``onnx_check.BATCHES``).
     """
 
+    stateless = True
+    """The same observation always gets the same action: the tools may score it in batches."""
+
     def __init__(self, checked: CheckedModel, path: str | Path, threads: int = 1):
         if type(threads) is not int or not 1 <= threads <= MAX_THREADS:
             raise ArgumentError(f"onnx threads must be an integer from 1 to {MAX_THREADS}, got {threads!r}")

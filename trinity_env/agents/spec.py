@@ -28,6 +28,7 @@ import trinity_env.agents.registry as registry
 from trinity_env.agents.base import Agent
 from trinity_env.agents.baselines import check_seed
 from trinity_env.agents.checkpoint import CheckpointError
+from trinity_env.agents.ladder import LEVEL, level_spec
 from trinity_env.core import ArgumentError
 from trinity_env.core.files import short
 
@@ -96,6 +97,8 @@ def _check(name: str, args: tuple[str, ...], keywords: dict[str, str]) -> Path |
             raise registry.AgentSpecError("az agents need torch: install the train extra") from None
         AZAgent.check_arguments(**registry.spec_arguments("az", arguments, registry.AZ_ARGUMENTS))
         return None if path is None else Path(path)
+    elif name == LEVEL:
+        level_spec(arguments.get("level"))  # 1 ... 8, else one line listing the levels
     elif name == "onnx":
         if arguments.get("path") is None:
             raise ValueError("onnx needs a model file: onnx:PATH[,threads=N]")
@@ -172,6 +175,8 @@ class AgentSpec:
     @property
     def families(self) -> tuple[str, ...]:
         """The numba kernel families the agent runs on (``trinity_env.prepare``); the PPO networks need none."""
+        if self.name == LEVEL:  # a ladder level runs on its agent's kernels
+            return AgentSpec.parse(level_spec(self.args[0])).families
         return _family(self.name)
 
     def build(self) -> Agent:
@@ -185,12 +190,20 @@ class AgentSpec:
 
 def player(value: object) -> Player:
     """What the evaluation tools take for one side: an ``AgentSpec`` or any other ``Player`` as it is, a spec
-    string parsed (``AgentSpec.parse``). One line naming the problem for anything else."""
+    string parsed (``AgentSpec.parse``), an ``Agent`` or a policy function wrapped (``policies.AgentPlayer`` of
+    ``policies.as_agent``: a function ``(observation, mask) -> action``, or PettingZoo's ``observation_dict ->
+    action``). One line naming the problem for anything else."""
     if isinstance(value, str):
         return AgentSpec.parse(value)
-    if isinstance(value, Player):
+    if isinstance(value, Player) and not isinstance(value, Agent):
         return value
-    raise ArgumentError(f"an agent is given as a spec such as 'mcts:400' or an AgentSpec, got {short(value)}")
+    if isinstance(value, Agent) or callable(value):
+        from trinity_env.agents.policies import AgentPlayer, as_agent
+
+        return AgentPlayer(as_agent(value))
+    raise ArgumentError(
+        f"an agent is given as a spec ('mcts:400'), an AgentSpec, an Agent or a policy function, got {short(value)}"
+    )
 
 
 def make(spec: object) -> Agent:

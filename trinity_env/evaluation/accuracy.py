@@ -43,10 +43,10 @@ import numpy as np
 
 from trinity_env.agents.base import Agent
 from trinity_env.agents.registry import spec_sha256
-from trinity_env.agents.spec import AgentSpec, make
+from trinity_env.agents.spec import AgentSpec, make, player
 from trinity_env.core import ArgumentError, GameState, PositionError, records
 from trinity_env.evaluation.match import RunInterrupted
-from trinity_env.evaluation.puzzles import agent_move, parse_moves
+from trinity_env.evaluation.puzzles import agent_move, agent_moves, parse_moves
 from trinity_env.evaluation.ratings import wilson_interval
 from trinity_env.search.solver import Solver, SolverBudgetError
 from trinity_env.spec.config import make_config
@@ -177,7 +177,7 @@ def build_set(
 
 def _build(out: records.RecordFile, done: BuildProgress, per_count: int, empty: tuple[int, int], agent: str,
            seed: int, max_nodes: int, progress: bool) -> None:  # fmt: skip
-    player = make(agent)
+    self_player = make(agent)
     solver = Solver()
     games: dict[int, dict[int, GameState]] = {}
     bar = None
@@ -193,7 +193,7 @@ def _build(out: records.RecordFile, done: BuildProgress, per_count: int, empty: 
             game = max(seen) + 1 if seen else 0
             while done.counting(count) < per_count:
                 if game not in games:
-                    games[game] = game_positions(player, seed, game, empty)
+                    games[game] = game_positions(self_player, seed, game, empty)
                 state = games[game].get(count)
                 if state is not None:
                     record = _solve_record(solver, state, game, max_nodes)
@@ -376,18 +376,34 @@ def check_network_outputs(agent: Agent) -> Callable[[np.ndarray, np.ndarray], tu
     return evaluate if callable(evaluate) else None
 
 
-def score_agent(agent: Agent | str, positions: Sequence[Position], seed: int = 0,
-                on_position: Callable[[], object] | None = None) -> AgentAccuracy:  # fmt: skip
-    """``agent``'s accuracy on ``positions``, by empty count; position ``k`` resets it with ``seed + k``."""
-    spec = agent if isinstance(agent, str) else getattr(agent, "name", type(agent).__name__)
-    player = make(agent) if isinstance(agent, str) else agent
-    evaluate = check_network_outputs(player)
+def score_agent(
+    agent: Agent | str | Any,
+    positions: Sequence[Position],
+    seed: int = 0,
+    on_position: Callable[[], object] | None = None,
+    label: str | None = None,
+) -> AgentAccuracy:
+    """``agent``'s accuracy on ``positions``, by empty count; position ``k`` resets it with ``seed + k``.
+
+    ``agent``: an ``Agent`` (played as it is), a spec string, a ``Player`` or a policy function
+    (``agents.spec.player``, built here); a stateless batched policy is asked once for every position
+    (``puzzles.agent_moves``). Its value head is scored where it has one (``evaluate`` giving values)."""
+    built = agent if isinstance(agent, Agent) else player(agent).build()
+    spec = label if label is not None else agent if isinstance(agent, str) else player(agent).label
+    evaluate = check_network_outputs(built)
     kept: dict[int, list[bool]] = {}
-    for k, item in enumerate(positions):
-        if item.counts_for_moves:
-            kept.setdefault(item.empty, []).append(agent_move(player, item.position, seed + k) in item.best_moves)
-        if on_position is not None:
+    if getattr(built, "stateless", False) and callable(getattr(built, "act_batch", None)):
+        chosen = [item for item in positions if item.counts_for_moves]
+        for item, move in zip(chosen, agent_moves(built, [item.position for item in chosen], seed)):
+            kept.setdefault(item.empty, []).append(move in item.best_moves)
+        for _ in positions if on_position is not None else ():
             on_position()
+    else:
+        for k, item in enumerate(positions):
+            if item.counts_for_moves:
+                kept.setdefault(item.empty, []).append(agent_move(built, item.position, seed + k) in item.best_moves)
+            if on_position is not None:
+                on_position()
     heads = {row.empty: row for row in score_network(evaluate, positions)} if evaluate is not None else {}
     rows = []
     for empty in sorted({p.empty for p in positions}):
@@ -406,15 +422,20 @@ def score_network(evaluate: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray,
     rows = []
     for empty in sorted({p.empty for p in positions}):
         row = _network_row(empty, [p for p in positions if p.empty == empty], evaluate)
-        rows.append(CountScore(empty, row.policy, row.value_sign, row.value_error, row.policy))
+        if row is not None:
+            rows.append(CountScore(empty, row.policy, row.value_sign, row.value_error, row.policy))
     return rows
 
 
-def _network_row(empty: int, group: Sequence[Position], evaluate) -> CountScore:
+def _network_row(empty: int, group: Sequence[Position], evaluate) -> CountScore | None:
+    """The heads' figures on ``group``; ``None`` for a network without a value output (an ONNX policy's may have
+    none: its raw policy is what it plays, scored as its moves)."""
     views = [observation_dict(p.position, p.position.to_move, True) for p in group]
     observations = np.stack([v["observation"] for v in views]).astype(np.int8)
     masks = np.stack([v["action_mask"] for v in views]).astype(np.int8)
     logits, values = evaluate(observations, masks)
+    if values is None:
+        return None
     exact = np.array([p.value for p in group], np.float64)
     values = np.asarray(values, np.float64)
     decided = exact != 0
@@ -440,21 +461,22 @@ def random_expectation(positions: Sequence[Position]) -> dict[int, float]:
     return {empty: sum(values) / len(values) for empty, values in sorted(shares.items())}
 
 
-def score_agents(specs: Sequence[str], positions: Sequence[Position], seed: int = 0,
+def score_agents(specs: Sequence[Any], positions: Sequence[Position], seed: int = 0,
                  progress: bool = False) -> list[AgentAccuracy]:  # fmt: skip
-    """Each agent's accuracy; Ctrl-C raises ``RunInterrupted`` whose ``partial`` is the agents finished."""
-    agents = [make(spec) for spec in specs]  # every bad spec raises before any position is played
+    """Each agent's accuracy (spec strings or any ``Player``); Ctrl-C raises ``RunInterrupted`` whose ``partial``
+    is the agents finished."""
+    players = [player(spec) for spec in specs]  # every bad spec raises before anything is built
+    agents = [who.build() for who in players]  # every checkpoint is read before any position is played
     results: list[AgentAccuracy] = []
     try:
-        for spec, agent in zip(specs, agents):
-            agent.name = spec
+        for who, agent in zip(players, agents):
             if not progress:
-                results.append(score_agent(agent, positions, seed))
+                results.append(score_agent(agent, positions, seed, label=who.label))
                 continue
             from tqdm import tqdm
 
-            with tqdm(total=len(positions), desc=spec, unit="position") as bar:
-                results.append(score_agent(agent, positions, seed, bar.update))
+            with tqdm(total=len(positions), desc=who.label, unit="position") as bar:
+                results.append(score_agent(agent, positions, seed, bar.update, label=who.label))
     except KeyboardInterrupt:
         raise RunInterrupted(results) from None
     return results

@@ -265,6 +265,21 @@ def arena_workers(agents: int, games: int, workers: int | None = None) -> int:
     return check_workers("workers", None if workers is None else int(workers), tasks, ArgumentError)
 
 
+def _check_picklable(players: list[Player]) -> None:
+    """Worker processes receive the players pickled: a policy given as a Python object that does not pickle (a
+    lambda, a closure) is one line before any process starts."""
+    import pickle
+
+    for who in players:
+        try:
+            pickle.dumps(who)
+        except Exception as err:  # pickling raises many kinds (PicklingError, TypeError, AttributeError)
+            raise ArgumentError(
+                f"agent {who.label} cannot be sent to worker processes ({type(err).__name__}): play it with workers=1, "
+                "or give it as a spec (onnx:PATH) or a module-level function"
+            ) from None
+
+
 def check_arena(agents: list, games: int, workers: int | None = None) -> list[Player]:
     """What ``round_robin`` checks before it plays: ``ValueError`` (``AgentSpecError`` for a spec) if bad.
 
@@ -317,6 +332,8 @@ def round_robin(
     score = np.zeros((n, n))
     played = np.zeros((n, n))
     workers = arena_workers(len(players), games, workers)
+    if workers > 1:
+        _check_picklable(players)
     bar = tqdm(total=games * len(pairs), disable=not progress, desc="arena", unit="game")
     partial = False
     try:

@@ -32,8 +32,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from trinity_env.agents.base import Agent
-from trinity_env.agents.spec import AgentSpec, make
+from trinity_env.agents.spec import AgentSpec, make, player
 from trinity_env.core import ArgumentError, GameState, Phase, PositionError, TrinityError, records
 from trinity_env.evaluation.match import RunInterrupted
 from trinity_env.evaluation.ratings import wilson_interval
@@ -337,12 +339,42 @@ def agent_move(agent: Agent, position: GameState, seed: int) -> tuple[str, int]:
     return step.card.notation, step.tile
 
 
-def score_agent(agent: Agent | str, puzzles: Sequence[Puzzle], seed: int = 0) -> PuzzleScore:
-    """How many ``puzzles`` ``agent`` solves with its first move (puzzle ``k`` resets it with ``seed + k``)."""
-    spec = agent if isinstance(agent, str) else getattr(agent, "name", type(agent).__name__)
-    player = make(agent) if isinstance(agent, str) else agent
-    solved = sum(agent_move(player, p.position, seed + k) in p.solution for k, p in enumerate(puzzles))
-    return PuzzleScore(spec, solved, len(puzzles))
+def agent_moves(agent: Agent, positions: Sequence[GameState], seed: int,
+                on_position: Callable[[], object] | None = None) -> list[tuple[str, int]]:  # fmt: skip
+    """The ``(card, tile)`` that ``agent`` plays in each of ``positions`` (open hands), position ``k`` reset with
+    ``seed + k``. A stateless agent with ``act_batch`` (``BatchedPolicy``, an ONNX policy: the same observation
+    always gets the same action) is asked once for all of them: the fast path for a network."""
+    if not (getattr(agent, "stateless", False) and callable(getattr(agent, "act_batch", None))):
+        moves = []
+        for k, position in enumerate(positions):
+            moves.append(agent_move(agent, position, seed + k))
+            if on_position is not None:
+                on_position()
+        return moves
+    if not positions:
+        return []
+    views = [observation_dict(p, p.to_move, True) for p in positions]
+    actions = agent.act_batch(np.stack([v["observation"] for v in views]).astype(np.int8),
+                              np.stack([v["action_mask"] for v in views]).astype(np.int8))  # fmt: skip
+    moves = []
+    for position, action in zip(positions, actions):
+        step = position.apply(int(action)).last
+        moves.append((step.card.notation, step.tile))
+        if on_position is not None:
+            on_position()
+    return moves
+
+
+def score_agent(agent: Agent | str | Any, puzzles: Sequence[Puzzle], seed: int = 0,
+                label: str | None = None) -> PuzzleScore:  # fmt: skip
+    """How many ``puzzles`` ``agent`` solves with its first move (puzzle ``k`` resets it with ``seed + k``).
+    ``agent``: an ``Agent`` (played as it is), a spec string, a ``Player`` or a policy function
+    (``agents.spec.player``, built here); ``label`` names it in the score (its own label by default)."""
+    built = agent if isinstance(agent, Agent) else player(agent).build()
+    moves = agent_moves(built, [p.position for p in puzzles], seed)
+    solved = sum(move in p.solution for move, p in zip(moves, puzzles))
+    name = label if label is not None else agent if isinstance(agent, str) else player(agent).label
+    return PuzzleScore(name, solved, len(puzzles))
 
 
 def describe(puzzles: Sequence[Puzzle]) -> dict[str, Any]:
@@ -373,14 +405,15 @@ def score_table(scores: Sequence[PuzzleScore]) -> str:
     return "\n".join(lines)
 
 
-def score_agents(specs: Sequence[str], puzzles: Sequence[Puzzle], seed: int = 0) -> list[PuzzleScore]:
-    """Each agent's score; Ctrl-C raises ``RunInterrupted`` whose ``partial`` is the scores finished."""
-    agents = [make(spec) for spec in specs]  # every bad spec raises before any puzzle is played
+def score_agents(specs: Sequence[Any], puzzles: Sequence[Puzzle], seed: int = 0) -> list[PuzzleScore]:
+    """Each agent's score (spec strings or any ``Player``); Ctrl-C raises ``RunInterrupted`` whose ``partial`` is
+    the scores finished."""
+    players = [player(spec) for spec in specs]  # every bad spec raises before anything is built
+    agents = [who.build() for who in players]  # every checkpoint is read before any puzzle is played
     scores: list[PuzzleScore] = []
     try:
-        for spec, agent in zip(specs, agents):
-            agent.name = spec
-            scores.append(score_agent(agent, puzzles, seed))
+        for who, agent in zip(players, agents):
+            scores.append(score_agent(agent, puzzles, seed, label=who.label))
     except KeyboardInterrupt:
         raise RunInterrupted(scores) from None
     return scores
