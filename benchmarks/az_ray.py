@@ -40,7 +40,7 @@ def main(argv: list[str] | None = None) -> None:
     from training.az_config import AZConfig
     from training.az_learner import learn, make_optimizer
     from training.az_selfplay import LocalSelfPlay
-    from training.replay_buffer import Replay
+    from training.replay_buffer import ReplayBuffer
     from trinity_env.agents.az import make_network
 
     config = AZConfig.load(args.config)
@@ -49,7 +49,7 @@ def main(argv: list[str] | None = None) -> None:
     games = config.games_per_iteration
 
     played = LocalSelfPlay(config).play(network, 0, np.random.default_rng(0), None, collect=False)
-    replay = Replay(config.replay_size)
+    replay = ReplayBuffer(config.replay_size)
     replay.add(played.observations, played.masks, played.policies, played.values)
     steps = max(1, round(config.sample_reuse * len(played.values) / config.batch_size))
     optimizer = make_optimizer(network, config)

@@ -43,7 +43,7 @@ def cpu_seconds() -> float:
 
 def run_one(network: str, games: int, folder: Path) -> dict:
     """Train ``az-quick`` with ``network`` for ``games`` games (four evaluations) in ``folder``; its figures."""
-    config = AZConfig.load("az-quick", total_games=games, eval_every=max(games // 4, 1), **NETWORKS[network])
+    config = AZConfig.load("az-quick", total_games=games, eval_every_games=max(games // 4, 1), **NETWORKS[network])
     start = cpu_seconds()
     history = train(config, folder / network, overwrite=True, progress=True)
     total = cpu_seconds() - start

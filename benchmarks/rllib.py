@@ -20,7 +20,12 @@ from training.rllib_selfplay import RLlibConfig, train
 
 def steps_per_second(runners: int, iterations: int) -> float:
     config = RLlibConfig.load(
-        "rllib", num_env_runners=runners, eval_every=10**6, eval_games=2, eval_endgames=False, tensorboard=False
+        "rllib",
+        num_env_runners=runners,
+        eval_every_iterations=10**6,
+        eval_games=2,
+        eval_endgames=False,
+        tensorboard=False,
     )
     with tempfile.TemporaryDirectory() as run:
         train(config, Path(run), iterations=iterations, progress=False)

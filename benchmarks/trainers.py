@@ -38,9 +38,9 @@ def main() -> None:
         "tensorboard": False,
     }
     # the same MLP in both; SB3's policy has no tactical features, so the ratio compares like with like
-    fast = TrainConfig.from_dict(base | {"total_steps": args.fast_steps, "eval_every": 10**9, "tactics": False})
-    tactics = TrainConfig.from_dict(base | {"total_steps": args.fast_steps, "eval_every": 10**9, "tactics": True})
-    sb3 = TrainConfig.from_dict(base | {"total_steps": args.sb3_steps, "eval_every": 10**9, "tactics": False})
+    fast = TrainConfig.from_dict(base | {"total_steps": args.fast_steps, "eval_every_steps": 10**9, "tactics": False})
+    tactics = TrainConfig.from_dict(base | {"total_steps": args.fast_steps, "eval_every_steps": 10**9, "tactics": True})
+    sb3 = TrainConfig.from_dict(base | {"total_steps": args.sb3_steps, "eval_every_steps": 10**9, "tactics": False})
     fast_rate = rate(fast_ppo, fast)
     tactics_rate = rate(fast_ppo, tactics)
     sb3_rate = rate(selfplay_ppo, sb3)

@@ -243,8 +243,9 @@ def test_the_solver_option_plays_a_winning_move_in_the_endgame():
 
 TINY = {
     "seed": 3, "total_games": 24, "games_per_iteration": 8, "simulations": 4, "max_considered": 4, "hidden": 16,
-    "layers": 1, "batch_size": 16, "replay_size": 400, "solver_empty": 4, "draft_share": 0.5, "checkpoint_every": 1,
-    "eval_every": 24, "eval_games": 2, "eval_simulations": 2, "eval_opponents": ["random"], "eval_endgames": False,
+    "layers": 1, "batch_size": 16, "replay_size": 400, "solver_empty": 4, "draft_share": 0.5,
+    "checkpoint_every": 1, "eval_every_games": 24, "eval_games": 2, "eval_simulations": 2, "eval_opponents": ["random"],
+    "eval_endgames": False,
     "tensorboard": False, "label_workers": 0,  # inline labels: tests/test_labelling.py runs the workers
 }  # fmt: skip
 
@@ -263,7 +264,7 @@ def test_same_seed_same_weights_and_a_resumed_run_equals_an_unbroken_one(tmp_pat
 
     config = AZConfig.from_dict(TINY)
     history = train(config, tmp_path / "a", progress=False)
-    assert history[-1]["games"] == 24
+    assert history[-1]["games"] == 24 and set(history[-1]) == {"games", "learner_steps", "seconds", "results"}
     train(config, tmp_path / "b", progress=False)
     assert _same(_weights(tmp_path / "a"), _weights(tmp_path / "b"))
     train(config, tmp_path / "c", progress=False, stop_at=8)  # a session that stops after one iteration ...
@@ -287,7 +288,7 @@ def test_a_stop_between_evaluations_is_measured_for_the_report_and_never_chooses
     from training.alphazero import train
     from training.az_config import AZConfig
 
-    config = AZConfig.from_dict(TINY | {"total_games": 32, "eval_every": 16})
+    config = AZConfig.from_dict(TINY | {"total_games": 32, "eval_every_games": 16})
     history = train(config, tmp_path, progress=False, stop_at=24)
     assert [h["games"] for h in history] == [16, 24]  # the scheduled evaluation, then the stop's
     assert load_network(tmp_path / "best.pt")[1]["games"] == 16  # the same rule as the PPO trainer's
@@ -381,7 +382,7 @@ def test_a_damaged_latest_checkpoint_is_refused_on_resume_naming_it(tmp_path):
     from training.alphazero import train
     from training.az_config import AZConfig
 
-    config = AZConfig.from_dict(TINY | {"total_games": 8, "eval_every": 8})
+    config = AZConfig.from_dict(TINY | {"total_games": 8, "eval_every_games": 8})
     train(config, tmp_path / "run", progress=False)
     latest = tmp_path / "run" / "latest.pt"
     payload = torch.load(latest, weights_only=True)
@@ -422,7 +423,7 @@ def test_a_run_from_before_the_rename_resumes(tmp_path):
     from training.az_config import AZConfig
     from training.run_folder import RunFolderError, resume_conflicts
 
-    config = AZConfig.from_dict(TINY | {"total_games": 16, "eval_every": 16})
+    config = AZConfig.from_dict(TINY | {"total_games": 16, "eval_every_games": 16})
     run = tmp_path / "run"
     train(config, run, progress=False, stop_at=8)
     saved = json.loads((run / "config.json").read_text())

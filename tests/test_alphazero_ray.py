@@ -168,7 +168,7 @@ def _ray_daemons() -> set[int]:
 
 def test_ctrl_c_stops_the_cluster_job_and_leaves_a_resumable_run(tmp_path):
     config = tmp_path / "tiny.yaml"
-    config.write_text(json.dumps(TINY | {"total_games": 4000, "eval_every": 4000}))  # YAML reads JSON
+    config.write_text(json.dumps(TINY | {"total_games": 4000, "eval_every_games": 4000}))  # YAML reads JSON
     run = tmp_path / "run"
     before = _ray_daemons()
     process = subprocess.Popen(

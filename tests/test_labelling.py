@@ -29,7 +29,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_alphazero import TINY  # noqa: E402
 
-LABELLED = TINY | {"solver_empty": 8, "label_workers": 1, "total_games": 16, "eval_every": 16, "eval_accuracy": False}
+LABELLED = TINY | {"solver_empty": 8, "label_workers": 1, "total_games": 16, "eval_every_games": 16,
+                   "eval_accuracy": False}  # fmt: skip
 """Two iterations of 8 games with labelling workers: iteration 0's labels reach the buffer before learner 1."""
 
 
@@ -158,14 +159,14 @@ def test_the_workers_ignore_ctrl_c_and_end_with_the_labeller():
 
 
 def test_rows_overwritten_before_their_label_arrives_keep_their_new_position(tmp_path):
-    from training.replay_buffer import Replay
+    from training.replay_buffer import ReplayBuffer
 
-    def add(replay: Replay, values: list[float]) -> np.ndarray:
+    def add(replay: ReplayBuffer, values: list[float]) -> np.ndarray:
         n = len(values)
         return replay.add(np.zeros((n, replay.observations.shape[1]), np.int8), np.ones((n, 256), np.int8),
                           np.ones((n, 256), np.float16), np.array(values, np.float32))  # fmt: skip
 
-    replay = Replay(10)
+    replay = ReplayBuffer(10)
     rows = add(replay, [0.5] * 6)
     assert rows.tolist() == [0, 1, 2, 3, 4, 5]
     positions = from_states(_positions(4, seed=14, high=6))
@@ -174,7 +175,7 @@ def test_rows_overwritten_before_their_label_arrives_keep_their_new_position(tmp
     assert replay.awaiting.rows.tolist() == [-1, -1, 4, 5]
     saved = replay.state_dict()
     assert saved["awaiting"]["rows"].tolist() == [4, 5]  # only what can still be written is kept and redone
-    restored = Replay(10)
+    restored = ReplayBuffer(10)
     restored.load_state_dict(saved, tmp_path / "latest.pt")
     assert restored.awaiting.rows.tolist() == [4, 5]
     assert np.array_equal(restored.awaiting.positions.owner, positions.owner[2:])
@@ -209,7 +210,8 @@ def test_without_workers_the_trainer_is_bit_for_bit_what_it_was(tmp_path):
         pytest.skip("the reference weights were made with torch's AVX2 kernels, which this CPU lacks")
     before = {
         "tiny": (TINY, "f0e0958797596cf14237ae3e395cc73be018e76ec18cb7d97e75a9e4aa83ad82"),
-        "puct": (TINY | {"solver_empty": 8, "search": "puct", "total_games": 16, "eval_every": 16, "replay_size": 40},
+        "puct": (TINY | {"solver_empty": 8, "search": "puct", "total_games": 16, "eval_every_games": 16,
+                         "replay_size": 40},
                  "d297f2653874ebccfa7d8a1c1cd90b27d120248a2fa08fa9e6b959ce142edb85"),
     }  # fmt: skip
     root = Path(__file__).resolve().parent.parent
@@ -354,7 +356,7 @@ def test_bad_labelling_fields_are_refused_naming_them(field, value, message):
 
 def _start_trainer(tmp_path: Path, **fields: object) -> tuple[subprocess.Popen, Path]:
     config = tmp_path / "tiny.yaml"
-    config.write_text(json.dumps(LABELLED | {"total_games": 4000, "eval_every": 4000} | fields))  # JSON is YAML
+    config.write_text(json.dumps(LABELLED | {"total_games": 4000, "eval_every_games": 4000} | fields))  # JSON is YAML
     run = tmp_path / "run"
     command = [sys.executable, "-m", "training.alphazero", "--config", str(config), "--run", str(run)]
     process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,

@@ -152,11 +152,11 @@ def test_the_estimates_come_from_the_real_arrays():
     pytest.importorskip("torch")
     from training.az_config import AZConfig
     from training.config import TrainConfig, rollout_bytes
-    from training.replay_buffer import Replay
+    from training.replay_buffer import ReplayBuffer
 
     config = AZConfig.load("az-quick")
     parts = config.memory()
-    buffer = Replay(1000)
+    buffer = ReplayBuffer(1000)
     real = sum(a.nbytes for a in (buffer.observations, buffer.masks, buffer.policies, buffer.values))
     replay = next(v for k, v in parts.items() if k.startswith("field 'replay_size'"))
     assert replay == 2 * config.replay_size * real // 1000

@@ -195,7 +195,7 @@ def test_training_on_local_ray_with_two_env_runners_and_resuming(tmp_path):
     from trinity_env.agents import make
 
     config = {"num_env_runners": 2, "envs_per_runner": 1, "train_batch": 1000, "minibatch": 250, "epochs": 2,
-              "eval_games": 10, "eval_every": 1, "snapshot_every": 1, "tensorboard": False}  # fmt: skip
+              "eval_games": 10, "eval_every_iterations": 1, "snapshot_every": 1, "tensorboard": False}  # fmt: skip
     train(RLlibConfig.load("rllib", **config, iterations=2), tmp_path, progress=False)
     with (tmp_path / "iterations.jsonl").open("a") as handle:  # as a session killed after its checkpoint leaves it
         handle.write(json.dumps({"iteration": 3, "env_steps": 0}) + "\n")

@@ -78,7 +78,7 @@ def test_a_resume_needs_a_run_and_a_matching_config(tmp_path):
 
 def test_which_fields_may_change_on_resume():
     assert TrainConfig.resume_may_change == {
-        "total_steps", "max_minutes", "eval_every", "eval_games", "eval_opponents", "eval_endgames", "tensorboard"
+        "total_steps", "max_minutes", "eval_every_steps", "eval_games", "eval_opponents", "eval_endgames", "tensorboard"
     }  # fmt: skip
     saved = CONFIG.to_dict()
     assert resume_conflicts(TrainConfig.from_dict(TINY | {"eval_opponents": ["greedy"]}), saved) == []

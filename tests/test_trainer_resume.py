@@ -31,7 +31,7 @@ TINY = {
     "num_games": 16,
     "rollout_steps": 16,  # 256 learner steps an update
     "snapshot_every": 256,
-    "eval_every": 512,
+    "eval_every_steps": 512,
     "eval_games": 4,
     "eval_endgames": False,
     "hidden": 32,

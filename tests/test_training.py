@@ -21,7 +21,7 @@ TINY = {
     "num_games": 16,
     "rollout_steps": 16,
     "snapshot_every": 256,
-    "eval_every": 512,
+    "eval_every_steps": 512,
     "eval_games": 4,
     "hidden": 32,
     "env": {"draft": "random"},
@@ -248,7 +248,7 @@ def test_selfplay_ppo_trains_checkpoints_resumes_and_evaluates(tmp_path):
 
     from training import selfplay_ppo
 
-    config = TrainConfig.from_dict(TINY | {"total_steps": 1024, "snapshot_every": 256, "eval_every": 512})
+    config = TrainConfig.from_dict(TINY | {"total_steps": 1024, "snapshot_every": 256, "eval_every_steps": 512})
     history = selfplay_ppo.train(config, tmp_path, progress=False)
     assert [h["steps"] for h in history] == [512, 1024]
     assert {"random", "greedy", "endgames"} == set(history[-1]["results"])
@@ -260,7 +260,7 @@ def test_selfplay_ppo_trains_checkpoints_resumes_and_evaluates(tmp_path):
     first = json.loads(MaskablePPO.load(tmp_path / "latest.zip").trinity_state)
     assert first["best"] == max(selection_score(h["results"]) for h in history)
     kept = (tmp_path / "best.zip").read_bytes()
-    longer = TrainConfig.from_dict(TINY | {"total_steps": 1536, "snapshot_every": 256, "eval_every": 512})
+    longer = TrainConfig.from_dict(TINY | {"total_steps": 1536, "snapshot_every": 256, "eval_every_steps": 512})
     resumed = selfplay_ppo.train(longer, tmp_path, resume=True, progress=False)
     assert resumed[-1]["steps"] >= 1536 and [h["steps"] for h in resumed][:2] == [512, 1024]  # history kept
     model = MaskablePPO.load(tmp_path / "latest.zip")

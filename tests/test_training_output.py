@@ -25,7 +25,7 @@ TINY = {
     "num_games": 16,
     "rollout_steps": 16,  # 256 learner steps an update
     "snapshot_every": 256,
-    "eval_every": 512,
+    "eval_every_steps": 512,
     "eval_games": 4,
     "hidden": 32,
     "tensorboard": False,
@@ -34,7 +34,7 @@ TINY = {
 AZ_TINY = {
     "seed": 3, "total_games": 16, "games_per_iteration": 8, "simulations": 4, "max_considered": 4, "hidden": 16,
     "layers": 1, "batch_size": 16, "replay_size": 400, "solver_empty": 4, "checkpoint_every": 1,
-    "eval_every": 8, "eval_games": 2, "eval_simulations": 2, "eval_opponents": ["random"], "eval_endgames": False,
+    "eval_every_games": 8, "eval_games": 2, "eval_simulations": 2, "eval_opponents": ["random"], "eval_endgames": False,
     "tensorboard": False,
 }  # fmt: skip
 HEADER = "steps,seconds,measure,rate,low,high"

@@ -25,7 +25,7 @@ TINY = {
     "num_games": 16,
     "rollout_steps": 16,
     "snapshot_every": 256,
-    "eval_every": 512,
+    "eval_every_steps": 512,
     "eval_games": 2,
     "eval_opponents": ["random"],
     "eval_endgames": False,

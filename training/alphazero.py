@@ -69,7 +69,7 @@ from .az_learner import Progress, learn, load_latest, make_optimizer, save_lates
 from .az_selfplay import LocalSelfPlay, SelfPlay
 from .evaluation import Results, evaluate_agent
 from .labelling import Labeller
-from .replay_buffer import Replay, exchange_labels
+from .replay_buffer import ReplayBuffer, exchange_labels
 from .report import format_results, label, plot_learning_curve
 from .run_folder import claim
 from .session import add_run_arguments, command_line_budget, run_command, torch_threads
@@ -101,21 +101,20 @@ def train(config: AZConfig, run: Path, resume: bool = False, progress: bool = Tr
         run = folder.path
         torch.manual_seed(config.seed)
         rng = np.random.default_rng(config.seed)
-        replay = Replay(config.replay_size)
+        replay = ReplayBuffer(config.replay_size)
         if folder.resuming:
             network, optimizer, state = load_latest(run / "latest.pt", config, replay, rng)
         else:
             network = make_network(config.network, config.hidden, config.layers, config.tactics).eval()
             optimizer = make_optimizer(network, config)
-            state = Progress(next_eval=config.eval_every)
+            state = Progress(next_eval=config.eval_every_games)
         with TrainingRun(
             folder, config, state, "games", total=config.iterations * config.games_per_iteration, stop_at=stop_at,
             save_latest=lambda: save_latest(run / "latest.pt", network, optimizer, replay, rng, state),
             save_best=lambda: save_network(run / "best.pt", network, {"games": state.games}),
             evaluate=lambda seed: evaluate(network, config, seed),
-            record=lambda seconds, results: {"games": state.games, "steps": state.games,
-                                             "learner_steps": state.learner_steps, "seconds": seconds,
-                                             "results": results},
+            record=lambda seconds, results: {"games": state.games, "learner_steps": state.learner_steps,
+                                             "seconds": seconds, "results": results},
             saved_at_start=True,
         ) as training:  # fmt: skip
             return _train_loop(config, training, network, optimizer, replay, rng, state, progress,
@@ -132,7 +131,7 @@ class Backend:
     labeller: Callable[[int], Any] = Labeller
 
 
-def _train_loop(config: AZConfig, training: TrainingRun, network, optimizer, replay: Replay, rng, state: Progress,
+def _train_loop(config: AZConfig, training: TrainingRun, network, optimizer, replay: ReplayBuffer, rng, state: Progress,
                 progress: bool, backend: Backend) -> list[dict]:  # fmt: skip
     """Evaluate when due, checkpoint, then self-play one iteration and learn from it; until ``total_games``."""
     selfplay = backend.selfplay(config)

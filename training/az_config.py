@@ -15,7 +15,7 @@ from trinity_env.search.az import MODES, Trees
 from trinity_env.search.solver import TABLE_BITS, TABLE_SLOT_BYTES
 
 from .config import EVALUATION_FIELDS, TrainConfigError, YAMLConfig
-from .replay_buffer import Replay
+from .replay_buffer import ReplayBuffer
 
 MAX_SOLVER_EMPTY = 12
 """The most empty tiles ``solver_empty`` may give (the solver's cost grows about 7-fold a tile)."""
@@ -91,8 +91,8 @@ class AZConfig(YAMLConfig):
     Spelt ``threads`` before: an old YAML file or ``config.json`` with ``threads`` still loads and resumes."""
     checkpoint_every: int = 1
     """Iterations between two ``latest.pt`` (what a killed run may lose)."""
-    eval_every: int = 5_000
-    """Games between evaluations (and at the last game)."""
+    eval_every_games: int = 5_000
+    """Self-play games between evaluations (and at the last game)."""
     eval_games: int = 40
     """Seat-swapped games against each evaluation opponent."""
     eval_simulations: int = 64
@@ -113,7 +113,7 @@ class AZConfig(YAMLConfig):
     """Environment config for self-play and evaluation; checked with ``make_config``."""
 
     resume_may_change: ClassVar[frozenset[str]] = EVALUATION_FIELDS | {
-        "total_games", "max_minutes", "eval_simulations", "checkpoint_every", "eval_accuracy"
+        "eval_every_games", "total_games", "max_minutes", "eval_simulations", "checkpoint_every", "eval_accuracy"
     }  # fmt: skip
     """How long to train, the safety stop, checkpoints and what is measured: none changes what the learner sees."""
 
@@ -129,11 +129,13 @@ class AZConfig(YAMLConfig):
     renamed: ClassVar[dict[str, str]] = {"threads": "torch_threads"}
     """``threads`` is ``TrainConfig``'s ``torch_threads``: one spelling for both trainers."""
 
+    retired: ClassVar[dict[str, str]] = {"eval_every": "eval_every_games"}
+
     def check(self, source: str = "config") -> None:
         self._check_common(source)
         self._check_positive(source, ("total_games", "games_per_iteration", "simulations", "max_considered",
                                       "hidden", "layers", "batch_size", "replay_size", "torch_threads",
-                                      "checkpoint_every", "eval_every", "eval_games"))  # fmt: skip
+                                      "checkpoint_every", "eval_every_games", "eval_games"))  # fmt: skip
         if self.network not in NETWORKS:
             raise TrainConfigError(f"{source}: field 'network' must be one of {', '.join(NETWORKS)}, "
                                    f"got {self.network!r}")  # fmt: skip
@@ -160,9 +162,9 @@ class AZConfig(YAMLConfig):
         self._check_memory(source, self.memory())
 
     def memory(self) -> dict[str, int]:
-        """The run's largest arrays in bytes, by the field that sizes them, from their real sizes (``Replay`` and the
-        search's ``Trees`` measured on one row): what the config check holds to ``core.limits``' budget. A lower
-        bound: the network, the recorded games and each process's own runtime come on top."""
+        """The run's largest arrays in bytes, by the field that sizes them, from their real sizes (``ReplayBuffer``
+        and the search's ``Trees`` measured on one row): what the config check holds to ``core.limits``' budget. A
+        lower bound: the network, the recorded games and each process's own runtime come on top."""
         entry, tree, node = _replay_entry_bytes(), *_tree_bytes()
         trees = self.games_per_iteration * (tree + node * (self.simulations + 1))
         labels = self.label_workers if self.solver_empty else 0
@@ -182,7 +184,7 @@ class AZConfig(YAMLConfig):
 
 def _replay_entry_bytes() -> int:
     """Bytes one position takes in the replay buffer (its arrays, measured on a buffer of one)."""
-    one = Replay(1)
+    one = ReplayBuffer(1)
     return sum(int(a.nbytes) for a in (one.observations, one.masks, one.policies, one.values))
 
 

@@ -18,10 +18,10 @@ from trinity_env.fast.tactics import tactical_batch
 
 from .az_config import AZConfig
 from .evaluation import history_from_json
-from .replay_buffer import Replay
+from .replay_buffer import ReplayBuffer
 
 
-def learn(network: AZModel, optimizer, replay: Replay, config: AZConfig, rng: np.random.Generator,
+def learn(network: AZModel, optimizer, replay: ReplayBuffer, config: AZConfig, rng: np.random.Generator,
           steps: int) -> dict[str, float]:  # fmt: skip
     """``steps`` minibatch steps on uniform samples of the buffer; the mean losses."""
     network.train()
@@ -69,7 +69,9 @@ class Progress:
     history: list[dict] = field(default_factory=list)
 
 
-def save_latest(path: Path, network, optimizer, replay: Replay, rng: np.random.Generator, progress: Progress) -> None:
+def save_latest(
+    path: Path, network, optimizer, replay: ReplayBuffer, rng: np.random.Generator, progress: Progress
+) -> None:
     """``latest.pt``: everything the rest of the run depends on, written atomically."""
     extra = {
         "iterations": progress.iterations,
@@ -88,7 +90,7 @@ def save_latest(path: Path, network, optimizer, replay: Replay, rng: np.random.G
     save_network(path, network, extra)
 
 
-def load_latest(path: Path, config: AZConfig, replay: Replay, rng: np.random.Generator):
+def load_latest(path: Path, config: AZConfig, replay: ReplayBuffer, rng: np.random.Generator):
     """The network, optimiser and progress of ``latest.pt``; restores the buffer and the random states."""
     network, payload = load_network(path)
     shape = (network.architecture, network.hidden, network.layers, network.tactics)

@@ -25,9 +25,10 @@ class TrainConfigError(TrinityError):
     """A training config with a bad field; the message names it."""
 
 
-EVALUATION_FIELDS = frozenset({"eval_every", "eval_games", "eval_opponents", "eval_endgames", "tensorboard"})
-"""The evaluation fields every trainer's config declares (each with its trainer's own default and unit): what is
-measured and where it is logged, so each may change when a run is resumed."""
+EVALUATION_FIELDS = frozenset({"eval_games", "eval_opponents", "eval_endgames", "tensorboard"})
+"""The evaluation fields every trainer's config declares (each with its trainer's own default): what is measured and
+where it is logged, so each may change when a run is resumed. Each trainer also declares how often it evaluates, its
+unit in the name (``eval_every_steps``, ``eval_every_games``, ``eval_every_iterations``), which may change too."""
 
 
 BUDGETS = {"total_steps": "learner steps", "total_games": "self-play games"}
@@ -50,6 +51,11 @@ class YAMLConfig:
     renamed: ClassVar[dict[str, str]] = {}
     """Old field name -> its name now: an old YAML file or a run's ``config.json`` that spells a field the old way
     still loads (and resumes) as the new one; giving both names is an error naming both."""
+
+    retired: ClassVar[dict[str, str]] = {}
+    """Old field name -> its name now, for names an older version wrote and this one refuses (in a YAML file, a
+    mapping, a keyword or a run's ``config.json``: resuming such a run refuses too) with one line naming the new
+    name: ``eval_every``, whose unit differed by trainer, is now ``eval_every_steps``, ``_games`` or ``_iterations``."""
 
     @classmethod
     def load(cls, name_or_path: str | Path, budget: dict[str, int] | None = None, **overrides: Any):
@@ -93,7 +99,11 @@ class YAMLConfig:
     @classmethod
     def current_names(cls, data: dict[str, Any], source: str = "config") -> dict[str, Any]:
         """``data`` with each old field name of ``renamed`` replaced by its name now (the order kept); both names
-        given is a ``TrainConfigError`` naming both."""
+        given is a ``TrainConfigError`` naming both, and so is a ``retired`` name, naming the new one."""
+        retired = [old for old in cls.retired if old in data]
+        if retired:
+            old, new = retired[0], cls.retired[retired[0]]
+            raise TrainConfigError(f"{source}: field {old!r} is an older version's name: rename it {new!r}")
         both = [(old, new) for old, new in cls.renamed.items() if old in data and new in data]
         if both:
             old, new = both[0]
@@ -269,7 +279,7 @@ class TrainConfig(YAMLConfig):
     """Learner steps between snapshots joining the opponent pool (and checkpoints, ``latest.pt``)."""
     pool_size: int = 8
     """Past snapshots kept in the pool (the oldest leave first)."""
-    eval_every: int = 200_000
+    eval_every_steps: int = 200_000
     """Learner steps between evaluations (and at the last step)."""
     eval_games: int = 100
     """Seat-swapped games against each evaluation opponent."""
@@ -289,16 +299,18 @@ class TrainConfig(YAMLConfig):
     env: dict[str, Any] = field(default_factory=lambda: {"draft": "pick"})
     """Environment config (rules, deck, draft) for training and evaluation; checked with ``make_config``."""
 
-    resume_may_change: ClassVar[frozenset[str]] = EVALUATION_FIELDS | {"total_steps", "max_minutes"}
+    resume_may_change: ClassVar[frozenset[str]] = EVALUATION_FIELDS | {"eval_every_steps", "total_steps", "max_minutes"}
     """How long to train, the safety stop, what is measured and where it is logged: none of them changes what the
     learner sees up to a given step. Everything else (network, hyperparameters, pool, rules, seed, torch_threads)
     must match the run's ``config.json``. With ``anneal_lr``, a new ``total_steps`` re-plans the rest of the
     schedule."""
 
+    retired: ClassVar[dict[str, str]] = {"eval_every": "eval_every_steps"}
+
     def check(self, source: str = "config") -> None:
         self._check_common(source)
         positive = ("total_steps", "num_games", "rollout_steps", "epochs", "minibatches", "hidden", "layers",
-                    "snapshot_every", "pool_size", "eval_every", "eval_games", "torch_threads")  # fmt: skip
+                    "snapshot_every", "pool_size", "eval_every_steps", "eval_games", "torch_threads")  # fmt: skip
         self._check_positive(source, positive)
         self._check_network(source)
         self._check_above_zero(source, ("learning_rate", "clip", "max_grad_norm"))

@@ -111,7 +111,7 @@ class RunLog:
             writer = csv.writer(text)
             writer.writerow(header)
             for record in resume_from[1]:
-                writer.writerows(_rows(record["steps"], record["seconds"], record["results"]))
+                writer.writerows(_rows(record[unit], record["seconds"], record["results"]))
             write_text(path, text.getvalue())
         self._csv = io.TextIOWrapper(open_append(path), encoding="utf-8", newline="")
         self._rows = csv.writer(self._csv)

@@ -264,7 +264,7 @@ class Progress:
 
     @classmethod
     def start(cls, config: TrainConfig) -> Progress:
-        return cls(0, config.snapshot_every, config.eval_every)
+        return cls(0, config.snapshot_every, config.eval_every_steps)
 
 
 def save_latest(path: Path, network, optimizer, pool: OpponentPool, env, progress: Progress) -> None:
@@ -299,7 +299,7 @@ def load_latest(path: Path, config: TrainConfig, pool: OpponentPool, env) -> tup
         )
         torch.set_rng_state(payload["torch_rng"])
         env.reset(seed=config.seed + steps)
-        every = config.snapshot_every, config.eval_every
+        every = config.snapshot_every, config.eval_every_steps
         following = [(steps // n + 1) * n for n in every]
         seconds = history[-1]["seconds"] if history else 0.0
         return network, optimizer, Progress(steps, *following, seconds, float(payload["best"]), history)
@@ -307,8 +307,8 @@ def load_latest(path: Path, config: TrainConfig, pool: OpponentPool, env) -> tup
     load_env_state(env, payload["env"])
     torch.set_rng_state(payload["torch_rng"])
     next_eval = int(payload["next_eval"])
-    if next_eval > steps:  # not pending: the next evaluation follows eval_every, which may have changed
-        next_eval = (steps // config.eval_every + 1) * config.eval_every
+    if next_eval > steps:  # not pending: the next evaluation follows eval_every_steps, which may have changed
+        next_eval = (steps // config.eval_every_steps + 1) * config.eval_every_steps
     progress = Progress(
         steps, int(payload["next_snapshot"]), next_eval, float(payload["seconds"]), float(payload["best"]), history
     )

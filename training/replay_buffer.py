@@ -1,6 +1,6 @@
 """The AlphaZero trainer's replay buffer and the exact-label pipeline around it.
 
-``Replay`` keeps the newest positions (observation, legal mask, policy target, value target) and, with labelling
+``ReplayBuffer`` keeps the newest positions (observation, legal mask, policy target, value target) and, with labelling
 workers (``training.labelling``), the positions of one iteration awaiting their exact values (``Awaiting``).
 ``exchange_labels`` is the pipeline's fixed point, run after an iteration's self-play and before its learner (see
 ``training.alphazero``'s docstring): the previous iteration's exact values into the buffer, this one's positions to
@@ -38,7 +38,7 @@ class Awaiting:
     """Each one's game in its iteration (the workers keep a game's positions together)."""
 
 
-class Replay:
+class ReplayBuffer:
     """The newest ``capacity`` positions: observation, legal mask, policy target, value target; and the positions
     among them that await their exact value (``awaiting``: one iteration's, with labelling workers)."""
 
@@ -127,7 +127,7 @@ class Replay:
         self.awaiting = Awaiting(positions, rows, games)
 
 
-def exchange_labels(labeller: Labeller, replay: Replay, played: SelfPlay, rows: np.ndarray) -> dict[str, float]:
+def exchange_labels(labeller: Labeller, replay: ReplayBuffer, played: SelfPlay, rows: np.ndarray) -> dict[str, float]:
     """The pipeline's fixed point, after an iteration's self-play and before its learner: the previous iteration's
     exact values into the buffer (waiting for the workers if need be), this one's positions to the workers."""
     figures = {"label_wait_seconds": 0.0, "labels_written": 0, "label_seconds": 0.0}

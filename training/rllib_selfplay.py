@@ -62,8 +62,12 @@ PROGRESS = "progress.json"
 class RLlibConfig(YAMLConfig):
     """The config of ``rllib_selfplay`` (``configs/train/rllib.yaml``)."""
 
-    resume_may_change: ClassVar[frozenset[str]] = EVALUATION_FIELDS | {"iterations", "num_env_runners"}
+    resume_may_change: ClassVar[frozenset[str]] = EVALUATION_FIELDS | {
+        "eval_every_iterations", "iterations", "num_env_runners"
+    }  # fmt: skip
     """How long to train, how many samplers, what is measured and where it is logged."""
+
+    retired: ClassVar[dict[str, str]] = {"eval_every": "eval_every_iterations"}
 
     seed: int = 0
     """Seeds RLlib (``.debugging(seed=...)``) and the evaluation games."""
@@ -105,7 +109,7 @@ class RLlibConfig(YAMLConfig):
     """Iterations between frozen copies of ``main`` joining the league."""
     max_league: int = 8
     """Frozen copies kept at most (the newest replaces the oldest)."""
-    eval_every: int = 5
+    eval_every_iterations: int = 5
     """Iterations between evaluations (and checkpoints)."""
     eval_games: int = 100
     """Seat-swapped games against each evaluation opponent."""
@@ -123,7 +127,7 @@ class RLlibConfig(YAMLConfig):
         self._check_above_zero(source, ("learning_rate", "clip", "max_grad_norm"))
         self._check_not_negative(source, ("entropy", "value_coef"))
         self._check_positive(source, ("iterations", "envs_per_runner", "train_batch", "minibatch", "epochs",
-                                      "hidden", "layers", "snapshot_every", "max_league", "eval_every",
+                                      "hidden", "layers", "snapshot_every", "max_league", "eval_every_iterations",
                                       "eval_games"))  # fmt: skip
         self._check_unit(source, ("p_random", "p_greedy", "p_latest"))
         if self.p_random + self.p_greedy + self.p_latest > 1:
@@ -359,7 +363,7 @@ def _train(
                 for name, value in record.items():
                     if name not in ("iteration", "main_steps") and value is not None:
                         log.scalar(f"train/{name}", float(value), state["main_steps"])
-                if iteration % config.eval_every == 0 or iteration == total:
+                if iteration % config.eval_every_iterations == 0 or iteration == total:
                     agent = NetworkAgent(algorithm.get_module("main").network, name="main")
                     try:
                         with stop.interruptible():

@@ -113,7 +113,7 @@ class SelfPlayCallback(BaseCallback):
     def _on_training_start(self) -> None:
         c, steps = self.config, self.num_timesteps
         self.next_snapshot = (steps // c.snapshot_every + 1) * c.snapshot_every
-        self.next_eval = (steps // c.eval_every + 1) * c.eval_every
+        self.next_eval = (steps // c.eval_every_steps + 1) * c.eval_every_steps
         if self.pending_eval is not None and self.pending_eval <= steps:  # interrupted during an evaluation
             self.next_eval = self.pending_eval
         self.bar.update(steps - self.bar.n)
@@ -139,7 +139,8 @@ class SelfPlayCallback(BaseCallback):
                 if not self.stop.graceful:
                     raise
             else:
-                self.next_eval = (self.num_timesteps // self.config.eval_every + 1) * self.config.eval_every
+                every = self.config.eval_every_steps
+                self.next_eval = (self.num_timesteps // every + 1) * every
             due = True
         if due:
             self.save_latest()

@@ -58,9 +58,10 @@ EVAL_SEED = 10_000_000
 class TrainingRun:
     """One session of a run: the log, the clock, the evaluation schedule and the stop reasons.
 
-    ``total``: where the schedule ends (the last evaluation is there); ``stop_at``: end this
-    session once the count reaches it. ``save_latest`` writes ``latest.pt`` (the whole state),
-    ``save_best`` writes ``best.pt`` (the network now), ``evaluate(seed)`` measures the network.
+    ``total``: where the schedule ends (the last evaluation is there; the others every ``eval_every_<unit>`` of the
+    config: ``eval_every_steps``, ``eval_every_games``); ``stop_at``: end this session once the count reaches it.
+    ``save_latest`` writes ``latest.pt`` (the whole state), ``save_best`` writes ``best.pt`` (the network now),
+    ``evaluate(seed)`` measures the network.
     ``record(seconds, results)``: an evaluation's row in the history (by default ``unit``,
     ``seconds``, ``results``). ``saved_at_start``: the starting state counts as saved, so a
     session stopped before its first iteration writes no ``latest.pt``. ``progress``: print each evaluation
@@ -146,7 +147,7 @@ class TrainingRun:
         if score > self.state.best:
             self.state.best = score
             self._save_best()
-        every = self.config.eval_every
+        every = getattr(self.config, f"eval_every_{self.unit}")
         self.state.next_eval = (self.count // every + 1) * every
         return results
 
