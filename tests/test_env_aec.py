@@ -328,3 +328,110 @@ def test_state_is_pettingzoos_method_and_the_game_is_game_state():
     assert isinstance(env.unwrapped.game_state, GameState)
     with pytest.raises(NotImplementedError):
         env.unwrapped.state()
+
+
+# ---------------------------------------------------------------------- observation_dtype, the parallel API
+
+
+def _random_games(env, games: int, seed: int):
+    """Every (agent, observation) of ``games`` games of random legal moves, both agents observed at each step."""
+    rng = np.random.default_rng(seed)
+    for game in range(games):
+        env.reset(seed=seed + game)
+        for agent in env.agent_iter():
+            yield {name: env.observe(name) for name in env.agents}
+            _, _, termination, truncation, _ = env.last()
+            mask = env.observe(agent)["action_mask"]
+            env.step(None if termination or truncation else int(rng.choice(np.flatnonzero(mask))))
+
+
+def test_float32_observations_are_the_int8_ones_cast_with_the_mask_unchanged():
+    as_int8, as_float32 = trinity_env.env(), trinity_env.env(observation_dtype="float32")
+    space = as_float32.observation_space("player_0")
+    assert space["observation"].dtype == np.float32 and space["action_mask"].dtype == np.int8
+    assert as_int8.observation_space("player_0")["observation"].dtype == np.int8
+    steps = 0
+    for small, wide in zip(_random_games(as_int8, 3, seed=5), _random_games(as_float32, 3, seed=5)):
+        assert small.keys() == wide.keys()
+        for agent in small:
+            assert wide[agent]["observation"].dtype == np.float32 and wide[agent]["action_mask"].dtype == np.int8
+            np.testing.assert_array_equal(wide[agent]["observation"], small[agent]["observation"].astype(np.float32))
+            np.testing.assert_array_equal(wide[agent]["action_mask"], small[agent]["action_mask"])
+            assert space.contains(wide[agent])
+        steps += 1
+    assert steps > 3 * 15
+    api_test(trinity_env.env(observation_dtype="float32"), num_cycles=100)
+
+
+def test_the_single_agent_env_takes_observation_dtype_too():
+    import gymnasium
+    from gymnasium.utils.env_checker import check_env
+
+    small = gymnasium.make("trinity_env/TrinityTowers-v0", opponent="random")
+    wide = gymnasium.make("trinity_env/TrinityTowers-v0", opponent="random", observation_dtype=np.float32)
+    assert wide.observation_space.dtype == np.float32 and small.observation_space.dtype == np.int8
+    for game in range(2):
+        (a, a_info), (b, b_info) = small.reset(seed=game), wide.reset(seed=game)
+        while True:
+            assert b.dtype == np.float32 and b_info["action_mask"].dtype == np.int8
+            np.testing.assert_array_equal(b, a.astype(np.float32))
+            np.testing.assert_array_equal(b_info["action_mask"], a_info["action_mask"])
+            action = int(np.flatnonzero(a_info["action_mask"])[0])
+            a, _, done, _, a_info = small.step(action)
+            b, _, _, _, b_info = wide.step(action)
+            if done:
+                break
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        check_env(wide.unwrapped, skip_render_check=True)
+
+
+@pytest.mark.parametrize("bad", ["float64", "f4", "Int8", None, 5, np.float64, True])
+def test_a_bad_observation_dtype_is_one_line_naming_it(bad):
+    with pytest.raises(ConfigError, match=r"^observation_dtype must be 'int8' or 'float32', got ") as caught:
+        trinity_env.env(observation_dtype=bad)
+    assert "\n" not in str(caught.value)
+
+
+def test_observation_dtype_survives_pickling_and_takes_numpy_types():
+    import pickle
+
+    for value in ("float32", np.float32, np.dtype("float32")):
+        env = pickle.loads(pickle.dumps(raw_env(observation_dtype=value, draft="random")))
+        env.reset(seed=0)
+        assert env.observation_dtype == "float32" and env.observe("player_0")["observation"].dtype == np.float32
+
+
+def test_aec_to_parallel_is_refused_with_the_turn_based_message():
+    """PettingZoo's generic assertion ("not generally safe ... cycle") said nothing of the game being turn-based."""
+    from pettingzoo.utils.conversions import aec_to_parallel
+
+    from trinity_env.envs.aec import NotParallelizableError
+
+    for env in (trinity_env.env(), raw_env()):
+        with pytest.raises(NotParallelizableError, match=r"^Trinity Towers is turn-based \(one agent acts at a time\)"):
+            aec_to_parallel(env)
+    message = str(NotParallelizableError(trinity_env.envs.aec.TURN_BASED))
+    assert "\n" not in message
+    for alternative in ("trinity_env.env()", "turn_based_aec_to_parallel", "gymnasium.make(", "gymnasium.make_vec("):
+        assert alternative in message
+    assert trinity_env.env().metadata["is_parallelizable"] is False  # indexing still answers plainly
+
+
+def test_pettingzoos_turn_based_conversion_works_as_the_message_says():
+    from pettingzoo.test import parallel_api_test
+    from pettingzoo.utils.conversions import turn_based_aec_to_parallel
+
+    parallel_api_test(turn_based_aec_to_parallel(trinity_env.env()), num_cycles=100)
+    env = turn_based_aec_to_parallel(trinity_env.env(draft="random"))
+    observations, _ = env.reset(seed=3)
+    rng, steps = np.random.default_rng(3), 0
+    while env.agents:
+        movers = [agent for agent in env.agents if observations[agent]["action_mask"].any()]
+        assert len(movers) == 1  # one agent acts at a time: the other's mask is all zeros
+        actions = {agent: 0 for agent in env.agents}
+        actions[movers[0]] = int(rng.choice(np.flatnonzero(observations[movers[0]]["action_mask"])))
+        observations, rewards, terminations, _, infos = env.step(actions)
+        steps += 1
+    assert steps <= 15 and sorted(rewards.values()) in ([-1.0, 1.0], [0.0, 0.0])
+    assert infos["player_0"]["termination_code"] > 0

@@ -12,6 +12,7 @@
 | Action Values       | [0, 255]                                                                         |
 | Observation Shape   | (339,)                                                                           |
 | Observation Values  | [0, 10]                                                                          |
+| Observation Type    | int8 (`observation_dtype="float32"` for float32)                                |
 
 Trinity Towers is a two-player card-placement game on 3 lanes of 5 tiles. Each player
 drafts 8 cards from a 16-card deck (at most 3 with an `A` side), then the players take
@@ -86,10 +87,15 @@ as it stands, player 0's first) and `termination_code`, how the game ended:
 ### Arguments
 
 ``` python
-trinity_env.env(render_mode=None, config=None, draft="pick", first_player="random",
-                open_hands=True, max_a_cards=3, deck="standard", decks=None, hands=None,
-                reward="win_loss")
+trinity_env.env(render_mode=None, config=None, observation_dtype="int8", draft="pick",
+                first_player="random", open_hands=True, max_a_cards=3, deck="standard",
+                decks=None, hands=None, reward="win_loss")
 ```
+
+`observation_dtype`: `"int8"` (default) or `"float32"`, the dtype of the `observation`
+entry and of its space (the same values; the `action_mask` stays int8). Libraries that feed
+the observation straight into a float network without casting it (BenchMARL's MAPPO and
+IQL: `mat1 and mat2 must have the same dtype`) need `"float32"`.
 
 `config`: a YAML file (or a name in `configs/rules/`) holding these keywords; keywords
 given here override it. `draft`: `"pick"` (the agents draft), `"random"` (a random legal
@@ -97,6 +103,14 @@ hand each, no draft steps) or `"fixed"` (with `hands=`: 8 cards or deck indices 
 `first_player`: `"random"`, `0` or `1`. `deck`: a deck name from `configs/decks/`, a YAML
 path, a list of 16 cards, or `"random"` (a seeded random deck each game); both players get
 a copy. `decks`: one such deck per player. `reset(seed=...)` seeds everything random.
+
+### Parallel API
+
+None: the game is turn-based, one agent acts at a time. PettingZoo's `aec_to_parallel`
+refuses the env with `NotParallelizableError`, which names what to use instead: this AEC
+env, the gymnasium single-agent env, the vector env, or PettingZoo's
+`turn_based_aec_to_parallel(env())` (a parallel env that takes every agent's action each
+step and uses only the mover's; it passes `parallel_api_test`).
 
 ### Version History
 
@@ -114,7 +128,7 @@ from gymnasium import spaces
 from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 
-from trinity_env.core import NUM_ACTIONS, GameState, IllegalMoveError, lane_scores, render_text
+from trinity_env.core import NUM_ACTIONS, GameState, IllegalMoveError, TrinityError, lane_scores, render_text
 from trinity_env.core.checks import describe, is_int
 from trinity_env.core.rewards import transition_rewards
 from trinity_env.envs.wrappers import AssertOutOfBoundsWrapper, OrderEnforcingWrapper, TerminateIllegalWrapper
@@ -123,12 +137,47 @@ from trinity_env.spec.observation import OBSERVATION_HIGH, OBSERVATION_SIZE, obs
 
 AGENTS = ("player_0", "player_1")
 RENDER_MODES = ("human", "ansi", "rgb_array")
+OBSERVATION_DTYPES = {"int8": np.int8, "float32": np.float32}
+"""The ``observation_dtype`` values: the observation's dtype, by name."""
+TURN_BASED = (
+    "Trinity Towers is turn-based (one agent acts at a time) and has no parallel API: use the AEC env "
+    "(trinity_env.env()), PettingZoo's turn_based_aec_to_parallel(trinity_env.env()), the gymnasium env "
+    "(gymnasium.make('trinity_env/TrinityTowers-v0')) or the vector env "
+    "(gymnasium.make_vec('trinity_env/TrinityTowers-v0', vectorization_mode='vector_entry_point'))"
+)
+
+
+class NotParallelizableError(TrinityError):
+    """A converter asked for a parallel (simultaneous-move) version of the turn-based env."""
+
+
+class _Metadata(dict):
+    """The env's metadata, a plain dict except for one question: PettingZoo's ``aec_to_parallel`` asks
+    ``metadata.get("is_parallelizable", False)`` and asserts the answer with a message about "cycles"; this
+    answers with ``NotParallelizableError`` saying the game is turn-based and where to go instead.
+    ``metadata["is_parallelizable"]`` (indexing) is ``False``.
+    """
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        if key == "is_parallelizable":
+            raise NotParallelizableError(TURN_BASED)
+        return super().get(key, default)
+
+
+def observation_dtype_name(value: Any) -> str:
+    """``value`` checked as an ``observation_dtype``: ``"int8"`` or ``"float32"`` (or the numpy dtype), by name."""
+    if isinstance(value, np.dtype) or (isinstance(value, type) and issubclass(value, np.generic)):
+        value = np.dtype(value).name
+    if not isinstance(value, str) or value not in OBSERVATION_DTYPES:
+        raise ConfigError(f"observation_dtype must be 'int8' or 'float32', got {describe(value)}")
+    return value
 
 
 def env(render_mode: str | None = None, **kwargs: Any) -> AECEnv:
     """The Trinity Towers AEC env with PettingZoo's standard classic-game wrappers.
 
     Takes ``raw_env``'s arguments (the Arguments above); a bad one raises ``ConfigError`` naming it.
+    ``observation_dtype="float32"`` gives float32 observations (the same values) for libraries that need them.
     An illegal action ends the game with -1 for the mover instead of raising. The wrappers are
     subclasses of PettingZoo's own that only make attribute access direct (see
     ``trinity_env.envs.wrappers``).
@@ -144,22 +193,29 @@ class raw_env(AECEnv, EzPickle):
 
     ``render_mode`` and ``config`` (a name in ``configs/rules/``, a YAML path, a mapping or an
     ``EnvConfig``), overridden by ``keywords``, are checked here: a bad one raises ``ConfigError``
-    naming it. ``step`` raises ``IllegalMoveError`` for an action the rules do not allow.
+    naming it; so is ``observation_dtype`` (``"int8"`` or ``"float32"``: the observation's dtype, the
+    mask stays int8). ``step`` raises ``IllegalMoveError`` for an action the rules do not allow.
     """
 
-    metadata = {
-        "render_modes": list(RENDER_MODES),
-        "name": "trinity_towers_v0",
-        "is_parallelizable": False,
-        "render_fps": 2,
-    }
+    metadata = _Metadata(
+        {
+            "render_modes": list(RENDER_MODES),
+            "name": "trinity_towers_v0",
+            "is_parallelizable": False,
+            "render_fps": 2,
+        }
+    )
 
-    def __init__(self, render_mode: str | None = None, config: Any = None, **keywords: Any):
-        EzPickle.__init__(self, render_mode, config, **keywords)
+    def __init__(
+        self, render_mode: str | None = None, config: Any = None, observation_dtype: Any = "int8", **keywords: Any
+    ):
+        EzPickle.__init__(self, render_mode, config, observation_dtype, **keywords)
         super().__init__()
         if render_mode is not None and render_mode not in RENDER_MODES:
             raise ConfigError(f"render_mode must be None or one of {', '.join(RENDER_MODES)}, got {render_mode!r}")
         self.render_mode = render_mode
+        self.observation_dtype = observation_dtype_name(observation_dtype)
+        self._cast = OBSERVATION_DTYPES[self.observation_dtype] if self.observation_dtype != "int8" else None
         self.config: EnvConfig = make_config(config, **keywords)
         self.possible_agents = list(AGENTS)
         self.agents = list(AGENTS)
@@ -167,7 +223,9 @@ class raw_env(AECEnv, EzPickle):
         self.observation_spaces = {
             agent: spaces.Dict(
                 {
-                    "observation": spaces.Box(0, OBSERVATION_HIGH, (OBSERVATION_SIZE,), np.int8),
+                    "observation": spaces.Box(
+                        0, OBSERVATION_HIGH, (OBSERVATION_SIZE,), OBSERVATION_DTYPES[self.observation_dtype]
+                    ),
                     "action_mask": spaces.Box(0, 1, (NUM_ACTIONS,), np.int8),
                 }
             )
@@ -214,7 +272,10 @@ class raw_env(AECEnv, EzPickle):
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         seat = AGENTS.index(agent)
         game = self.game_state
-        return observation_dict(game, seat, self.config.open_hands)
+        observation = observation_dict(game, seat, self.config.open_hands)
+        if self._cast is not None:
+            observation["observation"] = observation["observation"].astype(self._cast)
+        return observation
 
     def step(self, action: int | None) -> None:
         if not self.agents:

@@ -17,7 +17,7 @@ from gymnasium import spaces
 
 from trinity_env.core import NUM_ACTIONS, GameState, IllegalMoveError, lane_scores
 from trinity_env.core.checks import describe, is_int
-from trinity_env.envs.aec import AGENTS, raw_env
+from trinity_env.envs.aec import AGENTS, OBSERVATION_DTYPES, raw_env
 from trinity_env.spec.agent import Agent, as_agent, visible_state
 from trinity_env.spec.config import ConfigError
 from trinity_env.spec.observation import OBSERVATION_HIGH, OBSERVATION_SIZE, action_mask, encode_observation
@@ -34,7 +34,8 @@ class TrinityTowersEnv(gymnasium.Env):
     ``seat``: ``"random"`` (each episode, from the seeded RNG), ``0`` or ``1``.
     ``illegal_action``: ``"terminate"`` (the episode ends with reward -1, as PettingZoo's
     ``TerminateIllegalWrapper`` does) or ``"raise"`` (``IllegalMoveError``).
-    Other keywords are the AEC env's config (``draft``, ``open_hands``, ``deck``, ...).
+    Other keywords are the AEC env's (``observation_dtype``: ``"int8"`` or ``"float32"``, the observation's
+    dtype, ``info["action_mask"]`` stays int8) and its config (``draft``, ``open_hands``, ``deck``, ...).
     """
 
     metadata = {"render_modes": ["human", "ansi", "rgb_array"], "render_fps": 2}
@@ -58,7 +59,8 @@ class TrinityTowersEnv(gymnasium.Env):
         self.render_mode = render_mode
         self.seat_choice = seat
         self.illegal_action = illegal_action
-        self.observation_space = spaces.Box(0, OBSERVATION_HIGH, (OBSERVATION_SIZE,), np.int8)
+        self._dtype = OBSERVATION_DTYPES[self.game.observation_dtype]
+        self.observation_space = spaces.Box(0, OBSERVATION_HIGH, (OBSERVATION_SIZE,), self._dtype)
         self.action_space = spaces.Discrete(NUM_ACTIONS)
         self.seat = 0
         self._pending = 0.0
@@ -120,7 +122,8 @@ class TrinityTowersEnv(gymnasium.Env):
         return action_mask(self.game_state, self.seat).astype(bool)
 
     def _observation(self) -> np.ndarray:
-        return encode_observation(self.game_state, self.seat, self.game.config.open_hands)
+        observation = encode_observation(self.game_state, self.seat, self.game.config.open_hands)
+        return observation if self._dtype is np.int8 else observation.astype(self._dtype)
 
     def _info(self, illegal_action: bool = False) -> dict[str, Any]:
         """The same keys and types at every step (vector wrappers and replay buffers stack them):
