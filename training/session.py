@@ -126,9 +126,25 @@ def one_line(error: BaseException) -> str:
     return " ".join(str(error).split())
 
 
+_command_name: ContextVar[str | None] = ContextVar("trinity_training_command_name", default=None)
+"""The command a trainer's command line runs as (``trinity train``), when not its own ``python -m training.X``."""
+
+
+@contextmanager
+def command_name(prog: str) -> Iterator[None]:
+    """Run a trainer's ``main`` as the command ``prog``: its errors and messages start with ``prog:``."""
+    token = _command_name.set(prog)
+    try:
+        yield
+    finally:
+        _command_name.reset(token)
+
+
 def run_command(parser: argparse.ArgumentParser, body: Callable[[argparse.Namespace], None], argv=None) -> None:
     """Parse ``argv`` and run ``body``; expected failures end in one line on stderr and exit status 2 (bad input), 1 (a
-    file not written) or 128 + the stopping signal (130 after Ctrl-C, 143 after SIGTERM)."""
+    file not written) or 128 + the stopping signal (130 after Ctrl-C, 143 after SIGTERM), each line starting with the
+    command's name (``command_name``'s, else the parser's)."""
+    parser.prog = _command_name.get() or parser.prog
     args = parser.parse_args(argv)
     _stopped_by[0] = EXIT_INTERRUPTED - 128
     token = _command_line.set(True)

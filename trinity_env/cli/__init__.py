@@ -68,9 +68,22 @@ COMMANDS = (
 """The commands' modules, in the order ``trinity --help`` lists them."""
 
 
+def version() -> str:
+    """The installed package's version (``importlib.metadata``); a checkout that is not installed, its own."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("trinity-towers")
+    except metadata.PackageNotFoundError:
+        from trinity_env import __version__
+
+        return __version__
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``trinity`` parser: every command's subparser, added by its module."""
     parser = OneLineParser(prog="trinity", description="Trinity Towers: rules, positions and replays.")
+    parser.add_argument("--version", action="version", version=f"trinity {version()}")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
     for command in COMMANDS:
         command.add(commands)
@@ -78,11 +91,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one command; the exit status: 0, 2 for bad input (one line on stderr), 130 when interrupted."""
+    """Run one command; the exit status: 0; 2 for bad input (one line on stderr, ``trinity COMMAND: problem``); 130
+    when interrupted; 1 when standard output was closed, when deals failed on a cluster (``solve-openings``) or a
+    trainer could not write its run folder (``train``, which exits as its trainer does: 143 after SIGTERM).
+
+    Words left over after parsing are refused in one line; a command whose words moved to an option (``trinity
+    accuracy``'s agents, now ``--agents``) sets ``words_hint`` among its defaults to say where they go now."""
     try:
         args, extra = build_parser().parse_known_args(argv)
         if extra:
-            raise UsageError(f"trinity {args.command}", f"unrecognized arguments: {' '.join(extra)}")
+            words = [word for word in extra if not word.startswith("-")]
+            hint = f" ({args.words_hint(words)})" if words and hasattr(args, "words_hint") else ""
+            raise UsageError(f"trinity {args.command}", f"unrecognized arguments: {' '.join(extra)}{hint}")
     except UsageError as err:
         say(err.prog, err.message)
         return EXIT_BAD_INPUT
@@ -108,4 +128,4 @@ def _silence_stdout() -> None:
         pass
 
 
-__all__ = ["COMMANDS", "build_parser", "main", "non_negative_int", "positive_int", "positive_seconds"]
+__all__ = ["COMMANDS", "build_parser", "main", "non_negative_int", "positive_int", "positive_seconds", "version"]

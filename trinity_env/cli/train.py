@@ -11,6 +11,7 @@ from trinity_env.cli.common import trainers
 from trinity_env.core import TrinityError
 from trinity_env.core.errors import ArgumentError
 from trinity_env.core.limits import check_count
+from trinity_env.core.shipped import names_path, resolve
 
 
 def add(commands: argparse._SubParsersAction) -> None:
@@ -55,6 +56,8 @@ def add(commands: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> None:
     import importlib
 
+    if not names_path(args.config):  # a bad name is refused, with the shipped ones, before the trainers load
+        resolve(args.config, "train", ArgumentError)
     package = trainers()
     name = Path(args.config).stem if args.config.endswith((".yaml", ".yml")) else args.config
     trainer = args.trainer or ("alphazero" if name.startswith("az") else "rllib" if name.startswith("rllib") else "ppo")
@@ -84,4 +87,6 @@ def run(args: argparse.Namespace) -> None:
         argv += [option, str(value)] if value is not None else []
     if on_ray:
         argv += ["--ray", args.ray or "local", "--actors", str(args.actors or 1)]
-    module.main(argv)
+    session = importlib.import_module(f"{package.__name__}.session")
+    with session.command_name("trinity train"):  # the trainer's messages start with this command's name
+        module.main(argv)
