@@ -171,8 +171,8 @@ def test_the_shipped_set_holds_its_default_counts_each_with_enough_positions_tha
 
 def test_the_command_scores_agents_and_writes_json_table_and_plot(small_set, tmp_path, capsys):
     out, png = tmp_path / "scores.json", tmp_path / "scores.png"
-    code = main(["accuracy", "greedy", "mcts:25", "--set", str(small_set), "--json", str(out), "--png", str(png),
-                 "--quiet"])  # fmt: skip
+    code = main(["accuracy", "--agents", "greedy", "mcts:25", "--set", str(small_set), "--json", str(out),
+                 "--png", str(png), "--quiet"])  # fmt: skip
     assert code == 0
     text = capsys.readouterr().out
     assert "| empty | positions | greedy | mcts:25 | random mover |" in text
@@ -193,13 +193,13 @@ def test_the_command_builds_a_set(tmp_path, capsys):
 @pytest.mark.parametrize(
     ("argv", "problem"),
     [
-        (["accuracy"], "give agents to score, or --build FILE"),
-        (["accuracy", "nonsense-agent"], "nonsense-agent"),
-        (["accuracy", "greedy", "--set", "/nonexistent/set.jsonl"], "set.jsonl"),
-        (["accuracy", "greedy", "--per-count", "3"], "--per-count"),
-        (["accuracy", "--build", "x.jsonl", "greedy"], "agents"),
+        (["accuracy"], "give --agents to score, or --build FILE"),
+        (["accuracy", "--agents", "nonsense-agent"], "nonsense-agent"),
+        (["accuracy", "--agents", "greedy", "--set", "/nonexistent/set.jsonl"], "set.jsonl"),
+        (["accuracy", "--agents", "greedy", "--per-count", "3"], "--per-count"),
+        (["accuracy", "--build", "x.jsonl", "--agents", "greedy"], "--agents"),
         (["accuracy", "--build", "x.jsonl", "--per-count", "0"], "per-count"),
-        (["accuracy", "greedy", "--empty", "0-3"], "empty"),
+        (["accuracy", "--agents", "greedy", "--empty", "0-3"], "empty"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(argv, problem, capsys, tmp_path, monkeypatch):

@@ -56,7 +56,7 @@ def test_the_memory_budget_and_its_override(monkeypatch):
         (["arena", "--agents", "random", "greedy", "--games", "2", "--workers", TOO_MANY], "argument --workers"),
         (["arena", "--agents", "random", "greedy", "--workers", "100000"], "argument --workers: 100,000 is more"),
         (["balance", "--agents", "greedy", "--workers", TOO_MANY], "argument --workers"),
-        (["solve-openings", "--seeds", "0-9", "--budget-nodes", "9", "--out", "x", "--threads", TOO_MANY],
+        (["solve-openings", "--seeds", "0-9", "--budget-nodes", "9", "--records", "x", "--threads", TOO_MANY],
          "argument --threads"),
         (["prepare", "--jobs", TOO_MANY], "argument --jobs"),
         (["train", "az-quick", "--ray", "--actors", TOO_MANY], "--actors: "),  # a local cluster: processes here
@@ -101,7 +101,7 @@ def test_the_solver_refuses_threads_and_tables_past_the_machine(monkeypatch):
 def test_solve_openings_tables_are_within_the_budget(capsys, monkeypatch, tmp_path):
     monkeypatch.setenv(MEMORY_VARIABLE, "1G")
     out = tmp_path / "o.jsonl"
-    argv = ["solve-openings", "--seeds", "0-99", "--budget-nodes", "9", "--out", str(out), "--table-bits", "26"]
+    argv = ["solve-openings", "--seeds", "0-99", "--budget-nodes", "9", "--records", str(out), "--table-bits", "26"]
     assert main([*argv, "--threads", "2"]) == 2
     err = _one_line(capsys, "solve-openings")
     assert "--threads 2 with --table-bits 26 (2 solver tables" in err and "over the memory budget of 1 GiB" in err

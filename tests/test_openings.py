@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from trinity_env.agents.registry import make
+from trinity_env.agents.spec import make
 from trinity_env.cli import main
 from trinity_env.core import ArgumentError, GameState
 from trinity_env.evaluation import openings
@@ -213,7 +213,7 @@ def test_a_file_that_is_not_solved_openings_is_refused(tmp_path, content, messag
     with pytest.raises(OpeningsError, match=re.escape(message)):
         solve_openings(range(2), BIG, out, table_bits=BITS, deal=LATE, progress=False)
     assert out.read_text() == content  # nothing written
-    code, printed, err = _cli(["solve-openings", "--seeds", "0-1", "--budget-nodes", "10", "--out", str(out)])
+    code, printed, err = _cli(["solve-openings", "--seeds", "0-1", "--budget-nodes", "10", "--records", str(out)])
     assert code == 2 and printed == "" and err.count("\n") == 1 and message in err
 
 
@@ -299,7 +299,8 @@ _RUN_CLI = (
 @pytest.mark.parametrize("threads", ["1", "2"])
 def test_ctrl_c_stops_the_command_within_seconds_and_keeps_every_deal_finished(tmp_path, threads):
     out = tmp_path / "deals.jsonl"
-    argv = ["solve-openings", "--seeds", "0-999", "--budget-nodes", "200000", "--out", str(out), "--threads", threads]
+    argv = ["solve-openings", "--seeds", "0-999", "--budget-nodes", "200000", "--records", str(out),
+            "--threads", threads]  # fmt: skip
     proc = subprocess.Popen([sys.executable, "-c", _RUN_CLI, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         started = time.monotonic()
@@ -432,8 +433,8 @@ def test_tiles_are_seen_from_the_first_player_s_tower():
 def test_the_command_prints_and_writes_the_summary(tmp_path, monkeypatch):
     out, summary = tmp_path / "deals.jsonl", tmp_path / "summary.json"
     monkeypatch.setattr(openings, "dealt_game", LATE)  # what the command solves when it names no deal
-    argv = ["solve-openings", "--seeds", "0-5", "--budget-nodes", "1000000", "--out", str(out), "--quiet"]
-    code, printed, err = _cli([*argv, "--summary", str(summary)])
+    argv = ["solve-openings", "--seeds", "0-5", "--budget-nodes", "1000000", "--records", str(out), "--quiet"]
+    code, printed, err = _cli([*argv, "--json", str(summary)])
     assert code == 0 and not [line for line in err.splitlines() if not line.startswith(("preparing the", "ready ("))]
     assert "seeds 0-5: 6 deals recorded now, 0 already in" in printed
     written = json.loads(summary.read_text())
@@ -474,7 +475,7 @@ def test_the_command_prints_and_writes_the_summary(tmp_path, monkeypatch):
 )
 def test_bad_input_is_one_line_and_exit_2_before_any_work(tmp_path, argv, message):
     out = tmp_path / "deals.jsonl"
-    base = {"--seeds": "0-3", "--budget-nodes": "100", "--out": str(out)}
+    base = {"--seeds": "0-3", "--budget-nodes": "100", "--records": str(out)}
     given = dict(zip(argv[::2], argv[1::2], strict=True))
     flat = [x for option, value in (base | given).items() for x in (option, value)]
     code, printed, err = _cli(["solve-openings", *flat])
@@ -484,10 +485,10 @@ def test_bad_input_is_one_line_and_exit_2_before_any_work(tmp_path, argv, messag
 
 
 def test_an_output_that_cannot_be_written_is_refused_before_any_work(tmp_path):
-    code, _, err = _cli(["solve-openings", "--seeds", "0", "--budget-nodes", "9", "--out", str(tmp_path)])
+    code, _, err = _cli(["solve-openings", "--seeds", "0", "--budget-nodes", "9", "--records", str(tmp_path)])
     assert code == 2 and "is a folder, not a file" in err and err.count("\n") == 1
     code, _, err = _cli(["solve-openings", "--seeds", "0", "--budget-nodes", "9"])
-    assert code == 2 and "--out" in err and err.count("\n") == 1
+    assert code == 2 and "--records" in err and err.count("\n") == 1
 
 
 def test_the_library_takes_whole_numbers_only(tmp_path):
@@ -522,7 +523,7 @@ def test_without_ray_the_ray_path_names_the_extra(tmp_path, option):
     else:
         pytest.skip("Ray is installed")
     out = tmp_path / "deals.jsonl"
-    code, _, err = _cli(["solve-openings", "--seeds", "0", "--budget-nodes", "9", "--out", str(out), *option])
+    code, _, err = _cli(["solve-openings", "--seeds", "0", "--budget-nodes", "9", "--records", str(out), *option])
     assert code == 2 and err == "trinity solve-openings: --ray needs Ray, the rllib extra: pip install " \
         "'trinity-towers[rllib]'\n"  # fmt: skip
     assert not out.exists()
@@ -667,7 +668,7 @@ def test_on_ray_ctrl_c_cancels_the_outstanding_tasks_and_keeps_the_finished(ray_
 @pytest.mark.ray
 def test_on_ray_the_command_runs_on_a_local_cluster(ray_local, tmp_path):
     out = tmp_path / "deals.jsonl"
-    argv = ["solve-openings", "--seeds", "0-3", "--budget-nodes", "2000", "--out", str(out), "--quiet"]
+    argv = ["solve-openings", "--seeds", "0-3", "--budget-nodes", "2000", "--records", str(out), "--quiet"]
     code, printed, err = _cli([*argv, "--ray"])  # alone: a local cluster (here, the one the test started)
     assert code == 0, err
     assert "4 deals in" in printed and "0 solved, 4 unsolved within 2,000 nodes" in printed
@@ -682,7 +683,7 @@ def test_on_ray_a_bad_address_is_one_line_and_exit_2(tmp_path, address):
     pytest.importorskip("ray", reason="the rllib extra (Ray) is not installed")
     message = f"--ray {address}: cannot reach the cluster"
     out = tmp_path / "deals.jsonl"
-    argv = ["solve-openings", "--seeds", "0-3", "--budget-nodes", "100", "--out", str(out), "--ray", address]
+    argv = ["solve-openings", "--seeds", "0-3", "--budget-nodes", "100", "--records", str(out), "--ray", address]
     env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}  # a fresh process, not connected yet
     done = subprocess.run([sys.executable, "-c", _RUN_CLI, *argv], capture_output=True, text=True, env=env,
                           timeout=120)  # fmt: skip

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from trinity_env.cli import build_parser
+from trinity_env.cli.common import Renamed
 from trinity_env.core import TrinityError, paths
 from trinity_env.core.files import read_text
 
@@ -34,7 +35,7 @@ NOT_PATHS = {
     ("review", "--agent"): "an agent spec",
     ("puzzles", "--agent"): "an agent spec",
     ("puzzles", "--agents"): "agent specs",
-    ("accuracy", "agents"): "agent specs",
+    ("accuracy", "--agents"): "agent specs",
     ("accuracy", "--agent"): "an agent spec",
     ("solve-openings", "--ray"): "a Ray address",
     ("train", "--ray"): "a Ray address",
@@ -45,12 +46,12 @@ NOT_PATHS = {
 BASE = {
     "review": ["REPLAY"],
     "arena": ["--agents", "random", "greedy"],
-    "solve-openings": ["--seeds", "0", "--budget-nodes", "9", "--out", "o.jsonl"],
+    "solve-openings": ["--seeds", "0", "--budget-nodes", "9", "--records", "o.jsonl"],
     "exploit": ["greedy", "--steps", "1"],
     "puzzles": ["--score", "s.jsonl"],
 }
 """What each command needs besides the option under test (the option itself, or one it excludes, is left out)."""
-EXCLUDES = {("puzzles", "--out"): "--score"}
+EXCLUDES = {("puzzles", "--build"): "--score"}
 
 
 def _commands() -> dict[str, argparse.ArgumentParser]:
@@ -63,7 +64,7 @@ def _string_options() -> list[tuple[str, argparse.Action]]:
     found = []
     for name, parser in _commands().items():
         for action in parser._actions:
-            if action.nargs == 0 or action.choices is not None or isinstance(action, argparse._HelpAction):
+            if action.nargs == 0 or action.choices is not None or isinstance(action, (argparse._HelpAction, Renamed)):
                 continue
             if action.type is None or getattr(action.type, "path_kind", None):
                 found.append((name, action))
@@ -86,7 +87,8 @@ def test_every_option_that_takes_a_string_is_a_path_or_listed():
     assert unlisted == [], "give these a path type from trinity_env.arguments, or list them in NOT_PATHS"
     assert set(NOT_PATHS) <= {_key(c, a) for c, a in _string_options()}, "NOT_PATHS names an option that is gone"
     assert len(PATH_OPTIONS) >= 25  # the options of issue 39's table, at least
-    for option in [("arena", "--json"), ("solve-openings", "--out"), ("puzzles", "--out"), ("balance", "--openings")]:
+    for option in [("arena", "--json"), ("solve-openings", "--records"), ("puzzles", "--build"),
+                   ("balance", "--openings")]:  # fmt: skip
         assert option in {(c, o) for c, o, _ in PATH_OPTIONS}
 
 
@@ -197,8 +199,8 @@ def test_reading_refuses_a_nul_and_unseekable_files(bad):
 
 
 def test_the_openings_reader_is_bounded(bad):
-    """``read_records`` (``trinity balance --openings``, the resumed ``solve-openings --out``) reads through the door:
-    /dev/zero was read until memory ran out."""
+    """``read_records`` (``trinity balance --openings``, the resumed ``solve-openings --records``) reads through the
+    door: /dev/zero was read until memory ran out."""
     from trinity_env.evaluation.openings import OpeningsError, read_records
 
     for kind in ("fifo", "device", "folder"):

@@ -142,7 +142,7 @@ def test_records_that_cannot_be_puzzles_are_refused(tmp_path):
 
 def test_the_command_builds_and_scores(tmp_path, capsys):
     out = tmp_path / "p.jsonl"
-    argv = ["puzzles", "--count", "2", "--empty", "5-7", "--agent", "greedy", "--out", str(out), "--quiet"]
+    argv = ["puzzles", "--count", "2", "--empty", "5-7", "--agent", "greedy", "--build", str(out), "--quiet"]
     assert main(argv) == 0
     assert "2 puzzles from" in capsys.readouterr().out
     assert len(load_puzzles(out)) == 2
@@ -173,21 +173,21 @@ def test_a_set_says_what_a_random_mover_expects_and_the_scores_json_holds_it(tmp
 @pytest.mark.parametrize(
     "argv, message",
     [
-        ([], "one of the arguments --out --score is required"),
-        (["--out", "x.jsonl", "--score", "y.jsonl"], "not allowed with argument"),
+        ([], "one of the arguments --build --score is required"),
+        (["--build", "x.jsonl", "--score", "y.jsonl"], "not allowed with argument"),
         (["--score", "{suite}"], "--score needs --agents"),
         (["--score", "{suite}", "--agents", "nobody"], "no agent named 'nobody'"),
         (["--score", "{suite}", "--agents", "greedy", "--count", "3"], "--count: only for building"),
         (["--score", "{replay}", "--agents", "greedy"], "line 1: not a puzzle record"),
         (["--score", "{missing}", "--agents", "greedy"], "cannot read"),
-        (["--out", "{out}", "--agents", "greedy"], "--agents and --json are for scoring"),
-        (["--out", "{out}", "--agent", "nobody"], "no agent named 'nobody'"),
-        (["--out", "{out}", "--empty", "10-8"], "expected empty tiles"),
-        (["--out", "{out}", "--empty", "0"], "expected empty tiles"),
-        (["--out", "{out}", "--empty", "x"], "expected empty tiles"),
-        (["--out", "{out}", "--count", "0"], "expected a whole number >= 1"),
-        (["--out", "{out}", "--max-nodes", "-1"], "expected"),
-        (["--out", "{folder}"], "is a folder"),
+        (["--build", "{out}", "--agents", "greedy"], "--agents and --json are for scoring"),
+        (["--build", "{out}", "--agent", "nobody"], "no agent named 'nobody'"),
+        (["--build", "{out}", "--empty", "10-8"], "expected empty tiles"),
+        (["--build", "{out}", "--empty", "0"], "expected empty tiles"),
+        (["--build", "{out}", "--empty", "x"], "expected empty tiles"),
+        (["--build", "{out}", "--count", "0"], "expected a whole number >= 1"),
+        (["--build", "{out}", "--max-nodes", "-1"], "expected"),
+        (["--build", "{folder}"], "is a folder"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, argv, message):
@@ -222,7 +222,7 @@ def test_ctrl_c_keeps_the_puzzles_found(tmp_path, capsys, monkeypatch):
 
     found["n"] = 0
     out = tmp_path / "p.jsonl"
-    argv = ["puzzles", "--count", "5", "--empty", "5-7", "--agent", "greedy", "--seed", "1", "--out", str(out)]
+    argv = ["puzzles", "--count", "5", "--empty", "5-7", "--agent", "greedy", "--seed", "1", "--build", str(out)]
     argv.append("--quiet")
     assert main(argv) == 130
     captured = capsys.readouterr()
@@ -266,7 +266,7 @@ _RUN_CLI = (
 
 
 def test_ctrl_c_during_a_rebuild_over_the_shipped_set_leaves_it_whole(tmp_path):
-    """``trinity puzzles --out`` over a copy of the shipped 200-puzzle set, stopped with SIGINT once it builds: the
+    """``trinity puzzles --build`` over a copy of the shipped 200-puzzle set, stopped with SIGINT once it builds: the
     old file is byte for byte what it was (the new puzzles are written beside it and would replace it only whole)."""
     import os
     import signal
@@ -277,7 +277,7 @@ def test_ctrl_c_during_a_rebuild_over_the_shipped_set_leaves_it_whole(tmp_path):
 
     out = tmp_path / "puzzles.jsonl"
     out.write_bytes(DEFAULT_SET.read_bytes())
-    process = subprocess.Popen([sys.executable, "-c", _RUN_CLI, "puzzles", "--out", str(out)], stderr=subprocess.PIPE,
+    process = subprocess.Popen([sys.executable, "-c", _RUN_CLI, "puzzles", "--build", str(out)], stderr=subprocess.PIPE,
                                stdout=subprocess.DEVNULL)  # fmt: skip
     chunks: list[bytes] = []
     reader = threading.Thread(target=lambda: chunks.extend(iter(lambda: os.read(process.stderr.fileno(), 65536), b"")))

@@ -16,7 +16,9 @@ def add(commands: argparse._SubParsersAction) -> None:
     accuracy = commands.add_parser(
         "accuracy", help="score agents against perfect play: moves that keep the exact value, by empty tiles"
     )
-    accuracy.add_argument("agents", nargs="*", help="agent specs to score, e.g. greedy mcts:400 az-standard")
+    accuracy.add_argument(
+        "--agents", nargs="+", default=None, help="score: agent specs, e.g. --agents greedy mcts:400 az-standard"
+    )
     accuracy.add_argument(
         "--set", type=input_path, default=None, help="a position set file (default: the shipped set, 4-11 empty)"
     )
@@ -40,7 +42,12 @@ def add(commands: argparse._SubParsersAction) -> None:
     )
     accuracy.add_argument("--seed", type=non_negative_int, default=0)
     accuracy.add_argument("--quiet", action="store_true", help="no progress bar")
-    accuracy.set_defaults(run=run)
+    accuracy.set_defaults(run=run, words_hint=_agents_hint)
+
+
+def _agents_hint(words: list[str]) -> str:
+    """What ``trinity accuracy AGENT...`` (the old form) should say now."""
+    return f"agents are named with --agents: trinity accuracy --agents {' '.join(words)}"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -50,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
 def _build(args: argparse.Namespace) -> int:
     from trinity_env.evaluation import accuracy
 
-    scoring = {"agents": args.agents or None, "--set": args.set, "--json": args.json, "--png": args.png,
+    scoring = {"--agents": args.agents, "--set": args.set, "--json": args.json, "--png": args.png,
                "--limit": args.limit}  # fmt: skip
     refuse_given(scoring, "for scoring, not for building a set (--build FILE)")
     per_count = args.per_count or accuracy.DEFAULT_PER_COUNT
@@ -83,7 +90,7 @@ def _score(args: argparse.Namespace) -> int:
     building = {"--per-count": args.per_count, "--agent": args.agent, "--max-nodes": args.max_nodes}
     refuse_given(building, "only for building a set (--build FILE), not for scoring")
     if not args.agents:
-        raise ArgumentError("give agents to score, or --build FILE: e.g. trinity accuracy greedy mcts:400")
+        raise ArgumentError("give --agents to score, or --build FILE: e.g. trinity accuracy --agents greedy mcts:400")
     for spec in args.agents:
         make(spec)
     set_file = args.set or str(accuracy.DEFAULT_SET)

@@ -7,11 +7,13 @@ stopped by Ctrl-C writes what it did, says so in one line and exits with 130 (``
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
+from trinity_env.arguments import UsageError
 from trinity_env.core import GameState, PositionError, TrinityError
 from trinity_env.core.errors import ArgumentError
 from trinity_env.core.files import read_json
@@ -58,6 +60,19 @@ def refuse_given(options: dict[str, object], why: str) -> None:
     given = [option for option, value in options.items() if value is not None]
     if given:
         raise ArgumentError(f"{', '.join(given)}: {why}")
+
+
+class Renamed(argparse.Action):
+    """An option's old spelling: refused while parsing, before any other check, in one line saying what to write
+    instead (``--out`` always names a folder, ``--json`` a file); hidden from ``--help``."""
+
+    def __init__(self, option_strings: list[str], dest: str, instead: str, **_: object):
+        super().__init__(option_strings, dest=argparse.SUPPRESS, nargs="?", default=argparse.SUPPRESS,
+                         help=argparse.SUPPRESS)  # fmt: skip
+        self.instead = instead
+
+    def __call__(self, parser, namespace, values, option_string=None):  # type: ignore[override]
+        raise UsageError(parser.prog, f"{option_string} is now {self.instead}")
 
 
 # ---------------------------------------------------------------------- reading input

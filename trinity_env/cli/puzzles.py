@@ -5,22 +5,29 @@ from __future__ import annotations
 import argparse
 
 from trinity_env.arguments import empty_range, input_path, non_negative_int, output_path, positive_int
-from trinity_env.cli.common import check_file, finish, interruptible, refuse_given, source, write_json
+from trinity_env.cli.common import Renamed, check_file, finish, interruptible, refuse_given, source, write_json
 from trinity_env.core.errors import ArgumentError
 
 
 def add(commands: argparse._SubParsersAction) -> None:
     puzzles = commands.add_parser(
-        "puzzles", help="build solved puzzles from self-play (--out FILE) or score agents on a puzzle file (--score)"
+        "puzzles", help="build solved puzzles from self-play (--build FILE) or score agents on a puzzle file (--score)"
     )
     mode = puzzles.add_mutually_exclusive_group(required=True)
-    mode.add_argument("--out", type=output_path, default=None, help="build: write the puzzles to this JSON-lines file")
+    mode.add_argument(
+        "--build",
+        type=output_path,
+        default=None,
+        metavar="FILE",
+        help="build: write the puzzles to this JSON-lines file",
+    )
     mode.add_argument(
         "--score",
         type=input_path,
         default=None,
         help="score: a puzzle file (or the endgame suite) to score --agents on",
     )
+    puzzles.add_argument("--out", action=Renamed, instead="--build FILE (the puzzle file; --out names a folder)")
     puzzles.add_argument("--count", type=positive_int, default=None, help="build: puzzles to find (default 200)")
     puzzles.add_argument(
         "--empty", type=empty_range, default=None, help="build: empty tiles, N or LOW-HIGH within 1-14 (default 8-10)"
@@ -42,24 +49,24 @@ def add(commands: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    return _build(args) if args.out else _score(args)
+    return _build(args) if args.build else _score(args)
 
 
 def _build(args: argparse.Namespace) -> int:
     from trinity_env.evaluation.puzzles import DEFAULT_AGENT, DEFAULT_EMPTY, DEFAULT_MAX_NODES, build_file, check_build
 
     if args.agents is not None or args.json is not None:
-        raise ArgumentError("--agents and --json are for scoring (--score FILE), not for building (--out)")
+        raise ArgumentError("--agents and --json are for scoring (--score FILE), not for building (--build FILE)")
     count = args.count or 200
     empty = args.empty or DEFAULT_EMPTY
     agent = args.agent or DEFAULT_AGENT
     max_nodes = args.max_nodes or DEFAULT_MAX_NODES
     check_build(count, empty, agent, max_nodes)
-    check_file("--out", args.out)
-    # written beside --out (never a pipe or device), moved over it when complete: Ctrl-C leaves the old one whole
+    check_file("--build", args.build)
+    # written beside --build (never a pipe or device), moved over it when complete: Ctrl-C leaves the old one whole
     report, _ = interruptible(
         build_file,
-        args.out,
+        args.build,
         count,
         empty=empty,
         agent=agent,
@@ -70,7 +77,7 @@ def _build(args: argparse.Namespace) -> int:
     )
     print(f"{report.summary()}; wrote {report.file}")
     if report.partial:
-        kept = f" ({args.out} is left as it was)" if report.kept else ""
+        kept = f" ({args.build} is left as it was)" if report.kept else ""
         return finish("puzzles", True, f"{len(report.puzzles)} puzzles written to {report.file}{kept}")
     if len(report.puzzles) < count:
         print(f"found {len(report.puzzles)} of {count} puzzles within {report.games} games (--max-games)")
@@ -83,7 +90,7 @@ def _score(args: argparse.Namespace) -> int:
 
     building = {"--count": args.count, "--empty": args.empty, "--agent": args.agent, "--max-nodes": args.max_nodes,
                 "--max-games": args.max_games}  # fmt: skip
-    refuse_given(building, "only for building puzzles (--out FILE), not for --score")
+    refuse_given(building, "only for building puzzles (--build FILE), not for --score")
     if not args.agents:
         raise ArgumentError("--score needs --agents: the agent specs to score, e.g. --agents random greedy mcts:400")
     for spec in args.agents:

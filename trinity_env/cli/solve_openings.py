@@ -7,7 +7,7 @@ import argparse
 import os
 
 from trinity_env.arguments import output_path, positive_int, process_count, record_path, whole_number
-from trinity_env.cli.common import check_file, finish, interruptible, say, write_json
+from trinity_env.cli.common import Renamed, check_file, finish, interruptible, say, write_json
 from trinity_env.core.errors import ArgumentError
 from trinity_env.core.limits import check_memory
 from trinity_env.prepare import warm
@@ -44,8 +44,10 @@ def add(commands: argparse._SubParsersAction) -> None:
         "record the one the search found; classifying costs many times the value)",
     )  # fmt: skip
     openings.add_argument(
-        "--out", type=record_path, required=True, help="the JSON-lines file of records (appended to; a rerun resumes)"
-    )
+        "--records", type=record_path, required=True, metavar="FILE",
+        help="the JSON-lines file of records (appended to; a rerun resumes)",
+    )  # fmt: skip
+    openings.add_argument("--out", action=Renamed, instead="--records FILE (the records file; --out names a folder)")
     openings.add_argument(
         "--threads", type=process_count, default=None,
         help="deals solved at once, a process each (default 1); with --ray local, the local cluster's CPUs",
@@ -60,8 +62,9 @@ def add(commands: argparse._SubParsersAction) -> None:
         help="the solver's table per deal: 2**B slots of 16 bytes (default 24: 256 MiB)",
     )  # fmt: skip
     openings.add_argument(
-        "--summary", type=output_path, default=None, help="also write the summary as JSON to this path"
+        "--json", type=output_path, default=None, metavar="FILE", help="also write the summary as JSON to this file"
     )
+    openings.add_argument("--summary", action=Renamed, instead="--json FILE")
     openings.add_argument("--quiet", action="store_true", help="no progress bar")
     openings.set_defaults(run=run)
 
@@ -84,11 +87,11 @@ def run(args: argparse.Namespace) -> int:
         table = TABLE_SLOT_BYTES << args.table_bits
         check_memory({f"--threads {running} with --table-bits {args.table_bits} ({running} solver tables of "
                       f"{table:,} bytes)": running * table}, ArgumentError)  # fmt: skip
-    check_file("--out", args.out, record=True)
-    if os.path.exists(args.out):
-        openings.read_records(args.out)  # a file that is not one is refused before any work
-    if args.summary:
-        check_file("--summary", args.summary)
+    check_file("--records", args.records, record=True)
+    if os.path.exists(args.records):
+        openings.read_records(args.records)  # a file that is not one is refused before any work
+    if args.json:
+        check_file("--json", args.json)
     cluster = nullcontext(None)
     if args.ray is not None:
         cluster = openings.ray_cluster(args.ray, args.threads if args.ray == "local" else None)
@@ -98,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
             openings.solve_openings,
             seeds,
             args.budget_nodes,
-            args.out,
+            args.records,
             threads=threads,
             table_bits=args.table_bits,
             classify_nodes=args.classify_nodes,
@@ -107,16 +110,18 @@ def run(args: argparse.Namespace) -> int:
         )
     summary = run.summary()
     shown = f"{seeds.start}-{seeds.stop - 1}" if len(seeds) > 1 else str(seeds.start)
-    print(f"seeds {shown}: {len(run.new)} deals recorded now, {run.skipped} already in {args.out}"
+    print(f"seeds {shown}: {len(run.new)} deals recorded now, {run.skipped} already in {args.records}"
           + (f" ({run.retried} unsolved ones tried again with the larger budget)" if run.retried else ""))  # fmt: skip
     if run.cut:
-        print(f"{args.out}: its last line, cut short when a run was killed, was dropped")
-    print(openings.summary_text(summary, args.out))
-    if args.summary:
-        write_json(args.summary, summary | {"file": args.out})
-        print(f"wrote {args.summary}")
+        print(f"{args.records}: its last line, cut short when a run was killed, was dropped")
+    print(openings.summary_text(summary, args.records))
+    if args.json:
+        write_json(args.json, summary | {"file": args.records})
+        print(f"wrote {args.json}")
     if run.partial or not run.failed:
-        return finish("solve-openings", run.partial, f"{len(run.new)} deals recorded in {args.out}; run again to go on")
+        return finish(
+            "solve-openings", run.partial, f"{len(run.new)} deals recorded in {args.records}; run again to go on"
+        )
     seeds_failed = " ".join(str(seed) for seed, _ in run.failed)
     say("trinity solve-openings", f"{len(run.failed)} deals failed on the cluster and were not recorded "
         f"(run again to retry them): seeds {seeds_failed}; first: {run.failed[0][1]}")  # fmt: skip
