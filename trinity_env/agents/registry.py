@@ -11,7 +11,8 @@ and in the arena, and what a spec means does not depend on the working directory
 1. ``file:PATH`` names a file or folder, whatever ``PATH`` is (``file:greedy`` plays
    ``greedy.pt`` or the run folder ``greedy``).
 2. Otherwise a spec whose name (before the first ``:``) is built in (``random``, ``greedy``,
-   ``lookahead``, ``mcts``, ``az``, ``az-standard``, ``ppo-standard``) means that agent, even
+   ``lookahead``, ``mcts``, ``az``, ``az-standard``, ``ppo-standard``, ``level``: the difficulty ladder,
+   ``level:1`` ... ``level:8``, ``trinity_env.agents.ladder``) means that agent, even
    when a file ``greedy.pt`` or a folder ``mcts`` lies in the working directory.
 3. Otherwise a spec holding a path separator (``./model``, ``runs/quick``,
    ``runs/quick/best``) or ending in ``.pt`` or ``.zip`` (``model.pt``) names a trained
@@ -40,6 +41,7 @@ from typing import Any
 from trinity_env.agents.base import Agent, RandomAgent
 from trinity_env.agents.baselines import GreedyAgent, LookaheadAgent, check_seed
 from trinity_env.agents.checkpoint import MAX_CHECKPOINT_BYTES, CheckpointError, best_else_latest
+from trinity_env.agents.ladder import LEVEL, level_spec
 from trinity_env.agents.mcts import MCTSAgent
 from trinity_env.core import TrinityError
 from trinity_env.core.files import one_line, open_regular, refuse_special, short
@@ -144,6 +146,12 @@ def _onnx(path: str | None = None, threads: str | None = None) -> Agent:
     return OnnxPolicyAgent.from_file(path, threads=1 if threads is None else spec_int("threads", threads))
 
 
+def _level(level: str | None = None) -> Agent:
+    """``level:N``: the agent of the difficulty ladder's level N (``trinity_env.agents.ladder``); ``build`` and
+    ``make`` label it ``level:N``."""
+    return make(level_spec(level))
+
+
 AGENTS: dict[str, Callable[..., Agent]] = {
     "random": _random,
     "greedy": lambda: GreedyAgent(),
@@ -152,6 +160,7 @@ AGENTS: dict[str, Callable[..., Agent]] = {
     "az": _az,
     AZ_STANDARD: _az_standard,
     "onnx": _onnx,
+    LEVEL: _level,
 }
 
 

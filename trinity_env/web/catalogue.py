@@ -1,5 +1,5 @@
-"""The agents a browser may name: ``catalog()``, and the difficulty ladder (``LADDER``, ``LEVEL_WORDS``, and
-the ratings ``ladder_elo`` reads from ``LADDER_FILE``).
+"""The agents a browser may name: ``catalog()``, and the ratings of the difficulty ladder (``ladder_elo`` reads
+them from ``LADDER_FILE``; the ladder itself, ``LADDER`` and ``LEVEL_WORDS``, is ``trinity_env.agents.ladder``'s).
 
 ``catalog()``: the agents on offer, by name. A browser names agents only from this list; a name maps to a fixed
 spec string, so no request can load a checkpoint, read a file or ask for an unbounded search.
@@ -15,6 +15,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from trinity_env.agents.ladder import LADDER, LEVEL_WORDS
 from trinity_env.agents.registry import shipped
 
 LADDER_FILE = Path(str(resources.files("trinity_env.web") / "ladder.json"))
@@ -50,32 +51,6 @@ class AgentChoice:
     @property
     def title(self) -> str:
         return self.short or self.name
-
-
-LADDER: dict[int, str] = {
-    1: "random",
-    2: "mcts:2",
-    3: "mcts:25",
-    4: "greedy",
-    5: "lookahead",
-    6: "mcts:400",
-    7: "mcts:1200",
-    8: "mcts:6400",
-}
-"""The difficulty ladder ``level:1`` ... ``level:8``: agents about equally far apart in rating, measured with the
-arena on dealt hands (docs/web.md has the command; ``LADDER_FILE`` its output, the ratings the page shows)."""
-
-LEVEL_WORDS: dict[int, str] = {
-    1: "first steps",
-    2: "beginner",
-    3: "casual",
-    4: "club player",
-    5: "strong",
-    6: "expert",
-    7: "master",
-    8: "grandmaster",
-}
-"""Each level in plain words: a new player reads "Level 3 — casual", not ``mcts:25``."""
 
 
 def ladder_elo(path: Path = LADDER_FILE) -> dict[str, float]:
