@@ -134,14 +134,14 @@ class YAMLConfig:
             self._check_opponents(source)
 
     def _check_opponents(self, source: str) -> None:
-        from trinity_env.agents.registry import make
+        from trinity_env.agents.spec import AgentSpec
 
         if len(set(self.eval_opponents)) != len(self.eval_opponents):
             twice = sorted({spec for spec in self.eval_opponents if self.eval_opponents.count(spec) > 1})
             raise TrainConfigError(f"{source}: field 'eval_opponents' names an agent twice: {short(twice)}")
         for spec in self.eval_opponents:
             try:
-                make(spec)
+                AgentSpec.parse(spec)  # checked, not built: the evaluations build it
             except TrinityError as err:
                 raise TrainConfigError(f"{source}: field 'eval_opponents': {err}") from None
 

@@ -1,4 +1,7 @@
-"""Agents by name: ``make("mcts:400")``, ``make("greedy")``, ``make("random:seed=3")``.
+"""Agents by name: the spec grammar, the built-in agents' factories and the files a spec names.
+
+``trinity_env.agents.spec.AgentSpec`` parses a spec with these tables and builds its agent with ``build``:
+``make("mcts:400")``, ``make("greedy")``, ``make("random:seed=3")`` (``trinity_env.agents.make``).
 
 A spec is ``name`` or ``name:arg,key=value,...``: the first bare argument is the agent's
 main number (simulations for ``mcts``), the rest are keywords. Every argument has an upper
@@ -148,8 +151,10 @@ def _onnx(path: str | None = None, threads: str | None = None) -> Agent:
 
 def _level(level: str | None = None) -> Agent:
     """``level:N``: the agent of the difficulty ladder's level N (``trinity_env.agents.ladder``); ``build`` and
-    ``make`` label it ``level:N``."""
-    return make(level_spec(level))
+    ``make`` label it ``level:N``. The ladder names built-in agents only, so their factories build them here."""
+    name, _, rest = level_spec(level).partition(":")
+    args, keywords = _arguments(rest)
+    return AGENTS[name](*args, **keywords)
 
 
 AGENTS: dict[str, Callable[..., Agent]] = {
@@ -265,14 +270,6 @@ def _path_target(text: str) -> Path:
     return path
 
 
-def built(opponent: Any) -> Any:
-    """``opponent`` with an agent spec (``"greedy"``, ``"mcts:400"``) built by ``make``; anything else as given.
-
-    ``"random"`` stays a string: the envs play it themselves (the vector env with a batched kernel).
-    The one place where an env's ``opponent`` argument turns from a spec into an agent."""
-    return make(opponent) if isinstance(opponent, str) and opponent != "random" else opponent
-
-
 def _arguments(rest: str) -> tuple[list[str], dict[str, str]]:
     """The bare arguments and the ``key=value`` ones of a spec's ``rest`` (after its name and first ``:``)."""
     args, kwargs = [], {}
@@ -330,42 +327,6 @@ def build(spec: Any) -> Agent:
         raise _unreadable(text, err) from None
     except (TypeError, ValueError) as err:
         raise AgentSpecError(f"bad arguments in agent spec {short(text)}: {err}") from None
-    agent.name = text
-    return agent
-
-
-def make(spec: str) -> Agent:
-    """The agent a spec string names; ``AgentSpecError`` says what is wrong with a bad one.
-
-    Built-in names come first and cannot be shadowed; a file or folder is named by a path
-    (see the module docstring). The agent's ``name`` is the spec as given (stripped).
-    """
-    if not isinstance(spec, str) or not spec.strip():
-        raise AgentSpecError(f"an agent spec is a string like 'greedy' or 'mcts:400', got {spec!r}")
-    text = spec.strip()
-    if names_path(text):
-        target = _path_target(text)
-        try:
-            agent = _checkpoint(str(target))
-        except OSError as err:  # a /proc file is "regular" by its stat, but cannot be read as a file (see below)
-            raise _unreadable(text, err) from None
-        agent.name = text
-        return agent
-    name, _, rest = text.partition(":")
-    factory = AGENTS.get(name)
-    if factory is None and name in shipped():
-        factory = lambda **kw: _checkpoint(str(SHIPPED_DIR / f"{name}.pt"), **kw)  # noqa: E731
-    if factory is None:
-        unknown_name(text)
-    args, kwargs = _arguments(rest)
-    try:
-        agent = factory(*args, **kwargs)
-    except CheckpointError:  # the file, not the spec, is at fault: its error names it
-        raise
-    except OSError as err:  # az:PATH with a /proc file: "regular" by its stat, yet its reads fail
-        raise _unreadable(text, err) from None
-    except (TypeError, ValueError) as err:
-        raise AgentSpecError(f"bad arguments in agent spec {short(spec)}: {err}") from None
     agent.name = text
     return agent
 

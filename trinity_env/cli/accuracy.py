@@ -84,15 +84,14 @@ def _build(args: argparse.Namespace) -> int:
 
 
 def _score(args: argparse.Namespace) -> int:
-    from trinity_env.agents.registry import make
+    from trinity_env.agents.spec import AgentSpec
     from trinity_env.evaluation import accuracy
 
     building = {"--per-count": args.per_count, "--agent": args.agent, "--max-nodes": args.max_nodes}
     refuse_given(building, "only for building a set (--build FILE), not for scoring")
     if not args.agents:
         raise ArgumentError("give --agents to score, or --build FILE: e.g. trinity accuracy --agents greedy mcts:400")
-    for spec in args.agents:
-        make(spec)
+    players = [AgentSpec.parse(spec) for spec in args.agents]  # checked, not built
     set_file = args.set or str(accuracy.DEFAULT_SET)
     positions = accuracy.load_set(set_file)
     if args.empty:
@@ -105,7 +104,7 @@ def _score(args: argparse.Namespace) -> int:
         if path:
             check_file(option, path)
     results, partial = interruptible(
-        accuracy.score_agents, args.agents, positions, seed=args.seed, progress=not args.quiet
+        accuracy.score_agents, players, positions, seed=args.seed, progress=not args.quiet
     )
     expected = accuracy.random_expectation(positions)
     print(f"{len(positions)} positions from {source(set_file)}: share of moves that keep the exact value "

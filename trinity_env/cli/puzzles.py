@@ -85,7 +85,7 @@ def _build(args: argparse.Namespace) -> int:
 
 
 def _score(args: argparse.Namespace) -> int:
-    from trinity_env.agents.registry import make
+    from trinity_env.agents.spec import AgentSpec
     from trinity_env.evaluation.puzzles import describe, describe_line, load_puzzles, score_agents, score_table
 
     building = {"--count": args.count, "--empty": args.empty, "--agent": args.agent, "--max-nodes": args.max_nodes,
@@ -93,12 +93,11 @@ def _score(args: argparse.Namespace) -> int:
     refuse_given(building, "only for building puzzles (--build FILE), not for --score")
     if not args.agents:
         raise ArgumentError("--score needs --agents: the agent specs to score, e.g. --agents random greedy mcts:400")
-    for spec in args.agents:
-        make(spec)
+    players = [AgentSpec.parse(spec) for spec in args.agents]  # checked, not built
     puzzles = load_puzzles(args.score)
     if args.json:
         check_file("--json", args.json)
-    scores, partial = interruptible(score_agents, args.agents, puzzles, seed=args.seed)
+    scores, partial = interruptible(score_agents, players, puzzles, seed=args.seed)
     print(f"{len(puzzles)} puzzles from {source(args.score)}: {describe_line(puzzles)}")
     print("share of puzzles whose winning move the agent plays:")
     print(score_table(scores))
