@@ -6,6 +6,7 @@ import argparse
 
 from trinity_env.arguments import config_path, folder_path, non_negative_int, output_path, positive_int, process_count
 from trinity_env.cli.common import check_file, check_folder, finish, interruptible, write_json
+from trinity_env.core.errors import ArgumentError
 from trinity_env.prepare import families_for, warm
 
 
@@ -35,6 +36,12 @@ def add(commands: argparse._SubParsersAction) -> None:
     arena.add_argument(
         "--replays", type=folder_path, default=None, help="also write every game as a replay in this folder"
     )
+    arena.add_argument(
+        "--anchored",
+        action="store_true",
+        help="also rate each agent on the reference pool's fixed scale (--games games against each pool member; "
+        "docs/arena.md): anchored.json in --out, anchored_elo in --json",
+    )
     arena.add_argument("--quiet", action="store_true", help="no progress bar")
     arena.set_defaults(run=run)
 
@@ -45,12 +52,20 @@ def run(args: argparse.Namespace) -> int:
 
     check_arena(args.agents, args.games, args.workers)
     config = make_config(args.config).to_dict() if args.config else None
-    check_folder("--out", args.out, OUTPUT_FILES)
+    pool = None
+    if args.anchored:
+        from trinity_env.evaluation.anchored import ReferencePool, check_rating
+
+        if args.config:
+            raise ArgumentError("--anchored rates on the reference pool's rules (dealt hands): leave out --config")
+        pool = ReferencePool.load()
+        check_rating(args.agents, args.games, args.workers, pool)
+    check_folder("--out", args.out, OUTPUT_FILES + (("anchored.json",) if args.anchored else ()))
     if args.json:
         check_file("--json", args.json)
     if args.replays:
         check_folder("--replays", args.replays, ())
-    warm(families_for(args.agents))
+    warm(families_for(args.agents if pool is None else [*args.agents, *pool.agents]))
     result, _ = interruptible(
         round_robin,
         args.agents,
@@ -66,7 +81,37 @@ def run(args: argparse.Namespace) -> int:
         print(f"wrote {path}")
     if args.replays:
         print(f"wrote {int(result.games.sum() // 2)} replays in {args.replays} (trinity review FILE)")
+    summary, stopped = result.to_json(), result.partial
+    if pool is not None and not stopped:
+        summary, stopped = _anchored(args, pool, summary)
     if args.json:
-        write_json(args.json, result.to_json())
+        write_json(args.json, summary)
         print(f"wrote {args.json}")
-    return finish("arena", result.partial, f"partial results of {int(result.games.sum() // 2)} games written")
+    played = int(result.games.sum() // 2)
+    if result.partial:
+        kept = f"partial results of {played} games written"
+    else:  # Ctrl-C while the agents played the reference pool
+        kept = f"the round robin's {played} games written, the anchored ratings unfinished"
+    return finish("arena", stopped, kept)
+
+
+def _anchored(args: argparse.Namespace, pool, summary: dict) -> tuple[dict, bool]:
+    """Each agent rated against the reference pool (``evaluation.anchored``): its table printed, ``anchored.json``
+    written, the summary with its columns; or, cut short by Ctrl-C, the summary as it was and ``True``."""
+    from trinity_env.evaluation.anchored import (
+        anchored_columns,
+        anchored_document,
+        anchored_table,
+        rate_all_against_pool,
+    )
+
+    try:
+        ratings = rate_all_against_pool(args.agents, args.games, args.seed, args.workers, pool=pool,
+                                        progress=not args.quiet)  # fmt: skip
+    except KeyboardInterrupt:
+        return summary, True
+    print(anchored_table(ratings, pool))
+    path = f"{args.out}/anchored.json"
+    write_json(path, anchored_document(ratings, pool))
+    print(f"wrote {path}")
+    return summary | anchored_columns(ratings), False

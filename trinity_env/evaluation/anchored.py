@@ -1,0 +1,266 @@
+"""Ratings on a fixed scale: an agent rated against the frozen reference pool.
+
+A round robin fits its ratings to mean 0 among the agents present, so one policy's Elo moves with the company it
+keeps. The reference pool (``POOL_FILE``, made by ``scripts/make_reference_pool.py``) is the difficulty ladder's
+eight agents (``trinity_env.agents.ladder``) with ratings fitted once, on many games, and shipped: ``random``
+(``level:1``) is rated 0 and the others relative to it. ``rate_against_pool`` plays a new agent against each pool
+member (seats swapped, hands dealt as the pool's games were) and finds the Elo that best explains its results with
+the pool's ratings held fixed (``ratings.fit_against_fixed``: the one-dimensional maximum likelihood, with a 95%
+likelihood-ratio interval). Its games are only against the pool, so its rating does not depend on which other
+agents are being rated: "our agent is rated X" means the same in every report.
+
+Game ``k`` against pool member ``m`` is seeded by ``arena.game_seed(seed, m, len(pool), k)``, the pool member in
+seat ``k % 2``: exactly the games a round robin of the pool with the agent appended would play between them, the
+same with any number of workers and whatever else is rated at the same time.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from tqdm import tqdm
+
+from trinity_env.agents.spec import AgentSpec, Player, player
+from trinity_env.core import ArgumentError, TrinityError
+from trinity_env.core.files import read_json, short
+from trinity_env.core.limits import check_workers
+from trinity_env.evaluation.arena import _BUILT, CHUNK, _check_picklable, _play_chunk
+from trinity_env.evaluation.match import chunk_results
+from trinity_env.evaluation.ratings import fit_against_fixed
+from trinity_env.spec.config import EnvConfig, make_config
+
+POOL_FILE = Path(str(resources.files("trinity_env.evaluation") / "data" / "reference_pool.json"))
+"""The shipped reference pool (``scripts/make_reference_pool.py`` wrote it; docs/arena.md shows it)."""
+POOL_VERSION = 1
+MAX_POOL_AGENTS = 64
+"""The most agents a pool file may list (the shipped one has 8)."""
+
+
+class PoolError(TrinityError):
+    """A reference pool file that is not one: one line saying what is wrong."""
+
+
+@dataclass(frozen=True)
+class ReferencePool:
+    """Agents (spec strings) with ratings held fixed: ``elo[m]`` is ``agents[m]``'s rating, ``elo_95[m]`` its 95%
+    bootstrap interval from the games that fitted it; ``anchor`` is the agent rated 0, ``config`` the rules the
+    pool's games were played on (the arena's dealt hands), ``command`` what made the file."""
+
+    agents: tuple[str, ...]
+    elo: tuple[float, ...]
+    elo_95: tuple[tuple[float, float], ...]
+    anchor: str
+    config: dict[str, Any]
+    games_per_pair: int
+    seed: int
+    command: str
+
+    @classmethod
+    def load(cls, path: str | Path = POOL_FILE) -> ReferencePool:
+        """The pool in ``path`` (JSON, read within ``core.files``' size bound), every field checked; ``PoolError``
+        in one line naming the file and the problem."""
+        data = read_json(path, "reference pool", PoolError)
+        if not isinstance(data, dict) or data.get("version") != POOL_VERSION:
+            raise PoolError(f"{path}: not a reference pool of version {POOL_VERSION}")
+        agents, elo, elo_95 = data.get("agents"), data.get("elo"), data.get("elo_95")
+        if not isinstance(agents, list) or not 2 <= len(agents) <= MAX_POOL_AGENTS:
+            raise PoolError(f"{path}: agents must be a list of 2 to {MAX_POOL_AGENTS} agent specs")
+        if not all(isinstance(a, str) for a in agents) or len(set(agents)) != len(agents):
+            raise PoolError(f"{path}: agents must be distinct spec strings")
+        if not _numbers(elo, len(agents)) or not isinstance(elo_95, list) or len(elo_95) != len(agents):
+            raise PoolError(f"{path}: elo and elo_95 must give each of the {len(agents)} agents a finite rating")
+        if not all(isinstance(pair, list) and _numbers(pair, 2) for pair in elo_95):
+            raise PoolError(f"{path}: each elo_95 entry must be two finite numbers")
+        anchor, config, command = data.get("anchor"), data.get("config"), data.get("command")
+        if anchor not in agents or elo[agents.index(anchor)] != 0:
+            raise PoolError(f"{path}: anchor must name an agent of the pool rated 0, got {short(anchor)}")
+        if not isinstance(config, dict) or not isinstance(command, str):
+            raise PoolError(f"{path}: config must be a rules mapping and command a string")
+        counts = [data.get("games_per_pair"), data.get("seed")]
+        if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in counts):
+            raise PoolError(f"{path}: games_per_pair and seed must be whole numbers")
+        try:
+            make_config(config)
+        except (ValueError, TypeError) as err:
+            raise PoolError(f"{path}: bad config: {err}") from None
+        return cls(tuple(agents), tuple(float(x) for x in elo), tuple((float(a), float(b)) for a, b in elo_95),
+                   anchor, dict(config), *counts, command)  # fmt: skip
+
+    def players(self) -> list[AgentSpec]:
+        """The pool's agents as checked specs (``AgentSpec.parse``), none built."""
+        return [AgentSpec.parse(agent) for agent in self.agents]
+
+    def only(self, agents: Sequence[str]) -> ReferencePool:
+        """The pool cut to ``agents`` (in the pool's order), their ratings unchanged: a quicker rating on the same
+        scale, from fewer opponents. One line naming an agent the pool does not hold."""
+        missing = [a for a in agents if a not in self.agents]
+        if missing or not agents:
+            raise ArgumentError(f"the reference pool holds no agent {short(missing[0] if missing else '')}; "
+                                f"it holds {', '.join(self.agents)}")  # fmt: skip
+        keep = [m for m, a in enumerate(self.agents) if a in agents]
+        return ReferencePool(tuple(self.agents[m] for m in keep), tuple(self.elo[m] for m in keep),
+                             tuple(self.elo_95[m] for m in keep), self.anchor, self.config, self.games_per_pair,
+                             self.seed, self.command)  # fmt: skip
+
+
+def _numbers(values: object, length: int) -> bool:
+    return (
+        isinstance(values, list)
+        and len(values) == length
+        and all(type(v) in (int, float) and math.isfinite(v) for v in values)
+    )
+
+
+@dataclass(frozen=True)
+class AnchoredRating:
+    """One agent's rating on the pool's scale: ``elo`` in ``[low, high]`` (95%, likelihood ratio), from ``score[m]``
+    points in ``games[m]`` games against ``opponents[m]``."""
+
+    agent: str
+    elo: float
+    low: float
+    high: float
+    opponents: tuple[str, ...]
+    score: tuple[float, ...]
+    games: tuple[int, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "agent": self.agent,
+            "elo": self.elo,
+            "elo_95": [self.low, self.high],
+            "opponents": list(self.opponents),
+            "score": list(self.score),
+            "games": list(self.games),
+        }
+
+
+def _play(task: tuple[int, tuple]) -> tuple[int, int, float, int]:
+    """One chunk of the arena's games between a pool member and the agent numbered ``t``: the agent's points."""
+    t, chunk = task
+    m, _, points, count = _play_chunk(chunk)
+    return t, m, count - points, count
+
+
+def check_rating(players: Sequence[object], games_per_opponent: int, workers: int | None, pool: ReferencePool) -> int:
+    """What ``rate_all_against_pool`` checks before it plays (one ``ArgumentError``/``AgentSpecError`` line): the
+    processes it will start."""
+    if not players:
+        raise ArgumentError("nothing to rate: give at least one agent")
+    count = games_per_opponent
+    if isinstance(count, bool) or not isinstance(count, numbers.Integral) or count < 1:
+        raise ArgumentError(f"games per opponent must be a whole number, at least 1, got {short(count)}")
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, numbers.Integral) or workers < 1):
+        raise ArgumentError(f"workers must be a whole number, at least 1, got {short(workers)}")
+    tasks = len(players) * len(pool.agents) * math.ceil(int(count) / CHUNK)
+    return check_workers("workers", None if workers is None else int(workers), tasks, ArgumentError)
+
+
+def rate_all_against_pool(
+    players: Sequence[object],
+    games_per_opponent: int,
+    seed: int = 0,
+    workers: int | None = None,
+    *,
+    pool: ReferencePool | None = None,
+    progress: bool = False,
+) -> list[AnchoredRating]:
+    """Each of ``players`` (spec strings or ``Player`` values) rated against ``pool`` (default: the shipped one):
+    ``games_per_opponent`` games against each member, seats swapped. Each rating comes from that agent's games
+    alone, seeded as the module says, so it is the same whatever else is rated with it and however many
+    ``workers`` play."""
+    pool = ReferencePool.load() if pool is None else pool
+    workers = check_rating(players, games_per_opponent, workers, pool)
+    who: list[Player] = [player(p) for p in players]
+    members = pool.players()
+    env_config: EnvConfig = make_config(pool.config)
+    games, index = int(games_per_opponent), len(members)
+    if workers > 1:
+        _check_picklable(who)
+
+    def tasks() -> Iterator[tuple]:
+        for t, one in enumerate(who):
+            for m, member in enumerate(members):
+                for start in range(0, games, CHUNK):
+                    yield t, (m, index, member, one, start, min(CHUNK, games - start), seed, env_config, None)
+
+    score = np.zeros((len(who), len(members)))
+    played = np.zeros((len(who), len(members)), dtype=int)
+    bar = tqdm(total=games * len(members) * len(who), disable=not progress, desc="anchored", unit="game")
+    _BUILT.clear()
+    try:
+        with chunk_results(_play, tasks(), workers) as results:
+            for t, m, points, count in results:
+                score[t, m] += points
+                played[t, m] += count
+                bar.update(count)
+    finally:
+        _BUILT.clear()
+        bar.close()
+    fixed = np.array(pool.elo)
+    ratings = []
+    for t, one in enumerate(who):
+        elo, low, high = fit_against_fixed(fixed, score[t], played[t])
+        ratings.append(AnchoredRating(one.label, elo, low, high, pool.agents, tuple(float(s) for s in score[t]),
+                                      tuple(int(n) for n in played[t])))  # fmt: skip
+    return ratings
+
+
+def rate_against_pool(
+    agent: object,
+    games_per_opponent: int,
+    seed: int = 0,
+    workers: int | None = None,
+    *,
+    pool: ReferencePool | None = None,
+    progress: bool = False,
+) -> AnchoredRating:
+    """``agent`` (a spec string or ``Player``) rated on the reference pool's fixed scale: ``games_per_opponent``
+    seat-swapped games against each pool member, then the maximum-likelihood Elo with the pool's ratings held fixed
+    and its 95% likelihood-ratio interval (``ratings.fit_against_fixed``). Deterministic for a ``seed``, the same
+    with 1 or 2 ``workers``."""
+    return rate_all_against_pool([agent], games_per_opponent, seed, workers, pool=pool, progress=progress)[0]
+
+
+def anchored_table(ratings: Sequence[AnchoredRating], pool: ReferencePool) -> str:
+    """The ratings as a text table, best first, with a line saying what scale they are on."""
+    width = max(10, *(len(r.agent) for r in ratings))
+    lines = [f"{'agent':<{width}} | anchored Elo (95% CI) | games vs pool", "-" * (width + 40)]
+    for r in sorted(ratings, key=lambda r: -r.elo):
+        lines.append(f"{r.agent:<{width}} | {r.elo:+6.0f} [{r.low:+.0f}, {r.high:+.0f}]".ljust(width + 25)
+                     + f" | {sum(r.games)}")  # fmt: skip
+    lines.append(f"On the reference pool's fixed scale ({pool.anchor} = 0; {len(pool.agents)} agents held fixed).")
+    return "\n".join(lines)
+
+
+def anchored_columns(ratings: Sequence[AnchoredRating]) -> dict[str, Any]:
+    """What ``trinity arena --anchored`` adds to the arena's JSON summary, one entry per agent in its order."""
+    return {"anchored_elo": [r.elo for r in ratings], "anchored_elo_95": [[r.low, r.high] for r in ratings]}
+
+
+def anchored_document(ratings: Sequence[AnchoredRating], pool: ReferencePool) -> dict[str, Any]:
+    """The ratings with the pool they were measured against (``anchored.json``): every agent's games and points."""
+    return {
+        "pool": dict(zip(pool.agents, pool.elo)),
+        "anchor": pool.anchor,
+        "interval": "95% likelihood ratio, the pool's ratings held fixed",
+        "ratings": [r.to_json() for r in ratings],
+    }
+
+
+def pool_markdown(pool: ReferencePool) -> str:
+    """The pool as a markdown table (docs/arena.md shows it; a test keeps the page equal to the file)."""
+    from trinity_env.agents.ladder import LADDER
+
+    levels = {spec: f"level:{level}" for level, spec in LADDER.items()}
+    lines = [f"| level | agent | Elo ({pool.anchor} = 0) | 95% CI |", "|---|---|---|---|"]
+    for agent, elo, (low, high) in zip(pool.agents, pool.elo, pool.elo_95):
+        lines.append(f"| {levels.get(agent, '')} | `{agent}` | {elo:+.0f} | [{low:+.0f}, {high:+.0f}] |")
+    return "\n".join(lines)
