@@ -81,7 +81,7 @@ class AZConfig(YAMLConfig):
     0.4 s at 10, 20 s at 12 on one core."""
     label_workers: int = 1
     """Solver processes beside self-play (``training.labelling``): the exact values of an iteration's positions
-    reach the buffer before the next iteration's learner, one iteration late (see the module's docstring).
+    reach the buffer before the next iteration's learner, one iteration late (see ``training.alphazero``'s docstring).
     0: solve inline during self-play, with no lag (what the trainer did before; the shipped az-standard run)."""
     root_value_weight: float = 0.0
     """The value target of positions without an exact value: (1 - w) x the game's result + w x the search's
