@@ -52,11 +52,19 @@ test-rllib: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e ".[rllib]"
 	$(BIN)/python -m pytest --durations=10 tests/test_rllib.py tests/test_openings.py tests/test_alphazero_ray.py
 
-## test-integrations: install the integrations extra (OpenSpiel, Tianshou, TorchRL; torch held at 2.13.0) and run tests/test_integrations.py, slow ones included
+## test-integrations: install the integrations extra (OpenSpiel, Tianshou, TorchRL; torch held at 2.13.0) and run tests/test_integrations.py, slow ones included; then make test-benchmarl
 .PHONY: test-integrations
 test-integrations: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e ".[integrations]" "torch==2.13.0"
 	$(BIN)/python -m pytest --durations=10 tests/test_integrations.py
+	$(MAKE) test-benchmarl
+
+## test-benchmarl: BenchMARL's MAPPO and IQL on the env (tests/test_integrations.py -k benchmarl), in .venv-benchmarl: BenchMARL 1.5 pins a TorchRL older than the integrations extra's
+.PHONY: test-benchmarl
+test-benchmarl:
+	$(PYTHON) -m venv .venv-benchmarl
+	.venv-benchmarl/bin/python -m pip install --quiet -e ".[benchmarl]" "torch==2.13.0" pytest
+	.venv-benchmarl/bin/python -m pytest -q -p no:cacheprovider --durations=5 tests/test_integrations.py -k benchmarl
 
 ## test-lowest: the env's tests under the lowest PettingZoo the project supports (1.23), in .venv-lowest
 test-lowest:

@@ -6,6 +6,9 @@ the default suite where their library is installed; the Tianshou and AgileRL exa
 are marked slow; TorchRL's wrapper plays whole games in seconds. ``make test-integrations`` installs
 the ``integrations`` extra (OpenSpiel, Tianshou and TorchRL; torch stays pinned) and runs this whole
 file. AgileRL cannot share the project's environment (it pins ``pettingzoo<1.27``): its test runs in a venv of its own.
+Nor can BenchMARL (1.5 pins ``torchrl<0.12``): ``make test-benchmarl``, which ``make test-integrations`` ends with,
+runs its tests in ``.venv-benchmarl``. The vector envs' masks around an autoreset (gymnasium's ``AsyncVectorEnv`` and
+the project's vector env) are held to what docs/evaluate.md says.
 """
 
 from __future__ import annotations
@@ -434,3 +437,111 @@ def test_torchrl_plays_whole_games_with_random_legal_actions(draft):
             assert info["termination_code"].item() == outcome.termination.code
             assert info["winner"].item() == (-1 if outcome.winner is None else outcome.winner)
             assert info["scores"][0].tolist() == list(lane_scores(state.owners))
+
+
+# ---------------------------------------------------------------------- BenchMARL (in a venv of its own)
+
+
+@pytest.mark.slow  # about 20 s an algorithm on 2 busy cores: make test-benchmarl (part of make test-integrations)
+@pytest.mark.parametrize("algorithm", ["mappo", "iql"])
+def test_benchmarl_trains_on_float32_observations_and_its_policies_play_legal_games(algorithm, tmp_path, capsys):
+    """BenchMARL's own ``Experiment``: two iterations of collection and training, then games of its policies.
+
+    With the default int8 observation BenchMARL's MLP fails (``mat1 and mat2 must have the same dtype, but got Char
+    and Float``): ``observation_dtype="float32"`` is what makes it run (``examples/benchmarl_mappo.py``).
+    """
+    pytest.importorskip("benchmarl", reason="BenchMARL is not installed (make test-benchmarl: .venv-benchmarl)")
+    import torch
+
+    module = example("benchmarl_mappo")
+    argv = ["--algorithm", algorithm, "--iterations", "2", "--frames", "64", "--games", "2", "--folder", str(tmp_path)]
+    rollouts = module.main(argv)
+    assert capsys.readouterr().out.count("illegal moves 0") == 2
+    assert len(rollouts) == 2
+    for rollout in rollouts:
+        assert rollout["player_0", "observation", "observation"].dtype == torch.float32
+        assert module.illegal_moves(rollout) == 0
+        # the game ended by the rules (an illegal move would end it early with termination_code 0)
+        assert rollout["next", "done"][-1].item() and len(rollout) <= 15
+        assert rollout["next", "player_0", "info", "termination_code"][-1].item() > 0
+
+
+def test_benchmarl_needs_the_float32_observation(tmp_path):
+    """The int8 default fails in BenchMARL's first layer, already when the experiment is built: the reason the option
+    exists (and docs/evaluate.md says so)."""
+    pytest.importorskip("benchmarl", reason="BenchMARL is not installed (make test-benchmarl: .venv-benchmarl)")
+    module = example("benchmarl_mappo")
+    task = module.TrinityTowersTask("trinity_towers", {"draft": "random"})  # int8 observations
+    with warnings.catch_warnings(), pytest.raises(RuntimeError, match="mat1 and mat2 must have the same dtype"):
+        warnings.simplefilter("ignore")
+        module.make_experiment(task, "iql", 1, 8, 0, str(tmp_path))
+
+
+# ---------------------------------------------------------------------- vector envs: the mask around an autoreset
+
+
+def _vector_envs():
+    """gymnasium's ``AsyncVectorEnv`` over the single-agent env and the project's vector env, both NEXT_STEP."""
+    import gymnasium
+    from gymnasium.vector import AsyncVectorEnv
+
+    import trinity_env  # noqa: F401  (registers the env)
+
+    yield (
+        "AsyncVectorEnv",
+        AsyncVectorEnv([lambda: gymnasium.make("trinity_env/TrinityTowers-v0", draft="random") for _ in range(2)]),
+    )
+    yield (
+        "TrinityTowersVectorEnv",
+        gymnasium.make_vec(
+            "trinity_env/TrinityTowers-v0", num_envs=2, vectorization_mode="vector_entry_point", draft="random"
+        ),
+    )
+
+
+def test_next_step_autoreset_the_mask_to_act_on_is_all_zeros_and_the_action_is_ignored():
+    """What docs/evaluate.md and the vector env's docstring say: after the step that ends a game, that env's
+    ``infos["action_mask"]`` is all zeros (the game is over; a sampler must not draw from it); the next step, the
+    autoreset step, ignores that env's action (even an illegal one) and returns a new game's first observation with
+    reward 0, not terminated, and a mask with legal moves."""
+    from gymnasium.vector import AutoresetMode
+
+    for name, env in _vector_envs():
+        assert env.metadata["autoreset_mode"] == AutoresetMode.NEXT_STEP, name
+        _, info = env.reset(seed=0)
+        rng, ended, autoresets = np.random.default_rng(0), np.zeros(2, bool), 0
+        for _ in range(60):
+            masks = info["action_mask"]
+            assert masks.dtype == np.int8
+            assert (~masks.any(axis=1) == ended).all(), name  # all zeros exactly where a game just ended
+            actions = np.array([int(rng.choice(np.flatnonzero(m))) if m.any() else -1 for m in masks])
+            _, rewards, terminated, truncated, info = env.step(actions)
+            # the autoreset step: the illegal -1 was ignored, a new game started
+            assert (rewards[ended] == 0).all() and not terminated[ended].any(), name
+            assert info["action_mask"][ended].any(axis=1).all() and (info["termination_code"][ended] == 0).all()
+            autoresets += int(ended.sum())
+            assert not truncated.any()
+            assert (info["termination_code"][terminated] > 0).all()
+            ended = terminated.copy()
+        assert autoresets >= 4, name
+        env.close()
+
+
+def test_same_step_autoreset_gives_the_new_games_mask_and_the_final_one_in_final_info():
+    from gymnasium.vector import AutoresetMode
+
+    from trinity_env.fast.vector_env import TrinityTowersVectorEnv
+
+    env = TrinityTowersVectorEnv(2, autoreset_mode=AutoresetMode.SAME_STEP, draft="random")
+    _, info = env.reset(seed=1)
+    rng, finished = np.random.default_rng(1), 0
+    for _ in range(40):
+        masks = info["action_mask"]
+        assert masks.any(axis=1).all()  # SAME_STEP: always the running game's mask, never all zeros
+        actions = np.array([int(rng.choice(np.flatnonzero(m))) for m in masks])
+        _, _, terminated, _, info = env.step(actions)
+        if terminated.any():
+            final = info["final_info"]
+            assert (~final["action_mask"][terminated].any(axis=1)).all()  # the ended game's mask: all zeros
+            finished += int(terminated.sum())
+    assert finished >= 4

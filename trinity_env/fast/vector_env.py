@@ -8,7 +8,11 @@ batch speed:
 - ``autoreset_mode=AutoresetMode.NEXT_STEP`` (default, what gymnasium's wrappers such as
   ``DtypeObservation`` and ``NormalizeObservation`` expect): a step that ends a game
   returns its final observation; the next step ignores that env's action and returns the
-  first observation of a new game (reward 0, not terminated).
+  first observation of a new game (reward 0, not terminated). **The mask to choose that
+  ignored action from is all zeros**: after the step that ends a game, that env's
+  ``infos["action_mask"]`` (and ``action_masks()``) has no legal move, as gymnasium's
+  ``AsyncVectorEnv`` over the single-agent env gives too; a sampler must not draw from it
+  (a masked softmax over no legal action is NaN): send any integer, e.g. ``0``.
 - ``autoreset_mode=AutoresetMode.SAME_STEP``: a finished game restarts in the step that
   ends it; ``infos["final_obs"]`` and ``infos["final_info"]`` hold what it ended with
   (``infos["_final_obs"]`` says which envs), as gymnasium documents.
