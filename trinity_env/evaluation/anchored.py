@@ -176,6 +176,8 @@ def rate_all_against_pool(
     ``games_per_opponent`` games against each member, seats swapped. Each rating comes from that agent's games
     alone, seeded as the module says, so it is the same whatever else is rated with it and however many
     ``workers`` play."""
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+        raise ArgumentError(f"seed must be a whole number, at least 0, got {short(seed)}")
     pool = ReferencePool.load() if pool is None else pool
     workers = check_rating(players, games_per_opponent, workers, pool)
     who: list[Player] = [player(p) for p in players]
