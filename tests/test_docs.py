@@ -27,7 +27,7 @@ def test_the_rules_page_shows_what_the_renderer_draws(name):
         assert str(state) in page, f"docs/rules.md does not show the current drawing of the {name} example"
 
 
-PAGES_WITH_CODE = ["README.md", "docs/rules.md", "docs/agents.md", "docs/guide.md"]
+PAGES_WITH_CODE = ["README.md", "docs/rules.md", "docs/agents.md", "docs/guide.md", "docs/evaluate.md"]
 
 
 def test_every_page_with_python_is_tested():
