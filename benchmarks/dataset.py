@@ -3,7 +3,7 @@
     python -m benchmarks.dataset                 # 100 games of the default build, printed
     python -m benchmarks.dataset --games 200 --write   # also write docs/dataset/cost.md
 
-Plays the default build's first games (``training.solved_positions``: ``mcts:200`` against
+Plays the default build's first games (``trinity dataset build``: ``mcts:200`` against
 itself, 4-10 empty tiles, every value-keeping move recorded at 4-9) and times, in one process,
 the playing and the labelling by empty count (the value, and the value-keeping moves where the
 build records them; CPU time, so a shared machine slows the wall clock, not these figures much),
@@ -20,16 +20,9 @@ import time
 from pathlib import Path
 
 from benchmarks import load_average
-from training.solved_positions import (
-    DEFAULT_AGENT,
-    DEFAULT_EMPTY,
-    build_shard,
-    check_policy_empty,
-    game_positions,
-    label,
-    shard_bytes,
-)
 from trinity_env.agents.spec import make
+from trinity_env.evaluation.solved_build import build_shard, game_positions, label
+from trinity_env.evaluation.solved_positions import DEFAULT_AGENT, DEFAULT_EMPTY, check_policy_empty, shard_bytes
 from trinity_env.search.solver import Solver
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "dataset" / "cost.md"

@@ -3,7 +3,7 @@
     python -m benchmarks.value_scaling --sizes 30000 --variants board-128x2 --steps 2000   # one short run, printed
     python -m benchmarks.value_scaling --write   # the study: every variant and size, to docs/alphazero/scaling.*
 
-The data is the solved-positions dataset (``docs/dataset/default``, ``training.solved_positions``):
+The data is the solved-positions dataset (``docs/dataset/default``, ``trinity dataset``):
 exact values at 4-10 empty tiles and, at 4-9, every move that keeps the value. Every game whose
 index is a multiple of 10 is held out (the positions of a game are never split between the two
 sides); training draws from the first ``size`` positions of the other games.
@@ -34,10 +34,10 @@ import numpy as np
 import torch
 
 from benchmarks import load_average
-from training.solved_positions import load
 from trinity_env.agents.az import make_network
 from trinity_env.agents.board_network import BoardNetwork
 from trinity_env.agents.tactics import tactical_features
+from trinity_env.evaluation.solved_positions import load
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs" / "alphazero"
@@ -251,7 +251,7 @@ def plot(runs: list[dict], path: Path) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dataset", default=str(DATASET), help="a folder built by training.solved_positions")
+    parser.add_argument("--dataset", default=str(DATASET), help="a folder built by trinity dataset build")
     parser.add_argument(
         "--sizes", default=",".join(map(str, DEFAULT_SIZES)), help="training positions, comma-separated"
     )
@@ -275,10 +275,13 @@ def main(argv: list[str] | None = None) -> None:
         f"{data.positions:,} positions ({args.dataset}): {len(data.train):,} to train on, {len(data.held):,} held out"
     )
     runs = []
+    done: set[int] = set()
     for size in sizes:
-        if size > len(data.train) and size != sizes[0]:
-            print(f"skipping {size:,} positions: the dataset holds {len(data.train):,} to train on")
+        size = min(size, len(data.train))  # all of it, where the dataset holds fewer
+        if size in done:
+            print(f"skipping {size:,} positions again: the dataset holds {len(data.train):,} to train on")
             continue
+        done.add(size)
         for variant in variants:
             runs.append(run(variant, size, data, args.steps, args.eval_every, args.seed))
     text = table(runs)

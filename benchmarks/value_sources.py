@@ -1,6 +1,6 @@
 """What exact value targets buy: a value head trained on the solver's labels, scored against perfect play.
 
-    python -m training.solved_positions build runs/solved --positions 100000   # the labels (about 30 min a core)
+    trinity dataset build runs/solved --positions 100000   # the labels
     python -m benchmarks.value_sources --dataset runs/solved                   # both networks, printed
     python -m benchmarks.value_sources --dataset runs/solved --write           # ... and docs/alphazero/value_sources.*
 
@@ -25,9 +25,9 @@ import numpy as np
 import torch
 
 from benchmarks import load_average
-from training.solved_positions import load
 from trinity_env.agents.az import make_network, numpy_evaluator
 from trinity_env.evaluation.accuracy import DEFAULT_SET, load_set, score_network
+from trinity_env.evaluation.solved_positions import load
 
 from .networks import NETWORKS
 
@@ -72,7 +72,7 @@ def sign_shares(scores) -> dict:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dataset", required=True, help="a folder built by training.solved_positions")
+    parser.add_argument("--dataset", required=True, help="a folder built by trinity dataset build")
     parser.add_argument("--steps", type=int, default=4000, help="learner steps a network (batch 256)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--write", action="store_true", help="write docs/alphazero/value_sources.md and .json")

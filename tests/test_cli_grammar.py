@@ -65,6 +65,7 @@ BAD = {
     "review": ["{tmp}/missing.json"],
     "puzzles": ["--score", "{tmp}/missing.jsonl", "--agents", "random"],
     "accuracy": ["--agents", "nobody"],
+    "dataset": ["build", "{tmp}/d", "--shards", "1", "--agent", "nobody"],
     "serve": ["--port", "0"],
     "prepare": ["--jobs", "0"],
 }  # fmt: skip

@@ -16,9 +16,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from training import solved_positions as sp
 from trinity_env.agents.spec import make
+from trinity_env.cli import main as trinity
 from trinity_env.core import ArgumentError
+from trinity_env.evaluation import solved_build as sb
+from trinity_env.evaluation import solved_positions as sp
 from trinity_env.search.solver import Solver
 from trinity_env.spec.observation import observation_dict
 
@@ -44,7 +46,7 @@ def files(directory: Path) -> dict[str, bytes]:
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> Path:
     directory = tmp_path_factory.mktemp("dataset") / "two"
-    sp.build(directory, 2, **SMALL)
+    sb.build(directory, 2, **SMALL)
     return directory
 
 
@@ -89,7 +91,7 @@ def test_the_policy_range_defaults_to_the_cheap_counts(empty, policy, expected):
 
 def test_a_policy_range_outside_the_empty_range_is_refused(tmp_path):
     with pytest.raises(ArgumentError, match="must lie within the empty tiles 4-8"):
-        sp.build(tmp_path / "never", 1, **dict(SMALL, policy_empty=(8, 9)))
+        sb.build(tmp_path / "never", 1, **dict(SMALL, policy_empty=(8, 9)))
     assert not (tmp_path / "never").exists()
 
 
@@ -99,7 +101,7 @@ def test_rows_are_the_games_positions_in_play_order(built):
     agent = make(SMALL["agent"])
     rows = 0
     for game in range(2 * SMALL["games_per_shard"]):
-        states = sp.game_positions(agent, SMALL["seed"], game, SMALL["empty"])
+        states = sb.game_positions(agent, SMALL["seed"], game, SMALL["empty"])
         mine = np.flatnonzero(data.game == game)
         assert len(mine) == len(states)
         for row, state in zip(mine, states):
@@ -114,17 +116,17 @@ def test_rows_are_the_games_positions_in_play_order(built):
 
 def test_a_rebuild_is_byte_identical(built, tmp_path):
     again = tmp_path / "again"
-    sp.build(again, 2, **SMALL)
+    sb.build(again, 2, **SMALL)
     assert files(again) == files(built)
     # disjoint ranges in any order (two builders) make the same folder
     split = tmp_path / "split"
-    sp.build(split, (1, 1), **SMALL)
-    sp.build(split, (0, 0), **SMALL)
+    sb.build(split, (1, 1), **SMALL)
+    sb.build(split, (0, 0), **SMALL)
     assert files(split) == files(built)
 
 
 def test_an_interrupted_build_resumes_to_the_same_dataset(built, tmp_path, monkeypatch):
-    real = sp.build_shard
+    real = sb.build_shard
     calls = []
 
     def interrupted(*args, **kwargs):
@@ -133,35 +135,35 @@ def test_an_interrupted_build_resumes_to_the_same_dataset(built, tmp_path, monke
             raise KeyboardInterrupt
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(sp, "build_shard", interrupted)
+    monkeypatch.setattr(sb, "build_shard", interrupted)
     directory = tmp_path / "resumed"
     with pytest.raises(KeyboardInterrupt):
-        sp.build(directory, 2, **SMALL)
+        sb.build(directory, 2, **SMALL)
     assert sorted(sp.read_manifest(directory)["shards"]) == ["shard-00000.npz"]
     assert sorted(p.name for p in directory.iterdir()) == ["manifest.json", "shard-00000.npz"]
-    monkeypatch.setattr(sp, "build_shard", real)
-    report = sp.build(directory, 2, **SMALL)
+    monkeypatch.setattr(sb, "build_shard", real)
+    report = sb.build(directory, 2, **SMALL)
     assert (report.skipped, report.built) == ([0], [1])
     assert files(directory) == files(built)
     # a positions budget counts the shards already there
-    assert sp.build(directory, positions=1, **SMALL).built == []
+    assert sb.build(directory, positions=1, **SMALL).built == []
 
 
 def test_a_damaged_shard_is_rebuilt_by_the_builder(built, tmp_path):
     directory = tmp_path / "repair"
-    sp.build(directory, 2, **SMALL)
+    sb.build(directory, 2, **SMALL)
     shard = directory / "shard-00001.npz"
     shard.write_bytes(shard.read_bytes()[:-10])
-    report = sp.build(directory, 2, **SMALL)
+    report = sb.build(directory, 2, **SMALL)
     assert (report.skipped, report.built) == ([0], [1])
     assert files(directory) == files(built)
 
 
 def test_a_folder_built_otherwise_is_refused(built, tmp_path):
     directory = tmp_path / "other"
-    sp.build(directory, 1, **SMALL)
+    sb.build(directory, 1, **SMALL)
     with pytest.raises(sp.DatasetError, match="built with agent mcts:16, seed 5, 4-8 empty"):
-        sp.build(directory, 1, **dict(SMALL, seed=6))
+        sb.build(directory, 1, **dict(SMALL, seed=6))
 
 
 # ---------------------------------------------------------------------- damaged files
@@ -303,7 +305,7 @@ def test_a_damaged_shard_is_refused_naming_the_file(built, tmp_path, kind):
         sp.load(directory)
     message = str(caught.value)
     assert "shard-00001.npz" in message and "\n" not in message, message
-    assert sp.main(["info", str(directory)]) == 2
+    assert trinity(["dataset", "info", str(directory)]) == 2
 
 
 def test_a_damaged_manifest_is_refused(built, tmp_path):
@@ -341,22 +343,22 @@ def test_loading_is_bounded_before_any_shard_is_read(built):
 
 
 @pytest.mark.parametrize("call, problem", [
-    (lambda d: sp.build(d, "3"), "shards must be a whole number"),
-    (lambda d: sp.build(d, -1), "shards must be a whole number"),
-    (lambda d: sp.build(d, 2.0), "shards must be a whole number"),
-    (lambda d: sp.build(d, (3, 1)), "lower number to a higher"),
-    (lambda d: sp.build(d), "give a budget"),
-    (lambda d: sp.build(d, 1, positions=5), "give a budget"),
-    (lambda d: sp.build(d, positions=0), "positions must be"),
-    (lambda d: sp.build(d, 1, empty=(0, 3)), "within 1-14"),
-    (lambda d: sp.build(d, 1, empty=(5, 15)), "within 1-14"),
-    (lambda d: sp.build(d, 1, empty=(8, 4)), "within 1-14"),
-    (lambda d: sp.build(d, 1, seed=-1), "seed must be"),
-    (lambda d: sp.build(d, 1, seed=1.5), "seed must be"),
-    (lambda d: sp.build(d, 1, games_per_shard=0), "games_per_shard must be"),
-    (lambda d: sp.build(d, 1, agent="nope"), "nope"),
-    (lambda d: sp.build(d, 1, policy_empty=(3, 4)), "must lie within"),
-    (lambda d: sp.build(d, 1, policy_empty="all"), "within 1-14"),
+    (lambda d: sb.build(d, "3"), "shards must be a whole number"),
+    (lambda d: sb.build(d, -1), "shards must be a whole number"),
+    (lambda d: sb.build(d, 2.0), "shards must be a whole number"),
+    (lambda d: sb.build(d, (3, 1)), "lower number to a higher"),
+    (lambda d: sb.build(d), "give a budget"),
+    (lambda d: sb.build(d, 1, positions=5), "give a budget"),
+    (lambda d: sb.build(d, positions=0), "positions must be"),
+    (lambda d: sb.build(d, 1, empty=(0, 3)), "within 1-14"),
+    (lambda d: sb.build(d, 1, empty=(5, 15)), "within 1-14"),
+    (lambda d: sb.build(d, 1, empty=(8, 4)), "within 1-14"),
+    (lambda d: sb.build(d, 1, seed=-1), "seed must be"),
+    (lambda d: sb.build(d, 1, seed=1.5), "seed must be"),
+    (lambda d: sb.build(d, 1, games_per_shard=0), "games_per_shard must be"),
+    (lambda d: sb.build(d, 1, agent="nope"), "nope"),
+    (lambda d: sb.build(d, 1, policy_empty=(3, 4)), "must lie within"),
+    (lambda d: sb.build(d, 1, policy_empty="all"), "within 1-14"),
 ])  # fmt: skip
 def test_bad_arguments_raise_one_line(tmp_path, call, problem):
     with pytest.raises((ArgumentError, ValueError), match=problem) as caught:
@@ -378,9 +380,9 @@ def test_bad_arguments_raise_one_line(tmp_path, call, problem):
 ])  # fmt: skip
 def test_the_command_line_says_bad_input_in_one_line(tmp_path, monkeypatch, capsys, argv):
     monkeypatch.chdir(tmp_path)
-    assert sp.main(argv) == 2
+    assert trinity(["dataset", *argv]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and err.startswith("solved_positions: "), err
+    assert err.count("\n") == 1 and err.startswith("trinity dataset"), err
     assert not (tmp_path / "D").exists()
 
 
@@ -388,15 +390,16 @@ def test_the_command_line_builds_resumes_and_reports(built, tmp_path, capsys):
     directory = tmp_path / "cli"
     argv = ["build", str(directory), "--agent", "mcts:16", "--seed", "5", "--empty", "4-8", "--games-per-shard", "3",
             "--policy-empty", "5-7"]  # fmt: skip
-    assert sp.main([*argv, "--shards", "0-1", "--quiet"]) == 0
+    assert trinity(["dataset", *argv, "--shards", "0-1", "--quiet"]) == 0
     assert "built 2 shard(s)" in capsys.readouterr().out
-    assert sp.main([*argv, "--shards", "2", "--quiet"]) == 0
+    assert trinity(["dataset", *argv, "--shards", "2", "--quiet"]) == 0
     assert "built 0 shard(s)" in capsys.readouterr().out
     assert files(directory) == files(built)
-    assert sp.main(["info", str(directory), "--json"]) == 0
-    info = json.loads(capsys.readouterr().out)
+    assert trinity(["dataset", "info", str(directory), "--json", str(tmp_path / "info.json")]) == 0
+    capsys.readouterr()
+    info = json.loads((tmp_path / "info.json").read_text())
     assert info["positions"] == len(sp.load(built)) and info["shards"] == 2 and info["games"] == 6
-    assert sp.main(["info", str(directory)]) == 0
+    assert trinity(["dataset", "info", str(directory)]) == 0
     assert "all checked" in capsys.readouterr().out
 
 
@@ -438,7 +441,7 @@ def test_a_background_build_stops_on_ctrl_c_and_sigterm_keeping_its_shards(tmp_p
     """A shell's background job starts with SIGINT ignored: the builder still stops on it (and on SIGTERM),
     says so in one line, and keeps every finished shard; the same command resumes."""
     directory = tmp_path / "stopped"
-    argv = [sys.executable, "-m", "training.solved_positions", "build", str(directory), "--shards", "0-999",
+    argv = [sys.executable, "-m", "trinity_env.cli", "dataset", "build", str(directory), "--shards", "0-999",
             "--agent", "mcts:16", "--empty", "4-8", "--games-per-shard", "1", "--quiet"]  # fmt: skip
     process = subprocess.Popen(argv, cwd=ROOT, stderr=subprocess.PIPE, text=True,
                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))  # fmt: skip

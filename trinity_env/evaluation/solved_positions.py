@@ -1,29 +1,16 @@
-"""A dataset of solved positions: open-hand play-phase positions from self-play, each with its exact value.
-
-For supervised pre-training of a value head (and mixing into self-play): positions of games
-of one agent against itself on dealt hands (``mcts:200`` by default), every position from
-``empty[1]`` down to ``empty[0]`` empty tiles (4-10 by default) in which the mover has a move,
-each labelled by the exact solver with its value for the player to move (1, 0 or -1). The
-hands are open (both known), so the label is the value of the position the network sees.
-docs/dataset.md describes the format; in short:
+"""A dataset of solved positions: open-hand play-phase positions from self-play, each with its exact value and,
+where recorded, every move that keeps it. The format, and reading it; ``solved_build`` builds one and
+``trinity dataset`` is its command line (docs/dataset.md).
 
 - ``DIR/shard-NNNNN.npz``: shard ``k`` holds the positions of games ``k * games_per_shard`` to
   ``(k + 1) * games_per_shard - 1``, in game order and play order: the fast engine's ``Batch``
   arrays (``decks``, ``status``, ``sides``, ``owner``, ``marks``, ``info``; see
-  ``trinity_env/fast/layout.py``), ``value`` (int8), ``empty`` (int8, empty tiles) and ``game``
-  (int32, the game's index). A zip of ``.npy`` members (what ``np.savez_compressed`` writes),
-  written with fixed timestamps so that a rebuild is byte for byte the same file.
-- ``DIR/manifest.json``: the format and version, the build's parameters and, per shard, its
-  positions and the sha256 of its file and of its arrays.
-
-Game ``k`` depends on the agent, the seed and ``k`` alone (its random stream is drawn from the
-three; a stream of its own, so that the dataset never replays the accuracy set's games, which
-``trinity_env.evaluation.accuracy`` seeds from ``seed * 1_000_003 + k``), so shard ``k``
-depends on the build's parameters and ``k`` alone: shards can be built in any order, by
-several processes on disjoint ranges, and an interrupted build resumes where it stopped.
-Each shard is written to a temporary file in ``DIR`` and renamed into place, then entered in
-the manifest (under a lock, so two builders in one folder do not lose each other's entries):
-Ctrl-C or a kill keeps every finished shard.
+  ``trinity_env/fast/layout.py``), ``value`` (int8, for the player to move), ``best`` (uint8 [32], the
+  value-keeping actions packed; zeros where not recorded), ``empty`` (int8, empty tiles) and ``game`` (int32,
+  the game's index). A zip of ``.npy`` members (what ``np.savez_compressed`` writes), written with fixed
+  timestamps so that a rebuild is byte for byte the same file.
+- ``DIR/manifest.json``: the format and version, the build's parameters (the agent and the sha256 of the files it
+  reads) and, per shard, its positions and the sha256 of its file and of its arrays.
 
 ``load(DIR)`` checks everything before use and trusts no size a file declares: the manifest's
 fields and shard names, each shard's sha256, its zip members (exactly the expected names, each
@@ -31,42 +18,31 @@ no larger than the manifest's count of positions needs), each member's ``.npy`` 
 shape) before its data is read, and every value range the kernels index with. Files are read
 with ``np.load(allow_pickle=False)`` only. ``SolvedPositions.training_arrays()`` gives the
 network's inputs and targets: the mover's open-hand observations (int8 [N, 339], what the AEC
-env encodes), legal-action masks (int8 [N, 256]) and values (float32 [N]).
-
-The command line: ``python -m training.solved_positions build DIR --shards N`` (or ``A-B``, or
-``--positions P``) and ``python -m training.solved_positions info DIR``.
+env encodes), legal-action masks (int8 [N, 256]) and values (float32 [N]); ``best_masks()`` the
+policy targets.
 """
 
 from __future__ import annotations
 
-import argparse
-import contextlib
 import hashlib
 import io
 import json
-import os
-import random
 import re
-import signal
-import sys
-import threading
-import time
 import zipfile
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from trinity_env.arguments import OneLineParser, UsageError, empty_range, whole_number
 from trinity_env.core import ArgumentError, GameState, TrinityError
 from trinity_env.core.files import MAX_DOCUMENT_BYTES, open_regular, parse_json, read_text
 from trinity_env.core.rules import IN_HAND, PLAYED, UNPICKED
 from trinity_env.core.writes import write_bytes
 from trinity_env.fast import kernels
-from trinity_env.fast.convert import from_states, read_state
+from trinity_env.fast.convert import read_state
 from trinity_env.fast.layout import (
     ABSENT,
     DECK_SIZE,
@@ -168,112 +144,11 @@ def check_policy_empty(policy_empty: object, empty: tuple[int, int]) -> tuple[in
     return low, high
 
 
-def check_build(agent: str, seed: int, empty: tuple[int, int], games_per_shard: int) -> tuple[int, int]:
-    """Bad build arguments raise ``ArgumentError`` here (one line), before any game is played."""
-    if not isinstance(agent, str) or not agent:
-        raise ArgumentError(f"agent must be an agent spec such as 'mcts:200', got {agent!r}")
-    _whole("seed", seed, 0, MAX_SEED)
-    _whole("games_per_shard", games_per_shard, 1, MAX_GAMES_PER_SHARD)
-    from trinity_env.agents.spec import AgentSpec
-
-    AgentSpec.parse(agent)
-    return check_empty(empty)
-
-
-def shard_range(shards: object) -> range:
-    """``N`` (shards 0 to N-1), ``(A, B)`` (shards A to B, both included) or a ``range``, checked."""
-    if isinstance(shards, range):
-        low, high = shards.start, shards.stop - 1
-        if shards.step != 1:
-            raise ArgumentError(f"shards must be a range with step 1, got {shards!r}")
-    elif isinstance(shards, (tuple, list)) and len(shards) == 2:
-        low, high = shards
-    else:
-        low, high = 0, _whole("shards", shards, 1, MAX_SHARDS) - 1
-    _whole("first shard", low, 0, MAX_SHARDS - 1)
-    _whole("last shard", high, 0, MAX_SHARDS - 1)
-    if low > high:
-        raise ArgumentError(f"shards must run from a lower number to a higher one, got {low}-{high}")
-    return range(low, high + 1)
-
-
 def shard_name(index: int) -> str:
     return f"shard-{index:05d}.npz"
 
 
-# ---------------------------------------------------------------------- building
-
-
-def game_seed(seed: int, game: int) -> random.Random:
-    """Game ``game``'s random stream: its deal, first mover and the agent's seed come from it alone."""
-    return random.Random(f"{FORMAT}/{seed}/{game}")
-
-
-def game_positions(agent, seed: int, game: int, empty: tuple[int, int]) -> list[GameState]:
-    """The positions of game ``game`` of ``agent`` against itself (open hands, dealt hands) with
-    ``empty[1]`` down to ``empty[0]`` empty tiles in which the mover has a move, in play order
-    (``accuracy.self_play_positions`` on this dataset's own game seeds)."""
-    from trinity_env.evaluation.accuracy import self_play_positions
-
-    return list(self_play_positions(agent, game_seed(seed, game), empty).values())
-
-
-def best_actions(state: GameState, best_moves: Sequence[tuple[str, int]]) -> np.ndarray:
-    """The packed 256-action mask (uint8 [32], bit ``a % 8`` of byte ``a // 8``) of the mover's legal actions
-    that play one of ``best_moves`` (``(card, tile)`` pairs): every copy of an identical card counts."""
-    wanted = set(best_moves)
-    deck = state.decks[state.to_move]
-    mask = np.zeros(ACTIONS, np.uint8)
-    for action in state.legal_actions():
-        card, tile = divmod(action - 16, TILES)
-        if (deck[card].notation, tile) in wanted:
-            mask[action] = 1
-    return np.packbits(mask, bitorder="little")
-
-
-def label(solver, state: GameState, policy_empty: tuple[int, int] | None) -> tuple[int, np.ndarray]:
-    """The exact value of ``state`` for its mover and, where its empty tiles lie in ``policy_empty``, the packed
-    mask of every action that keeps it (``best_actions``; zeros elsewhere)."""
-    count = len(state.empty_tiles())
-    if policy_empty is not None and policy_empty[0] <= count <= policy_empty[1]:
-        solution = solver.solve(state)
-        return solution.value, best_actions(state, solution.best_moves)
-    return solver.value(state), np.zeros(ACTIONS // 8, np.uint8)
-
-
-def build_shard(
-    index: int,
-    agent,
-    solver,
-    seed: int,
-    empty: tuple[int, int],
-    games_per_shard: int,
-    on_game=None,
-    policy_empty: tuple[int, int] | None = None,
-) -> dict[str, np.ndarray]:
-    """Shard ``index``'s arrays: its games played by ``agent`` (an ``Agent``), every position solved; where
-    its empty tiles lie in ``policy_empty``, every move that keeps the value recorded too (``best``)."""
-    states: list[GameState] = []
-    values: list[int] = []
-    best: list[np.ndarray] = []
-    games: list[int] = []
-    first = index * games_per_shard
-    for game in range(first, first + games_per_shard):
-        for state in game_positions(agent, seed, game, empty):
-            value, moves = label(solver, state, policy_empty)
-            values.append(value)
-            best.append(moves)
-            states.append(state)
-            games.append(game)
-        if on_game is not None:
-            on_game(len(states))
-    batch = from_states(states) if states else Batch.empty(0)
-    arrays = {name: getattr(batch, name) for name in BATCH_ARRAYS}
-    arrays["value"] = np.array(values, np.int8)
-    arrays["best"] = np.array(best, np.uint8).reshape(len(best), ACTIONS // 8)
-    arrays["empty"] = (batch.owner == -1).sum(axis=1).astype(np.int8)
-    arrays["game"] = np.array(games, "<i4")
-    return arrays
+# ---------------------------------------------------------------------- shards and the manifest
 
 
 def arrays_sha256(arrays: dict[str, np.ndarray]) -> str:
@@ -309,32 +184,6 @@ def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-@contextlib.contextmanager
-def _locked(directory: Path) -> Iterator[None]:
-    """The manifest's lock: POSIX ``flock`` on the folder itself (no lock file left behind); elsewhere none,
-    one builder a folder."""
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - not POSIX
-        yield
-        return
-    descriptor = os.open(directory, os.O_RDONLY)
-    try:
-        fcntl.flock(descriptor, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(descriptor)  # closing releases the lock
-
-
-def _header(agent: str, seed: int, empty: tuple[int, int], games_per_shard: int,
-            policy_empty: tuple[int, int] | None, agent_sha256: str | None) -> dict[str, Any]:  # fmt: skip
-    return {"format": FORMAT, "version": VERSION, "agent": agent, "agent_sha256": agent_sha256, "seed": seed,
-            "empty": list(empty), "policy_empty": None if policy_empty is None else list(policy_empty),
-            "games_per_shard": games_per_shard, "draft": "dealt", "open_hands": True,
-            "arrays": {name: {"dtype": dtype.str, "row": list(shape)} for name, (dtype, shape) in ARRAYS.items()},
-            "shards": {}}  # fmt: skip
-
-
 def manifest_text(manifest: dict[str, Any]) -> str:
     """The manifest as written: a field a line, an array or a shard a line, shards in order."""
     lines = [
@@ -354,143 +203,6 @@ def manifest_text(manifest: dict[str, Any]) -> str:
 
 def _write_manifest(directory: Path, manifest: dict[str, Any]) -> None:
     write_bytes(directory / MANIFEST, manifest_text(manifest).encode())
-
-
-def _describe(manifest: dict[str, Any]) -> str:
-    low, high = manifest["empty"]
-    policy = manifest["policy_empty"]
-    moves = "no best moves" if policy is None else f"best moves at {policy[0]}-{policy[1]} empty"
-    files = "" if manifest["agent_sha256"] is None else f" (files sha256 {manifest['agent_sha256'][:12]})"
-    return (f"agent {manifest['agent']}{files}, seed {manifest['seed']}, {low}-{high} empty, {moves}, "
-            f"{manifest['games_per_shard']} games a shard")  # fmt: skip
-
-
-@dataclass
-class BuildReport:
-    """What a build did: shards built and skipped (already complete), positions in them, seconds spent."""
-
-    built: list[int]
-    skipped: list[int]
-    positions_built: int
-    positions_total: int
-    seconds: float
-
-
-def build(
-    directory: str | Path,
-    shards: int | tuple[int, int] | range | None = None,
-    *,
-    positions: int | None = None,
-    agent: str = DEFAULT_AGENT,
-    seed: int = 0,
-    empty: tuple[int, int] = DEFAULT_EMPTY,
-    games_per_shard: int = DEFAULT_GAMES_PER_SHARD,
-    policy_empty: tuple[int, int] | str | None = "auto",
-    progress: bool = False,
-) -> BuildReport:
-    """Build (or complete) the dataset in ``directory``: the ``shards`` given (``N``: 0 to N-1; ``(A, B)``:
-    A to B), or shards from 0 on until the folder holds ``positions`` positions. ``policy_empty``: the empty
-    tiles (within ``empty``) at which every value-keeping move is recorded too, or ``None``.
-
-    A shard already in the manifest whose file has the manifest's sha256 is kept; any other is
-    (re)built. A folder with a manifest must come from a build with the same parameters. Ctrl-C
-    (``KeyboardInterrupt``) stops between or inside shards: every finished shard stays.
-    """
-    empty = check_build(agent, seed, empty, games_per_shard)
-    policy_empty = check_policy_empty(policy_empty, empty)
-    if (shards is None) == (positions is None):
-        raise ArgumentError("give a budget: shards (N or A-B) or positions, not both and not neither")
-    wanted = shard_range(shards) if shards is not None else range(0, MAX_SHARDS)
-    if positions is not None:
-        _whole("positions", positions, 1, MAX_SHARDS * games_per_shard * (empty[1] - empty[0] + 1))
-    directory = Path(directory)
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-    except OSError as err:
-        raise ArgumentError(f"{directory}: cannot make the folder ({err.strerror or err})") from None
-    if not directory.is_dir():
-        raise ArgumentError(f"{directory}: not a folder")
-    from trinity_env.agents.registry import spec_sha256
-
-    header = _header(agent, seed, empty, games_per_shard, policy_empty, spec_sha256(agent))
-    with _locked(directory):
-        if (directory / MANIFEST).exists():
-            manifest = read_manifest(directory)
-            mine = {k: v for k, v in header.items() if k != "shards"}
-            if {k: manifest.get(k) for k in mine} != mine:
-                raise DatasetError(f"{directory}: built with {_describe(manifest)}, not {_describe(header)}; "
-                                   "give another folder to build a different dataset")  # fmt: skip
-        else:
-            manifest = header
-            _write_manifest(directory, manifest)
-
-    from trinity_env.agents.spec import make
-    from trinity_env.search.solver import Solver
-
-    player = make(agent)
-    if spec_sha256(agent) != header["agent_sha256"]:  # replaced between the hash above and the read just now
-        raise DatasetError(f"the files of agent {agent} changed while it was being loaded; run the build again")
-    solver = Solver()
-    start = time.perf_counter()
-    built: list[int] = []
-    skipped: list[int] = []
-    made = 0
-    bar = None
-    if progress:
-        from tqdm import tqdm
-
-        total = None if positions is not None else len(wanted) * games_per_shard
-        bar = tqdm(total=total, desc="games", unit="game", dynamic_ncols=True)
-    try:
-        held = 0  # positions in shards 0..k-1 (for a positions budget)
-        for index in wanted:
-            if positions is not None and held >= positions:
-                break
-            name = shard_name(index)
-            manifest = read_manifest(directory)  # what other builders of this folder finished counts too
-            entry = _complete(directory, name, manifest)
-            if entry is not None:
-                skipped.append(index)
-                held += entry["positions"]
-                if bar is not None:
-                    bar.update(games_per_shard)
-                continue
-
-            def on_game(count: int, index: int = index, before: int = made) -> None:
-                if bar is not None:
-                    bar.update(1)
-                    bar.set_postfix(shard=index, positions=before + count, refresh=False)
-
-            arrays = build_shard(index, player, solver, seed, empty, games_per_shard, on_game, policy_empty)
-            data = shard_bytes(arrays)
-            write_bytes(directory / name, data)
-            entry = {"games": [index * games_per_shard, (index + 1) * games_per_shard],
-                     "positions": int(arrays["value"].shape[0]), "bytes": len(data), "sha256": _sha256(data),
-                     "arrays_sha256": arrays_sha256(arrays)}  # fmt: skip
-            with _locked(directory):  # another builder may have added shards since: merge into the file's manifest
-                manifest = read_manifest(directory)
-                manifest["shards"][name] = entry
-                _write_manifest(directory, manifest)
-            built.append(index)
-            made += entry["positions"]
-            held += entry["positions"]
-    finally:
-        if bar is not None:
-            bar.close()
-    total_positions = sum(e["positions"] for e in manifest["shards"].values())
-    return BuildReport(built, skipped, made, total_positions, time.perf_counter() - start)
-
-
-def _complete(directory: Path, name: str, manifest: dict[str, Any]) -> dict[str, Any] | None:
-    """The manifest's entry for ``name`` if the file is there with the manifest's sha256, else ``None``."""
-    entry = manifest["shards"].get(name)
-    if entry is None:
-        return None
-    try:
-        data = _read_file(directory / name, entry["bytes"])
-    except (DatasetError, OSError):
-        return None
-    return entry if _sha256(data) == entry["sha256"] else None
 
 
 # ---------------------------------------------------------------------- the manifest
@@ -794,127 +506,3 @@ def summary(directory: str | Path) -> dict[str, Any]:
             "bytes_per_position": size / positions if positions else None,
             "by_empty": {str(c): {"win": w, "draw": d, "loss": loss}
                          for c, (w, d, loss) in sorted(by_count.items())}}  # fmt: skip
-
-
-def _ranges(indices: Sequence[int]) -> str:
-    parts: list[str] = []
-    for i in indices:
-        if parts and parts[-1][1] == i - 1:
-            parts[-1][1] = i
-        else:
-            parts.append([i, i])
-    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in parts) or "none"
-
-
-def _print_summary(directory: str, info: dict[str, Any]) -> None:
-    per = info["bytes_per_position"]
-    low, high = info["empty"]
-    print(f"{directory}: {info['positions']} positions from {info['games']} games of {info['agent']} "
-          f"(seed {info['seed']}, {low}-{high} empty, {info['games_per_shard']} games a shard)")  # fmt: skip
-    print(f"shards: {info['shards']} ({_ranges(info['shard_indices'])}), all checked; "
-          f"{info['bytes']} bytes on disk" + (f", {per:.1f} a position" if per else ""))  # fmt: skip
-    print("empty  positions   win  draw  loss")
-    for count, row in info["by_empty"].items():
-        total = row["win"] + row["draw"] + row["loss"]
-        shares = " ".join(f"{row[key] / total:5.1%}" for key in ("win", "draw", "loss"))
-        print(f"{count:>5}  {total:>9}  {shares}")
-
-
-# ---------------------------------------------------------------------- command line
-
-
-def _shards_argument(text: str) -> int | tuple[int, int]:
-    match = re.fullmatch(r"([0-9]{1,6})(?:-([0-9]{1,6}))?", text)
-    if match is None or (match[2] is None and not 1 <= int(match[1]) <= MAX_SHARDS):
-        raise argparse.ArgumentTypeError(f"expected N (shards 0 to N-1) or A-B (shards A to B), got {text!r}")
-    if match[2] is None:
-        return int(match[1])
-    low, high = int(match[1]), int(match[2])
-    if not low <= high < MAX_SHARDS:
-        raise argparse.ArgumentTypeError(f"expected A-B with A <= B < {MAX_SHARDS}, got {text!r}")
-    return low, high
-
-
-def _policy_argument(text: str) -> tuple[int, int] | str | None:
-    return None if text == "none" else text if text == "auto" else empty_range(text)
-
-
-def parser() -> argparse.ArgumentParser:
-    top = OneLineParser(prog="python -m training.solved_positions", description=__doc__.split("\n")[0])
-    commands = top.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
-    make = commands.add_parser("build", help="build shards (skipping finished ones): deterministic and resumable")
-    make.add_argument("directory", metavar="DIR")
-    budget = make.add_mutually_exclusive_group(required=True)
-    budget.add_argument("--shards", type=_shards_argument, help="N (shards 0 to N-1) or A-B (shards A to B)")
-    budget.add_argument(
-        "--positions", type=whole_number(1, 10**12), help="shards from 0 until the folder holds P positions"
-    )
-    make.add_argument("--agent", default=DEFAULT_AGENT, help=f"self-play agent spec (default {DEFAULT_AGENT})")
-    make.add_argument("--seed", type=whole_number(0, MAX_SEED), default=0, help="the dataset's seed (default 0)")
-    make.add_argument("--empty", type=empty_range, default=DEFAULT_EMPTY,
-                      help="empty tiles, N or LOW-HIGH within 1-14 (default 4-10)")  # fmt: skip
-    make.add_argument("--games-per-shard", type=whole_number(1, MAX_GAMES_PER_SHARD), default=DEFAULT_GAMES_PER_SHARD,
-                      help=f"games in a shard (default {DEFAULT_GAMES_PER_SHARD})")  # fmt: skip
-    make.add_argument("--policy-empty", type=_policy_argument, default="auto",
-                      help="empty tiles, N or LOW-HIGH within --empty, at which every value-keeping move is recorded "
-                           f"too; 'none'; or 'auto' (the default: --empty up to {MOST_POLICY_EMPTY})")  # fmt: skip
-    make.add_argument("--quiet", action="store_true", help="no progress bar")
-    show = commands.add_parser("info", help="check every shard and say what the dataset holds")
-    show.add_argument("directory", metavar="DIR")
-    show.add_argument("--json", action="store_true", help="print the summary as JSON")
-    return top
-
-
-def _stop_on_signals() -> list[int]:
-    """Ctrl-C and SIGTERM both raise ``KeyboardInterrupt`` (a shell's background job inherits SIGINT ignored, and
-    SIGTERM would otherwise kill the build without a word); the list holds the signal that stopped it."""
-    stopped = [signal.SIGINT]
-
-    def stop(signum, frame) -> None:
-        stopped[0] = signum
-        raise KeyboardInterrupt
-
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGINT, stop)
-        signal.signal(signal.SIGTERM, stop)
-    return stopped
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """0, 2 for bad input (one line on stderr), 130 when interrupted by Ctrl-C and 143 by SIGTERM (finished shards
-    kept)."""
-    prog = "solved_positions"
-    try:
-        args, extra = parser().parse_known_args(argv)
-        if extra:
-            raise UsageError(prog, f"unrecognized arguments: {' '.join(extra)}")
-    except UsageError as err:
-        print(f"{prog}: {' '.join(err.message.split())}", file=sys.stderr)
-        return 2
-    stopped = _stop_on_signals() if args.command == "build" else [signal.SIGINT]
-    try:
-        if args.command == "build":
-            report = build(args.directory, args.shards, positions=args.positions, agent=args.agent, seed=args.seed,
-                           empty=args.empty, games_per_shard=args.games_per_shard,
-                           policy_empty=args.policy_empty, progress=not args.quiet)  # fmt: skip
-            rate = report.positions_built / report.seconds if report.seconds else 0.0
-            print(f"{args.directory}: built {len(report.built)} shard(s) ({report.positions_built} positions, "
-                  f"{report.seconds:.0f} s, {rate:.1f} positions/s), {len(report.skipped)} already complete; "
-                  f"{report.positions_total} positions in the folder")  # fmt: skip
-        else:
-            info = summary(args.directory)
-            if args.json:
-                print(json.dumps(info, indent=1))
-            else:
-                _print_summary(args.directory, info)
-    except KeyboardInterrupt:
-        print(f"{prog}: interrupted; finished shards are kept (run the same command to resume)", file=sys.stderr)
-        return 128 + int(stopped[0])
-    except (TrinityError, ValueError, OSError) as err:
-        print(f"{prog}: {' '.join(str(err).split())[:500]}", file=sys.stderr)
-        return 2
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
