@@ -264,5 +264,7 @@ def pool_markdown(pool: ReferencePool) -> str:
     levels = {spec: f"level:{level}" for level, spec in LADDER.items()}
     lines = [f"| level | agent | Elo ({pool.anchor} = 0) | 95% CI |", "|---|---|---|---|"]
     for agent, elo, (low, high) in zip(pool.agents, pool.elo, pool.elo_95):
-        lines.append(f"| {levels.get(agent, '')} | `{agent}` | {elo:+.0f} | [{low:+.0f}, {high:+.0f}] |")
+        interval = "the anchor" if agent == pool.anchor else f"[{low:+.0f}, {high:+.0f}]"
+        lines.append(f"| {levels.get(agent, '')} | `{agent}` | {'0' if agent == pool.anchor else f'{elo:+.0f}'} "
+                     f"| {interval} |")  # fmt: skip
     return "\n".join(lines)
