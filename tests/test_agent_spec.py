@@ -143,3 +143,18 @@ def test_an_onnx_policy_is_named_by_onnx_path_and_plays_in_the_arena(tmp_path):
                          (f"onnx:{path},threads=0", "threads must be a whole number")]:  # fmt: skip
         with pytest.raises((registry.AgentSpecError, CheckpointError), match=problem):
             AgentSpec.parse(bad)
+
+
+def test_outside_code_by_import_path_runs_only_when_allowed_and_rebuilds_in_workers():
+    text = "py:trinity_env.agents.baselines:GreedyAgent"
+    with pytest.raises(registry.AgentSpecError, match="--allow-code"):
+        AgentSpec.parse(text)
+    spec = AgentSpec.parse(text, allow_code=True)
+    assert spec.allow_code and spec.build().name == text
+    forged = AgentSpec(text, "py", ("trinity_env.agents.baselines:GreedyAgent",))  # built by hand, not allowed
+    with pytest.raises(registry.AgentSpecError, match="not allowed"):
+        forged.build()
+    from trinity_env.evaluation.arena import round_robin
+
+    result = round_robin([spec, "greedy"], 20, seed=0, workers=2, progress=False)  # workers import it by its path
+    assert result.agents == [text, "greedy"] and result.games[0, 1] == 20

@@ -363,6 +363,9 @@ def spec_files(spec: str) -> list[Path] | None:
     name, _, rest = text.partition(":")
     if name in shipped():  # ppo-standard and az-standard (whatever their arguments)
         return [SHIPPED_DIR / f"{name}.pt"]
+    if name == "onnx":  # onnx:PATH,threads=N
+        args, _ = _arguments(rest)
+        return [Path(args[0])] if args else None
     if name != "az":
         return None
     args, _ = _arguments(rest)

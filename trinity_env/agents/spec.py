@@ -20,6 +20,7 @@ an ``AgentSpec``, or a value that wraps a policy that no text names (``player``)
 from __future__ import annotations
 
 import inspect
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, runtime_checkable
@@ -34,6 +35,10 @@ from trinity_env.core.files import short
 
 MAX_SPEC_CHARACTERS = 1000
 """The longest spec text: a path and a few arguments fit many times over."""
+CODE_PREFIX = "py:"
+"""``py:package.module:factory`` names outside code: a factory returning an ``Agent`` or a policy function. It
+runs when built, so ``parse`` refuses it unless ``allow_code`` (the command line's ``--allow-code``)."""
+CODE_TARGET = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*")
 MAX_ONNX_THREADS = 64
 """The most threads of an ``onnx:`` policy's session (``onnx_policy.MAX_THREADS``; checked there too)."""
 
@@ -126,9 +131,11 @@ class AgentSpec:
     args: tuple[str, ...] = ()
     keywords: tuple[tuple[str, str], ...] = ()
     path: str | None = None
+    allow_code: bool = False
+    """Whether building it may import and run outside code (``py:``): set only by ``parse(..., allow_code=True)``."""
 
     @classmethod
-    def parse(cls, text: object) -> AgentSpec:
+    def parse(cls, text: object, *, allow_code: bool = False) -> AgentSpec:
         """``text`` checked and parsed; one ``AgentSpecError`` line if bad (``CheckpointError`` naming a file that
         is not there).
         An ``AgentSpec`` is returned as it is."""
@@ -139,6 +146,8 @@ class AgentSpec:
         text = text.strip()
         if len(text) > MAX_SPEC_CHARACTERS:
             raise registry.AgentSpecError(f"an agent spec is at most {MAX_SPEC_CHARACTERS} characters, got {len(text)}")
+        if text.startswith(CODE_PREFIX):
+            return cls._code(text, allow_code)
         if registry.names_path(text):
             target = registry._path_target(text)  # refuses a NUL, a pipe, a device or a socket without opening it
             if not target.exists():
@@ -164,6 +173,36 @@ class AgentSpec:
             path = str(registry.SHIPPED_DIR / f"{name}.pt")
         return cls(text, name, tuple(args), tuple(keywords.items()), path)
 
+    @classmethod
+    def _code(cls, text: str, allow_code: bool) -> AgentSpec:
+        target = text[len(CODE_PREFIX) :]
+        if not CODE_TARGET.fullmatch(target):
+            raise registry.AgentSpecError(f"{CODE_PREFIX} needs package.module:factory, got {short(text)}")
+        if not allow_code:
+            raise registry.AgentSpecError(
+                f"{short(text)} imports and runs outside code: allow it with --allow-code "
+                "(AgentSpec.parse(..., allow_code=True)), or export the policy to ONNX (onnx:PATH runs no code)"
+            )
+        return cls(text, CODE_PREFIX.rstrip(":"), (target,), allow_code=True)
+
+    def _build_code(self) -> Agent:
+        """``py:package.module:factory``: the module imported, ``factory()`` called; an ``Agent`` or a policy
+        function it returns (``policies.as_agent``)."""
+        import importlib
+
+        from trinity_env.agents.policies import as_agent
+
+        if not self.allow_code:
+            raise registry.AgentSpecError(f"{short(self.text)} runs outside code and was not allowed to")
+        module_name, _, factory_name = self.args[0].partition(":")
+        try:
+            factory = getattr(importlib.import_module(module_name), factory_name)
+        except (ImportError, AttributeError) as err:
+            raise registry.AgentSpecError(f"cannot load {short(self.text)}: {' '.join(str(err).split())}") from None
+        agent = as_agent(factory())
+        agent.name = self.text
+        return agent
+
     def __str__(self) -> str:
         return self.text
 
@@ -180,7 +219,9 @@ class AgentSpec:
         return _family(self.name)
 
     def build(self) -> Agent:
-        """A fresh agent (a checkpoint is read here, and only here)."""
+        """A fresh agent (a checkpoint is read here, and only here; outside code imported and run here)."""
+        if self.name == CODE_PREFIX.rstrip(":"):
+            return self._build_code()
         return registry.build(self)
 
     def sha256(self) -> str | None:
