@@ -66,6 +66,7 @@ BAD = {
     "puzzles": ["--score", "{tmp}/missing.jsonl", "--agents", "random"],
     "accuracy": ["--agents", "nobody"],
     "dataset": ["build", "{tmp}/d", "--shards", "1", "--agent", "nobody"],
+    "benchmark": ["nobody", "--out", "{tmp}/card"],
     "serve": ["--port", "0"],
     "prepare": ["--jobs", "0"],
 }  # fmt: skip

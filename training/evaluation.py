@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 
 from trinity_env.agents.base import Agent
-from trinity_env.agents.registry import make
+from trinity_env.agents.spec import make
 from trinity_env.core.writes import open_append, write_text
 from trinity_env.envs.config import make_config
 from trinity_env.evaluation.accuracy import score_network, validation_set

@@ -2,7 +2,8 @@
 
 ``trinity_env.env()`` is the PettingZoo AEC environment (``raw_env()`` without the
 standard wrappers); ``trinity_env.core`` holds the rules (``GameState``, cards, decks,
-replays) that everything else is built on.
+replays) that everything else is built on; ``trinity_env.benchmark(policy)`` measures any policy
+on the project's score card (``trinity_env.scorecard``).
 
 Importing the package is cheap: ``import trinity_env.core`` loads no gymnasium,
 pettingzoo, numba or torch. The envs load on first use of ``env``/``raw_env``, and
@@ -21,7 +22,12 @@ __version__ = "0.1.0"
 
 register_envs()
 
-_LAZY = {"env": "trinity_env.envs.aec", "raw_env": "trinity_env.envs.aec", "GameState": "trinity_env.core"}
+_LAZY = {
+    "env": "trinity_env.envs.aec",
+    "raw_env": "trinity_env.envs.aec",
+    "GameState": "trinity_env.core",
+    "benchmark": "trinity_env.scorecard",
+}
 
 
 def __getattr__(name: str) -> Any:
@@ -36,4 +42,4 @@ def __dir__() -> list[str]:
     return sorted([*globals(), *_LAZY])
 
 
-__all__ = ["ENV_ID", "GameState", "__version__", "env", "raw_env"]
+__all__ = ["ENV_ID", "GameState", "__version__", "benchmark", "env", "raw_env"]

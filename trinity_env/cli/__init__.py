@@ -6,9 +6,9 @@ result of an open-hand position as JSON; ``trinity arena`` plays a round robin; 
 balance`` runs the balance lab; ``trinity play`` lets a person play an agent in the
 terminal and ``trinity serve`` in the browser; ``trinity review`` annotates a replay with
 the solver; ``trinity puzzles`` builds and scores puzzles; ``trinity accuracy`` scores agents against
-perfect play; ``trinity dataset`` builds and checks the solved-positions dataset; ``trinity solve-openings``
-solves dealt games from their first placement (one process, a pool or a Ray cluster) and summarises the first
-mover's share; ``trinity train`` trains an agent
+perfect play; ``trinity benchmark`` writes any policy's score card; ``trinity dataset`` builds and checks the
+solved-positions dataset; ``trinity solve-openings`` solves dealt games from their first placement (one process,
+a pool or a Ray cluster) and summarises the first mover's share; ``trinity train`` trains an agent
 from a config; ``trinity exploit`` trains a best response to an agent and reports its win
 rate; ``trinity prepare`` compiles the engine once. ``-`` reads standard input.
 
@@ -35,6 +35,7 @@ from trinity_env.cli import (
     accuracy,
     arena,
     balance,
+    benchmark,
     dataset,
     exploit,
     play,
@@ -64,6 +65,7 @@ COMMANDS = (
     review,
     puzzles,
     accuracy,
+    benchmark,
     dataset,
     serve,
     prepare,

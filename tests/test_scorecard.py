@@ -1,0 +1,133 @@
+"""The score card: policies learned outside the project (an SB3 MaskablePPO zip, a plain torch module exported to
+ONNX, a Python function) each get a card through Python and through ``trinity benchmark``; the card is versioned,
+seeded, and independent of the worker count; outside code runs only behind its flag."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import numpy as np
+import pytest
+
+import trinity_env
+from trinity_env import scorecard
+from trinity_env.agents.registry import AgentSpecError
+from trinity_env.agents.spec import AgentSpec
+from trinity_env.cli import main as trinity
+
+TINY = scorecard.Protocol("tiny", rating_games=2, accuracy_per_count=3, puzzles=8)
+"""A protocol small enough for a test: two games against each pool member, 3 positions a count, 8 puzzles."""
+
+WEIGHTS = np.random.default_rng(1).normal(size=(339, 256)).astype(np.float32)
+
+
+def linear(observation: np.ndarray, mask: np.ndarray) -> int:
+    logits = observation.astype(np.float32) @ WEIGHTS
+    return int(np.where(mask > 0, logits, -np.inf).argmax())
+
+
+@pytest.fixture(scope="module")
+def outside(tmp_path_factory):
+    """The three outside policies: an SB3 zip (trained briefly), a torch module exported to ONNX, a function in a
+    module of its own (named by py:policy_module:make)."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("sb3_contrib")
+    pytest.importorskip("onnxruntime")
+    from sb3_contrib import MaskablePPO
+
+    from trinity_env.agents.onnx_policy import export_policy
+    from trinity_env.envs.single_agent import TrinityTowersEnv
+
+    folder = tmp_path_factory.mktemp("outside")
+    model = MaskablePPO("MlpPolicy", TrinityTowersEnv(opponent="random", draft="random"), n_steps=64, batch_size=64,
+                        n_epochs=1, seed=0, policy_kwargs={"net_arch": [32]})  # fmt: skip
+    model.learn(64)
+    model.save(folder / "sb3.zip")
+    torch.manual_seed(0)
+    module = torch.nn.Sequential(torch.nn.Linear(339, 64), torch.nn.ReLU(), torch.nn.Linear(64, 256))
+    export_policy(module, folder / "torch.onnx")
+    (folder / "policy_module.py").write_text(textwrap.dedent('''
+        import numpy as np
+
+        WEIGHTS = np.random.default_rng(1).normal(size=(339, 256)).astype(np.float32)
+
+        def act(observation, mask):
+            logits = observation.astype(np.float32) @ WEIGHTS
+            return int(np.where(mask > 0, logits, -np.inf).argmax())
+
+        def make():
+            return act
+    '''))  # fmt: skip
+    return folder
+
+
+def check_card(data: dict, agent: str) -> None:
+    assert data["benchmark"] == scorecard.BENCHMARK_VERSION and data["env"] == trinity_env.ENV_ID
+    assert data["agent"] == agent and data["protocol"]["name"] == "tiny"
+    rating = data["rating"]
+    assert rating["low"] <= rating["elo"] <= rating["high"] and rating["games"] == 2 * len(rating["opponents"])
+    assert set(data["accuracy"]) >= {"4", "10"} and all(c["total"] <= 3 for c in data["accuracy"].values())
+    assert data["puzzles"]["total"] == 8 and data["endgames"]["total"] > 0
+
+
+def test_every_outside_policy_kind_gets_a_card_through_python(outside, monkeypatch):
+    monkeypatch.syspath_prepend(str(outside))
+    cards = {
+        "sb3": trinity_env.benchmark(f"{outside}/sb3.zip", TINY, workers=1),
+        "onnx": trinity_env.benchmark(f"onnx:{outside}/torch.onnx", TINY, workers=1),
+        "function": trinity_env.benchmark(linear, TINY, workers=1),
+        "code": trinity_env.benchmark(AgentSpec.parse("py:policy_module:make", allow_code=True), TINY, workers=1),
+    }
+    check_card(cards["sb3"].to_json(), f"{outside}/sb3.zip")
+    check_card(cards["onnx"].to_json(), f"onnx:{outside}/torch.onnx")
+    check_card(cards["function"].to_json(), "linear")
+    assert cards["onnx"].agent_sha256 is not None and cards["function"].agent_sha256 is None
+    # the same function by import path plays the same moves: the same card but for its name
+    same = {k: v for k, v in cards["code"].to_json().items() if k not in ("agent",)}
+    assert same == {k: v for k, v in cards["function"].to_json().items() if k not in ("agent",)}
+
+
+def test_every_outside_policy_kind_gets_a_card_through_the_command_line(outside, monkeypatch, tmp_path, capsys):
+    monkeypatch.syspath_prepend(str(outside))
+    monkeypatch.setitem(scorecard.PROTOCOLS, "quick", TINY)
+    for policy, extra in [(f"{outside}/sb3.zip", []), (f"onnx:{outside}/torch.onnx", []),
+                          ("py:policy_module:make", ["--allow-code"])]:  # fmt: skip
+        out = tmp_path / policy.replace("/", "_").replace(":", "_")
+        argv = ["benchmark", policy, "--workers", "1", "--quiet", "--out", str(out), "--json", str(out) + ".json"]
+        assert trinity([*argv, *extra]) == 0
+        printed = capsys.readouterr().out
+        assert f"### `{policy}`" in printed and "| puzzles solved (8) |" in printed
+        data = json.loads((out / "scorecard.json").read_text())
+        check_card({**data, "protocol": {**data["protocol"], "name": "tiny"}}, policy)
+        assert json.loads((tmp_path / (out.name + ".json")).read_text()) == data
+        assert (out / "scorecard.md").read_text().startswith(f"### `{policy}`") and (
+            out / "scorecard.png"
+        ).stat().st_size
+
+
+def test_outside_code_is_refused_without_its_flag(outside, monkeypatch, capsys):
+    monkeypatch.syspath_prepend(str(outside))
+    assert trinity(["benchmark", "py:policy_module:make", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("trinity benchmark: ") and "--allow-code" in err and err.count("\n") == 1
+    with pytest.raises(AgentSpecError, match="imports and runs outside code"):
+        AgentSpec.parse("py:policy_module:make")
+    for bad in ("py:", "py:a b:c", "py:module", "py:1x:f"):
+        with pytest.raises(AgentSpecError, match=r"needs package\.module:factory"):
+            AgentSpec.parse(bad, allow_code=True)
+
+
+def test_a_card_depends_on_the_seed_alone_not_on_the_workers():
+    one = scorecard.benchmark("greedy", TINY, seed=3, workers=1).to_json()
+    two = scorecard.benchmark("greedy", TINY, seed=3, workers=2).to_json()
+    assert one == two
+    other = scorecard.benchmark("greedy", TINY, seed=4, workers=1).to_json()
+    assert other["rating"]["score"] != one["rating"]["score"] or other["rating"]["elo"] != one["rating"]["elo"]
+
+
+def test_a_bad_protocol_is_one_line():
+    from trinity_env.core import ArgumentError
+
+    with pytest.raises(ArgumentError, match="protocol must be one of full, quick"):
+        scorecard.check_protocol("medium")

@@ -1,0 +1,58 @@
+"""``trinity benchmark POLICY``: the score card of any policy (``trinity_env.scorecard``), versioned and seeded.
+
+``POLICY`` is an agent spec: ``onnx:model.onnx`` (a policy exported from any framework), a checkpoint or run
+folder, ``az-standard``, ``mcts:400``, ``level:5``, or, with ``--allow-code``, ``py:package.module:factory``
+(outside code, imported and called: it runs, so it is refused without the flag). The card's JSON, markdown and
+plot go to ``--out`` (a folder); ``--json FILE`` writes the JSON there too.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from trinity_env.arguments import folder_path, non_negative_int, output_path, positive_int, process_count
+from trinity_env.cli.common import check_file, check_folder, write_json
+from trinity_env.prepare import families_for, warm
+
+OUTPUT_FILES = ("scorecard.json", "scorecard.md", "scorecard.png")
+
+
+def add(commands: argparse._SubParsersAction) -> None:
+    from trinity_env.scorecard import PROTOCOLS
+
+    card = commands.add_parser("benchmark", help="the score card of a policy: anchored rating, accuracy, puzzles")
+    card.add_argument(
+        "policy", metavar="POLICY", help="an agent spec: onnx:PATH, a checkpoint, az-standard, mcts:400..."
+    )
+    card.add_argument("--protocol", choices=sorted(PROTOCOLS), default="quick",
+                      help="quick (a few minutes for a network) or full (the figures to publish)")  # fmt: skip
+    card.add_argument("--seed", type=non_negative_int, default=0)
+    card.add_argument("--workers", type=process_count, default=None, help="processes for the rating games")
+    card.add_argument("--exploit-steps", type=positive_int, default=None,
+                      help="also train a best response for this many learner steps, and what it wins")  # fmt: skip
+    card.add_argument("--out", type=folder_path, default="benchmark", help="folder for the card (json, md, png)")
+    card.add_argument("--json", type=output_path, default=None, help="also write the card's JSON to this file")
+    card.add_argument("--allow-code", action="store_true",
+                      help="allow a py:package.module:factory policy (its code is imported and run)")  # fmt: skip
+    card.add_argument("--quiet", action="store_true", help="no progress")
+    card.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from trinity_env.agents.spec import AgentSpec
+    from trinity_env.scorecard import benchmark
+
+    policy = AgentSpec.parse(args.policy, allow_code=args.allow_code)
+    check_folder("--out", args.out, OUTPUT_FILES)
+    if args.json:
+        check_file("--json", args.json)
+    warm(["exact solver", *families_for([policy])])
+    card = benchmark(policy, args.protocol, seed=args.seed, workers=args.workers, exploit_steps=args.exploit_steps,
+                     progress=not args.quiet)  # fmt: skip
+    print(card.markdown())
+    for path in card.write(args.out):
+        print(f"wrote {path}")
+    if args.json:
+        write_json(args.json, card.to_json())
+        print(f"wrote {args.json}")
+    return 0

@@ -1,0 +1,216 @@
+"""The score card: one versioned protocol that measures any policy on numbers a paper can cite.
+
+``trinity benchmark POLICY`` and ``trinity_env.benchmark(policy)`` (the policy in any form the tools take:
+a spec such as ``onnx:model.onnx`` or ``mcts:400``, an ``Agent``, a function ``(observation, mask) ->
+action``, a ``BatchedPolicy``: ``trinity_env.agents.policies``) report, each with its 95% interval:
+
+- **rating**: Elo on the fixed scale of the frozen reference pool (``trinity_env.evaluation.anchored``): the
+  policy plays every pool member, seats swapped, on dealt hands, and its rating is fitted with the pool's
+  ratings held fixed, so it means the same whatever else was measured beside it;
+- **accuracy** against perfect play: how often its move keeps the exact value, by empty tiles, on the shipped
+  accuracy set (``trinity_env.evaluation.accuracy``), and its value head's sign where it has one;
+- **puzzles**: the share of the shipped 200-puzzle set it solves with its first move;
+- **endgames**: the share of the endgame suite's won positions in which it picks a winning move;
+- optionally **exploitability**: what a best response trained for a stated number of learner steps wins
+  against it (``training.exploit``).
+
+The protocol is versioned (``BENCHMARK_VERSION``, written as ``benchmark`` in the JSON): its sets, its pool
+and its budgets are frozen, and any change to them or to the rules bumps it (and the env id with the rules).
+Two protocols: ``quick`` (a few minutes for a network) and ``full``. Budgets are in games and positions,
+never seconds; the results depend on the seed alone, not on the worker count.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+BENCHMARK_VERSION = 1
+"""The protocol's version: the sets, the pool and the budgets below; bumped by any change to them."""
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """What one protocol measures: games against each pool member (dealt hands), positions of the accuracy set per
+    count of empty tiles (its first ones), puzzles of the shipped set (its first ones), and the endgame suite."""
+
+    name: str
+    rating_games: int
+    accuracy_per_count: int
+    puzzles: int
+    endgames: bool = True
+
+
+PROTOCOLS = {
+    "quick": Protocol("quick", rating_games=20, accuracy_per_count=40, puzzles=100),
+    "full": Protocol("full", rating_games=100, accuracy_per_count=400, puzzles=200),
+}
+"""``quick``: a few minutes for a network, intervals about twice as wide; ``full``: the figures to publish."""
+
+
+def _share(hits: int, total: int) -> dict[str, Any]:
+    from trinity_env.evaluation.ratings import wilson_interval
+
+    if not total:
+        return {"hits": 0, "total": 0, "share": None, "low": None, "high": None}
+    low, high = wilson_interval(hits, total)
+    return {"hits": hits, "total": total, "share": hits / total, "low": low, "high": high}
+
+
+@dataclass
+class ScoreCard:
+    """What ``benchmark`` measured (the JSON it writes is ``to_json()``)."""
+
+    agent: str
+    protocol: Protocol
+    seed: int
+    rating: dict[str, Any]
+    accuracy: dict[str, dict[str, Any]]
+    value_sign: dict[str, dict[str, Any]] | None
+    puzzles: dict[str, Any]
+    endgames: dict[str, Any] | None
+    exploitability: dict[str, Any] | None = None
+    agent_sha256: str | None = None
+    partial: bool = False
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        from trinity_env import __version__
+        from trinity_env.registration import ENV_ID
+
+        return {"benchmark": BENCHMARK_VERSION, "protocol": asdict(self.protocol), "env": ENV_ID,
+                "package": __version__, "agent": self.agent, "agent_sha256": self.agent_sha256, "seed": self.seed,
+                "rating": self.rating, "accuracy": self.accuracy, "value_sign": self.value_sign,
+                "puzzles": self.puzzles, "endgames": self.endgames, "exploitability": self.exploitability,
+                "partial": self.partial, "notes": self.notes}  # fmt: skip
+
+    def markdown(self) -> str:
+        """The card as a page section: the headline figures, then accuracy by empty tiles."""
+
+        def share(cell: dict[str, Any] | None) -> str:
+            if not cell or cell.get("share") is None:
+                return "-"
+            return f"{cell['share']:.1%} [{cell['low']:.1%}, {cell['high']:.1%}]"
+
+        rating = self.rating
+        lines = [
+            f"### `{self.agent}`",
+            "",
+            f"Trinity Towers benchmark {BENCHMARK_VERSION}, `{self.protocol.name}` protocol, seed {self.seed}"
+            + (" (partial: interrupted)" if self.partial else ""),
+            "",
+            "| figure | value (95% interval) |",
+            "|---|---|",
+            f"| rating, dealt hands (reference pool, {rating['games']} games) | "
+            f"{rating['elo']:+.0f} [{rating['low']:+.0f}, {rating['high']:+.0f}] |",
+            f"| puzzles solved ({self.puzzles['total']}) | {share(self.puzzles)} |",
+        ]
+        if self.endgames is not None:
+            lines.append(f"| endgame suite, winning move found ({self.endgames['total']}) | {share(self.endgames)} |")
+        if self.exploitability is not None:
+            e = self.exploitability
+            lines.append(f"| a best response's win rate ({e['steps']:,} learner steps, {e['games']} games) | "
+                         f"{share(e)} |")  # fmt: skip
+        counts = sorted(self.accuracy, key=int)
+        lines += ["", "| empty tiles | " + " | ".join(counts) + " |", "|---|" + "---:|" * len(counts)]
+        lines.append("| moves keep the exact value | " + " | ".join(share(self.accuracy[c]) for c in counts) + " |")
+        if self.value_sign:
+            lines.append(
+                "| value head's sign right | " + " | ".join(share(self.value_sign.get(c)) for c in counts) + " |"
+            )
+        return "\n".join(lines) + "\n"
+
+    def plot(self, path: str | Path) -> None:
+        """Accuracy and value sign by empty tiles, with their intervals."""
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        counts = sorted(self.accuracy, key=int)
+        x = [int(c) for c in counts]
+        figure, axis = plt.subplots(figsize=(6.5, 3.8))
+        for name, cells in (("moves keep the value", self.accuracy), ("value sign right", self.value_sign or {})):
+            shown = [c for c in counts if cells.get(c) and cells[c]["share"] is not None]
+            if not shown:
+                continue
+            y = [cells[c]["share"] for c in shown]
+            low = [cells[c]["share"] - cells[c]["low"] for c in shown]
+            high = [cells[c]["high"] - cells[c]["share"] for c in shown]
+            axis.errorbar([int(c) for c in shown], y, yerr=[low, high], marker="o", capsize=3, label=name)
+        axis.set_xticks(x)
+        axis.set_ylim(0, 1)
+        axis.set_xlabel("empty tiles")
+        axis.set_title(f"{self.agent}: against perfect play (benchmark {BENCHMARK_VERSION}, {self.protocol.name})")
+        axis.grid(alpha=0.3)
+        axis.legend(loc="lower left")
+        figure.tight_layout()
+        figure.savefig(path, dpi=110)
+        plt.close(figure)
+
+    def write(self, folder: str | Path) -> list[Path]:
+        """``scorecard.json``, ``scorecard.md`` and ``scorecard.png`` in ``folder`` (each written whole)."""
+        from trinity_env.core.writes import write_text
+
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        paths = [folder / "scorecard.json", folder / "scorecard.md", folder / "scorecard.png"]
+        write_text(paths[0], json.dumps(self.to_json(), indent=1) + "\n")
+        write_text(paths[1], self.markdown())
+        self.plot(paths[2])
+        return paths
+
+
+def check_protocol(protocol: object) -> Protocol:
+    if isinstance(protocol, Protocol):
+        return protocol
+    if protocol not in PROTOCOLS:
+        from trinity_env.core import ArgumentError
+
+        raise ArgumentError(f"protocol must be one of {', '.join(sorted(PROTOCOLS))}, got {protocol!r}")
+    return PROTOCOLS[protocol]
+
+
+def benchmark(
+    policy: Any,
+    protocol: str | Protocol = "quick",
+    *,
+    seed: int = 0,
+    workers: int | None = None,
+    exploit_steps: int | None = None,
+    progress: bool = False,
+) -> ScoreCard:
+    """The score card of ``policy`` (see the module) under ``protocol``; deterministic for a seed."""
+    from trinity_env.agents.spec import AgentSpec, player
+    from trinity_env.evaluation import accuracy, endgames, puzzles
+    from trinity_env.evaluation.anchored import POOL_VERSION, rate_against_pool
+
+    plan = check_protocol(protocol)
+    who = player(policy)
+    sha256 = who.sha256() if isinstance(who, AgentSpec) else None
+    anchored = rate_against_pool(who, plan.rating_games, seed=seed, workers=workers, progress=progress)
+    rating = {"elo": anchored.elo, "low": anchored.low, "high": anchored.high, "games": sum(anchored.games),
+              "pool": POOL_VERSION, "opponents": list(anchored.opponents), "score": list(anchored.score)}  # fmt: skip
+    agent = who.build()
+    positions = accuracy.first_per_count(accuracy.load_set(), plan.accuracy_per_count)
+    scored = accuracy.score_agent(agent, positions, seed, label=who.label)
+    moves = {str(row.empty): _share(row.moves.hits, row.moves.total) for row in scored.counts}
+    signs = {str(row.empty): _share(row.value_sign.hits, row.value_sign.total)
+             for row in scored.counts if row.value_sign is not None} or None  # fmt: skip
+    solved = puzzles.score_agent(agent, puzzles.load_puzzles(puzzles.DEFAULT_SET)[: plan.puzzles], seed)
+    suite = None
+    if plan.endgames:
+        won = [e for e in endgames.load_suite(endgames.DEFAULT_SUITE) if e.value == 1]
+        share = endgames.score_agent(agent, won)
+        suite = _share(round(share * len(won)) if not math.isnan(share) else 0, len(won))
+    card = ScoreCard(who.label, plan, seed, rating, moves, signs, _share(solved.solved, solved.total), suite,
+                     agent_sha256=sha256)  # fmt: skip
+    if exploit_steps is not None:
+        from training.exploit import exploit
+
+        found = exploit(agent, exploit_steps, seed=seed, progress=progress)
+        card.exploitability = {"steps": found.steps, "games": found.games, **_share(round(found.points), found.games)}
+    return card
