@@ -39,7 +39,7 @@ def simulations_per_second(network: AZModel, games: int, simulations: int, threa
     """Simulations per second of ``BatchedSearch`` over ``games`` positions from dealt games."""
     torch.set_num_threads(threads)
     numba.set_num_threads(threads)
-    positions = FastGames(games, seed=1, draft="random")
+    positions = FastGames(games, seed=1, draft="dealt")
     for _ in range(4):  # a few placements in, so that positions differ
         positions.step(positions.random_actions(np.arange(games)))
     search = BatchedSearch(games, simulations, threads=threads)

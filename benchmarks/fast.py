@@ -89,7 +89,7 @@ def naive(min_placements: int, seed: int) -> float:
 
 def starts(size: int, seed: int) -> tuple[np.ndarray, ...]:
     """``size`` new games with dealt hands, as batch arrays plus their random streams."""
-    games = FastGames(size, seed=seed, draft="random")
+    games = FastGames(size, seed=seed, draft="dealt")
     return (*(a.copy() for a in games.batch), games.rng.copy())
 
 
@@ -140,7 +140,7 @@ _FIRST_CALL = (
     "import time; t = time.perf_counter()\n"
     "from trinity_env.fast.games import FastGames\n"
     "from trinity_env.fast import kernels\n"
-    "g = FastGames(8, seed=0, draft='random'); kernels.random_playouts(*g.batch, g.rng)\n"
+    "g = FastGames(8, seed=0, draft='dealt'); kernels.random_playouts(*g.batch, g.rng)\n"
     "print(time.perf_counter() - t)"
 )
 

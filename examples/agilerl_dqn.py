@@ -12,7 +12,7 @@ AgileRL 2.58 needs ``pettingzoo<1.27`` (the env works with PettingZoo 1.23 and l
 ``pettingzoo.make`` needs 1.27: use ``trinity_env.env()``), and its ``agilerl.algorithms``
 imports ``peft``, which only its LLM extras install: ``pip install agilerl peft``.
 
-Usage: python examples/agilerl_dqn.py [--games N] [--eval-games G] [--draft pick|random] [--seed S]
+Usage: python examples/agilerl_dqn.py [--games N] [--eval-games G] [--draft pick|dealt] [--seed S]
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def main(argv: list[str] | None = None) -> float:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=60, help="training games (default 60, a smoke test)")
     parser.add_argument("--eval-games", type=int, default=50)
-    parser.add_argument("--draft", choices=("pick", "random"), default="pick")
+    parser.add_argument("--draft", choices=("pick", "dealt"), default="pick")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--learn-step", type=int, default=4, help="learner decisions between updates")

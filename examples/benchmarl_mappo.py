@@ -124,7 +124,7 @@ def main(argv: list[str] | None = None) -> list:
     parser.add_argument("--iterations", type=int, default=2)
     parser.add_argument("--frames", type=int, default=64, help="env steps (both seats' moves) per iteration")
     parser.add_argument("--games", type=int, default=2, help="games of the trained policies at the end")
-    parser.add_argument("--draft", choices=("pick", "random"), default="random")
+    parser.add_argument("--draft", choices=("pick", "dealt"), default="dealt")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--folder", default=None, help="BenchMARL's run folder (default: a temporary one)")
     args = parser.parse_args(argv)

@@ -51,9 +51,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--ent-coef", type=float, default=0.01)
     parser.add_argument("--vf-coef", type=float, default=0.5)
     parser.add_argument("--max-grad-norm", type=float, default=0.5)
-    parser.add_argument(
-        "--draft", choices=("pick", "random"), default="random", help="the learner drafts too with pick"
-    )
+    parser.add_argument("--draft", choices=("pick", "dealt"), default="dealt", help="the learner drafts too with pick")
     parser.add_argument("--eval-games", type=int, default=200)
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
     parser.add_argument("--seed", type=int, default=1)

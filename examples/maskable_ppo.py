@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> float:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
 
-    config = {"draft": "random"}  # dealt hands: the learner only learns to place
+    config = {"draft": "dealt"}  # dealt hands: the learner only learns to place
     env = TrinityTowersEnv(opponent="random", **config)
     model = MaskablePPO("MlpPolicy", env, n_steps=512, batch_size=128, seed=args.seed, verbose=0)
     model.learn(total_timesteps=args.steps)

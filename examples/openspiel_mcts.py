@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> float:
     args = parser.parse_args(argv)
 
     open_hands = True
-    game = pyspiel.load_game(GAME_NAME, {"draft": "random", "open_hands": open_hands})
+    game = pyspiel.load_game(GAME_NAME, {"draft": "dealt", "open_hands": open_hands})
     rng = np.random.RandomState(args.seed)
     evaluator = mcts.RandomRolloutEvaluator(args.rollouts, np.random.RandomState(args.seed + 1))
     wins = draws = 0

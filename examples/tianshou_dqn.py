@@ -79,7 +79,7 @@ def main(argv: list[str] | None = None) -> float:
     parser.add_argument("--epoch-steps", type=int, default=500, help="env steps per epoch (both seats' moves)")
     parser.add_argument("--eval-games", type=int, default=50, help="games against random at the end")
     parser.add_argument("--seat", type=int, choices=(0, 1), default=0, help="the learner's seat")
-    parser.add_argument("--draft", choices=("pick", "random"), default="pick")
+    parser.add_argument("--draft", choices=("pick", "dealt"), default="pick")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--train-envs", type=int, default=4)
     parser.add_argument("--test-envs", type=int, default=4)

@@ -23,7 +23,7 @@ SEED = 2
 
 def main(root: Path = ROOT) -> None:
     states = []
-    config = make_config(draft="random")
+    config = make_config(draft="dealt")
     play_game((make("mcts:200,seed=1"), make("mcts:200,seed=2")), config, SEED, on_state=states.append)
     folder = root / "examples" / "positions"
     folder.mkdir(parents=True, exist_ok=True)

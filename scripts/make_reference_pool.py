@@ -51,7 +51,7 @@ def pool_document(agents: list[str], score: np.ndarray, games: np.ndarray, games
         "games_per_pair": games_per_pair,
         "seed": seed,
         "config": dict(ARENA_DEFAULTS),
-        "rules": "dealt hands (draft: random), the standard rules and deck",
+        "rules": "dealt hands (draft: dealt), the standard rules and deck",
         "command": command,
         "score": score.tolist(),
         "games": games.astype(int).tolist(),

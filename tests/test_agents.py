@@ -25,7 +25,7 @@ def _observation(state: GameState, seat: int, open_hands: bool) -> dict:
 
 @pytest.mark.parametrize("spec", SPECS)
 @pytest.mark.parametrize(
-    "config", [{}, {"open_hands": False}, {"draft": "random"}, {"deck": "random", "max_a_cards": 1}]
+    "config", [{}, {"open_hands": False}, {"draft": "dealt"}, {"deck": "random", "max_a_cards": 1}]
 )
 def test_every_agent_drafts_and_plays_only_legal_actions(spec, config):
     env_config = make_config(config)
@@ -89,7 +89,7 @@ def test_determinised_worlds_respect_what_is_known():
 
 
 def test_mcts_reuses_its_tree_in_open_hand_play():
-    config = make_config(draft="random", first_player=0)
+    config = make_config(draft="dealt", first_player=0)
     state = config.new_game(random.Random(1))
     agent = MCTSAgent(simulations=300, seed=0)
     reports = []

@@ -58,7 +58,7 @@ def _won_in_one() -> GameState:
 
 @pytest.mark.parametrize("mode", ["gumbel", "puct"])
 def test_search_plays_legal_moves_and_its_visits_sum_to_the_budget(mode):
-    states = random_positions(24, 1, 14, draft="random") + random_positions(8, 2, 14)  # play and draft
+    states = random_positions(24, 1, 14, draft="dealt") + random_positions(8, 2, 14)  # play and draft
     roots = from_states(states)
     search = BatchedSearch(len(states), 24, mode=mode)
     result = search.run(roots, uniform_evaluate, np.random.default_rng(0), gumbel_scale=1.0, noise_alpha=0.3,
@@ -78,7 +78,7 @@ def test_a_root_s_search_does_not_depend_on_the_search_s_room_or_the_other_roots
     """Self-play searches fewer roots than the search holds once some games have ended: each root's result
     must be what a search of that root alone gives (a scratch row with another game's deck once corrupted
     every root past the first ended game)."""
-    states = random_positions(12, 5, 12, draft="random") + random_positions(4, 6, 20)  # play and draft
+    states = random_positions(12, 5, 12, draft="dealt") + random_positions(4, 6, 20)  # play and draft
     alone = []
     for state in states:
         result = BatchedSearch(1, 16, mode=mode).run(from_states([state]), _fixed_evaluate)
@@ -147,7 +147,7 @@ def test_the_gumbel_schedule_is_mctx_s():
 
 
 def test_compiled_tactical_features_equal_the_tensor_ones():
-    games = FastGames(64, seed=3, draft="random")
+    games = FastGames(64, seed=3, draft="dealt")
     observations = []
     for _ in range(10):
         observations.append(games.observations())
@@ -224,7 +224,7 @@ def test_az_specs_play_raw_and_searched_and_refuse_bad_arguments(tmp_path):
     for spec in (f"az:{tmp_path},sims=0", f"az:{tmp_path / 'best.pt'},sims=8,solver=5"):
         agent = make(spec)
         assert agent.name == spec
-        for config in (make_config(None), make_config(draft="random", open_hands=False)):
+        for config in (make_config(None), make_config(draft="dealt", open_hands=False)):
             assert play_game((agent, make("random")), config, seed=1).is_over
     with pytest.raises(AgentSpecError, match="sims"):
         make(f"az:{tmp_path},sims=many")
@@ -463,7 +463,7 @@ def test_az_standard_is_shipped_small_and_plays_everywhere():
     assert set(payload) == {"format", "network", "hidden", "layers", "tactics", "model", "games"}
     for spec in ("az-standard:sims=0", "az-standard:sims=16,solver=6"):
         agent = make(spec)
-        for config in (make_config(None), make_config(draft="random"), make_config(open_hands=False)):
+        for config in (make_config(None), make_config(draft="dealt"), make_config(open_hands=False)):
             assert play_game((agent, make("random")), config, seed=2).is_over
 
 

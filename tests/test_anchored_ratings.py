@@ -139,7 +139,7 @@ def test_the_shipped_pool_is_the_ladder_fitted_once_with_random_at_0():
     data = json.loads(POOL_FILE.read_text(encoding="utf-8"))
     assert list(pool.agents) == list(ladder.LADDER.values())
     assert data["levels"] == [f"level:{n}" for n in ladder.LADDER]
-    assert pool.anchor == "random" and pool.elo[0] == 0.0 and pool.config == {"draft": "random"}
+    assert pool.anchor == "random" and pool.elo[0] == 0.0 and pool.config == {"draft": "dealt"}
     assert list(pool.elo) == sorted(pool.elo)  # each level above the last
     score, games = np.array(data["score"]), np.array(data["games"])
     assert (games + np.eye(len(pool.agents), dtype=int) * pool.games_per_pair == pool.games_per_pair).all()

@@ -36,7 +36,7 @@ def network() -> BoardNetwork:
     return network
 
 
-@pytest.mark.parametrize("draft", ["random", "pick"])
+@pytest.mark.parametrize("draft", ["dealt", "pick"])
 def test_the_numpy_path_equals_the_torch_one(network, draft):
     states = random_positions(60, 1, 20, draft=draft)
     for open_hands in (True, False):
@@ -59,7 +59,7 @@ def _permute_deck(observations: np.ndarray, offset: int, width: int, order: np.n
 
 
 def test_a_hand_is_a_set_the_order_of_the_deck_changes_only_which_action_is_which(network):
-    observations, masks = _batch(random_positions(40, 2, 20, draft="random"))
+    observations, masks = _batch(random_positions(40, 2, 20, draft="dealt"))
     evaluate = numpy_evaluator(network)
     logits, values = evaluate(observations, np.ones_like(masks))
     order = np.random.default_rng(0).permutation(DECK_SIZE)
@@ -81,7 +81,7 @@ def test_a_hand_is_a_set_the_order_of_the_deck_changes_only_which_action_is_whic
 def test_a_tile_sees_its_neighbours_facing_sides():
     """Changing the side of a card that faces an empty tile changes that tile's placement logits (without the
     tactical features, which would see it too)."""
-    state = next(s for s in random_positions(20, 5, 20, draft="random")
+    state = next(s for s in random_positions(20, 5, 20, draft="dealt")
                  if s.phase == "play" and any(card is not None for card in s.cards))  # fmt: skip
     observations, masks = _batch([state])
     torch.manual_seed(1)

@@ -70,7 +70,7 @@ def clean_zip(tmp_path_factory) -> Path:
     from trinity_env.envs.single_agent import TrinityTowersEnv
 
     path = tmp_path_factory.mktemp("sb3") / "clean.zip"
-    env = TrinityTowersEnv(opponent="random", draft="random")
+    env = TrinityTowersEnv(opponent="random", draft="dealt")
     MaskablePPO("MlpPolicy", env, n_steps=64, batch_size=64, seed=0, policy_kwargs={"net_arch": [16, 16]}).save(path)
     return path
 

@@ -76,7 +76,7 @@ def tiny_model(policy_kwargs: dict, seed: int = 0, learn: bool = False):
 
     from trinity_env.envs.single_agent import TrinityTowersEnv
 
-    env = TrinityTowersEnv(opponent="random", draft="random")
+    env = TrinityTowersEnv(opponent="random", draft="dealt")
     model = MaskablePPO("MlpPolicy", env, n_steps=64, batch_size=64, n_epochs=1, seed=seed, policy_kwargs=policy_kwargs)
     if learn:  # a trained model's data also holds its last observations, episode buffers, ...
         model.learn(64)
@@ -93,7 +93,7 @@ def real_observations(count: int = 160) -> tuple[np.ndarray, np.ndarray]:
 
     observations, masks = [], []
     rng = np.random.default_rng(0)
-    for target, draft in ((count // 2, "pick"), (count, "random")):
+    for target, draft in ((count // 2, "pick"), (count, "dealt")):
         env = TrinityTowersEnv(opponent="random", draft=draft)
         observation, _ = env.reset(seed=1)
         while len(observations) < target:

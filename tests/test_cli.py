@@ -382,7 +382,7 @@ def test_ctrl_c_in_solve_is_one_line_and_130(tmp_path, capsys, monkeypatch):
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        (b"draft: random\nreward: \xff\n", "is not UTF-8 text"),
+        (b"draft: dealt\nreward: \xff\n", "is not UTF-8 text"),
         (b"- draft\n- random\n", "expected a mapping of fields, got list"),
         (b"just a string\n", "expected a mapping of fields, got str"),
         (b"max_a_cards: 3.0\n", "max_a_cards must be an integer"),

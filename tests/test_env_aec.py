@@ -27,7 +27,7 @@ def _quiet():
 
 def test_pettingzoo_api_test_passes():
     api_test(trinity_env.env(), num_cycles=1000)
-    api_test(trinity_env.env(draft="random", open_hands=False, reward="margin"), num_cycles=300)
+    api_test(trinity_env.env(draft="dealt", open_hands=False, reward="margin"), num_cycles=300)
 
 
 def test_pettingzoo_seed_test_passes():
@@ -57,7 +57,7 @@ def test_metadata_and_agents_follow_the_classic_games():
 
 @pytest.mark.skipif(not hasattr(pettingzoo, "aec_registry"), reason="PettingZoo < 1.27 has no registry")
 def test_the_env_is_registered_with_pettingzoo():
-    env = pettingzoo.make("aec", "trinity_env/TrinityTowers-v0", draft="random", first_player=1)
+    env = pettingzoo.make("aec", "trinity_env/TrinityTowers-v0", draft="dealt", first_player=1)
     env.reset(seed=3)
     assert env.agent_selection == "player_1"
     assert env.unwrapped.game_state.phase == "play"
@@ -96,7 +96,7 @@ def _play_against_core(env_kwargs: dict, seed: int) -> int:
 def test_the_env_agrees_with_the_core_move_by_move_on_thousands_of_games(games):
     configs = [
         {},
-        {"draft": "random", "first_player": 1},
+        {"draft": "dealt", "first_player": 1},
         {"open_hands": False, "deck": "random"},
         {"max_a_cards": 2, "decks": ["standard", "random"]},
     ]
@@ -105,7 +105,7 @@ def test_the_env_agrees_with_the_core_move_by_move_on_thousands_of_games(games):
 
 
 def test_the_loser_receives_minus_one_and_the_winner_plus_one():
-    env = trinity_env.env(draft="random")
+    env = trinity_env.env(draft="dealt")
     env.reset(seed=5)
     rng = random.Random(5)
     final = {}
@@ -123,7 +123,7 @@ def test_the_loser_receives_minus_one_and_the_winner_plus_one():
 
 def test_margin_reward_adds_up_to_the_result_plus_the_final_margin():
     for seed in range(20):
-        env = raw_env(reward="margin", draft="random")
+        env = raw_env(reward="margin", draft="dealt")
         env.reset(seed=seed)
         totals = {"player_0": 0.0, "player_1": 0.0}
         rng = random.Random(seed)
@@ -148,7 +148,7 @@ def test_an_illegal_move_ends_the_game_with_minus_one_for_the_mover():
 
 
 def test_raw_env_refuses_an_illegal_move_with_a_message():
-    env = raw_env(draft="random", first_player=0)
+    env = raw_env(draft="dealt", first_player=0)
     env.reset(seed=0)
     with pytest.raises(IllegalMoveError, match="player_0: action 3 picks a card"):
         env.step(3)
@@ -156,7 +156,7 @@ def test_raw_env_refuses_an_illegal_move_with_a_message():
 
 def test_reset_seeds_everything_random():
     def start(seed):
-        env = raw_env(deck="random", draft="random")
+        env = raw_env(deck="random", draft="dealt")
         env.reset(seed=seed)
         return env.game_state
 
@@ -206,6 +206,30 @@ def test_bad_config_values_are_named(kwargs, message):
         raw_env(**kwargs)
     assert message in str(err.value)
     assert isinstance(err.value, ValueError)
+
+
+def test_the_draft_mode_random_is_refused_by_its_new_name_dealt(tmp_path):
+    """Issue 40: ``draft: random`` meant no draft (hands dealt at random); it is now ``dealt``, and the old
+    value is refused in one line that names the new one, wherever a config is read, not taken silently."""
+    from training.config import TrainConfig, TrainConfigError
+    from trinity_env.fast.games import FastGames
+    from trinity_env.spec.config import EnvConfig
+
+    message = "draft 'random' is now called 'dealt' (hands dealt at random, no draft)"
+    (tmp_path / "old.yaml").write_text("draft: random\n")
+    for build in (
+        lambda: make_config(draft="random"),
+        lambda: make_config(tmp_path / "old.yaml"),
+        lambda: EnvConfig(draft="random"),  # built by hand, past make_config
+        lambda: raw_env(draft="random"),
+        lambda: FastGames(2, draft="random"),
+    ):
+        with pytest.raises(ConfigError) as err:
+            build()
+        assert str(err.value) == message
+    with pytest.raises(TrainConfigError, match=r"field 'env': draft 'random' is now called 'dealt'"):
+        TrainConfig.from_dict({"env": {"draft": "random"}})
+    assert make_config(draft="dealt").new_game(random.Random(0)).phase == "play"
 
 
 def test_bad_config_files_are_named(tmp_path):
@@ -258,7 +282,7 @@ def test_hidden_hands_observations_do_not_depend_on_the_opponents_hidden_cards()
     rng = random.Random(0)
     checked = 0
     for seed in range(200):
-        env = raw_env(open_hands=False, draft="random")
+        env = raw_env(open_hands=False, draft="dealt")
         env.reset(seed=seed)
         while not env.game_state.is_over:
             state = env.game_state
@@ -277,7 +301,7 @@ def test_hidden_hands_observations_do_not_depend_on_the_opponents_hidden_cards()
 
 
 def test_the_state_is_the_core_state_and_gives_the_position_format():
-    env = raw_env(draft="random", first_player=0)
+    env = raw_env(draft="dealt", first_player=0)
     env.reset(seed=0)
     assert isinstance(env.game_state, GameState)
     assert GameState.from_dict(env.game_state.to_dict()).to_dict() == env.game_state.to_dict()
@@ -309,7 +333,7 @@ def test_infos_are_numbers_with_a_documented_termination_code():
     assert [(t.value, t.code) for t in Termination] == [("lane_control", 1), ("full_board", 2), ("no_moves", 3)]
     for code, name in ((0, ""), (1, "lane_control"), (2, "full_board"), (3, "no_moves")):
         assert f"| {code} " in aec.__doc__ and (not name or f"`{name}`" in aec.__doc__)
-    env = trinity_env.env(draft="random")
+    env = trinity_env.env(draft="dealt")
     env.reset(seed=2)
     for agent in env.agent_iter():
         observation, _, termination, truncation, info = env.last()
@@ -397,7 +421,7 @@ def test_observation_dtype_survives_pickling_and_takes_numpy_types():
     import pickle
 
     for value in ("float32", np.float32, np.dtype("float32")):
-        env = pickle.loads(pickle.dumps(raw_env(observation_dtype=value, draft="random")))
+        env = pickle.loads(pickle.dumps(raw_env(observation_dtype=value, draft="dealt")))
         env.reset(seed=0)
         assert env.observation_dtype == "float32" and env.observe("player_0")["observation"].dtype == np.float32
 
@@ -423,7 +447,7 @@ def test_pettingzoos_turn_based_conversion_works_as_the_message_says():
     from pettingzoo.utils.conversions import turn_based_aec_to_parallel
 
     parallel_api_test(turn_based_aec_to_parallel(trinity_env.env()), num_cycles=100)
-    env = turn_based_aec_to_parallel(trinity_env.env(draft="random"))
+    env = turn_based_aec_to_parallel(trinity_env.env(draft="dealt"))
     observations, _ = env.reset(seed=3)
     rng, steps = np.random.default_rng(3), 0
     while env.agents:

@@ -18,7 +18,7 @@ from trinity_env.envs.single_agent import TrinityTowersEnv
 
 def test_gymnasium_check_env_passes():
     check_env(gymnasium.make("trinity_env/TrinityTowers-v0").unwrapped)
-    check_env(TrinityTowersEnv(open_hands=False, draft="random", render_mode="rgb_array"))
+    check_env(TrinityTowersEnv(open_hands=False, draft="dealt", render_mode="rgb_array"))
 
 
 def test_sb3_check_env_passes():
@@ -28,7 +28,7 @@ def test_sb3_check_env_passes():
 
 
 def test_gymnasium_make_passes_config_through():
-    env = gymnasium.make("trinity_env/TrinityTowers-v0", draft="random", seat=1)
+    env = gymnasium.make("trinity_env/TrinityTowers-v0", draft="dealt", seat=1)
     _, info = env.reset(seed=0)
     assert info["seat"] == 1 and env.unwrapped.game_state.phase == "play"
 
@@ -78,19 +78,19 @@ def test_the_opponent_moves_inside_step_and_the_learner_gets_its_own_result():
 
 
 def test_a_plain_function_can_be_the_opponent():
-    env = TrinityTowersEnv(opponent=lambda obs: int(np.flatnonzero(obs["action_mask"])[-1]), draft="random")
+    env = TrinityTowersEnv(opponent=lambda obs: int(np.flatnonzero(obs["action_mask"])[-1]), draft="dealt")
     total, info, _ = _play(env, 3)
     assert total in (-1.0, 1.0)
 
 
 def test_illegal_actions_end_the_episode_or_raise():
-    env = TrinityTowersEnv(draft="random", seat=0, first_player=0)
+    env = TrinityTowersEnv(draft="dealt", seat=0, first_player=0)
     env.reset(seed=0)
     _, reward, done, _, info = env.step(0)  # a pick during play
     assert (reward, done, info["illegal_action"]) == (-1.0, True, True)
     with pytest.raises(IllegalMoveError, match="reset"):
         env.step(16)
-    strict = TrinityTowersEnv(draft="random", seat=0, first_player=0, illegal_action="raise")
+    strict = TrinityTowersEnv(draft="dealt", seat=0, first_player=0, illegal_action="raise")
     strict.reset(seed=0)
     with pytest.raises(IllegalMoveError, match="picks a card"):
         strict.step(0)
@@ -107,10 +107,10 @@ def test_same_seed_same_episode():
 
 
 def test_renders():
-    env = TrinityTowersEnv(render_mode="ansi", draft="random")
+    env = TrinityTowersEnv(render_mode="ansi", draft="dealt")
     env.reset(seed=0)
     assert "to move" in env.render()
-    env = TrinityTowersEnv(render_mode="rgb_array", draft="random")
+    env = TrinityTowersEnv(render_mode="rgb_array", draft="dealt")
     env.reset(seed=0)
     frame = env.render()
     assert frame.dtype == np.uint8 and frame.ndim == 3 and frame.shape[2] == 3
@@ -135,7 +135,7 @@ class FirstLegalModel:
 def test_the_examples_win_rate_is_the_share_of_games_the_env_scored_as_won():
     example = _maskable_ppo_example()
     games, seed = 20, 100
-    env = TrinityTowersEnv(opponent="random", draft="random")
+    env = TrinityTowersEnv(opponent="random", draft="dealt")
     returns = []
     for game in range(games):
         env.reset(seed=seed + game)
@@ -145,7 +145,7 @@ def test_the_examples_win_rate_is_the_share_of_games_the_env_scored_as_won():
             total += reward
         returns.append(total)
     assert set(returns) == {-1.0, 1.0}  # both results occur, so a miscount would show
-    assert example.evaluate(FirstLegalModel(), games, seed, draft="random") == returns.count(1.0) / games
+    assert example.evaluate(FirstLegalModel(), games, seed, draft="dealt") == returns.count(1.0) / games
 
 
 @pytest.mark.e2e  # a whole training run: make test-e2e
@@ -157,7 +157,7 @@ def test_the_maskable_ppo_example_trains_and_reports_a_reproducible_win_rate(cap
     assert f"wins {win_rate:.0%} of 10 games against random" in capsys.readouterr().out
     assert example.main(argv) == win_rate  # seeded training and evaluation: the same figure
     # a MaskablePPO policy given the env's masks only ever picks legal moves
-    env = TrinityTowersEnv(draft="random")
+    env = TrinityTowersEnv(draft="dealt")
     model = example.MaskablePPO("MlpPolicy", env, n_steps=64, batch_size=32, seed=0)
     observation, _ = env.reset(seed=0)
     for _ in range(30):
@@ -180,7 +180,7 @@ def test_human_render_prints_the_board_in_the_terminal(capsys):
 
     import trinity_env
 
-    env = gymnasium.make(trinity_env.ENV_ID, render_mode="human", draft="random")
+    env = gymnasium.make(trinity_env.ENV_ID, render_mode="human", draft="dealt")
     assert "HumanRendering" not in str(env)
     env.reset(seed=0)
     assert str(env.unwrapped.game_state) in capsys.readouterr().out

@@ -37,7 +37,7 @@ def _child(body: str, env: dict[str, str] | None = None, timeout: int = 120) -> 
     )
 
 
-def _refused_in_child(call: str, draft: str = "random") -> str:
+def _refused_in_child(call: str, draft: str = "dealt") -> str:
     """The one-line error ``call`` raises on ``g = FastGames(4, ...)`` in a child process (asserted clean)."""
     body = textwrap.indent(textwrap.dedent(call).strip(), "    ")
     result = _child(
@@ -97,7 +97,7 @@ def _assert_unchanged(games: FastGames, before: list[np.ndarray]) -> None:
 
 
 def _finished_state(seed: int = 0) -> GameState:
-    games = FastGames(1, seed=seed, draft="random")
+    games = FastGames(1, seed=seed, draft="dealt")
     state = games.state(0)
     rng = np.random.default_rng(seed)
     while state.outcome is None:
@@ -128,7 +128,7 @@ def _finished_state(seed: int = 0) -> GameState:
     ],
 )
 def test_bad_arguments_are_refused_in_one_line_and_change_nothing(call, error, message):
-    games = FastGames(4, seed=0, draft="random")
+    games = FastGames(4, seed=0, draft="dealt")
     before = _snapshot(games)
     with pytest.raises(error) as caught:
         call(games)
@@ -143,7 +143,7 @@ def test_bad_arguments_are_refused_in_one_line_and_change_nothing(call, error, m
 )
 def test_a_hand_built_state_the_arrays_cannot_hold_is_refused(change):
     """A seat or tile the kernels index by, out of range in a hand-built ``GameState``, is refused by ``set_state``."""
-    games = FastGames(2, seed=0, draft="random")
+    games = FastGames(2, seed=0, draft="dealt")
     before = _snapshot(games)
     with pytest.raises(PositionError, match="state does not fit the fast engine"):
         games.set_state(0, dataclasses.replace(games.state(1), **change))
@@ -151,7 +151,7 @@ def test_a_hand_built_state_the_arrays_cannot_hold_is_refused(change):
 
 
 def test_a_hand_built_slot_status_out_of_range_is_refused():
-    games = FastGames(2, seed=0, draft="random")
+    games = FastGames(2, seed=0, draft="dealt")
     state = games.state(1)
     with pytest.raises(PositionError, match="slot status must be 0, 1 or 2"):
         games.set_state(0, dataclasses.replace(state, status=((100,) * 16, state.status[1])))
@@ -159,7 +159,7 @@ def test_a_hand_built_slot_status_out_of_range_is_refused():
 
 def test_random_actions_refuse_a_finished_game():
     """A game stored finished has no legal action: the old kernel drew a garbage one from an empty list."""
-    games = FastGames(2, seed=0, draft="random")
+    games = FastGames(2, seed=0, draft="dealt")
     games.set_state(1, _finished_state())
     with pytest.raises(IllegalMoveError, match="game 1 is over"):
         games.random_actions([0, 1])
@@ -215,7 +215,7 @@ def fuzz(examples: int) -> None:
     from trinity_env.fast.convert import read_state
 
     size = 4
-    pool = {draft: FastGames(size, seed=1, draft=draft) for draft in ("pick", "random")}
+    pool = {draft: FastGames(size, seed=1, draft=draft) for draft in ("pick", "dealt")}
     finished = _finished_state(3)
     outside = st.one_of(st.integers(-(2**62), -1), st.integers(size, 2**62))
     index_lists = st.lists(st.integers(0, size - 1), max_size=2 * size)

@@ -43,7 +43,7 @@ def _run(env: TrinityTowersVectorEnv, steps: int, seed: int):
 
 @pytest.mark.parametrize("mode", ["next_step", "same_step"])
 def test_episodes_end_with_the_learners_own_result(mode):
-    env = TrinityTowersVectorEnv(16, draft="random", autoreset_mode=mode)
+    env = TrinityTowersVectorEnv(16, draft="dealt", autoreset_mode=mode)
     history, _ = _run(env, 120, seed=0)
     seats_seen = set()
     ended = 0
@@ -78,7 +78,7 @@ def test_final_observations_and_infos_come_with_same_step_autoreset():
 
 
 def test_next_step_autoreset_shows_the_end_then_starts_a_new_game_ignoring_the_action():
-    env = TrinityTowersVectorEnv(8, autoreset_mode="next_step", draft="random")
+    env = TrinityTowersVectorEnv(8, autoreset_mode="next_step", draft="dealt")
     observations, infos = env.reset(seed=2)
     rng = np.random.default_rng(2)
     for _ in range(200):
@@ -113,7 +113,7 @@ def test_gymnasium_make_vec_reaches_the_vector_env():
 
     import trinity_env
 
-    env = gymnasium.make_vec(trinity_env.ENV_ID, num_envs=3, vectorization_mode="vector_entry_point", draft="random")
+    env = gymnasium.make_vec(trinity_env.ENV_ID, num_envs=3, vectorization_mode="vector_entry_point", draft="dealt")
     assert isinstance(env.unwrapped, TrinityTowersVectorEnv) and env.num_envs == 3
     observations, infos = env.reset(seed=0)
     assert observations.shape == (3, 339)
@@ -126,9 +126,9 @@ def test_infos_are_shaped_like_a_sync_vector_env_of_the_single_agent_env(mode):
 
     from trinity_env.envs.single_agent import TrinityTowersEnv
 
-    ours = TrinityTowersVectorEnv(3, draft="random", autoreset_mode=mode)
+    ours = TrinityTowersVectorEnv(3, draft="dealt", autoreset_mode=mode)
     sync = SyncVectorEnv(
-        [lambda: TrinityTowersEnv(draft="random") for _ in range(3)],
+        [lambda: TrinityTowersEnv(draft="dealt") for _ in range(3)],
         autoreset_mode=AutoresetMode.NEXT_STEP if mode == "next_step" else AutoresetMode.SAME_STEP,
     )
     rng = np.random.default_rng(0)
@@ -160,7 +160,7 @@ def test_infos_are_shaped_like_a_sync_vector_env_of_the_single_agent_env(mode):
 
 @pytest.mark.parametrize("mode", ["next_step", "same_step"])
 def test_an_illegal_action_ends_the_episode_at_minus_one(mode):
-    env = TrinityTowersVectorEnv(2, draft="random", autoreset_mode=mode)
+    env = TrinityTowersVectorEnv(2, draft="dealt", autoreset_mode=mode)
     observations, infos = env.reset(seed=4)
     actions = _random_legal(infos["action_mask"], np.random.default_rng(4))
     illegal = int(np.flatnonzero(infos["action_mask"][0] == 0)[0])

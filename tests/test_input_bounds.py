@@ -316,7 +316,7 @@ def test_card_messages_quote_a_short_value(load):
     ("load", "text", "error"),
     [
         (TrainConfig.load, "seed: 1\nseed: 2\n", TrainConfigError),
-        (make_config, "draft: pick\nopen_hands: true\ndraft: random\n", ConfigError),
+        (make_config, "draft: pick\nopen_hands: true\ndraft: dealt\n", ConfigError),
         (load_deck, "cards: []\ncards: []\n", DeckError),
         (load_yaml, "a:\n  b: 1\n  b: 2\n", TrinityError),
     ],

@@ -65,10 +65,10 @@ def play_randomly(state, rng: random.Random):
 
 GAME_PARAMS = [
     {},
-    {"draft": "random"},
-    {"draft": "random", "open_hands": False},
+    {"draft": "dealt"},
+    {"draft": "dealt", "open_hands": False},
     {"open_hands": False, "first_player": 1},
-    {"draft": "random", "first_player": 0, "max_a_cards": 2},
+    {"draft": "dealt", "first_player": 0, "max_a_cards": 2},
 ]
 
 
@@ -92,7 +92,8 @@ def test_openspiel_random_sim_test_passes_on_a_loaded_position():
 def test_openspiel_bad_parameters_are_refused():
     pyspiel, tos = openspiel()
     bad = [
-        ({"draft": "fixed"}, "draft must be 'pick' or 'random'"),
+        ({"draft": "fixed"}, "draft must be 'pick' or 'dealt'"),
+        ({"draft": "random"}, r"draft 'random' is now called 'dealt' \(hands dealt at random, no draft\)$"),
         ({"first_player": 2}, "first_player must be -1"),
         ({"max_a_cards": 9}, "max_a_cards"),
         ({"deck": "nope"}, "no deck named 'nope'"),
@@ -181,7 +182,7 @@ def test_openspiel_the_opponents_picks_are_hidden_in_the_information_state():
 def test_openspiel_resampling_keeps_the_information_state_and_redraws_hidden_cards():
     pyspiel, tos = openspiel()
     rng = random.Random(2)
-    for params in ({"draft": "random", "open_hands": False}, {"open_hands": False}, {}):
+    for params in ({"draft": "dealt", "open_hands": False}, {"open_hands": False}, {}):
         game = pyspiel.load_game(tos.GAME_NAME, params)
         seen_hands = set()
         for state in play_randomly(game.new_initial_state(), rng):
@@ -202,7 +203,7 @@ def test_openspiel_games_and_states_pickle_and_serialize():
     pyspiel, tos = openspiel()
     position = tos.sample_endgame(5, seed=4)
     for game in (
-        pyspiel.load_game(tos.GAME_NAME, {"draft": "random", "open_hands": False}),
+        pyspiel.load_game(tos.GAME_NAME, {"draft": "dealt", "open_hands": False}),
         tos.endgame_game(position),
     ):
         assert str(pickle.loads(pickle.dumps(game))) == str(game)
@@ -253,7 +254,7 @@ def test_openspiel_mcts_bot_plays_full_games_and_beats_random():
     from open_spiel.python.algorithms import mcts
     from open_spiel.python.bots import uniform_random
 
-    game = pyspiel.load_game(tos.GAME_NAME, {"draft": "random"})  # open hands: nothing hidden once dealt
+    game = pyspiel.load_game(tos.GAME_NAME, {"draft": "dealt"})  # open hands: nothing hidden once dealt
     rng = np.random.RandomState(0)
     evaluator = mcts.RandomRolloutEvaluator(1, np.random.RandomState(1))
     wins = 0
@@ -276,7 +277,7 @@ def test_openspiel_ismcts_bot_plays_hidden_hands():
 
     rng = np.random.RandomState(3)
     evaluator = mcts.RandomRolloutEvaluator(1, np.random.RandomState(4))
-    for params in ({"draft": "random", "open_hands": False}, {"open_hands": False}):  # dealt, then drafted
+    for params in ({"draft": "dealt", "open_hands": False}, {"open_hands": False}):  # dealt, then drafted
         game = pyspiel.load_game(tos.GAME_NAME, params)
         bot = ismcts.ISMCTSBot(game, evaluator, 2.0, 40, random_state=np.random.RandomState(5))
         # the bot asserts that every resampled state has the root's information state
@@ -395,7 +396,7 @@ def test_torchrl_pettingzoo_wrapper_takes_the_aec_env_and_its_specs_check():
     assert set(info.keys()) == {"winner", "scores", "termination_code"}
 
 
-@pytest.mark.parametrize("draft", ["pick", "random"])
+@pytest.mark.parametrize("draft", ["pick", "dealt"])
 def test_torchrl_plays_whole_games_with_random_legal_actions(draft):
     import torch
 
@@ -471,7 +472,7 @@ def test_benchmarl_needs_the_float32_observation(tmp_path):
     exists (and docs/evaluate.md says so)."""
     pytest.importorskip("benchmarl", reason="BenchMARL is not installed (make test-benchmarl: .venv-benchmarl)")
     module = example("benchmarl_mappo")
-    task = module.TrinityTowersTask("trinity_towers", {"draft": "random"})  # int8 observations
+    task = module.TrinityTowersTask("trinity_towers", {"draft": "dealt"})  # int8 observations
     with warnings.catch_warnings(), pytest.raises(RuntimeError, match="mat1 and mat2 must have the same dtype"):
         warnings.simplefilter("ignore")
         module.make_experiment(task, "iql", 1, 8, 0, str(tmp_path))
@@ -489,12 +490,12 @@ def _vector_envs():
 
     yield (
         "AsyncVectorEnv",
-        AsyncVectorEnv([lambda: gymnasium.make("trinity_env/TrinityTowers-v0", draft="random") for _ in range(2)]),
+        AsyncVectorEnv([lambda: gymnasium.make("trinity_env/TrinityTowers-v0", draft="dealt") for _ in range(2)]),
     )
     yield (
         "TrinityTowersVectorEnv",
         gymnasium.make_vec(
-            "trinity_env/TrinityTowers-v0", num_envs=2, vectorization_mode="vector_entry_point", draft="random"
+            "trinity_env/TrinityTowers-v0", num_envs=2, vectorization_mode="vector_entry_point", draft="dealt"
         ),
     )
 
@@ -532,7 +533,7 @@ def test_same_step_autoreset_gives_the_new_games_mask_and_the_final_one_in_final
 
     from trinity_env.fast.vector_env import TrinityTowersVectorEnv
 
-    env = TrinityTowersVectorEnv(2, autoreset_mode=AutoresetMode.SAME_STEP, draft="random")
+    env = TrinityTowersVectorEnv(2, autoreset_mode=AutoresetMode.SAME_STEP, draft="dealt")
     _, info = env.reset(seed=1)
     rng, finished = np.random.default_rng(1), 0
     for _ in range(40):

@@ -4,7 +4,7 @@ Each engine (the core, ``FastGames``, the AEC env wrapped and raw, the single-ag
 the vector env, the RLlib env) plays seeded random games through its adapter in
 ``engines.py``; every invariant below is written once, as a check of one game's
 ``Record`` against the core replaying the same actions, and runs for every engine under
-both draft modes (``pick``, ``random``) and both reward modes (``win_loss``, ``margin``).
+both draft modes (``pick``, ``dealt``) and both reward modes (``win_loss``, ``margin``).
 The slow variant runs the same checks on many more games.
 """
 
@@ -37,7 +37,7 @@ from engines import ENGINES, Engine, RandomChooser, Record, ScriptChooser, make_
 GAMES = 40
 """Games per engine and config in the default run."""
 SLOW_GAMES = 300
-CONFIGS = [(draft, reward) for draft in ("pick", "random") for reward in ("win_loss", "margin")]
+CONFIGS = [(draft, reward) for draft in ("pick", "dealt") for reward in ("win_loss", "margin")]
 MARGIN_SCALE = 15
 """docs: shaping is the change in the lane-score margin divided by 15 (the tiles on the board)."""
 TOLERANCE = 1e-5  # the fast engine adds rewards in float32
@@ -366,7 +366,7 @@ def test_engines_agree_on_the_same_game(draft, reward, open_hands):
 
 def loaded_positions(count: int, seed: int) -> list[GameState]:
     """Positions taken from random games, one player's hand cut to 0-2 cards: passes (and draws) happen."""
-    rng, config, positions = random.Random(seed), make_config(draft="random"), []
+    rng, config, positions = random.Random(seed), make_config(draft="dealt"), []
     while len(positions) < count:
         state = config.new_game(rng)
         for _ in range(rng.randint(0, 10)):

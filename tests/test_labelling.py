@@ -36,7 +36,7 @@ LABELLED = TINY | {"solver_empty": 8, "label_workers": 1, "total_games": 16, "ev
 
 def _positions(count: int, seed: int, low: int = 4, high: int = 10) -> list[GameState]:
     """Open-hand play positions with ``low`` to ``high`` empty tiles, reached by random legal moves."""
-    config = make_config(draft="random", open_hands=True)
+    config = make_config(draft="dealt", open_hands=True)
     rng = random.Random(seed)
     states = []
     while len(states) < count:

@@ -32,8 +32,8 @@ SHIPPED_DECK = config_root() / "decks" / "standard.yaml"
 def _plant(folder: Path) -> None:
     """Files named like the shipped configs and deck, each valid YAML of its own kind but different."""
     (folder / "quick").write_text("total_steps: 7\n")
-    (folder / "standard").write_text("draft: random\nopen_hands: false\n")  # a rules config, as a deck it is bad
-    (folder / "hidden_hands").write_text("draft: random\n")
+    (folder / "standard").write_text("draft: dealt\nopen_hands: false\n")  # a rules config, as a deck it is bad
+    (folder / "hidden_hands").write_text("draft: dealt\n")
 
 
 def test_bare_names_mean_the_shipped_files_whatever_the_working_directory_holds(tmp_path, monkeypatch):
@@ -58,7 +58,7 @@ def test_a_path_names_the_file(tmp_path, monkeypatch):
     _plant(tmp_path)
     assert TrainConfig.load("./quick").total_steps == 7
     assert make_config("./standard").open_hands is False
-    (tmp_path / "mine.yaml").write_text("draft: random\nopen_hands: false\n")
+    (tmp_path / "mine.yaml").write_text("draft: dealt\nopen_hands: false\n")
     assert make_config("mine.yaml").open_hands is False  # a .yaml ending is a path too
     reversed_deck = list(reversed([card.notation for card in load_deck(SHIPPED_DECK)]))
     (tmp_path / "decks").mkdir()
@@ -86,7 +86,7 @@ def test_an_unknown_bare_name_lists_the_shipped_ones_and_hints_at_a_file_there(l
     message = str(refused.value)
     assert "no " in message and "'mine'" in message and listed in message and "\n" not in message
     assert "./mine" not in message.split(")", 1)[1]  # no file here: no hint
-    (tmp_path / "mine").write_text("draft: random\n")
+    (tmp_path / "mine").write_text("draft: dealt\n")
     with pytest.raises(error) as refused:
         load("mine")
     message = str(refused.value)

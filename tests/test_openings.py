@@ -78,7 +78,7 @@ def _stop_at_first(state: GameState) -> None:
 
 
 def test_a_dealt_game_is_the_one_the_arena_deals_from_the_seed():
-    config = make_config(draft="random")
+    config = make_config(draft="dealt")
     for seed in (0, 1, 77):
         state = dealt_game(seed)
         assert state.to_dict() == config.new_game(random.Random(seed)).to_dict()

@@ -93,7 +93,7 @@ def test_positions_past_the_budget_are_labelled_estimates():
 
 
 def test_a_hidden_hand_game_is_reviewed_with_both_hands_revealed(tmp_path):
-    config = make_config(draft="random", open_hands=False)
+    config = make_config(draft="dealt", open_hands=False)
     states = []
     play_game((make("greedy"), make("random")), config, 3, on_state=states.append)
     replay = Replay.from_states(states, open_hands=False)
@@ -226,7 +226,7 @@ def test_a_replay_is_accepted_as_a_dict_or_a_path(tmp_path):
 @pytest.mark.slow
 def test_a_whole_game_with_the_default_budget_and_agent(tmp_path):
     states = []
-    play_game((make("greedy"), make("mcts:200")), make_config(draft="random"), 3, on_state=states.append)
+    play_game((make("greedy"), make("mcts:200")), make_config(draft="dealt"), 3, on_state=states.append)
     review = review_replay(Replay.from_states(states), seed=random.Random(0).randrange(100))
     exact = [p.before.exact for p in review.placements]
     assert exact[-1] and not exact[0]  # the end is solved, the start estimated

@@ -50,7 +50,7 @@ def test_only_the_mover_observes_and_both_see_the_end():
 
 
 def test_the_env_agrees_with_the_core():
-    config = {"draft": "random", "open_hands": False}
+    config = {"draft": "dealt", "open_hands": False}
     env = TrinityTowersMultiAgentEnv(config)
     for game in range(20):
         observations, _ = env.reset(seed=game)
@@ -68,7 +68,7 @@ def test_the_env_agrees_with_the_core():
 
 
 def test_an_illegal_action_ends_the_game_at_minus_one_as_terminate_illegal_does():
-    env = TrinityTowersMultiAgentEnv({"draft": "random", "first_player": 0})
+    env = TrinityTowersMultiAgentEnv({"draft": "dealt", "first_player": 0})
     env.reset(seed=0)
     before = env.game_state
     illegal = int(np.flatnonzero(action_mask(before, 0) == 0)[-1])
@@ -84,12 +84,12 @@ def test_an_illegal_action_ends_the_game_at_minus_one_as_terminate_illegal_does(
 def test_rllibs_own_env_pre_check_passes():
     from ray.rllib.utils.pre_checks.env import check_multiagent_environments
 
-    check_multiagent_environments(TrinityTowersMultiAgentEnv({"draft": "random"}))
+    check_multiagent_environments(TrinityTowersMultiAgentEnv({"draft": "dealt"}))
     check_multiagent_environments(TrinityTowersMultiAgentEnv({"draft": "pick"}))
 
 
 def test_illegal_actions_raise_when_asked_and_bad_actions_always_do():
-    env = TrinityTowersMultiAgentEnv({"draft": "random", "first_player": 0, "illegal_action": "raise"})
+    env = TrinityTowersMultiAgentEnv({"draft": "dealt", "first_player": 0, "illegal_action": "raise"})
     env.reset(seed=0)
     with pytest.raises(IllegalMoveError, match="player_0 is to move"):
         env.step({"player_1": 16})
@@ -110,7 +110,7 @@ def test_main_is_the_batched_trainers_network_and_saves_as_its_checkpoint(tmp_pa
     from trinity_env.agents.policy import save_checkpoint
     from trinity_env.integrations.rllib import TrinityPPOModule, observation_space
 
-    env = TrinityTowersMultiAgentEnv({"draft": "random"})
+    env = TrinityTowersMultiAgentEnv({"draft": "dealt"})
     module = TrinityPPOModule(
         observation_space=observation_space(), action_space=env.action_spaces["player_0"],
         model_config={"hidden": 32, "layers": 2, "tactics": True},
@@ -141,7 +141,7 @@ def test_the_agent_module_plays_the_registry_agent_on_the_observation():
     from trinity_env.agents import make
     from trinity_env.integrations.rllib import AgentModule, observation_space
 
-    env = TrinityTowersMultiAgentEnv({"draft": "random"})
+    env = TrinityTowersMultiAgentEnv({"draft": "dealt"})
     module = AgentModule(
         observation_space=observation_space(), action_space=env.action_spaces["player_0"],
         model_config={"agent": "greedy"},
@@ -214,7 +214,7 @@ def test_training_on_local_ray_with_two_env_runners_and_resuming(tmp_path):
     progress = json.loads((tmp_path / "progress.json").read_text())
     assert (progress["iteration"], progress["versions"]) == (3, 3)
     agent = make(str(tmp_path))  # best.pt plays as any checkpoint does
-    env = TrinityTowersMultiAgentEnv({"draft": "random"})
+    env = TrinityTowersMultiAgentEnv({"draft": "dealt"})
     ((_, row),) = env.reset(seed=0)[0].items()
     observation = {
         "observation": row["observations"].astype(np.int8),

@@ -179,7 +179,7 @@ def test_2_a_pick_beyond_max_a_cards_is_masked_and_refused():
         s.apply(a_slots[3])
 
 
-def test_2_random_draft_deals_a_legal_hand_from_the_seeded_rng():
+def test_2_a_dealt_hand_is_legal_and_from_the_seeded_rng():
     deck = standard_deck()
     hands = {random_hand(deck, 3, seed) for seed in range(200)}
     assert len(hands) > 150  # many different hands

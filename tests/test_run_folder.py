@@ -19,7 +19,7 @@ from training.rllib_selfplay import RLlibConfig
 from training.run_folder import LOCK, RunFolderError, claim, resume_conflicts
 
 TINY = {"total_steps": 256, "num_games": 16, "rollout_steps": 16, "hidden": 16, "eval_games": 2,
-        "eval_endgames": False, "tensorboard": False, "env": {"draft": "random"}}  # fmt: skip
+        "eval_endgames": False, "tensorboard": False, "env": {"draft": "dealt"}}  # fmt: skip
 CONFIG = TrainConfig.from_dict(TINY)
 
 
@@ -83,7 +83,7 @@ def test_which_fields_may_change_on_resume():
     saved = CONFIG.to_dict()
     assert resume_conflicts(TrainConfig.from_dict(TINY | {"eval_opponents": ["greedy"]}), saved) == []
     assert resume_conflicts(TrainConfig.from_dict(TINY | {"seed": 1, "env": {"draft": "pick"}}), saved) == [
-        "env: {'draft': 'random'} -> {'draft': 'pick'}",
+        "env: {'draft': 'dealt'} -> {'draft': 'pick'}",
         "seed: 0 -> 1",
     ]
     older = {k: v for k, v in saved.items() if k != "draft_share"}  # a field the run predates: its default

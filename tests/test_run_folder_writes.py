@@ -34,7 +34,7 @@ from trinity_env.core.errors import WriteError
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY = {"total_steps": 256, "num_games": 16, "rollout_steps": 16, "hidden": 16, "eval_games": 2,
-        "eval_endgames": False, "tensorboard": False, "env": {"draft": "random"}}  # fmt: skip
+        "eval_endgames": False, "tensorboard": False, "env": {"draft": "dealt"}}  # fmt: skip
 CONFIG = TrainConfig.from_dict(TINY)
 
 

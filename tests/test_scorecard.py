@@ -40,7 +40,7 @@ def outside(tmp_path_factory):
     from trinity_env.envs.single_agent import TrinityTowersEnv
 
     folder = tmp_path_factory.mktemp("outside")
-    model = MaskablePPO("MlpPolicy", TrinityTowersEnv(opponent="random", draft="random"), n_steps=64, batch_size=64,
+    model = MaskablePPO("MlpPolicy", TrinityTowersEnv(opponent="random", draft="dealt"), n_steps=64, batch_size=64,
                         n_epochs=1, seed=0, policy_kwargs={"net_arch": [32]})  # fmt: skip
     model.learn(64)
     model.save(folder / "sb3.zip")

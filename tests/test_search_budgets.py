@@ -243,7 +243,7 @@ def test_ctrl_c_stops_a_huge_mcts_search(open_hands):
         from trinity_env.envs import make_config
         from trinity_env.envs.observation import action_mask, encode_observation
 
-        config = make_config(draft="random", open_hands={open_hands})
+        config = make_config(draft="dealt", open_hands={open_hands})
         state = config.new_game(random.Random(0))
         observation = {{"observation": encode_observation(state, state.to_move, {open_hands}),
                         "action_mask": action_mask(state, state.to_move)}}
@@ -280,7 +280,7 @@ def test_ctrl_c_in_process_leaves_the_solver_exact():
 
 
 def test_an_interrupted_mcts_agent_searches_afresh_next_time(monkeypatch):
-    config = make_config(draft="random", first_player=0)
+    config = make_config(draft="dealt", first_player=0)
     state = config.new_game(random.Random(1))
     agent = make("mcts:300,seed=0")
     state = state.apply(agent.act(_observation(state), state))
@@ -304,8 +304,8 @@ def test_an_interrupted_mcts_agent_searches_afresh_next_time(monkeypatch):
 # a seeded random player): open hands (one tree, reused), hidden hands (8 worlds), and the
 # drafts by search.
 SCENARIOS = [
-    ("mcts:400", {"draft": "random"}, 1, [27, 200, 171, 221, 143, 60]),
-    ("mcts:400", {"draft": "random", "open_hands": False}, 2, [46, 92, 123, 140, 154]),
+    ("mcts:400", {"draft": "dealt"}, 1, [27, 200, 171, 221, 143, 60]),
+    ("mcts:400", {"draft": "dealt", "open_hands": False}, 2, [46, 92, 123, 140, 154]),
     ("mcts:400,draft=search", {}, 3, [11, 4, 7, 2, 0, 5, 8, 10, 46, 20, 89, 141, 195, 129, 93, 172]),
     ("mcts:400,draft=search", {"open_hands": False}, 4, [3, 10, 15, 1, 6, 14, 0, 11, 16, 32, 63, 114, 170]),
 ]

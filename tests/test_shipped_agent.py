@@ -40,7 +40,7 @@ def test_ppo_standard_is_shipped_and_plays_drafted_and_dealt_games():
     agent = make("ppo-standard")
     assert agent.name == "ppo-standard" and agent.network.tactics
     wins = 0
-    for config, picks in ((make_config(None), HAND_SIZE), (make_config(draft="random"), 0)):  # the standard rules draft
+    for config, picks in ((make_config(None), HAND_SIZE), (make_config(draft="dealt"), 0)):  # the standard rules draft
         for seed in range(4):
             for seat in (0, 1):
                 watched = Watched(agent)

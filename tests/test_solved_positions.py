@@ -314,7 +314,7 @@ def test_a_damaged_manifest_is_refused(built, tmp_path):
     for change, problem in [
         (lambda m: m["shards"].update({"../shard-00000.npz": m["shards"]["shard-00000.npz"]}), "not a shard name"),
         (lambda m: m.update(version=1), "version 1; this loader reads version 2"),
-        (lambda m: m.update(draft="random"), "draft must be 'dealt'"),
+        (lambda m: m.update(draft="pick"), "draft must be 'dealt'"),
         (lambda m: m.update(policy_empty=[3, 7]), "within the empty tiles"),
         (lambda m: m.update(agent_sha256="abc"), "agent_sha256"),
         (lambda m: m.update(empty=[0, 3]), "within 1-14"),

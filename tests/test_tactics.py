@@ -14,7 +14,7 @@ from games import random_positions
 
 def test_direct_captures_and_lane_completion_match_the_rules():
     checked = completions = 0
-    for state in random_positions(150, 0, 12, draft="random"):
+    for state in random_positions(150, 0, 12, draft="dealt"):
         seat = state.to_move
         features = tactical_features(torch.as_tensor(encode_observation(state, seat, True))[None])[0]
         for action in state.legal_actions():
@@ -35,7 +35,7 @@ def test_direct_captures_and_lane_completion_match_the_rules():
 
 def test_the_domino_feature_never_misses_a_chain():
     chains = 0
-    for state in random_positions(200, 1, 12, draft="random"):
+    for state in random_positions(200, 1, 12, draft="dealt"):
         seat = state.to_move
         features = tactical_features(torch.as_tensor(encode_observation(state, seat, True))[None])[0]
         for action in state.legal_actions():
@@ -52,7 +52,7 @@ def test_the_network_gives_the_same_logits_with_features_passed_in():
 
     torch.manual_seed(0)
     network = PolicyNetwork(32, 1, tactics=True)
-    states = random_positions(8, 2, 12, draft="random")
+    states = random_positions(8, 2, 12, draft="dealt")
     observations = torch.as_tensor(np.stack([encode_observation(s, s.to_move, True) for s in states]))
     masks = torch.as_tensor(np.stack([action_mask(s, s.to_move) for s in states]))
     logits, values = network(observations, masks)

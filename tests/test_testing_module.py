@@ -67,7 +67,7 @@ class LeakyAgent(Agent):
 
 def test_an_agent_that_reads_the_hidden_hand_is_caught():
     with pytest.raises(AssertionError, match=r"agent 'leaky' \(seat ., play phase.*player .'s hidden hand: \["):
-        check_agent_ignores_hidden_information(LeakyAgent, open_hands=False, config={"draft": "random"})
+        check_agent_ignores_hidden_information(LeakyAgent, open_hands=False, config={"draft": "dealt"})
 
 
 def test_an_agent_that_reads_secret_picks_is_caught():

@@ -38,7 +38,7 @@ TINY = {
     "anneal_lr": True,
     "p_latest": 0.3,  # the rest of the pool: past snapshots
     "tensorboard": False,
-    "env": {"draft": "random", "reward": "margin"},
+    "env": {"draft": "dealt", "reward": "margin"},
 }
 
 
@@ -84,7 +84,7 @@ def test_a_run_stopped_at_a_snapshot_and_resumed_is_the_uninterrupted_run(tmp_pa
 
 
 def test_the_env_state_round_trips_and_refuses_a_changed_engine():
-    a = TrinityTowersVectorEnv(8, opponent="random", autoreset_mode="same_step", draft="random", reward="margin")
+    a = TrinityTowersVectorEnv(8, opponent="random", autoreset_mode="same_step", draft="dealt", reward="margin")
     a.reset(seed=3)
     moves = np.random.default_rng(0)
 
@@ -99,7 +99,7 @@ def test_the_env_state_round_trips_and_refuses_a_changed_engine():
 
     play(a, 5)
     saved = env_state(a)
-    b = TrinityTowersVectorEnv(8, opponent="random", autoreset_mode="same_step", draft="random", reward="margin")
+    b = TrinityTowersVectorEnv(8, opponent="random", autoreset_mode="same_step", draft="dealt", reward="margin")
     load_env_state(b, saved)
     state = moves.bit_generator.state
     after_a = play(a, 20)

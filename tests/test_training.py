@@ -24,7 +24,7 @@ TINY = {
     "eval_every_steps": 512,
     "eval_games": 4,
     "hidden": 32,
-    "env": {"draft": "random"},
+    "env": {"draft": "dealt"},
 }
 
 
@@ -52,7 +52,7 @@ def test_train_checkpoints_evaluates_and_reports(tmp_path):
     assert "hyperparameters/text_summary" in events.Tags()["tensors"]
     agent = make(str(tmp_path))  # a run folder names its best policy
     assert make(str(tmp_path / "best")).network is not None  # so does RUN/best, as in `trinity play --opponent`
-    final = play_game((agent, make("random")), make_config(draft="random"), seed=1)
+    final = play_game((agent, make("random")), make_config(draft="dealt"), seed=1)
     assert final.is_over
 
 
@@ -99,7 +99,7 @@ def test_corrupt_or_mismatched_checkpoints_are_refused(tmp_path):
         ({"p_latest": 1.5}, "'p_latest'"),
         ({"p_latest": 0.7, "p_random": 0.5}, "at most 1"),
         ({"total_steps": 0}, "'total_steps' must be at least 1"),
-        ({"draft_share": 0.5, "env": {"draft": "pick"}}, "'draft_share' needs env draft 'random'"),
+        ({"draft_share": 0.5, "env": {"draft": "pick"}}, "'draft_share' needs env draft 'dealt'"),
         ({"anneal_lr": 1}, "'anneal_lr' must be bool"),
         ({"eval_opponents": [], "eval_endgames": False}, "nothing to evaluate"),
     ],
@@ -136,7 +136,7 @@ def test_the_win_rate_against_the_pool_counts_games_not_positive_rewards():
     from training.fast_ppo import KINDS, OpponentPool, Rollout, collect_rollout
     from trinity_env.fast.vector_env import TrinityTowersVectorEnv
 
-    config = TrainConfig.from_dict(TINY | {"p_latest": 0.3, "env": {"draft": "random", "reward": "margin"}})
+    config = TrainConfig.from_dict(TINY | {"p_latest": 0.3, "env": {"draft": "dealt", "reward": "margin"}})
     torch.manual_seed(0)
     network = PolicyNetwork(32, 2)
     pool = OpponentPool(config, np.random.default_rng(0))
@@ -172,7 +172,7 @@ def test_training_with_a_draft_share_plays_drafted_and_dealt_games(tmp_path):
     from trinity_env.fast.games import FastGames
     from trinity_env.fast.layout import PHASE
 
-    games = FastGames(400, seed=3, draft="random", draft_share=0.25)
+    games = FastGames(400, seed=3, draft="dealt", draft_share=0.25)
     drafting = int((games.batch.info[:, PHASE] == 0).sum())
     assert 60 < drafting < 140  # about a quarter start with the draft, the rest are dealt
 
@@ -269,7 +269,7 @@ def test_selfplay_ppo_trains_checkpoints_resumes_and_evaluates(tmp_path):
     assert json.loads(model.trinity_state)["best"] == max(first["best"], *later)  # best restored, not reset
     assert ((tmp_path / "best.zip").read_bytes() == kept) == (max(later) <= first["best"])
     agent = make(str(tmp_path / "best"))  # RUN/best names best.zip, as in `trinity play --opponent RUN/best`
-    assert play_game((agent, make("random")), make_config(draft="random"), seed=2).is_over
+    assert play_game((agent, make("random")), make_config(draft="dealt"), seed=2).is_over
     (tmp_path / "broken.zip").write_bytes(b"PK not really")
     with pytest.raises(CheckpointError, match=r"broken\.zip"):
         make(str(tmp_path / "broken.zip"))
@@ -283,7 +283,7 @@ def test_network_agents_sample_only_what_they_are_told():
     torch.manual_seed(0)
     network = PolicyNetwork(16, 1)
     drafting = GameState.new_game()
-    playing = make_config(draft="random").new_game(random.Random(1))
+    playing = make_config(draft="dealt").new_game(random.Random(1))
 
     def moves(agent, state):
         observation = {"observation": encode_observation(state, state.to_move, True),

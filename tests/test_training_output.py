@@ -29,7 +29,7 @@ TINY = {
     "eval_games": 4,
     "hidden": 32,
     "tensorboard": False,
-    "env": {"draft": "random"},
+    "env": {"draft": "dealt"},
 }
 AZ_TINY = {
     "seed": 3, "total_games": 16, "games_per_iteration": 8, "simulations": 4, "max_considered": 4, "hidden": 16,

@@ -402,7 +402,7 @@ def _finished_replay(seed: int = 0, draft: str = "pick") -> Replay:
     from trinity_env.evaluation.match import play_game
 
     states = []
-    config = make_config(draft="pick" if draft == "pick" else "random")
+    config = make_config(draft=draft)
     play_game((make("greedy"), make("random")), config, seed, states.append)
     return Replay.from_states(states)
 

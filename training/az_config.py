@@ -107,9 +107,9 @@ class AZConfig(YAMLConfig):
     tensorboard: bool = True
     """Log losses and evaluations to TensorBoard in ``RUN/tb`` (``metrics.csv`` is always written)."""
     draft_share: float = 0.25
-    """With ``env: {draft: random}``: the share of self-play games that start with the draft (evaluation games
+    """With ``env: {draft: dealt}``: the share of self-play games that start with the draft (evaluation games
     stay dealt)."""
-    env: dict[str, Any] = field(default_factory=lambda: {"draft": "random"})
+    env: dict[str, Any] = field(default_factory=lambda: {"draft": "dealt"})
     """Environment config for self-play and evaluation; checked with ``make_config``."""
 
     resume_may_change: ClassVar[frozenset[str]] = EVALUATION_FIELDS | {
@@ -156,8 +156,8 @@ class AZConfig(YAMLConfig):
                                    f"got {self.solver_empty}")  # fmt: skip
         if self.replay_size < self.batch_size:
             raise TrainConfigError(f"{source}: field 'replay_size' must be at least batch_size ({self.batch_size})")
-        if self.draft_share and self.env.get("draft", "pick") != "random":
-            raise TrainConfigError(f"{source}: field 'draft_share' needs env draft 'random' (the others always draft)")
+        if self.draft_share and self.env.get("draft", "pick") != "dealt":
+            raise TrainConfigError(f"{source}: field 'draft_share' needs env draft 'dealt' (the others always draft)")
         self._check_processes(source, ("torch_threads", "label_workers"))
         self._check_memory(source, self.memory())
 

@@ -294,7 +294,7 @@ class TrainConfig(YAMLConfig):
     the run), and one thread is the fast choice on a small or shared machine: with two threads on a busy 2-core
     machine the trainer ran 4x slower."""
     draft_share: float = 0.0
-    """With ``env: {draft: random}``: the share of training games that start with the draft instead of dealt
+    """With ``env: {draft: dealt}``: the share of training games that start with the draft instead of dealt
     hands, so the learner also learns to pick (evaluation games stay dealt)."""
     env: dict[str, Any] = field(default_factory=lambda: {"draft": "pick"})
     """Environment config (rules, deck, draft) for training and evaluation; checked with ``make_config``."""
@@ -319,8 +319,8 @@ class TrainConfig(YAMLConfig):
         self._check_evaluation(source)
         if self.p_latest + self.p_random + self.p_greedy > 1:
             raise TrainConfigError(f"{source}: p_latest + p_random + p_greedy must be at most 1")
-        if self.draft_share and self.env.get("draft", "pick") != "random":
-            raise TrainConfigError(f"{source}: field 'draft_share' needs env draft 'random' (the others always draft)")
+        if self.draft_share and self.env.get("draft", "pick") != "dealt":
+            raise TrainConfigError(f"{source}: field 'draft_share' needs env draft 'dealt' (the others always draft)")
         if (self.num_games * self.rollout_steps) % self.minibatches:
             raise TrainConfigError(
                 f"{source}: num_games * rollout_steps must split into {self.minibatches} minibatches"

@@ -119,7 +119,7 @@ class RLlibConfig(YAMLConfig):
     """Also score the endgame suite."""
     tensorboard: bool = True
     """Log to TensorBoard in ``RUN/tb`` (``metrics.csv`` and ``iterations.jsonl`` are always written)."""
-    env: dict[str, Any] = field(default_factory=lambda: {"draft": "random"})
+    env: dict[str, Any] = field(default_factory=lambda: {"draft": "dealt"})
     """Environment config for training and evaluation."""
 
     def check(self, source: str = "config") -> None:

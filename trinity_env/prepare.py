@@ -31,7 +31,7 @@ __all__ = ["FAMILIES", "families_for", "prepare", "warm"]
 def _engine() -> None:
     from trinity_env.fast.games import FastGames
 
-    games = FastGames(4, seed=0, draft="random")
+    games = FastGames(4, seed=0, draft="dealt")
     live = np.arange(4)
     while live.size:
         step = games.step(games.random_actions(live), games=live)
@@ -62,7 +62,7 @@ def _agents(*specs: str) -> Callable[[], None]:
         from trinity_env.spec.config import make_config
         from trinity_env.spec.observation import observation_dict
 
-        state = make_config(draft="random").new_game(random.Random(0))
+        state = make_config(draft="dealt").new_game(random.Random(0))
         for spec in specs:
             agent = make(spec)
             agent.reset(0)
@@ -85,7 +85,7 @@ def _solver() -> None:
     from trinity_env.spec.config import make_config
 
     rng = random.Random(0)
-    state = make_config(draft="random").new_game(rng)
+    state = make_config(draft="dealt").new_game(rng)
     while len(state.empty_tiles()) > HINT_MIN_EMPTY + 1:  # large enough for the move hints' Monte Carlo search
         state = state.apply(rng.choice(state.legal_actions()))
     # the hints' least search (1,000 simulations), then a few nodes of the solver's own: every kernel runs, and the

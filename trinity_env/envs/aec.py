@@ -98,7 +98,7 @@ the observation straight into a float network without casting it (BenchMARL's MA
 IQL: `mat1 and mat2 must have the same dtype`) need `"float32"`.
 
 `config`: a YAML file (or a name in `configs/rules/`) holding these keywords; keywords
-given here override it. `draft`: `"pick"` (the agents draft), `"random"` (a random legal
+given here override it. `draft`: `"pick"` (the agents draft), `"dealt"` (a random legal
 hand each, no draft steps) or `"fixed"` (with `hands=`: 8 cards or deck indices per player).
 `first_player`: `"random"`, `0` or `1`. `deck`: a deck name from `configs/decks/`, a YAML
 path, a list of 16 cards, or `"random"` (a seeded random deck each game); both players get

@@ -117,7 +117,7 @@ def game_positions(agent: Agent, seed: int, game: int, empty: tuple[int, int]) -
 def self_play_positions(agent: Agent, rng: random.Random, empty: tuple[int, int]) -> dict[int, GameState]:
     """The positions of one game of ``agent`` against itself on hands dealt from ``rng`` (open hands), with
     ``empty[1]`` down to ``empty[0]`` empty tiles in which the mover has a move, by empty count in play order."""
-    state = make_config(draft="random", open_hands=True).new_game(rng)
+    state = make_config(draft="dealt", open_hands=True).new_game(rng)
     agent.reset(rng.randrange(2**31))
     found: dict[int, GameState] = {}
     while not state.is_over and len(state.empty_tiles()) >= empty[0]:

@@ -2,7 +2,7 @@
 
 Each pair plays ``games`` games; in game ``k`` the first-named agent takes seat ``k % 2``,
 and game ``k`` of a pair has its own seed, so results do not depend on how games are
-spread over worker processes. By default hands are dealt at random (``draft: random``):
+spread over worker processes. By default hands are dealt at random (``draft: dealt``):
 two deterministic agents drafting from the same deck would otherwise play the same two
 games over and over, and the confidence intervals would count repeats as evidence. Pass
 a config with ``draft: pick`` to measure drafting too. Agents are given as ``Player`` values (``AgentSpec``,
@@ -39,7 +39,7 @@ from trinity_env.evaluation.ratings import bootstrap_elo, fit_elo, wilson_interv
 from trinity_env.spec.config import EnvConfig, make_config
 
 CHUNK = 10  # games per task
-ARENA_DEFAULTS = {"draft": "random"}
+ARENA_DEFAULTS = {"draft": "dealt"}
 OUTPUT_FILES = ("arena.csv", "arena.md", "arena.json", "arena_heatmap.png")
 """What ``ArenaResult.write`` writes in its folder."""
 

@@ -50,7 +50,7 @@ class Endgame:
 def build_suite(count: int, seed: int = 0, empty: tuple[int, int] = (6, 10), progress: bool = True) -> list[Endgame]:
     """``count`` solved positions, won for the mover and not won by every move, reproducible from ``seed``."""
     rng = random.Random(seed)
-    config = make_config(draft="random")
+    config = make_config(draft="dealt")
     pairings = [("greedy", "random"), ("lookahead", "greedy"), ("greedy", "greedy"), ("lookahead", "random")]
     solver = Solver()
     suite: list[Endgame] = []

@@ -106,7 +106,7 @@ class DealtGame:
     name: str = "opening"
 
     def __call__(self, seed: int) -> GameState:
-        return make_config(draft="random").new_game(random.Random(seed))
+        return make_config(draft="dealt").new_game(random.Random(seed))
 
 
 @dataclass(frozen=True)
@@ -130,7 +130,7 @@ class LateGame:
 
     def __call__(self, seed: int) -> GameState:
         rng = random.Random(seed)
-        config = make_config(draft="random")
+        config = make_config(draft="dealt")
         state = config.new_game(rng)
         while state.is_over or state.owners.count(EMPTY) > self.empty:
             state = config.new_game(rng) if state.is_over else state.apply(rng.choice(state.legal_actions()))

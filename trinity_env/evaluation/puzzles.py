@@ -151,7 +151,7 @@ def build_puzzles(
     """
     check_build(count, empty, agent, max_nodes)
     max_games = 50 * count if max_games is None else max_games
-    config = make_config(draft="random", open_hands=True)
+    config = make_config(draft="dealt", open_hands=True)
     players = (make(agent), make(agent))
     solver = Solver()
     seen: set[str] = set()

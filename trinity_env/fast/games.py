@@ -32,7 +32,7 @@ from trinity_env.spec.observation import OBSERVATION_SIZE
 
 # player 0's result reward by winner: 0 player 0 won, 1 player 1 won, -1 a draw or no result yet (the core's)
 _RESULT = np.array([result_rewards(0)[0], result_rewards(1)[0], result_rewards(None)[0]], np.float32)
-_DEAL = {"pick": 0, "random": 1, "fixed": 2}
+_DEAL = {"pick": 0, "dealt": 1, "fixed": 2}
 
 
 class ConcurrentUseError(TrinityError, RuntimeError):
@@ -62,7 +62,7 @@ def _deck_array(deck) -> np.ndarray:
 class FastGames:
     """B games in lockstep; keywords are the environment config (``draft``, ``deck``, ...).
 
-    ``draft_share`` (with ``draft="random"``): the share of new games that start with the
+    ``draft_share`` (with ``draft="dealt"``): the share of new games that start with the
     draft instead of dealt hands, for training one policy on both.
 
     One thread at a time: a mutating method called while another thread is inside one raises
@@ -77,8 +77,8 @@ class FastGames:
         self._lock = threading.Lock()
         num_games = game_count(num_games)
         self.config: EnvConfig = make_config(config, **keywords)
-        if not 0 <= draft_share <= 1 or (draft_share and self.config.draft != "random"):
-            raise ConfigError(f"draft_share must be in [0, 1] and needs draft='random', got {draft_share!r}")
+        if not 0 <= draft_share <= 1 or (draft_share and self.config.draft != "dealt"):
+            raise ConfigError(f"draft_share must be in [0, 1] and needs draft='dealt', got {draft_share!r}")
         self.draft_share = float(draft_share)
         self.num_games = num_games
         self.batch = Batch.empty(num_games)

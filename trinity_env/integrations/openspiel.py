@@ -6,7 +6,7 @@ Importing this module registers the game (it needs ``pip install open_spiel``, o
     import pyspiel
     import trinity_env.integrations.openspiel  # registers "python_trinity_towers"
 
-    game = pyspiel.load_game("python_trinity_towers", {"draft": "random", "open_hands": False})
+    game = pyspiel.load_game("python_trinity_towers", {"draft": "dealt", "open_hands": False})
 
 It is a sequential, zero-sum, two-player game of imperfect information with terminal
 rewards: ``returns()`` is ``[+1, -1]``, ``[-1, +1]`` or ``[0, 0]`` (a draw, only reachable from
@@ -15,8 +15,8 @@ Each state holds the core's immutable ``GameState``: ``state.game_state``.
 
 Parameters (OpenSpiel checks their types, so ``first_player`` is an integer):
 
-- ``draft`` (``"pick"``, default): the players draft 16 secret picks, then place. ``"random"``:
-  each player is dealt a uniformly random legal hand by chance nodes.
+- ``draft`` (``"pick"``, default): the players draft 16 secret picks, then place. ``"dealt"``:
+  no draft, each player is dealt a uniformly random legal hand by chance nodes.
 - ``open_hands`` (``True``): both hands are visible once play starts; ``False`` hides the
   opponent's unplayed cards for the whole game.
 - ``max_a_cards`` (3), ``deck`` (``"standard"``: a deck name from ``configs/decks/`` or a
@@ -29,7 +29,7 @@ Parameters (OpenSpiel checks their types, so ``first_player`` is an integer):
   algorithms (CFR, exact exploitability) can solve.
 
 Chance nodes: first the first player (when ``first_player`` is ``-1``), then with
-``draft="random"`` the dealt hands, player 0's then player 1's, one card per node in
+``draft="dealt"`` the dealt hands, player 0's then player 1's, one card per node in
 ascending deck order (outcome = deck slot) with probabilities that make every legal hand
 equally likely.
 
@@ -79,7 +79,7 @@ from trinity_env.core.board import EMPTY
 from trinity_env.core.decks import DEFAULT_MAX_A_CARDS, Deck, check_max_a_cards, legal_a_counts
 from trinity_env.core.errors import ArgumentError, PositionError
 from trinity_env.core.state import DRAFT, IN_HAND, PLAY, PLAYED, UNPICKED
-from trinity_env.spec.config import ConfigError
+from trinity_env.spec.config import RETIRED_DRAFT_MODES, ConfigError
 from trinity_env.spec.observation import OBSERVATION_SIZE, encode_observation
 
 GAME_NAME = "python_trinity_towers"
@@ -88,7 +88,7 @@ PICK_ORDER_SIZE = DECK_SIZE
 PLACEMENT_ORDER_SIZE = TILES
 INFO_STATE_SIZE = OBSERVATION_SIZE + PICK_ORDER_SIZE + PLACEMENT_ORDER_SIZE
 RANDOM_FIRST_PLAYER = -1
-DRAFTS = ("pick", "random")
+DRAFTS = ("pick", "dealt")
 OWNER_CHAR = {0: "w", 1: "b"}
 DEFAULT_PARAMS: dict[str, Any] = {
     "draft": "pick",
@@ -190,8 +190,13 @@ class Rules:
         if unknown:
             raise ConfigError(f"{GAME_NAME}: unknown parameter(s) {', '.join(sorted(unknown))}")
         p = {**DEFAULT_PARAMS, **params}
+        if p["draft"] in RETIRED_DRAFT_MODES:
+            new = RETIRED_DRAFT_MODES[p["draft"]]
+            raise ConfigError(
+                f"{GAME_NAME}: draft {p['draft']!r} is now called {new!r} (hands dealt at random, no draft)"
+            )
         if p["draft"] not in DRAFTS:
-            raise ConfigError(f"{GAME_NAME}: draft must be 'pick' or 'random', got {p['draft']!r}")
+            raise ConfigError(f"{GAME_NAME}: draft must be 'pick' or 'dealt', got {p['draft']!r}")
         if p["first_player"] not in (RANDOM_FIRST_PLAYER, 0, 1):
             raise ConfigError(f"{GAME_NAME}: first_player must be -1 (random), 0 or 1, got {p['first_player']!r}")
         max_a_cards = check_max_a_cards(p["max_a_cards"])
@@ -206,7 +211,7 @@ class Rules:
 
     @property
     def max_chance_outcomes(self) -> int:
-        if self.draft == "random":
+        if self.draft == "dealt":
             return DECK_SIZE
         return 2 if self.first_player == RANDOM_FIRST_PLAYER and self.draft == "pick" else 0
 
@@ -214,7 +219,7 @@ class Rules:
     def max_chance_nodes(self) -> int:
         if self.draft == "position":
             return 0
-        return (self.first_player == RANDOM_FIRST_PLAYER) + (2 * HAND_SIZE if self.draft == "random" else 0)
+        return (self.first_player == RANDOM_FIRST_PLAYER) + (2 * HAND_SIZE if self.draft == "dealt" else 0)
 
     @property
     def max_game_length(self) -> int:

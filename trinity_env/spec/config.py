@@ -30,7 +30,10 @@ from trinity_env.core.files import cut, load_yaml, names, one_line, short
 from trinity_env.core.rewards import REWARD_MODES, RewardMode
 from trinity_env.core.shipped import resolve
 
-DRAFT_MODES = ("pick", "random", "fixed")
+DRAFT_MODES = ("pick", "dealt", "fixed")
+"""``"pick"``: the players draft; ``"dealt"``: hands dealt at random, no draft; ``"fixed"``: the hands given."""
+RETIRED_DRAFT_MODES = {"random": "dealt"}
+"""Draft modes renamed: refused with a hint naming the new name."""
 RANDOM_DECK = "random"
 """A deck value: a fresh seeded random deck at every reset."""
 SAME_DECK = "same"
@@ -49,7 +52,7 @@ class EnvConfig:
     """Settings of one Trinity Towers environment (see ``trinity_env.envs.aec`` for their meaning)."""
 
     draft: str = "pick"
-    """``"pick"``: the agents draft; ``"random"``: a random legal hand each; ``"fixed"``: ``hands``."""
+    """``"pick"``: the agents draft; ``"dealt"``: a random legal hand each, no draft; ``"fixed"``: ``hands``."""
     first_player: int | str = "random"
     """``"random"`` (from the seeded RNG), ``0`` or ``1``: who places first."""
     open_hands: bool = True
@@ -66,6 +69,7 @@ class EnvConfig:
     (a ``RewardMode``, a string: ``config.reward == "margin"``; ``trinity_env.core.rewards`` pays it)."""
 
     def __post_init__(self) -> None:
+        _draft_mode(self.draft)  # built by hand: a bad or retired draft mode is refused here too
         if not isinstance(self.reward, RewardMode):  # built by hand rather than by make_config
             object.__setattr__(self, "reward", _reward_mode(self.reward))
 
@@ -85,7 +89,7 @@ class EnvConfig:
         first = rng.randint(0, 1) if self.first_player == "random" else int(self.first_player)
         if self.draft == "pick":
             hands = None
-        elif self.draft == "random":
+        elif self.draft == "dealt":
             hands = [random_hand(deck, self.max_a_cards, rng) for deck in decks]
         else:
             hands = self.hands
@@ -149,9 +153,7 @@ def _load_yaml(config: str | Path) -> dict[str, Any]:
 
 
 def _validate(raw: dict[str, Any]) -> EnvConfig:
-    draft = raw.get("draft", "pick")
-    if not isinstance(draft, str) or draft not in DRAFT_MODES:
-        raise ConfigError(f"draft must be one of {', '.join(map(repr, DRAFT_MODES))}, got {short(draft)}")
+    draft = _draft_mode(raw.get("draft", "pick"))
     first_player = raw.get("first_player", "random")
     is_seat = isinstance(first_player, int) and not isinstance(first_player, bool) and first_player in (0, 1)
     if not (is_seat or (isinstance(first_player, str) and first_player == "random")):
@@ -187,6 +189,17 @@ def _validate(raw: dict[str, Any]) -> EnvConfig:
     elif hands is not None:
         raise ConfigError(f"hands are only used with draft 'fixed', not with draft {short(draft)}")
     return EnvConfig(draft, first_player, open_hands, max_a_cards, (decks[0], decks[1]), hands, reward)
+
+
+def _draft_mode(value: Any) -> str:
+    """The one check of a draft mode; a retired name is refused with its new one."""
+    if isinstance(value, str) and value in RETIRED_DRAFT_MODES:
+        raise ConfigError(
+            f"draft {value!r} is now called {RETIRED_DRAFT_MODES[value]!r} (hands dealt at random, no draft)"
+        )
+    if not isinstance(value, str) or value not in DRAFT_MODES:
+        raise ConfigError(f"draft must be one of {', '.join(map(repr, DRAFT_MODES))}, got {short(value)}")
+    return value
 
 
 def _reward_mode(value: Any) -> RewardMode:

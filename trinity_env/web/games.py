@@ -53,7 +53,7 @@ class Game:
         self.draft = draft
         self.open_hands = open_hands
         self.seed = seed
-        config = make_config(draft="pick" if draft == "pick" else "random", first_player=first_player)
+        config = make_config(draft=draft, first_player=first_player)
         self.states: list[GameState] = [config.new_game(random.Random(seed))]
         self._agents: list[Agent | None] = [None, None]
         self._on_build = on_build
