@@ -43,7 +43,7 @@ from trinity_env.agents.network import MLPNetwork
 from trinity_env.agents.view import decode, determinise
 from trinity_env.core import ArgumentError, GameState, PositionError
 from trinity_env.core.actions import DECK_SIZE
-from trinity_env.core.files import refuse_special
+from trinity_env.core.paths import refuse_special
 from trinity_env.fast.convert import read_state
 from trinity_env.fast.layout import IN_HAND, PHASE, PLAY, Batch
 from trinity_env.fast.tactics import tactical_batch

@@ -41,7 +41,7 @@ from typing import IO, Any
 
 from trinity_env.core import TrinityError
 from trinity_env.core.board import TILES
-from trinity_env.core.files import open_regular
+from trinity_env.core.paths import open_regular
 from trinity_env.spec.observation import (
     OBSERVATION_SIZE,
     OWN_CARD_FEATURES,
@@ -311,7 +311,7 @@ def _dry_run(handle: IO[bytes], name: str) -> Any:
 
 
 def _open_checkpoint(path: Path) -> IO[bytes]:
-    """``path`` opened for reading if it is a regular file (``core.files.open_regular``: a named pipe, device or
+    """``path`` opened for reading if it is a regular file (``core.paths.open_regular``: a named pipe, device or
     socket is refused without blocking), every failure a ``CheckpointError``."""
     try:
         handle, kind, _ = open_regular(path)

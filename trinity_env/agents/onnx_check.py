@@ -49,8 +49,8 @@ from typing import Any
 import numpy as np
 
 from trinity_env.agents.checkpoint import ACTIONS, CheckpointError
-from trinity_env.core.files import cut, one_line, open_regular
-from trinity_env.core.paths import name_problem
+from trinity_env.core.files import cut, one_line
+from trinity_env.core.paths import name_problem, open_regular
 from trinity_env.spec.observation import OBSERVATION_SIZE
 
 MAX_ONNX_BYTES = 256 << 20

@@ -47,7 +47,8 @@ from trinity_env.agents.checkpoint import MAX_CHECKPOINT_BYTES, CheckpointError,
 from trinity_env.agents.ladder import LEVEL, level_spec
 from trinity_env.agents.mcts import MCTSAgent
 from trinity_env.core import TrinityError
-from trinity_env.core.files import one_line, open_regular, refuse_special, short
+from trinity_env.core.files import one_line, short
+from trinity_env.core.paths import open_regular, refuse_special
 
 
 class AgentSpecError(TrinityError):

@@ -29,9 +29,7 @@ from yaml.composer import ComposerError
 from yaml.constructor import ConstructorError
 
 from trinity_env.core.errors import TrinityError
-from trinity_env.core.paths import name_problem, open_regular, path_kind, refuse_special
-
-__all__ = ["open_regular", "path_kind", "refuse_special"]  # the door for paths (core.paths), here as before
+from trinity_env.core.paths import name_problem, open_regular
 
 MAX_INPUT_BYTES = 64 * 2**20
 """The cap on a text input: a puzzle file (JSON lines, parsed a line at a time) may hold many thousand records."""

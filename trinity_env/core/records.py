@@ -37,7 +37,8 @@ from pathlib import Path
 from typing import Any
 
 from trinity_env.core.errors import TrinityError, WriteError
-from trinity_env.core.files import MAX_DOCUMENT_BYTES, MAX_INPUT_BYTES, cut, one_line, parse_json, path_kind, short
+from trinity_env.core.files import MAX_DOCUMENT_BYTES, MAX_INPUT_BYTES, cut, one_line, parse_json, short
+from trinity_env.core.paths import path_kind
 from trinity_env.core.writes import refuse_link
 
 PARTIAL = ".partial"

@@ -38,7 +38,8 @@ from typing import Any
 import numpy as np
 
 from trinity_env.core import ArgumentError, GameState, TrinityError
-from trinity_env.core.files import MAX_DOCUMENT_BYTES, open_regular, parse_json, read_text
+from trinity_env.core.files import MAX_DOCUMENT_BYTES, parse_json, read_text
+from trinity_env.core.paths import open_regular
 from trinity_env.core.rules import IN_HAND, PLAYED, UNPICKED
 from trinity_env.core.writes import write_bytes
 from trinity_env.fast import kernels
