@@ -37,6 +37,7 @@ NOT_PATHS = {
     ("puzzles", "--agents"): "agent specs",
     ("accuracy", "--agents"): "agent specs",
     ("accuracy", "--agent"): "an agent spec",
+    ("benchmark", "policy"): "an agent spec",
     ("solve-openings", "--ray"): "a Ray address",
     ("train", "--ray"): "a Ray address",
     ("serve", "--host"): "a network address",

@@ -47,11 +47,11 @@ def add(commands: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from trinity_env.evaluation.arena import OUTPUT_FILES, check_arena, round_robin
+    from trinity_env.evaluation.arena import OUTPUT_FILES, check_arena, load_files, round_robin
     from trinity_env.spec.config import make_config
 
-    check_arena(args.agents, args.games, args.workers)
-    config = make_config(args.config).to_dict() if args.config else None
+    players = check_arena(args.agents, args.games, args.workers)  # parsed once, checked, not built
+    config = make_config(args.config) if args.config else None
     pool = None
     if args.anchored:
         from trinity_env.evaluation.anchored import ReferencePool, check_rating
@@ -60,15 +60,16 @@ def run(args: argparse.Namespace) -> int:
             raise ArgumentError("--anchored rates on the reference pool's rules (dealt hands): leave out --config")
         pool = ReferencePool.load()
         check_rating(args.agents, args.games, args.workers, pool)
+    load_files(players)  # a checkpoint that loading refuses stops here, before any folder is made
     check_folder("--out", args.out, OUTPUT_FILES + (("anchored.json",) if args.anchored else ()))
     if args.json:
         check_file("--json", args.json)
     if args.replays:
         check_folder("--replays", args.replays, ())
-    warm(families_for(args.agents if pool is None else [*args.agents, *pool.agents]))
+    warm(families_for(players if pool is None else [*players, *pool.agents]))
     result, _ = interruptible(
         round_robin,
-        args.agents,
+        players,
         args.games,
         seed=args.seed,
         config=config,

@@ -66,6 +66,15 @@ def _agent(index: int, who: Player) -> Agent:
     return agent
 
 
+def load_files(players: list[Player]) -> None:
+    """Build here, once, every agent that reads a file (a checkpoint, an ONNX model): a file that loading refuses
+    (weights that turn infinite in float32) is one line before any folder is made or game played. A round robin in
+    this process (one worker) plays these very agents; worker processes build their own."""
+    for index, who in enumerate(players):
+        if getattr(who, "path", None) is not None:
+            _agent(index, who)
+
+
 def game_seed(seed: int, i: int, j: int, k: int) -> int:
     """The seed of game ``k`` between the round robin's agents ``i`` < ``j`` (in the order given): public, so a
     round robin's games can be replayed one by one (``play_game`` with this seed, agent ``i`` in seat ``k % 2``)."""
@@ -321,7 +330,6 @@ def round_robin(
     env_config = config if isinstance(config, EnvConfig) else make_config(config or ARENA_DEFAULTS)
     pairs = list(combinations(range(len(players)), 2))
     folder = None if replays is None else str(replays)
-    _BUILT.clear()  # this process's agents of an earlier round robin
 
     def tasks() -> Iterator[tuple]:  # lazily: a huge ``games`` must not build a huge list first
         for i, j in pairs:
