@@ -580,3 +580,19 @@ def test_the_arena_page_shows_the_reference_pool_the_file_holds():
         + ", ".join(f"`{spec}`" for spec in LADDER.values())
         in agents
     )
+
+
+def test_the_benchmark_page_shows_the_leaderboard_the_cards_hold():
+    """The leaderboard's figures are the cards' (docs/benchmark/quick/*/scorecard.json), generated, never typed."""
+    from scripts.make_leaderboard import AGENTS, folder_of, leaderboard
+    from trinity_env.scorecard import BENCHMARK_VERSION, PROTOCOLS
+
+    page = (ROOT / "docs" / "benchmark.md").read_text(encoding="utf-8")
+    assert leaderboard("quick") in page
+    for agent in AGENTS:
+        card = json.loads((folder_of("quick", agent) / "scorecard.json").read_text(encoding="utf-8"))
+        assert card["benchmark"] == BENCHMARK_VERSION and card["agent"] == agent
+        quick = PROTOCOLS["quick"]
+        assert card["protocol"]["rating_games"] == quick.rating_games and card["puzzles"]["total"] == quick.puzzles
+    for name, plan in PROTOCOLS.items():
+        assert f"| `{name}` | {plan.rating_games} | {plan.accuracy_per_count} | {plan.puzzles} |" in page
