@@ -103,9 +103,7 @@ def _score(args: argparse.Namespace) -> int:
     for option, path in (("--json", args.json), ("--png", args.png)):
         if path:
             check_file(option, path)
-    results, partial = interruptible(
-        accuracy.score_agents, players, positions, seed=args.seed, progress=not args.quiet
-    )
+    results, partial = interruptible(accuracy.score_agents, players, positions, seed=args.seed, progress=not args.quiet)
     expected = accuracy.random_expectation(positions)
     print(f"{len(positions)} positions from {source(set_file)}: share of moves that keep the exact value "
           "(over positions the mover does not lose) [95% interval]")  # fmt: skip
