@@ -596,3 +596,15 @@ def test_the_benchmark_page_shows_the_leaderboard_the_cards_hold():
         assert card["protocol"]["rating_games"] == quick.rating_games and card["puzzles"]["total"] == quick.puzzles
     for name, plan in PROTOCOLS.items():
         assert f"| `{name}` | {plan.rating_games} | {plan.accuracy_per_count} | {plan.puzzles} |" in page
+
+
+def test_the_scaling_study_on_the_alphazero_page_is_the_benchmark_s():
+    """The study's table is what benchmarks.value_scaling wrote from its runs (scaling.json), never typed."""
+    from benchmarks.value_scaling import table
+
+    document = json.loads((ROOT / "docs" / "alphazero" / "scaling.json").read_text(encoding="utf-8"))
+    text = (ROOT / "docs" / "alphazero" / "scaling.md").read_text(encoding="utf-8").strip()
+    page = (ROOT / "docs" / "alphazero.md").read_text(encoding="utf-8")
+    assert table(document["runs"]) == text and text in page
+    assert f"the {document['dataset_positions']:,} positions the default build held then" in page
+    assert (ROOT / "docs" / "alphazero" / "scaling.png").stat().st_size > 0
