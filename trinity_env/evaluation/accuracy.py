@@ -388,8 +388,10 @@ def score_agent(
     ``agent``: an ``Agent`` (played as it is), a spec string, a ``Player`` or a policy function
     (``agents.spec.player``, built here); a stateless batched policy is asked once for every position
     (``puzzles.agent_moves``). Its value head is scored where it has one (``evaluate`` giving values)."""
-    built = agent if isinstance(agent, Agent) else player(agent).build()
-    spec = label if label is not None else agent if isinstance(agent, str) else player(agent).label
+    who = None if isinstance(agent, Agent) else player(agent)  # parsed once
+    built = agent if who is None else who.build()
+    own = who.label if who is not None else getattr(agent, "name", type(agent).__name__)
+    spec = label if label is not None else own
     evaluate = check_network_outputs(built)
     kept: dict[int, list[bool]] = {}
     if getattr(built, "stateless", False) and callable(getattr(built, "act_batch", None)):

@@ -370,10 +370,12 @@ def score_agent(agent: Agent | str | Any, puzzles: Sequence[Puzzle], seed: int =
     """How many ``puzzles`` ``agent`` solves with its first move (puzzle ``k`` resets it with ``seed + k``).
     ``agent``: an ``Agent`` (played as it is), a spec string, a ``Player`` or a policy function
     (``agents.spec.player``, built here); ``label`` names it in the score (its own label by default)."""
-    built = agent if isinstance(agent, Agent) else player(agent).build()
+    who = None if isinstance(agent, Agent) else player(agent)  # parsed once
+    built = agent if who is None else who.build()
     moves = agent_moves(built, [p.position for p in puzzles], seed)
     solved = sum(move in p.solution for move, p in zip(moves, puzzles))
-    name = label if label is not None else agent if isinstance(agent, str) else player(agent).label
+    own = who.label if who is not None else getattr(agent, "name", type(agent).__name__)
+    name = label if label is not None else own
     return PuzzleScore(name, solved, len(puzzles))
 
 
