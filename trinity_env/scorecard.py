@@ -23,7 +23,6 @@ never seconds; the results depend on the seed alone, not on the worker count.
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -52,12 +51,12 @@ PROTOCOLS = {
 
 
 def _share(hits: int, total: int) -> dict[str, Any]:
-    from trinity_env.evaluation.ratings import wilson_interval
+    """``evaluation.accuracy.Share``'s JSON (hits, total, share and its Wilson interval); all ``None`` for nothing."""
+    from trinity_env.evaluation.accuracy import Share
 
     if not total:
         return {"hits": 0, "total": 0, "share": None, "low": None, "high": None}
-    low, high = wilson_interval(hits, total)
-    return {"hits": hits, "total": total, "share": hits / total, "low": low, "high": high}
+    return Share(hits, total).to_json()
 
 
 @dataclass
@@ -204,8 +203,8 @@ def benchmark(
     suite = None
     if plan.endgames:
         won = [e for e in endgames.load_suite(endgames.DEFAULT_SUITE) if e.value == 1]
-        share = endgames.score_agent(agent, won)
-        suite = _share(round(share * len(won)) if not math.isnan(share) else 0, len(won))
+        played = puzzles.agent_moves(agent, [e.position for e in won], 0)  # endgames.score_agent's seeds: 0, 1, ...
+        suite = _share(sum(move in e.best_moves for move, e in zip(played, won)), len(won))
     card = ScoreCard(who.label, plan, seed, rating, moves, signs, _share(solved.solved, solved.total), suite,
                      agent_sha256=sha256)  # fmt: skip
     if exploit_steps is not None:
