@@ -100,8 +100,12 @@ def labelling_seconds(solver_empty: int, network: AZModel) -> dict:
         labeller.submit(played.label_positions, played.label_games)
         labeller.collect()
         labelling = time.perf_counter() - start
-    return {"solver_empty": solver_empty, "positions": int(played.to_label.size), "self_play_seconds": self_play,
-            "labelling_seconds": labelling}  # fmt: skip
+    return {
+        "solver_empty": solver_empty,
+        "positions": int(played.to_label.size),
+        "self_play_seconds": self_play,
+        "labelling_seconds": labelling,
+    }
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -128,8 +132,10 @@ def main(argv: list[str] | None = None) -> None:
         print(f"load average {load_average()} on {os.cpu_count()} cores")
         for empty in args.labelling:
             row = labelling_seconds(empty, network)
-            print(f"solver_empty {empty}: self-play {row['self_play_seconds']:.1f} s, {row['positions']:,} positions "
-                  f"labelled by one worker in {row['labelling_seconds']:.1f} s")  # fmt: skip
+            print(
+                f"solver_empty {empty}: self-play {row['self_play_seconds']:.1f} s, {row['positions']:,} positions "
+                f"labelled by one worker in {row['labelling_seconds']:.1f} s"
+            )
         return
     if args.endgames:
         figures = endgame_scores(args.endgames)
@@ -143,19 +149,25 @@ def main(argv: list[str] | None = None) -> None:
     else:
         network = load_network(args.checkpoint)[0] if args.checkpoint else AZNetwork()
     load = load_average()
-    print(f"network: {network.architecture}, hidden {network.hidden} x {network.layers}, tactics {network.tactics}; "
-          f"load average before: {load} on {os.cpu_count()} cores")  # fmt: skip
+    print(
+        f"network: {network.architecture}, hidden {network.hidden} x {network.layers}, tactics {network.tactics}; "
+        f"load average before: {load} on {os.cpu_count()} cores"
+    )
     figures: dict = {"games": args.games, "simulations": args.simulations, "load_before": os.getloadavg()[0]}
     for threads in (1, 2):
         rate = simulations_per_second(network, args.games, args.simulations, threads, args.repeats)
         figures[f"simulations_per_second_{threads}_thread"] = round(rate)
-        print(f"batched search, {args.games} trees x {args.simulations} simulations, {threads} thread(s): "
-              f"{rate:,.0f} simulations/s")  # fmt: skip
+        print(
+            f"batched search, {args.games} trees x {args.simulations} simulations, {threads} thread(s): "
+            f"{rate:,.0f} simulations/s"
+        )
     for threads in (1, 2):
         rate = self_play_games_per_second(network, args.games, args.simulations, threads)
         figures[f"self_play_games_per_second_{threads}_thread"] = round(rate, 1)
-        print(f"self-play, {args.games} games in lockstep, {args.simulations} simulations a move, "
-              f"{threads} thread(s): {rate:,.1f} games/s")  # fmt: skip
+        print(
+            f"self-play, {args.games} games in lockstep, {args.simulations} simulations a move, "
+            f"{threads} thread(s): {rate:,.1f} games/s"
+        )
     figures["load_after"] = os.getloadavg()[0]
     print(f"load average after: {load_average()}")
     if args.json:

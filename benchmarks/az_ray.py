@@ -59,11 +59,17 @@ def main(argv: list[str] | None = None) -> None:
     learning = time.perf_counter() - started
 
     load = load_average()
-    print(f"config {args.config}: {games} games an iteration, {steps} learner steps ({learning:.2f} s) an iteration; "
-          f"load average {load} on {os.cpu_count()} cores")  # fmt: skip
+    print(
+        f"config {args.config}: {games} games an iteration, {steps} learner steps ({learning:.2f} s) an iteration; "
+        f"load average {load} on {os.cpu_count()} cores"
+    )
     rows = []
-    ray.init(num_cpus=max(max(args.actors), os.cpu_count() or 1), include_dashboard=False, logging_level="ERROR",
-             log_to_driver=False)  # fmt: skip
+    ray.init(
+        num_cpus=max(max(args.actors), os.cpu_count() or 1),
+        include_dashboard=False,
+        logging_level="ERROR",
+        log_to_driver=False,
+    )
     try:
         for actors in args.actors:
             selfplay = RaySelfPlay(config, actors)
@@ -77,13 +83,20 @@ def main(argv: list[str] | None = None) -> None:
             selfplay.close()
             wall = statistics.median(walls)
             per_actor = games / actors / statistics.median(busy)
-            row = {"actors": actors, "selfplay_seconds": wall, "games_per_second": games / (wall + learning),
-                   "selfplay_games_per_second": games / wall, "per_actor_games_per_second": per_actor,
-                   "learner_utilisation": learning / (wall + learning)}  # fmt: skip
+            row = {
+                "actors": actors,
+                "selfplay_seconds": wall,
+                "games_per_second": games / (wall + learning),
+                "selfplay_games_per_second": games / wall,
+                "per_actor_games_per_second": per_actor,
+                "learner_utilisation": learning / (wall + learning),
+            }
             rows.append(row)
-            print(f"{actors} actor(s): self-play {wall:.2f} s an iteration, {row['games_per_second']:.1f} games/s "
-                  f"with the learner ({row['selfplay_games_per_second']:.1f} self-play alone), "
-                  f"{per_actor:.1f} games/s per actor, learner busy {row['learner_utilisation']:.0%}")  # fmt: skip
+            print(
+                f"{actors} actor(s): self-play {wall:.2f} s an iteration, {row['games_per_second']:.1f} games/s "
+                f"with the learner ({row['selfplay_games_per_second']:.1f} self-play alone), "
+                f"{per_actor:.1f} games/s per actor, learner busy {row['learner_utilisation']:.0%}"
+            )
     finally:
         ray.shutdown()
     base = rows[0]["games_per_second"]
@@ -97,8 +110,13 @@ def main(argv: list[str] | None = None) -> None:
         f"{games / learning:.0f} games/s: a larger games_per_iteration or a faster learner (a GPU) raises it"
     )
     if args.json:
-        figures = {"config": args.config, "learning_seconds": learning, "load": load, "rows": rows,
-                   "cluster_64_games_per_second": cluster}  # fmt: skip
+        figures = {
+            "config": args.config,
+            "learning_seconds": learning,
+            "load": load,
+            "rows": rows,
+            "cluster_64_games_per_second": cluster,
+        }
         Path(args.json).write_text(json.dumps(figures, indent=1))
 
 

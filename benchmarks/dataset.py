@@ -48,20 +48,28 @@ def measure(games: int, seed: int = 0) -> str:
     per_position = (playing + solved) / positions
     # the shard's size from the real builder: it replays the games, its values already in the solver's table
     size = len(shard_bytes(build_shard(0, agent, solver, seed, DEFAULT_EMPTY, games, policy_empty=policy)))
-    lines = [f"{games} games of `{DEFAULT_AGENT}` against itself, {positions:,} positions "
-             f"({positions / games:.1f} a game); CPU time a position:", "",
-             "| | CPU time a position |", "|---|---|",
-             f"| playing the games | {playing / positions * 1000:.1f} ms "
-             f"({playing / (playing + solved):.0%}) |"]  # fmt: skip
+    lines = [
+        f"{games} games of `{DEFAULT_AGENT}` against itself, {positions:,} positions "
+        f"({positions / games:.1f} a game); CPU time a position:",
+        "",
+        "| | CPU time a position |",
+        "|---|---|",
+        f"| playing the games | {playing / positions * 1000:.1f} ms ({playing / (playing + solved):.0%}) |",
+    ]
     for empty in sorted(solving):
         times = solving[empty]
         share = sum(times) / solved
         what = "value and best moves" if policy and policy[0] <= empty <= policy[1] else "value"
-        lines.append(f"| solving, {empty} empty ({len(times)}; {what}) | {sum(times) / len(times) * 1000:.1f} ms "
-                     f"({share:.0%} of solving) |")  # fmt: skip
-    lines += [f"| all | {per_position * 1000:.1f} ms: {1 / per_position:.0f} positions a second a core |", "",
-              f"A shard of these {games} games takes {size / positions:.1f} bytes a position; a million positions "
-              f"take about {1e6 * per_position / 3600:.1f} hours of one core at this rate."]  # fmt: skip
+        lines.append(
+            f"| solving, {empty} empty ({len(times)}; {what}) | {sum(times) / len(times) * 1000:.1f} ms "
+            f"({share:.0%} of solving) |"
+        )
+    lines += [
+        f"| all | {per_position * 1000:.1f} ms: {1 / per_position:.0f} positions a second a core |",
+        "",
+        f"A shard of these {games} games takes {size / positions:.1f} bytes a position; a million positions "
+        f"take about {1e6 * per_position / 3600:.1f} hours of one core at this rate.",
+    ]
     return "\n".join(lines)
 
 

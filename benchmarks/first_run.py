@@ -42,8 +42,14 @@ COMMANDS = {
 
 def timed(command: list[str], cache: str) -> float:
     start = time.perf_counter()
-    subprocess.run(command, cwd=ROOT, env=os.environ | {"NUMBA_CACHE_DIR": cache}, check=True,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    subprocess.run(
+        command,
+        cwd=ROOT,
+        env=os.environ | {"NUMBA_CACHE_DIR": cache},
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     return time.perf_counter() - start
 
 
@@ -54,11 +60,20 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as cache:
         script = "from trinity_env.prepare import prepare; import json; print(json.dumps(prepare(quiet=True)))"
         for label in ("cold", "warm"):
-            out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, check=True, capture_output=True, text=True,
-                                 env=os.environ | {"NUMBA_CACHE_DIR": cache})  # fmt: skip
+            out = subprocess.run(
+                [sys.executable, "-c", script],
+                cwd=ROOT,
+                check=True,
+                capture_output=True,
+                text=True,
+                env=os.environ | {"NUMBA_CACHE_DIR": cache},
+            )
             seconds = json.loads(out.stdout)
-            print(f"  {label}: " + ", ".join(f"{name} {s:.1f} s" for name, s in seconds.items())
-                  + f"; all {sum(seconds.values()):.1f} s")  # fmt: skip
+            print(
+                f"  {label}: "
+                + ", ".join(f"{name} {s:.1f} s" for name, s in seconds.items())
+                + f"; all {sum(seconds.values()):.1f} s"
+            )
     print("first commands, each in a fresh process (seconds):")
     print(f"  {'command':<28} {'cold':>6} {'warm':>6}")
     for name, command in COMMANDS.items():

@@ -22,8 +22,8 @@ from benchmarks import load_average
 from trinity_env.agents.mcts import BRANCHING, search_rows
 from trinity_env.agents.view import decode
 from trinity_env.core import GameState
-from trinity_env.envs.observation import encode_observation
 from trinity_env.search.mcts import Tree, run_search, search
+from trinity_env.spec.observation import encode_observation
 
 
 def rate(state: GameState, simulations: int, seed: int, one_call: bool = False) -> float:

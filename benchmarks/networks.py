@@ -48,8 +48,14 @@ def run_one(network: str, games: int, folder: Path) -> dict:
     history = train(config, folder / network, overwrite=True, progress=True)
     total = cpu_seconds() - start
     last = history[-1]["seconds"]
-    rows = [{"games": h["games"], "cpu_seconds": round(total * h["seconds"] / last, 1),
-             "results": {spec: list(v) for spec, v in h["results"].items()}} for h in history]  # fmt: skip
+    rows = [
+        {
+            "games": h["games"],
+            "cpu_seconds": round(total * h["seconds"] / last, 1),
+            "results": {spec: list(v) for spec, v in h["results"].items()},
+        }
+        for h in history
+    ]
     return {"network": network, "fields": NETWORKS[network], "cpu_seconds": round(total, 1), "evaluations": rows}
 
 
@@ -63,8 +69,9 @@ def table(runs: list[dict]) -> str:
             for spec in COLUMNS:
                 share = row["results"].get(spec)
                 cells.append(f"{share[0]:.1%} [{share[1]:.1%}, {share[2]:.1%}]" if share else "-")
-            lines.append(f"| {run['network']} | {row['games']:,} | {row['cpu_seconds'] / 60:.1f} | "
-                         + " | ".join(cells) + " |")  # fmt: skip
+            lines.append(
+                f"| {run['network']} | {row['games']:,} | {row['cpu_seconds'] / 60:.1f} | " + " | ".join(cells) + " |"
+            )
     return "\n".join(lines)
 
 
@@ -77,8 +84,12 @@ def main(argv: list[str] | None = None) -> None:
     load = os.getloadavg()
     print(f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} cores")
     runs = [run_one(network, args.games, Path(args.runs)) for network in NETWORKS]
-    document = {"games": args.games, "load_before": round(load[0], 2), "load_after": round(os.getloadavg()[0], 2),
-                "runs": runs}  # fmt: skip
+    document = {
+        "games": args.games,
+        "load_before": round(load[0], 2),
+        "load_after": round(os.getloadavg()[0], 2),
+        "runs": runs,
+    }
     text = table(runs)
     print(text)
     if args.write:

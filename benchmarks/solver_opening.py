@@ -50,8 +50,14 @@ def attempt(seed: int, max_seconds: float, table_bits: int, threads: int) -> dic
             print(f"  {seconds:7.0f} s  {nodes:>15,} nodes  {nodes / max(seconds, 1e-9):>10,.0f} nodes/s", flush=True)
 
     solver = Solver(table_bits=table_bits, threads=threads, progress=progress)
-    result = {"seed": seed, "position": data, "threads": threads, "table_bits": table_bits,
-              "max_seconds": max_seconds, "load_before": load()}  # fmt: skip
+    result = {
+        "seed": seed,
+        "position": data,
+        "threads": threads,
+        "table_bits": table_bits,
+        "max_seconds": max_seconds,
+        "load_before": load(),
+    }
     start = time.perf_counter()
     try:
         value, (card, tile) = solver.best_move(state, max_seconds=max_seconds)
@@ -61,12 +67,20 @@ def attempt(seed: int, max_seconds: float, table_bits: int, threads: int) -> dic
         return result
     seconds = time.perf_counter() - start
     winner = None if value == 0 else (state.to_move if value == 1 else 1 - state.to_move)
-    result |= {"solved": True, "value": value, "winner": winner, "move": {"card": card, "tile": tile},
-               "nodes": solver.nodes, "seconds": round(seconds, 1)}  # fmt: skip
+    result |= {
+        "solved": True,
+        "value": value,
+        "winner": winner,
+        "move": {"card": card, "tile": tile},
+        "nodes": solver.nodes,
+        "seconds": round(seconds, 1),
+    }
     shown = "a draw" if winner is None else f"player {winner} wins"
     verdict = "wins" if value == 1 else ("draws" if value == 0 else "loses")
-    print(f"solved in {seconds:,.1f} s ({solver.nodes:,} nodes): with perfect play {shown}; player {state.to_move}, "
-          f"first to place, {verdict} (one best first placement: {card} on tile {tile})")  # fmt: skip
+    print(
+        f"solved in {seconds:,.1f} s ({solver.nodes:,} nodes): with perfect play {shown}; player {state.to_move}, "
+        f"first to place, {verdict} (one best first placement: {card} on tile {tile})"
+    )
     return result
 
 

@@ -35,8 +35,9 @@ ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs" / "alphazero"
 
 
-def train_value(network_name: str, observations: np.ndarray, masks: np.ndarray, values: np.ndarray, steps: int,
-                seed: int) -> torch.nn.Module:  # fmt: skip
+def train_value(
+    network_name: str, observations: np.ndarray, masks: np.ndarray, values: np.ndarray, steps: int, seed: int
+) -> torch.nn.Module:
     """A fresh network whose value head learned ``values`` for ``steps`` minibatch steps (the policy head untouched
     by any loss)."""
     torch.manual_seed(seed)
@@ -56,8 +57,10 @@ def train_value(network_name: str, observations: np.ndarray, masks: np.ndarray, 
 
 def table(rows: dict[str, dict[int, float]]) -> str:
     counts = sorted({e for shares in rows.values() for e in shares if e != "all"})
-    lines = ["| value head | " + " | ".join(f"{e} empty" for e in counts) + " | all |",
-             "|---|" + "---:|" * (len(counts) + 1)]  # fmt: skip
+    lines = [
+        "| value head | " + " | ".join(f"{e} empty" for e in counts) + " | all |",
+        "|---|" + "---:|" * (len(counts) + 1),
+    ]
     for name, shares in rows.items():
         cells = [f"{shares[e]:.1%}" if e in shares else "-" for e in counts]
         lines.append(f"| {name} | " + " | ".join(cells) + f" | {shares['all']:.1%} |")

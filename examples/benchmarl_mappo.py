@@ -139,8 +139,10 @@ def main(argv: list[str] | None = None) -> list:
     for number, rollout in enumerate(rollouts):
         code = int(rollout["next", "player_0", "info", "termination_code"][-1].item())
         winner = int(rollout["next", "player_0", "info", "winner"][-1].item())
-        print(f"game {number}: {len(rollout)} moves, termination_code {code}, winner {winner}, "
-              f"illegal moves {illegal_moves(rollout)}")  # fmt: skip
+        print(
+            f"game {number}: {len(rollout)} moves, termination_code {code}, winner {winner}, "
+            f"illegal moves {illegal_moves(rollout)}"
+        )
     return rollouts
 
 

@@ -21,8 +21,8 @@ import pyspiel
 from open_spiel.python.algorithms import mcts
 
 from trinity_env.agents import make
-from trinity_env.envs.observation import action_mask, encode_observation
 from trinity_env.integrations.openspiel import GAME_NAME
+from trinity_env.spec.observation import action_mask, encode_observation
 
 
 class AgentBot(pyspiel.Bot):

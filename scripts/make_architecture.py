@@ -49,28 +49,81 @@ def draw(path: Path) -> None:
     for row, (name, text) in enumerate(LAYERS):
         y = row * (height + gap)
         colour = "#dbe8f5" if name != "top" else "#f5e6d3"
-        axes.add_patch(FancyBboxPatch((0, y), width, height, boxstyle="round,pad=0.02,rounding_size=0.12",
-                                      facecolor=colour, edgecolor="#34495e", linewidth=1.2))  # fmt: skip
-        axes.text(0.18, y + height / 2, name, va="center", ha="left", fontsize=12, fontweight="bold",
-                  family="monospace")  # fmt: skip
+        axes.add_patch(
+            FancyBboxPatch(
+                (0, y),
+                width,
+                height,
+                boxstyle="round,pad=0.02,rounding_size=0.12",
+                facecolor=colour,
+                edgecolor="#34495e",
+                linewidth=1.2,
+            )
+        )
+        axes.text(
+            0.18, y + height / 2, name, va="center", ha="left", fontsize=12, fontweight="bold", family="monospace"
+        )
         axes.text(1.75, y + height / 2, text, va="center", ha="left", fontsize=9)
         if name in FRAMEWORKS:
-            axes.text(width - 0.12, y + 0.14, FRAMEWORKS[name], va="bottom", ha="right", fontsize=7.5,
-                      color="#566573", style="italic")  # fmt: skip
+            axes.text(
+                width - 0.12,
+                y + 0.14,
+                FRAMEWORKS[name],
+                va="bottom",
+                ha="right",
+                fontsize=7.5,
+                color="#566573",
+                style="italic",
+            )
         if row:
-            arrow = FancyArrowPatch((width / 2, y), (width / 2, y - gap), arrowstyle="-|>", mutation_scale=12,
-                                    color="#34495e", linewidth=1.2)  # fmt: skip
+            arrow = FancyArrowPatch(
+                (width / 2, y),
+                (width / 2, y - gap),
+                arrowstyle="-|>",
+                mutation_scale=12,
+                color="#34495e",
+                linewidth=1.2,
+            )
             axes.add_patch(arrow)
     top = (rows - 1) * (height + gap)
-    axes.add_patch(FancyBboxPatch((width + 0.45, top - (height + gap)), 2.2, 2 * height + gap,
-                                  boxstyle="round,pad=0.02,rounding_size=0.12", facecolor="#f5e6d3",
-                                  edgecolor="#34495e", linewidth=1.2))  # fmt: skip
-    axes.text(width + 1.55, top - gap / 2 + 0.12, "training/", va="center", ha="center", fontsize=12,
-              fontweight="bold", family="monospace")  # fmt: skip
-    axes.text(width + 1.55, top - gap / 2 - 0.42, "PPO, AlphaZero,\nRLlib trainers;\nimports any layer", va="center",
-              ha="center", fontsize=8)  # fmt: skip
-    axes.text(width / 2, -0.45, "arrows: imports point down (a layer may import itself and the layers below it)",
-              ha="center", va="top", fontsize=8.5, color="#34495e")  # fmt: skip
+    axes.add_patch(
+        FancyBboxPatch(
+            (width + 0.45, top - (height + gap)),
+            2.2,
+            2 * height + gap,
+            boxstyle="round,pad=0.02,rounding_size=0.12",
+            facecolor="#f5e6d3",
+            edgecolor="#34495e",
+            linewidth=1.2,
+        )
+    )
+    axes.text(
+        width + 1.55,
+        top - gap / 2 + 0.12,
+        "training/",
+        va="center",
+        ha="center",
+        fontsize=12,
+        fontweight="bold",
+        family="monospace",
+    )
+    axes.text(
+        width + 1.55,
+        top - gap / 2 - 0.42,
+        "PPO, AlphaZero,\nRLlib trainers;\nimports any layer",
+        va="center",
+        ha="center",
+        fontsize=8,
+    )
+    axes.text(
+        width / 2,
+        -0.45,
+        "arrows: imports point down (a layer may import itself and the layers below it)",
+        ha="center",
+        va="top",
+        fontsize=8.5,
+        color="#34495e",
+    )
     axes.set_xlim(-0.2, width + 2.9)
     axes.set_ylim(-0.9, top + height + 0.2)
     axes.axis("off")

@@ -12,7 +12,7 @@ from PIL import Image
 
 import trinity_env
 from trinity_env.agents import RandomAgent
-from trinity_env.agents.base import visible_state
+from trinity_env.spec.agent import visible_state
 
 OUT = Path(__file__).resolve().parent.parent / "docs" / "images"
 

@@ -34,17 +34,21 @@ def _cell(share: dict | None) -> str:
 
 def leaderboard(protocol: str = "quick") -> str:
     """The leaderboard's table, from the cards in ``docs/benchmark/<protocol>/``: best rating first."""
-    cards = [json.loads(path.read_text(encoding="utf-8"))
-             for path in sorted((ROOT / "docs" / "benchmark" / protocol).glob("*/scorecard.json"))]  # fmt: skip
+    cards = [
+        json.loads(path.read_text(encoding="utf-8"))
+        for path in sorted((ROOT / "docs" / "benchmark" / protocol).glob("*/scorecard.json"))
+    ]
     cards.sort(key=lambda card: -card["rating"]["elo"])
     head = "| agent | rating (random = 0) | moves keep the value at 10 empty | value sign at 10 | puzzles | endgames |"
     lines = [head, "|---|---|---|---|---|---|"]
     for card in cards:
         r = card["rating"]
         signs = card["value_sign"] or {}
-        lines.append(f"| `{card['agent']}` | {r['elo']:+.0f} [{r['low']:+.0f}, {r['high']:+.0f}] | "
-                     f"{_cell(card['accuracy'].get('10'))} | {_cell(signs.get('10'))} | {_cell(card['puzzles'])} | "
-                     f"{_cell(card['endgames'])} |")  # fmt: skip
+        lines.append(
+            f"| `{card['agent']}` | {r['elo']:+.0f} [{r['low']:+.0f}, {r['high']:+.0f}] | "
+            f"{_cell(card['accuracy'].get('10'))} | {_cell(signs.get('10'))} | {_cell(card['puzzles'])} | "
+            f"{_cell(card['endgames'])} |"
+        )
     return "\n".join(lines)
 
 

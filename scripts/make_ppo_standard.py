@@ -20,9 +20,9 @@ from pathlib import Path
 from trinity_env.agents import make
 from trinity_env.agents.policy import load_checkpoint, save_checkpoint
 from trinity_env.agents.registry import SHIPPED_DIR
-from trinity_env.envs.config import make_config
 from trinity_env.evaluation.arena import round_robin
 from trinity_env.evaluation.endgames import DEFAULT_SUITE, load_suite, score_agent
+from trinity_env.spec.config import make_config
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "docs" / "ppo-standard"

@@ -33,8 +33,9 @@ ANCHOR = "random"
 """The agent rated 0: the weakest possible player, the same whoever else is in the pool."""
 
 
-def pool_document(agents: list[str], score: np.ndarray, games: np.ndarray, games_per_pair: int, seed: int,
-                  command: str) -> dict:  # fmt: skip
+def pool_document(
+    agents: list[str], score: np.ndarray, games: np.ndarray, games_per_pair: int, seed: int, command: str
+) -> dict:
     """The pool file's contents: ratings anchored at ``ANCHOR``, bootstrap intervals, the games behind them."""
     anchor = agents.index(ANCHOR)
     elo = fit_elo(score, games, anchor=anchor)
@@ -66,13 +67,14 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args()
     agents = list(LADDER.values())
-    command = (f"python -m scripts.make_reference_pool --games {args.games} --seed {args.seed} "
-               f"--workers {args.workers}")  # fmt: skip
+    command = f"python -m scripts.make_reference_pool --games {args.games} --seed {args.seed} --workers {args.workers}"
     warm(families_for(agents))
     started, cpu = time.time(), time.process_time()
     result = round_robin(agents, args.games, seed=args.seed, workers=args.workers, progress=False)
-    print(f"played {int(result.games.sum() // 2)} games in {time.time() - started:.0f} s "
-          f"({time.process_time() - cpu:.0f} s of CPU in this process)")  # fmt: skip
+    print(
+        f"played {int(result.games.sum() // 2)} games in {time.time() - started:.0f} s "
+        f"({time.process_time() - cpu:.0f} s of CPU in this process)"
+    )
     print(result.table())
     document = pool_document(agents, result.score, result.games, args.games, args.seed, command)
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -22,10 +22,10 @@ import trinity_env
 from trinity_env.core import GameState, IllegalMoveError
 from trinity_env.core.rewards import margin_shaping, result_rewards
 from trinity_env.envs import raw_env
-from trinity_env.envs.config import make_config
-from trinity_env.envs.observation import encode_observation
 from trinity_env.envs.single_agent import TrinityTowersEnv
 from trinity_env.fast import FastGames, TrinityTowersVectorEnv
+from trinity_env.spec.config import make_config
+from trinity_env.spec.observation import encode_observation
 
 AGENTS = ("player_0", "player_1")
 Choose = Callable[[int, np.ndarray], int]

@@ -171,8 +171,21 @@ def test_the_shipped_set_holds_its_default_counts_each_with_enough_positions_tha
 
 def test_the_command_scores_agents_and_writes_json_table_and_plot(small_set, tmp_path, capsys):
     out, png = tmp_path / "scores.json", tmp_path / "scores.png"
-    code = main(["accuracy", "--agents", "greedy", "mcts:25", "--set", str(small_set), "--json", str(out),
-                 "--png", str(png), "--quiet"])  # fmt: skip
+    code = main(
+        [
+            "accuracy",
+            "--agents",
+            "greedy",
+            "mcts:25",
+            "--set",
+            str(small_set),
+            "--json",
+            str(out),
+            "--png",
+            str(png),
+            "--quiet",
+        ]
+    )
     assert code == 0
     text = capsys.readouterr().out
     assert "| empty | positions | greedy | mcts:25 | random mover |" in text
@@ -184,8 +197,10 @@ def test_the_command_scores_agents_and_writes_json_table_and_plot(small_set, tmp
 
 def test_the_command_builds_a_set(tmp_path, capsys):
     out = tmp_path / "built.jsonl"
-    assert main(["accuracy", "--build", str(out), "--per-count", "2", "--empty", "4-5", "--agent", "greedy",
-                 "--quiet"]) == 0  # fmt: skip
+    assert (
+        main(["accuracy", "--build", str(out), "--per-count", "2", "--empty", "4-5", "--agent", "greedy", "--quiet"])
+        == 0
+    )
     assert "4 empty: 2" in capsys.readouterr().out
     assert len(load_set(out)) >= 4
 
@@ -234,8 +249,9 @@ def test_an_interrupted_build_keeps_every_finished_record(tmp_path, monkeypatch)
 # ---------------------------------------------------------------------- the file through a full disk and damage
 
 
-def test_a_full_disk_during_a_build_is_one_line_naming_the_file_and_the_build_then_resumes(small_set, tmp_path,
-                                                                                             monkeypatch):  # fmt: skip
+def test_a_full_disk_during_a_build_is_one_line_naming_the_file_and_the_build_then_resumes(
+    small_set, tmp_path, monkeypatch
+):
     import errno
     import os
 
@@ -313,8 +329,9 @@ def test_the_command_survives_a_real_full_disk_and_resumes(tmp_path):
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # EFBIG instead of the signal
         resource.setrlimit(resource.RLIMIT_FSIZE, (300, 300))  # the header and part of the first record
 
-    full = subprocess.run([sys.executable, "-c", RUN_CLI, *argv], capture_output=True, text=True, timeout=300,
-                          preexec_fn=limited)  # fmt: skip
+    full = subprocess.run(
+        [sys.executable, "-c", RUN_CLI, *argv], capture_output=True, text=True, timeout=300, preexec_fn=limited
+    )
     assert full.returncode == 2, full.stderr
     assert full.stderr.strip().count("\n") == 0 and f"cannot write {path}: File too large" in full.stderr
     again = subprocess.run([sys.executable, "-c", RUN_CLI, *argv], capture_output=True, text=True, timeout=300)

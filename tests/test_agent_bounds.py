@@ -17,7 +17,7 @@ import pytest
 
 from trinity_env.agents import AgentSpecError, MCTSAgent, make
 from trinity_env.envs import make_config
-from trinity_env.envs.observation import action_mask, encode_observation
+from trinity_env.spec.observation import action_mask, encode_observation
 
 ROOT = Path(__file__).resolve().parent.parent
 HUGE = 1_000_000_000
@@ -109,8 +109,14 @@ def test_the_az_bounds_are_inclusive_and_guard_python_callers_too(tmp_path):
     from trinity_env.agents.baselines import MAX_SEED
 
     network = AZNetwork(8, 1, False)
-    edge = AZAgent(network, MAX_SIMULATIONS, worlds=MAX_WORLD_SIMULATIONS // MAX_SIMULATIONS,
-                   solver=MAX_SOLVER, max_considered=MAX_CONSIDERED, seed=MAX_SEED)  # fmt: skip
+    edge = AZAgent(
+        network,
+        MAX_SIMULATIONS,
+        worlds=MAX_WORLD_SIMULATIONS // MAX_SIMULATIONS,
+        solver=MAX_SOLVER,
+        max_considered=MAX_CONSIDERED,
+        seed=MAX_SEED,
+    )
     assert edge.simulations == MAX_SIMULATIONS
     assert AZAgent(network, 0, worlds=MAX_WORLDS).worlds == MAX_WORLDS  # the raw policy builds no tree
     for keywords, parameter in [
@@ -141,7 +147,7 @@ def test_a_billion_worlds_is_refused_at_once_in_little_memory():
         import trinity_env.agents.az  # torch: loaded before the cap, as make would load it
         from trinity_env.agents import AgentSpecError, make
         from trinity_env.envs import make_config
-        from trinity_env.envs.observation import action_mask, encode_observation
+        from trinity_env.spec.observation import action_mask, encode_observation
 
         rng = random.Random(0)
         state = make_config(None).new_game(rng)
@@ -195,8 +201,10 @@ def test_the_security_page_quotes_the_bounds_the_agents_check():
     quoted = f"`mcts` at most {mcts.MAX_SIMULATIONS:,} simulations and {mcts.MAX_WORLDS} worlds"
     assert quoted in page
     az = pytest.importorskip("trinity_env.agents.az")
-    quoted = (f"`az` at most {az.MAX_SIMULATIONS:,} simulations, {az.MAX_WORLDS} worlds and "
-              f"{az.MAX_WORLD_SIMULATIONS:,} worlds x simulations")  # fmt: skip
+    quoted = (
+        f"`az` at most {az.MAX_SIMULATIONS:,} simulations, {az.MAX_WORLDS} worlds and "
+        f"{az.MAX_WORLD_SIMULATIONS:,} worlds x simulations"
+    )
     assert quoted in page
 
 

@@ -50,8 +50,9 @@ def _make_in_child(spec: str, cwd: Path) -> str:
     )
     environment = os.environ | {"PYTHONPATH": str(ROOT)}
     try:
-        result = subprocess.run([sys.executable, "-c", child], cwd=cwd, capture_output=True, text=True, timeout=60,
-                                env=environment)  # fmt: skip
+        result = subprocess.run(
+            [sys.executable, "-c", child], cwd=cwd, capture_output=True, text=True, timeout=60, env=environment
+        )
     except subprocess.TimeoutExpired:
         pytest.fail(f"make({spec!r}) blocked for 60 s")
     assert result.returncode == 0, result.stderr[-2000:]
@@ -70,11 +71,20 @@ _E2E = pytest.mark.e2e  # a fresh interpreter each: four by default, the rest in
 
 @pytest.mark.parametrize(
     "spec",
-    ["./pipe.pt", pytest.param("./pipe.zip", marks=_E2E), pytest.param("az:pipe.pt", marks=_E2E), "az:pipe",
-     pytest.param("./run/best", marks=_E2E), "./run", pytest.param("az:./run", marks=_E2E),
-     pytest.param("file:pipe.pt", marks=_E2E), pytest.param("az:/dev/null", marks=_E2E), "/dev/null",
-     pytest.param("./socket.pt", marks=_E2E)],
-)  # fmt: skip
+    [
+        "./pipe.pt",
+        pytest.param("./pipe.zip", marks=_E2E),
+        pytest.param("az:pipe.pt", marks=_E2E),
+        "az:pipe",
+        pytest.param("./run/best", marks=_E2E),
+        "./run",
+        pytest.param("az:./run", marks=_E2E),
+        pytest.param("file:pipe.pt", marks=_E2E),
+        pytest.param("az:/dev/null", marks=_E2E),
+        "/dev/null",
+        pytest.param("./socket.pt", marks=_E2E),
+    ],
+)
 def test_a_pipe_device_or_socket_is_refused_at_once(short_dir, spec):
     if spec.startswith("az:"):
         pytest.importorskip("torch")
@@ -135,9 +145,22 @@ def test_files_and_folders_are_named_by_paths(tmp_path, monkeypatch):
     _policy_checkpoint(tmp_path / "greedy.pt")
     _policy_checkpoint(tmp_path / "runs" / "quick" / "best.pt")
     _policy_checkpoint(tmp_path / "mine.pt")
-    for spec in ("./greedy.pt", "./greedy", "greedy.pt", "file:greedy", "file:greedy.pt", "runs/quick",
-                 "runs/quick/best", "runs/quick/best.pt", "file:runs/quick", "mine.pt", "./mine", "file:mine",
-                 str(tmp_path / "mine.pt"), str(tmp_path / "runs" / "quick")):  # fmt: skip
+    for spec in (
+        "./greedy.pt",
+        "./greedy",
+        "greedy.pt",
+        "file:greedy",
+        "file:greedy.pt",
+        "runs/quick",
+        "runs/quick/best",
+        "runs/quick/best.pt",
+        "file:runs/quick",
+        "mine.pt",
+        "./mine",
+        "file:mine",
+        str(tmp_path / "mine.pt"),
+        str(tmp_path / "runs" / "quick"),
+    ):
         agent = make(spec)
         assert hasattr(agent, "network"), spec
         assert agent.name == spec

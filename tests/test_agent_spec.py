@@ -138,9 +138,12 @@ def test_an_onnx_policy_is_named_by_onnx_path_and_plays_in_the_arena(tmp_path):
     assert isinstance(spec.build(), OnnxPolicyAgent)
     result = round_robin([text, "random"], 4, seed=2, workers=1, progress=False)
     assert result.agents == [text, "random"] and result.games[0, 1] == 4
-    for bad, problem in [("onnx", "onnx needs a model file"), (f"onnx:{tmp_path}", "is a folder"),
-                         (f"onnx:{tmp_path / 'missing.onnx'}", "no checkpoint at"),
-                         (f"onnx:{path},threads=0", "threads must be a whole number")]:  # fmt: skip
+    for bad, problem in [
+        ("onnx", "onnx needs a model file"),
+        (f"onnx:{tmp_path}", "is a folder"),
+        (f"onnx:{tmp_path / 'missing.onnx'}", "no checkpoint at"),
+        (f"onnx:{path},threads=0", "threads must be a whole number"),
+    ]:
         with pytest.raises((registry.AgentSpecError, CheckpointError), match=problem):
             AgentSpec.parse(bad)
 

@@ -12,8 +12,8 @@ from trinity_env.agents.view import decode, determinise
 from trinity_env.core import GameState
 from trinity_env.core.state import IN_HAND, UNPICKED
 from trinity_env.envs import make_config
-from trinity_env.envs.observation import action_mask, encode_observation
 from trinity_env.evaluation.match import seat_swapped_points
+from trinity_env.spec.observation import action_mask, encode_observation
 from trinity_env.testing import hidden_twin
 
 SPECS = ["random", "greedy", "lookahead", "mcts:60"]
@@ -108,8 +108,13 @@ def test_specs_name_agents_and_bad_specs_say_why():
     assert isinstance(make("greedy"), GreedyAgent)
     mcts = make("mcts:250,c=0.8,worlds=2")
     assert (mcts.simulations, mcts.c, mcts.worlds, mcts.name) == (250, 0.8, 2, "mcts:250,c=0.8,worlds=2")
-    for bad, message in [("alphazero", "no agent named"), ("mcts:lots", "bad arguments"), ("", "agent spec"),
-                         ("mcts:0", "simulations"), ("greedy:depth=2", "bad arguments")]:  # fmt: skip
+    for bad, message in [
+        ("alphazero", "no agent named"),
+        ("mcts:lots", "bad arguments"),
+        ("", "agent spec"),
+        ("mcts:0", "simulations"),
+        ("greedy:depth=2", "bad arguments"),
+    ]:
         with pytest.raises(AgentSpecError if message != "simulations" else ValueError, match=message):
             make(bad)
 
@@ -153,7 +158,13 @@ def test_spec_defaults_are_the_constructors_and_unknown_arguments_are_named():
     assert (built.simulations, built.c, built.worlds) == (plain.simulations, plain.c, plain.worlds)
     assert make("mcts:123,c=1.5").simulations == 123 and make("mcts:123,c=1.5").c == 1.5
     assert {keyword for keyword, _ in AZ_ARGUMENTS.values()} == {
-        "simulations", "solver", "worlds", "seed", "mode", "max_considered"}  # fmt: skip
+        "simulations",
+        "solver",
+        "worlds",
+        "seed",
+        "mode",
+        "max_considered",
+    }
     assert all(name == keyword for name, (keyword, _) in MCTS_ARGUMENTS.items())
     with pytest.raises(AgentSpecError, match=r"mcts takes no argument 'bogus' \(it takes simulations, c, "):
         make("mcts:400,bogus=1")

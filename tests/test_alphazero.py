@@ -19,11 +19,11 @@ from trinity_env.agents.policy import CheckpointError
 from trinity_env.agents.tactics import tactical_features
 from trinity_env.core import GameState
 from trinity_env.envs import make_config
-from trinity_env.envs.observation import action_mask, encode_observation
 from trinity_env.fast.convert import from_states
 from trinity_env.fast.games import FastGames
 from trinity_env.fast.tactics import tactical_batch
 from trinity_env.search.az import BatchedSearch, considered_visits, uniform_evaluate
+from trinity_env.spec.observation import action_mask, encode_observation
 from trinity_env.testing import hidden_twin
 
 from games import random_positions
@@ -61,8 +61,9 @@ def test_search_plays_legal_moves_and_its_visits_sum_to_the_budget(mode):
     states = random_positions(24, 1, 14, draft="dealt") + random_positions(8, 2, 14)  # play and draft
     roots = from_states(states)
     search = BatchedSearch(len(states), 24, mode=mode)
-    result = search.run(roots, uniform_evaluate, np.random.default_rng(0), gumbel_scale=1.0, noise_alpha=0.3,
-                        noise_fraction=0.25)  # fmt: skip
+    result = search.run(
+        roots, uniform_evaluate, np.random.default_rng(0), gumbel_scale=1.0, noise_alpha=0.3, noise_fraction=0.25
+    )
     for j, state in enumerate(states):
         legal = set(state.legal_actions())
         assert int(result.action[j]) in legal
@@ -242,12 +243,26 @@ def test_the_solver_option_plays_a_winning_move_in_the_endgame():
 # ------------------------------------------------------------------------------ the trainer
 
 TINY = {
-    "seed": 3, "total_games": 24, "games_per_iteration": 8, "simulations": 4, "max_considered": 4, "hidden": 16,
-    "layers": 1, "batch_size": 16, "replay_size": 400, "solver_empty": 4, "draft_share": 0.5,
-    "checkpoint_every": 1, "eval_every_games": 24, "eval_games": 2, "eval_simulations": 2, "eval_opponents": ["random"],
+    "seed": 3,
+    "total_games": 24,
+    "games_per_iteration": 8,
+    "simulations": 4,
+    "max_considered": 4,
+    "hidden": 16,
+    "layers": 1,
+    "batch_size": 16,
+    "replay_size": 400,
+    "solver_empty": 4,
+    "draft_share": 0.5,
+    "checkpoint_every": 1,
+    "eval_every_games": 24,
+    "eval_games": 2,
+    "eval_simulations": 2,
+    "eval_opponents": ["random"],
     "eval_endgames": False,
-    "tensorboard": False, "label_workers": 0,  # inline labels: tests/test_labelling.py runs the workers
-}  # fmt: skip
+    "tensorboard": False,
+    "label_workers": 0,  # inline labels: tests/test_labelling.py runs the workers
+}
 
 
 def _weights(run: Path) -> dict:

@@ -139,17 +139,25 @@ def test_more_actors_than_games_and_a_bad_address_are_one_line(tmp_path, capsys)
 
 
 def test_a_cluster_that_cannot_be_reached_is_one_line_and_exit_2(tmp_path):
-    script = ("import sys; from training.alphazero_ray import main; "
-              "main(['--config', 'az-quick', '--run', sys.argv[1], '--ray', '127.0.0.1:1'])")  # fmt: skip
-    done = subprocess.run([sys.executable, "-c", script, str(tmp_path / "run")], capture_output=True, text=True,
-                          cwd=ROOT, timeout=300)  # fmt: skip
+    script = (
+        "import sys; from training.alphazero_ray import main; "
+        "main(['--config', 'az-quick', '--run', sys.argv[1], '--ray', '127.0.0.1:1'])"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path / "run")], capture_output=True, text=True, cwd=ROOT, timeout=300
+    )
     assert done.returncode == 2, done.stderr
     lines = [line for line in done.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and "cannot reach a Ray cluster at '127.0.0.1:1'" in lines[0], done.stderr
     assert not (tmp_path / "run" / "latest.pt").exists()
     trinity = Path(sys.executable).parent / "trinity"
-    done = subprocess.run([str(trinity), "train", "az-quick", "--run", str(tmp_path / "cli"), "--ray", "127.0.0.1:1"],
-                          capture_output=True, text=True, cwd=ROOT, timeout=300)  # fmt: skip
+    done = subprocess.run(
+        [str(trinity), "train", "az-quick", "--run", str(tmp_path / "cli"), "--ray", "127.0.0.1:1"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+    )
     assert done.returncode == 2 and "cannot reach a Ray cluster at '127.0.0.1:1'" in done.stderr, done.stderr
 
 
@@ -173,8 +181,12 @@ def test_ctrl_c_stops_the_cluster_job_and_leaves_a_resumable_run(tmp_path):
     before = _ray_daemons()
     process = subprocess.Popen(
         [sys.executable, "-m", "training.alphazero_ray", "--config", str(config), "--run", str(run), "--actors", "2"],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-    )  # fmt: skip
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     deadline = time.monotonic() + 300
     while not (run / "latest.pt").exists():
         assert process.poll() is None, process.communicate()

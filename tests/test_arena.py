@@ -52,8 +52,23 @@ def test_wilson_intervals_end_exactly_at_0_and_1(n):
 def test_trinity_arena_writes_its_reports(tmp_path, capsys):
     out = tmp_path / "arena"
     summary = tmp_path / "summary.json"
-    code = main(["arena", "--agents", "random", "greedy", "--games", "6", "--workers", "1", "--quiet",
-                 "--out", str(out), "--json", str(summary)])  # fmt: skip
+    code = main(
+        [
+            "arena",
+            "--agents",
+            "random",
+            "greedy",
+            "--games",
+            "6",
+            "--workers",
+            "1",
+            "--quiet",
+            "--out",
+            str(out),
+            "--json",
+            str(summary),
+        ]
+    )
     assert code == 0
     printed = capsys.readouterr().out
     assert "greedy" in printed and "Elo" in printed
@@ -110,8 +125,12 @@ def test_parse_move_reads_cards_tiles_and_deck_numbers():
     play = GameState.new_game(hands=[range(5, 13), range(8, 16)], first_player=0)
     assert parse_move("5555 3", play) == 16 + 15 * 5 + 3
     assert parse_move("5555@3", play) == 16 + 15 * 5 + 3
-    for bad, message in [("5555", "card and a tile"), ("5555 x", "number"), ("5555 15", "off the board"),
-                         ("A235 1", "not in player 0's hand")]:  # fmt: skip
+    for bad, message in [
+        ("5555", "card and a tile"),
+        ("5555 x", "number"),
+        ("5555 15", "off the board"),
+        ("A235 1", "not in player 0's hand"),
+    ]:
         with pytest.raises(TrinityError, match=message):
             parse_move(bad, play)
 
@@ -180,9 +199,13 @@ def test_a_whole_round_robin_is_not_partial():
 def test_round_robin_checks_its_arguments_first():
     from trinity_env.evaluation.arena import check_arena
 
-    for specs, games, message in [(["random"], 2, "at least two agents"), (["random", "greedy"], 0, "at least 1"),
-                                  (["random", "greedy"], 1.5, "whole number"), (["random", "greedy"], True, "whole"),
-                                  (["random", "nobody"], 2, "no agent named")]:  # fmt: skip
+    for specs, games, message in [
+        (["random"], 2, "at least two agents"),
+        (["random", "greedy"], 0, "at least 1"),
+        (["random", "greedy"], 1.5, "whole number"),
+        (["random", "greedy"], True, "whole"),
+        (["random", "nobody"], 2, "no agent named"),
+    ]:
         with pytest.raises(ValueError, match=message):
             check_arena(specs, games)
         with pytest.raises(ValueError, match=message):
@@ -238,8 +261,9 @@ def test_play_saves_the_game_as_a_replay_that_replays_it(tmp_path, monkeypatch):
             played.append(1)
         return first_legal(prompt)
 
-    early = play_in_terminal("random", seat=1, seed=7, read=quit_after_two_placements, out=io.StringIO(),
-                             save=tmp_path / "early.json")  # fmt: skip
+    early = play_in_terminal(
+        "random", seat=1, seed=7, read=quit_after_two_placements, out=io.StringIO(), save=tmp_path / "early.json"
+    )
     assert Replay.load(tmp_path / "early.json").final_state() == early and not early.is_over
     out = io.StringIO()
     play_in_terminal("random", seat=1, seed=7, read=lambda prompt: "quit", out=out, save=tmp_path / "draft.json")
@@ -275,8 +299,23 @@ def test_arena_replays_are_the_games_it_scored(tmp_path):
 
 def test_arena_replays_on_the_command_line(tmp_path, capsys):
     out, replays = tmp_path / "out", tmp_path / "games"
-    code = main(["arena", "--agents", "random", "greedy", "--games", "2", "--workers", "1", "--quiet",
-                 "--out", str(out), "--replays", str(replays)])  # fmt: skip
+    code = main(
+        [
+            "arena",
+            "--agents",
+            "random",
+            "greedy",
+            "--games",
+            "2",
+            "--workers",
+            "1",
+            "--quiet",
+            "--out",
+            str(out),
+            "--replays",
+            str(replays),
+        ]
+    )
     assert code == 0 and len(list(replays.glob("*.json"))) == 2
     assert f"wrote 2 replays in {replays}" in capsys.readouterr().out
     (tmp_path / "file").write_text("x")

@@ -63,8 +63,13 @@ def test_results_do_not_depend_on_workers_and_the_report_is_written(tmp_path):
     assert list(one.studies) == ["mcts:20,draft=search", "mcts:20,draft=search max_a=2"]
     assert one.studies["mcts:20,draft=search max_a=2"]["max_a_cards"] == 2
     paths = one.write(tmp_path)
-    assert [p.name for p in paths] == ["balance.json", "balance.md", "balance_overview.png", "balance_cards.png",
-                                       "balance_a_limit.png"]  # fmt: skip
+    assert [p.name for p in paths] == [
+        "balance.json",
+        "balance.md",
+        "balance_overview.png",
+        "balance_cards.png",
+        "balance_a_limit.png",
+    ]
     assert all(p.read_bytes()[:4] == b"\x89PNG" for p in paths[2:])
     assert "| mcts:20,draft=search max_a=2 | 6 | 2 |" in paths[1].read_text()
     assert json.loads(paths[0].read_text())["studies"] == json.loads(json.dumps(one.studies))
@@ -135,7 +140,7 @@ def test_a_whole_run_reads_as_before():
 
 
 def test_bad_a_limits_are_refused_before_any_game():
-    from trinity_env.envs.config import ConfigError
+    from trinity_env.spec.config import ConfigError
 
     for limit in (9, -1, 2.0, True):
         with pytest.raises(ConfigError, match="max_a_cards"):
@@ -176,7 +181,9 @@ def test_the_perfect_play_line_bounds_the_share_over_all_deals_when_some_are_uns
     report = BalanceReport(["greedy"], 2, 0, {}, False, openings)
     line = report.openings_line()
     assert f"{solved} dealt games solved from the first placement, {unsolved} unsolved" in line
-    assert line.endswith(f"Over all 6 deals, each unsolved one counted as not won, then as won: "
-                         f"{wins / 6:.1%} to {(wins + unsolved) / 6:.1%}.")  # fmt: skip
+    assert line.endswith(
+        f"Over all 6 deals, each unsolved one counted as not won, then as won: "
+        f"{wins / 6:.1%} to {(wins + unsolved) / 6:.1%}."
+    )
     old = {key: value for key, value in openings.items() if key != "wins_all_deals"}  # a report from before
     assert "Over all" not in BalanceReport(["greedy"], 2, 0, {}, False, old).openings_line()

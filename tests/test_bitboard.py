@@ -50,9 +50,18 @@ def test_placements_on_the_bitboard_agree_with_the_core_and_take_back_exactly():
                 child = state.apply(action)
                 predicted = bitboard.flips(board.own, board.card, board.beaten, board.wins, p, 16 * p + i, t)
                 flipped = bitboard.place(
-                    board.own, board.hand, board.card, board.beaten, board.key, board.wins,
-                    board.tile_terms, board.hand_terms, p, i, t,
-                )  # fmt: skip
+                    board.own,
+                    board.hand,
+                    board.card,
+                    board.beaten,
+                    board.key,
+                    board.wins,
+                    board.tile_terms,
+                    board.hand_terms,
+                    p,
+                    i,
+                    t,
+                )
                 assert flipped == predicted == sum(1 << n for n in child.last.captured + child.last.domino)
                 assert board.own.tolist() == _owner_masks(child)
                 fresh = _loaded(child)  # the same position loaded from scratch: same hash, same capture masks
@@ -64,9 +73,18 @@ def test_placements_on_the_bitboard_agree_with_the_core_and_take_back_exactly():
                 if child.is_over and child.outcome.termination == "full_board":
                     assert bitboard.lane_scores(board.own[0], board.own[1]) == tuple(child.outcome.scores)
                 bitboard.take_back(
-                    board.own, board.hand, board.card, board.beaten, board.key,
-                    board.tile_terms, board.hand_terms, p, i, t, flipped,
-                )  # fmt: skip
+                    board.own,
+                    board.hand,
+                    board.card,
+                    board.beaten,
+                    board.key,
+                    board.tile_terms,
+                    board.hand_terms,
+                    p,
+                    i,
+                    t,
+                    flipped,
+                )
                 assert all((a == b).all() for a, b in zip(_snapshot(board), before, strict=True))
                 seen["placements"] += 1
                 seen["dominoes"] += bool(child.last.domino)
@@ -88,8 +106,10 @@ def test_the_hash_tells_apart_what_matters_and_only_that():
     )
     data = a.to_dict()
     other_hand = {**data, "hands": [["3333", "4444"], ["6666"]]}
-    other_owner = {**data, "board": [[data["board"][0][0], {"card": "2222", "owner": 0}, *data["board"][0][2:]],
-                                     *data["board"][1:]]}  # fmt: skip
+    other_owner = {
+        **data,
+        "board": [[data["board"][0][0], {"card": "2222", "owner": 0}, *data["board"][0][2:]], *data["board"][1:]],
+    }
     key = _loaded(a).key[0]
     assert _loaded(GameState.from_dict(data)).key[0] == key
     assert _loaded(GameState.from_dict(other_hand)).key[0] != key

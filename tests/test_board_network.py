@@ -14,8 +14,14 @@ from trinity_env.agents.checkpoint import PARAMETERS, CheckpointError, network_s
 from trinity_env.core import ArgumentError, GameState
 from trinity_env.core.actions import DECK_SIZE
 from trinity_env.core.board import TILES
-from trinity_env.envs.observation import action_mask, encode_observation
-from trinity_env.spec.observation import OWN_CARD_FEATURES, OWN_DECK_OFFSET, THEIR_CARD_FEATURES, THEIR_DECK_OFFSET
+from trinity_env.spec.observation import (
+    OWN_CARD_FEATURES,
+    OWN_DECK_OFFSET,
+    THEIR_CARD_FEATURES,
+    THEIR_DECK_OFFSET,
+    action_mask,
+    encode_observation,
+)
 
 from games import random_positions
 
@@ -81,8 +87,11 @@ def test_a_hand_is_a_set_the_order_of_the_deck_changes_only_which_action_is_whic
 def test_a_tile_sees_its_neighbours_facing_sides():
     """Changing the side of a card that faces an empty tile changes that tile's placement logits (without the
     tactical features, which would see it too)."""
-    state = next(s for s in random_positions(20, 5, 20, draft="dealt")
-                 if s.phase == "play" and any(card is not None for card in s.cards))  # fmt: skip
+    state = next(
+        s
+        for s in random_positions(20, 5, 20, draft="dealt")
+        if s.phase == "play" and any(card is not None for card in s.cards)
+    )
     observations, masks = _batch([state])
     torch.manual_seed(1)
     evaluate = numpy_evaluator(BoardNetwork(24, 2, tactics=False).eval())  # the structure alone, no tactics head
@@ -114,14 +123,21 @@ def test_checkpoints_name_their_architecture_and_round_trip(tmp_path, network):
     loaded, payload = load_network(tmp_path / "board.pt")
     assert isinstance(loaded, BoardNetwork) and payload["network"] == "board" and payload["games"] == 3
     observations, masks = _batch(random_positions(10, 3, 20))
-    assert np.array_equal(numpy_evaluator(loaded)(observations, masks)[0],
-                          numpy_evaluator(network)(observations, masks)[0])  # fmt: skip
+    assert np.array_equal(
+        numpy_evaluator(loaded)(observations, masks)[0], numpy_evaluator(network)(observations, masks)[0]
+    )
     agent = make(f"az:{tmp_path / 'board.pt'},sims=8,seed=1")
     assert agent.act({"observation": observations[0], "action_mask": masks[0]}) in np.flatnonzero(masks[0])
     # a file whose weights are another architecture's, or that names an unknown one, is refused naming it
     mlp = AZNetwork(24, 2, True)
-    payload = {"format": "trinity-towers-az", "network": "board", "hidden": 24, "layers": 2, "tactics": True,
-               "model": mlp.state_dict()}  # fmt: skip
+    payload = {
+        "format": "trinity-towers-az",
+        "network": "board",
+        "hidden": 24,
+        "layers": 2,
+        "tactics": True,
+        "model": mlp.state_dict(),
+    }
     torch.save(payload, tmp_path / "mixed.pt")
     with pytest.raises(CheckpointError, match=r"mixed\.pt does not match the az board network"):
         load_network(tmp_path / "mixed.pt")

@@ -273,8 +273,10 @@ def test_refused_loads_stay_under_200_mb(tmp_path, clean_zip):
     big = 20_000_000  # elements each expanded tensor declares: 80 MB as float32, 5 GB for the set below
     model = {f"body.{2 * k}.weight": torch.zeros(1).expand(big) for k in range(64)}
     saved(tmp_path / "views.pt", policy_payload(model=model))
-    az = {key: torch.zeros(1).expand(*shape) for key, shape in
-          ((k, tuple(t.shape)) for k, t in AZNetwork(4096, 1, tactics=False).state_dict().items())}  # fmt: skip
+    az = {
+        key: torch.zeros(1).expand(*shape)
+        for key, shape in ((k, tuple(t.shape)) for k, t in AZNetwork(4096, 1, tactics=False).state_dict().items())
+    }
     saved(tmp_path / "az-views.pt", az_payload(hidden=4096, layers=1, model=az))
     state = {key: torch.zeros(1).expand(*tensor.shape) for key, tensor in policy_state(clean_zip).items()}
     state["mlp_extractor.policy_net.0.weight"] = torch.zeros(1).expand(1_000_000, OBSERVATION_SIZE)
@@ -294,9 +296,10 @@ def test_refused_loads_stay_under_200_mb(tmp_path, clean_zip):
     real = {"value.bias": torch.zeros(big)}
     torch.save(real, tmp_path / "real.pt")
     growth, output = peak_growth(
-        tmp_path, "import torch\nfrom trinity_env.agents.checkpoint import read_torch",
+        tmp_path,
+        "import torch\nfrom trinity_env.agents.checkpoint import read_torch",
         f"x = read_torch({str(tmp_path / 'real.pt')!r}); x['value.bias'].add_(1)",
-    )  # fmt: skip
+    )
     assert "LOADED" in output and growth > 0.9 * big * 4 / 2**20, output
 
 
@@ -323,8 +326,22 @@ def test_the_arena_refuses_a_bad_checkpoint_before_its_first_game(tmp_path):
     model = {key: tensor.double() for key, tensor in payload["model"].items()}
     model["policy.weight"] = model["policy.weight"] * 1e308
     path = saved(tmp_path / "huge.pt", payload | {"model": model})
-    command = [sys.executable, "-m", "trinity_env.cli", "arena", "--agents", str(path), "random", "--games", "2",
-               "--workers", "1", "--quiet", "--out", str(tmp_path / "out")]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "trinity_env.cli",
+        "arena",
+        "--agents",
+        str(path),
+        "random",
+        "--games",
+        "2",
+        "--workers",
+        "1",
+        "--quiet",
+        "--out",
+        str(tmp_path / "out"),
+    ]
     done = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert "huge.pt: model entry 'policy.weight' holds NaN or infinite values as float32" in done.stderr
@@ -353,19 +370,21 @@ def test_the_security_page_states_the_limits_in_force():
     page = (Path(__file__).resolve().parent.parent / "docs" / "security.md").read_text(encoding="utf-8")
     section = " ".join(page.split())
     stated = [
-        f"hidden width at most {checkpoint.MAX_HIDDEN}", f"at most {checkpoint.MAX_LAYERS} layers",
+        f"hidden width at most {checkpoint.MAX_HIDDEN}",
+        f"at most {checkpoint.MAX_LAYERS} layers",
         f"at most {checkpoint.MAX_PARAMETERS:,} weights a network",
         f"`data.pkl` (at most {checkpoint.MAX_PICKLE_BYTES >> 20} MiB)",
         f"Files over {checkpoint.MAX_CHECKPOINT_BYTES >> 30} GiB are not read",
         f"`data` (at most {sb3.MAX_DATA_BYTES >> 20} MiB)",
         f"`policy.pth` at most {sb3.MAX_WEIGHTS_BYTES >> 20} MiB",
         f"past {files.MAX_YAML_NODES:,} nodes, over {files.MAX_YAML_BYTES >> 20} MiB",
-        f"an integer of over {files.MAX_DIGITS} digits", f"read up to {files.MAX_DOCUMENT_BYTES >> 20} MiB",
+        f"an integer of over {files.MAX_DIGITS} digits",
+        f"read up to {files.MAX_DOCUMENT_BYTES >> 20} MiB",
         f"at most {mcts.MAX_SIMULATIONS:,} simulations and {mcts.MAX_WORLDS} worlds",
         f"at most {az.MAX_SIMULATIONS:,} simulations, {az.MAX_WORLDS} worlds and {az.MAX_WORLD_SIMULATIONS:,}",
         f"{az.MAX_CONSIDERED} considered actions",
         f"at most {store.DEFAULT_GAMES_PER_CLIENT} games and {store.DEFAULT_REPLAYS_PER_CLIENT} replays",
         f"under {MEMORY_LIMIT_MB} MB",
-    ]  # fmt: skip
+    ]
     missing = [phrase for phrase in stated if phrase not in section]
     assert not missing, missing

@@ -385,9 +385,15 @@ def test_random_bytes_are_a_checkpoint_error(tmp_path, content):
 
 
 _values = st.one_of(
-    st.none(), st.booleans(), st.integers(-3, 40), st.integers(), st.floats(allow_nan=True), st.text(max_size=4),
-    st.lists(st.integers(), max_size=3), st.sampled_from([torch.zeros(2), torch.ones(8, 339), torch.tensor(3)]),
-)  # fmt: skip
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 40),
+    st.integers(),
+    st.floats(allow_nan=True),
+    st.text(max_size=4),
+    st.lists(st.integers(), max_size=3),
+    st.sampled_from([torch.zeros(2), torch.ones(8, 339), torch.tensor(3)]),
+)
 _fields = st.sampled_from(["format", "hidden", "layers", "tactics", "model", "steps", "other"])
 
 

@@ -400,7 +400,7 @@ def test_ctrl_c_in_solve_is_one_line_and_130(tmp_path, capsys, monkeypatch):
     ],
 )
 def test_bad_rules_configs_name_the_field_or_file(text, message, tmp_path, capsys, no_games):
-    from trinity_env.envs.config import ConfigError, make_config
+    from trinity_env.spec.config import ConfigError, make_config
 
     path = tmp_path / "rules.yaml"
     path.write_bytes(text)
@@ -412,7 +412,7 @@ def test_bad_rules_configs_name_the_field_or_file(text, message, tmp_path, capsy
 
 
 def test_a_deck_file_that_is_not_utf8_is_a_config_error(tmp_path):
-    from trinity_env.envs.config import ConfigError, make_config
+    from trinity_env.spec.config import ConfigError, make_config
 
     deck = tmp_path / "deck.yaml"
     deck.write_bytes(b"cards: [\xff]\n")

@@ -57,8 +57,18 @@ BAD = {
     "solve": ["{tmp}/missing.json"],
     "arena": ["--agents", "random", "nobody", "--out", "{tmp}/arena"],
     "balance": ["--agents", "nobody", "--games", "1", "--out", "{tmp}/balance"],
-    "solve-openings": ["--seeds", "0", "--budget-nodes", "9", "--records", "{tmp}/r.jsonl", "--ray", "auto",
-                       "--threads", "2"],
+    "solve-openings": [
+        "--seeds",
+        "0",
+        "--budget-nodes",
+        "9",
+        "--records",
+        "{tmp}/r.jsonl",
+        "--ray",
+        "auto",
+        "--threads",
+        "2",
+    ],
     "play": ["--opponent", "nobody"],
     "train": ["nope"],
     "exploit": ["nobody", "--steps", "1"],
@@ -69,7 +79,7 @@ BAD = {
     "benchmark": ["nobody", "--out", "{tmp}/card"],
     "serve": ["--port", "0"],
     "prepare": ["--jobs", "0"],
-}  # fmt: skip
+}
 """For each command, arguments it refuses (after parsing where the command checks anything itself)."""
 
 
@@ -113,14 +123,16 @@ def test_the_trainer_s_own_errors_start_with_trinity_train(tmp_path, capsys):
     [
         (["solve-openings", "--seeds", "0", "--budget-nodes", "9", "--out", "r.jsonl"], "--out is now --records FILE"),
         (["solve-openings", "--seeds", "0", "--budget-nodes", "9", "--out=r.jsonl"], "--out is now --records FILE"),
-        (["solve-openings", "--seeds", "0", "--budget-nodes", "9", "--records", "r.jsonl", "--summary", "s.json"],
-         "--summary is now --json FILE"),
+        (
+            ["solve-openings", "--seeds", "0", "--budget-nodes", "9", "--records", "r.jsonl", "--summary", "s.json"],
+            "--summary is now --json FILE",
+        ),
         (["puzzles", "--out", "p.jsonl"], "--out is now --build FILE"),
         (["puzzles", "--count", "3", "--out", "p.jsonl"], "--out is now --build FILE"),
         (["accuracy", "greedy", "mcts:400"], "named with --agents: trinity accuracy --agents greedy mcts:400"),
         (["accuracy", "--set", "s.jsonl", "greedy"], "trinity accuracy --agents greedy"),
     ],
-)  # fmt: skip
+)
 def test_an_old_spelling_is_refused_in_one_line_naming_the_new_one(argv, new, tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert main(argv) == 2

@@ -14,7 +14,7 @@ import trinity_env
 from trinity_env.core import GameState, IllegalMoveError, lane_scores, standard_deck
 from trinity_env.core.state import IN_HAND, UNPICKED
 from trinity_env.envs import ConfigError, make_config, raw_env
-from trinity_env.envs.observation import OBSERVATION_SIZE, encode_observation
+from trinity_env.spec.observation import OBSERVATION_SIZE, encode_observation
 
 
 @pytest.fixture(autouse=True)
@@ -273,9 +273,16 @@ def _swap_hidden(state: GameState, player: int, rng: random.Random) -> GameState
     both = list(state.status)
     both[player] = new
     return GameState(
-        state.phase, state.to_move, state.decks, tuple(both), state.cards, state.owners,
-        state.max_a_cards, state.first_player, state.outcome,
-    )  # fmt: skip
+        state.phase,
+        state.to_move,
+        state.decks,
+        tuple(both),
+        state.cards,
+        state.owners,
+        state.max_a_cards,
+        state.first_player,
+        state.outcome,
+    )
 
 
 def test_hidden_hands_observations_do_not_depend_on_the_opponents_hidden_cards():

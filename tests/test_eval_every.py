@@ -38,9 +38,13 @@ def test_the_old_key_eval_every_is_refused_in_one_line_naming_the_new_one(config
     old = tmp_path / "old.yaml"
     old.write_text("seed: 0\neval_every: 8\n")
     hint = rf"field 'eval_every' is an older version's name: rename it '{NEW[config]}'"
-    loads = (lambda: config.load(old), lambda: config.load(old, **{NEW[config]: 8}),
-             lambda: config.from_dict({"eval_every": 8}), lambda: config.from_dict({NEW[config]: 8, "eval_every": 8}),
-             lambda: config.load(SHIPPED[config], eval_every=8))  # fmt: skip
+    loads = (
+        lambda: config.load(old),
+        lambda: config.load(old, **{NEW[config]: 8}),
+        lambda: config.from_dict({"eval_every": 8}),
+        lambda: config.from_dict({NEW[config]: 8, "eval_every": 8}),
+        lambda: config.load(SHIPPED[config], eval_every=8),
+    )
     for load in loads:
         with pytest.raises(TrainConfigError, match=hint) as error:
             load()

@@ -210,9 +210,9 @@ def fuzz(examples: int) -> None:
     from hypothesis import HealthCheck, given, settings
     from hypothesis import strategies as st
 
-    from trinity_env.envs.observation import encode_observation
     from trinity_env.fast import kernels
     from trinity_env.fast.convert import read_state
+    from trinity_env.spec.observation import encode_observation
 
     size = 4
     pool = {draft: FastGames(size, seed=1, draft=draft) for draft in ("pick", "dealt")}
@@ -252,14 +252,29 @@ def fuzz(examples: int) -> None:
         twin = copy.deepcopy(games)
         drawn = games.random_actions(rows)
         expected = np.zeros(len(rows), np.int64)
-        kernels.random_actions(twin.batch.decks, twin.batch.status, twin.batch.owner, twin.batch.info,
-                               np.array(rows, np.int64), twin.rng, expected)  # fmt: skip
+        kernels.random_actions(
+            twin.batch.decks,
+            twin.batch.status,
+            twin.batch.owner,
+            twin.batch.info,
+            np.array(rows, np.int64),
+            twin.rng,
+            expected,
+        )
         np.testing.assert_array_equal(drawn, expected)
         observed = games.observations(seats)
         expected = np.zeros_like(observed)
         batch = games.batch
-        kernels.observe_batch(batch.decks, batch.status, batch.sides, batch.owner, batch.info,
-                              np.array(seats, np.int64), games.config.open_hands, expected)  # fmt: skip
+        kernels.observe_batch(
+            batch.decks,
+            batch.status,
+            batch.sides,
+            batch.owner,
+            batch.info,
+            np.array(seats, np.int64),
+            games.config.open_hands,
+            expected,
+        )
         np.testing.assert_array_equal(observed, expected)
         moving = sorted(set(rows))
         cores = {b: read_state(games.batch, b) for b in range(size)}
@@ -280,15 +295,36 @@ def fuzz(examples: int) -> None:
                 assert result.terminated[b] and result.winner[b] == winner
                 assert tuple(result.scores[b]) == after.outcome.scores
 
-    calls = st.sampled_from(["random_actions", "restart", "step_games", "step_actions", "step_some_actions",
-                             "final_seats", "observations", "state", "set_state_game", "set_state_state",
-                             "finished"])  # fmt: skip
+    calls = st.sampled_from(
+        [
+            "random_actions",
+            "restart",
+            "step_games",
+            "step_actions",
+            "step_some_actions",
+            "final_seats",
+            "observations",
+            "state",
+            "set_state_game",
+            "set_state_state",
+            "finished",
+        ]
+    )
 
-    @settings(max_examples=examples, deadline=None, derandomize=True, database=None,
-              suppress_health_check=list(HealthCheck))  # fmt: skip
-    @given(st.sampled_from(sorted(pool)), calls, bad_games, bad_seats, bad_actions, bad_game, bad_state,
-           st.lists(st.integers(0, size - 1), min_size=1, max_size=size),
-           st.lists(st.integers(0, 1), min_size=size, max_size=size))  # fmt: skip
+    @settings(
+        max_examples=examples, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck)
+    )
+    @given(
+        st.sampled_from(sorted(pool)),
+        calls,
+        bad_games,
+        bad_seats,
+        bad_actions,
+        bad_game,
+        bad_state,
+        st.lists(st.integers(0, size - 1), min_size=1, max_size=size),
+        st.lists(st.integers(0, 1), min_size=size, max_size=size),
+    )
     def check(draft, call, games_arg, seats_arg, action, game, change, rows, seats):
         games = pool[draft]
         every = np.arange(size)

@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 from trinity_env.core import GameState, IllegalMoveError, validate_deck
-from trinity_env.envs.observation import encode_observation
 from trinity_env.fast import kernels
 from trinity_env.fast.convert import from_states, read_marks, read_state, write_state
 from trinity_env.fast.games import FastGames
 from trinity_env.fast.layout import OVER, PHASE, PLACE_OFFSET, Batch
+from trinity_env.spec.observation import encode_observation
 
 from drawn import state as drawn_state
 from games import random_start
@@ -136,8 +136,9 @@ def test_random_playouts_play_the_games_random_actions_and_steps_would():
             live = np.flatnonzero(stepped.info[:, PHASE] != OVER)
             if live.size == 0:
                 break
-            kernels.random_actions(stepped.decks, stepped.status, stepped.owner, stepped.info, live, rng_stepped,
-                                   actions[: live.size])  # fmt: skip
+            kernels.random_actions(
+                stepped.decks, stepped.status, stepped.owner, stepped.info, live, rng_stepped, actions[: live.size]
+            )
             moves = np.full(48, -1, np.int64)
             moves[live] = actions[: live.size]
             count += int((moves >= PLACE_OFFSET).sum())
@@ -177,8 +178,15 @@ def test_the_batch_kernels_judge_and_play_every_action_as_the_core_does():
         kernels.masks_batch(batch.decks, batch.status, batch.owner, batch.info, masks)
         assert np.flatnonzero(masks[0]).tolist() == sorted(legal)
         picked = np.zeros(1, np.int64)
-        kernels.random_actions(batch.decks, batch.status, batch.owner, batch.info, np.zeros(1, np.int64),
-                               np.array([rng.getrandbits(63) | 1], np.uint64), picked)  # fmt: skip
+        kernels.random_actions(
+            batch.decks,
+            batch.status,
+            batch.owner,
+            batch.info,
+            np.zeros(1, np.int64),
+            np.array([rng.getrandbits(63) | 1], np.uint64),
+            picked,
+        )
         assert state.is_over or int(picked[0]) in legal
         kernels.step_batch(*batch, actions, illegal)
         for row, action in enumerate(actions.tolist()):

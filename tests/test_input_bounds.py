@@ -31,7 +31,7 @@ from trinity_env.core.files import (
     read_json,
     short,
 )
-from trinity_env.envs.config import ConfigError, make_config
+from trinity_env.spec.config import ConfigError, make_config
 
 from drawn import EXAMPLE
 
@@ -91,7 +91,7 @@ def test_the_bomb_is_small():
     "load",
     [
         "from training.config import TrainConfig\nTrainConfig.load({path!r})",
-        "from trinity_env.envs.config import make_config\nmake_config({path!r})",
+        "from trinity_env.spec.config import make_config\nmake_config({path!r})",
         "from trinity_env.core import load_deck\nload_deck({path!r})",
     ],
     ids=["training-seed", "rules-config", "deck-file"],
@@ -443,8 +443,12 @@ def _cli(*args: str, timeout: float = 30) -> subprocess.CompletedProcess:
     try:
         return subprocess.run(
             [sys.executable, "-m", "trinity_env.cli", *args],
-            capture_output=True, text=True, timeout=timeout, cwd=ROOT, check=False,
-        )  # fmt: skip
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            cwd=ROOT,
+            check=False,
+        )
     except subprocess.TimeoutExpired:
         pytest.fail(f"trinity {' '.join(args)} blocked for {timeout} s")
 
@@ -468,6 +472,11 @@ def test_a_device_is_refused(tmp_path):
 def test_standard_input_still_reads():
     done = subprocess.run(
         [sys.executable, "-m", "trinity_env.cli", "show", "-"],
-        input=json.dumps(EXAMPLE), capture_output=True, text=True, timeout=60, cwd=ROOT, check=False,
-    )  # fmt: skip
+        input=json.dumps(EXAMPLE),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr

@@ -26,7 +26,7 @@ import pytest
 
 from trinity_env.core import GameState, standard_deck
 from trinity_env.core.decks import legal_a_counts
-from trinity_env.envs.observation import action_mask, encode_observation
+from trinity_env.spec.observation import action_mask, encode_observation
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 

@@ -21,8 +21,8 @@ import pytest
 
 from trinity_env.core import GameState, lane_scores
 from trinity_env.core.state import DRAFT, IN_HAND, PLAY, PLAYED, UNPICKED
-from trinity_env.envs.config import make_config
-from trinity_env.envs.observation import (
+from trinity_env.spec.config import make_config
+from trinity_env.spec.observation import (
     BOARD_OFFSET,
     OWN_CARD_FEATURES,
     OWN_DECK_OFFSET,

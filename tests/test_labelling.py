@@ -29,8 +29,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_alphazero import TINY  # noqa: E402
 
-LABELLED = TINY | {"solver_empty": 8, "label_workers": 1, "total_games": 16, "eval_every_games": 16,
-                   "eval_accuracy": False}  # fmt: skip
+LABELLED = TINY | {
+    "solver_empty": 8,
+    "label_workers": 1,
+    "total_games": 16,
+    "eval_every_games": 16,
+    "eval_accuracy": False,
+}
 """Two iterations of 8 games with labelling workers: iteration 0's labels reach the buffer before learner 1."""
 
 
@@ -163,8 +168,12 @@ def test_rows_overwritten_before_their_label_arrives_keep_their_new_position(tmp
 
     def add(replay: ReplayBuffer, values: list[float]) -> np.ndarray:
         n = len(values)
-        return replay.add(np.zeros((n, replay.observations.shape[1]), np.int8), np.ones((n, 256), np.int8),
-                          np.ones((n, 256), np.float16), np.array(values, np.float32))  # fmt: skip
+        return replay.add(
+            np.zeros((n, replay.observations.shape[1]), np.int8),
+            np.ones((n, 256), np.int8),
+            np.ones((n, 256), np.float16),
+            np.array(values, np.float32),
+        )
 
     replay = ReplayBuffer(10)
     rows = add(replay, [0.5] * 6)
@@ -210,10 +219,11 @@ def test_without_workers_the_trainer_is_bit_for_bit_what_it_was(tmp_path):
         pytest.skip("the reference weights were made with torch's AVX2 kernels, which this CPU lacks")
     before = {
         "tiny": (TINY, "f0e0958797596cf14237ae3e395cc73be018e76ec18cb7d97e75a9e4aa83ad82"),
-        "puct": (TINY | {"solver_empty": 8, "search": "puct", "total_games": 16, "eval_every_games": 16,
-                         "replay_size": 40},
-                 "d297f2653874ebccfa7d8a1c1cd90b27d120248a2fa08fa9e6b959ce142edb85"),
-    }  # fmt: skip
+        "puct": (
+            TINY | {"solver_empty": 8, "search": "puct", "total_games": 16, "eval_every_games": 16, "replay_size": 40},
+            "d297f2653874ebccfa7d8a1c1cd90b27d120248a2fa08fa9e6b959ce142edb85",
+        ),
+    }
     root = Path(__file__).resolve().parent.parent
     env = os.environ | {"ATEN_CPU_CAPABILITY": "avx2", "PYTHONPATH": os.pathsep.join([str(root), str(root / "tests")])}
     configs = json.dumps({name: data for name, (data, _) in before.items()})
@@ -359,8 +369,9 @@ def _start_trainer(tmp_path: Path, **fields: object) -> tuple[subprocess.Popen, 
     config.write_text(json.dumps(LABELLED | {"total_games": 4000, "eval_every_games": 4000} | fields))  # JSON is YAML
     run = tmp_path / "run"
     command = [sys.executable, "-m", "training.alphazero", "--config", str(config), "--run", str(run)]
-    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                               start_new_session=True)  # fmt: skip
+    process = subprocess.Popen(
+        command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
     return process, run
 
 

@@ -166,14 +166,14 @@ def test_the_source_reader_sees_every_kind_of_import():
         "    from trinity_env.evaluation.match import play_game\n"
         "def f():\n"
         "    import trinity_env.agents.registry\n"
-        "    from trinity_env.envs import config, raw_env\n"
+        "    from trinity_env.envs import aec, raw_env\n"
     )
     found = _imports_in(source, "trinity_env.fast.games")
     assert found == [
         ("trinity_env.fast.kernels", 3),
         ("trinity_env.core.state", 4),
         ("trinity_env.agents.registry", 8),
-        ("trinity_env.envs.config", 9),
+        ("trinity_env.envs.aec", 9),
         ("trinity_env.envs", 9),
     ]
     assert "trinity_env.evaluation.arena" in {target for target, _ in GRAPH["trinity_env.cli.arena"]}  # in a function

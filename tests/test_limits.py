@@ -40,8 +40,11 @@ def test_the_memory_budget_and_its_override(monkeypatch):
     monkeypatch.setenv(MEMORY_VARIABLE, "2G")
     assert limits.memory_budget()[0] == 2 * 2**30
     check_memory({"a": 2**30, "b": 2**30})
-    with pytest.raises(ArgumentError, match=r"b needs about 1.5 GiB \(all together 2.5 GiB\), over the memory budget "
-                       r"of 2 GiB \(set by TRINITY_MEMORY_BUDGET\)"):  # fmt: skip
+    with pytest.raises(
+        ArgumentError,
+        match=r"b needs about 1.5 GiB \(all together 2.5 GiB\), over the memory budget "
+        r"of 2 GiB \(set by TRINITY_MEMORY_BUDGET\)",
+    ):
         check_memory({"a": 2**30, "b": 3 * 2**29}, ArgumentError)
     for bad in ("0", "lots", "-1G", "1e9"):
         monkeypatch.setenv(MEMORY_VARIABLE, bad)
@@ -56,12 +59,14 @@ def test_the_memory_budget_and_its_override(monkeypatch):
         (["arena", "--agents", "random", "greedy", "--games", "2", "--workers", TOO_MANY], "argument --workers"),
         (["arena", "--agents", "random", "greedy", "--workers", "100000"], "argument --workers: 100,000 is more"),
         (["balance", "--agents", "greedy", "--workers", TOO_MANY], "argument --workers"),
-        (["solve-openings", "--seeds", "0-9", "--budget-nodes", "9", "--records", "x", "--threads", TOO_MANY],
-         "argument --threads"),
+        (
+            ["solve-openings", "--seeds", "0-9", "--budget-nodes", "9", "--records", "x", "--threads", TOO_MANY],
+            "argument --threads",
+        ),
         (["prepare", "--jobs", TOO_MANY], "argument --jobs"),
         (["train", "az-quick", "--ray", "--actors", TOO_MANY], "--actors: "),  # a local cluster: processes here
     ],
-)  # fmt: skip
+)
 def test_counts_past_the_machine_are_one_line_before_anything_starts(argv, words, capsys, monkeypatch, tmp_path):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr("trinity_env.evaluation.match._start_pool", _no_pool)
@@ -122,7 +127,7 @@ def test_solve_openings_tables_are_within_the_budget(capsys, monkeypatch, tmp_pa
         ("ppo", "quick", "num_games: 1000000000", "field 'num_games' (1,000,000,000 games x 32 rollout_steps"),
         ("ppo", "quick", "torch_threads: 100000", "field 'torch_threads': 100,000 is more"),
     ],
-)  # fmt: skip
+)
 def test_training_configs_past_the_machine_are_refused_before_the_run_folder(trainer, config, field, words, tmp_path):
     """Through ``trinity train``: one line, exit 2, and no run folder (the run used to claim it, then die "out of
     memory" or start 300 solver processes)."""
@@ -132,8 +137,12 @@ def test_training_configs_past_the_machine_are_refused_before_the_run_folder(tra
     run = tmp_path / "run"
     done = subprocess.run(
         [sys.executable, "-m", "trinity_env.cli", "train", str(path), "--trainer", trainer, "--run", str(run)],
-        capture_output=True, text=True, timeout=300, cwd=tmp_path, env=os.environ | {MEMORY_VARIABLE: ""},
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+        env=os.environ | {MEMORY_VARIABLE: ""},
+    )
     lines = done.stderr.strip().splitlines()
     assert done.returncode == 2 and len(lines) == 1, done.stderr
     assert words in lines[0] and ("memory budget" in lines[0] or "more than this machine" in lines[0]), lines[0]

@@ -40,9 +40,11 @@ def place(tmp_path, monkeypatch):
 
     def measurements(previous: str) -> dict[str, list[str]]:
         def step(name: str) -> list[str]:  # appends its name; fails while the file "fail" names it
-            code = (f"import pathlib, sys; f = pathlib.Path({str(fail)!r}); "
-                    f"sys.exit(3) if f.exists() and f.read_text() == {name!r} else None; "
-                    f"open({str(log)!r}, 'a').write({name!r} + '\\n')")  # fmt: skip
+            code = (
+                f"import pathlib, sys; f = pathlib.Path({str(fail)!r}); "
+                f"sys.exit(3) if f.exists() and f.read_text() == {name!r} else None; "
+                f"open({str(log)!r}, 'a').write({name!r} + '\\n')"
+            )
             return [sys.executable, "-c", code]
 
         return {name: step(name) for name in ("one", "two", "three")}

@@ -78,8 +78,9 @@ def test_a_path_names_the_file(tmp_path, monkeypatch):
         (lambda name: load_deck(name), DeckError, "configs/decks holds standard"),
     ],
 )
-def test_an_unknown_bare_name_lists_the_shipped_ones_and_hints_at_a_file_there(load, error, listed, tmp_path,
-                                                                             monkeypatch):  # fmt: skip
+def test_an_unknown_bare_name_lists_the_shipped_ones_and_hints_at_a_file_there(
+    load, error, listed, tmp_path, monkeypatch
+):
     monkeypatch.chdir(tmp_path)
     with pytest.raises(error) as refused:
         load("mine")
@@ -180,8 +181,14 @@ def test_spec_sha256_reads_no_proc_file_for_ever(spec):
         f"try:\n    spec_sha256({spec!r})\nexcept ValueError as err:\n    print(type(err).__name__, err)\n"
     )
     try:
-        result = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=60,
-                                env=os.environ | {"PYTHONPATH": str(ROOT)}, cwd=ROOT)  # fmt: skip
+        result = subprocess.run(
+            [sys.executable, "-c", child],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=os.environ | {"PYTHONPATH": str(ROOT)},
+            cwd=ROOT,
+        )
     except subprocess.TimeoutExpired:
         pytest.fail(f"spec_sha256({spec!r}) read for 60 s")
     assert result.returncode == 0, result.stderr[-2000:]

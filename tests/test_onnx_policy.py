@@ -21,10 +21,10 @@ torch = pytest.importorskip("torch")
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 from trinity_env.agents import onnx_check  # noqa: E402
-from trinity_env.agents.base import RandomAgent  # noqa: E402
 from trinity_env.agents.checkpoint import CheckpointError  # noqa: E402
 from trinity_env.agents.onnx_policy import OnnxPolicyAgent, OnnxPolicyError, export_policy  # noqa: E402
 from trinity_env.evaluation.match import seat_swapped_points  # noqa: E402
+from trinity_env.spec.agent import RandomAgent  # noqa: E402
 from trinity_env.spec.config import make_config  # noqa: E402
 from trinity_env.spec.observation import observation_dict  # noqa: E402
 
@@ -75,8 +75,9 @@ def _torch_outputs(module, observations, masks, dtype):
     return logits.numpy(), None if values is None else values.numpy()
 
 
-@pytest.mark.parametrize(("dtype", "value", "mask"), [("int8", True, False), ("float32", False, False),
-                                                      ("float32", True, True)])  # fmt: skip
+@pytest.mark.parametrize(
+    ("dtype", "value", "mask"), [("int8", True, False), ("float32", False, False), ("float32", True, True)]
+)
 def test_an_exported_policy_plays_as_the_torch_module(tmp_path, positions, dtype, value, mask):
     module = Policy(value, mask)
     path = export_policy(module, tmp_path / "policy.onnx", dtype=dtype, action_mask=mask)
@@ -314,17 +315,24 @@ def test_a_model_whose_shape_inference_expands_is_refused_in_its_child_process(t
     if not sys.platform.startswith("linux"):
         pytest.skip("the child's memory limit is RLIMIT_AS, enforced on Linux")
     scalars = [numpy_helper.from_array(np.array(v, np.int64), n) for n, v in (("a", 0), ("b", 10**9), ("c", 1))]
-    nodes = [helper.make_node("Range", ["a", "b", "c"], ["big"]), helper.make_node("Cast", ["big"], ["f"], to=1),
-             helper.make_node("ReduceSum", ["f"], ["t"], keepdims=0), _linear("observation", "out"),
-             helper.make_node("Add", ["out", "t"], ["logits"])]  # fmt: skip
+    nodes = [
+        helper.make_node("Range", ["a", "b", "c"], ["big"]),
+        helper.make_node("Cast", ["big"], ["f"], to=1),
+        helper.make_node("ReduceSum", ["f"], ["t"], keepdims=0),
+        _linear("observation", "out"),
+        helper.make_node("Add", ["out", "t"], ["logits"]),
+    ]
     monkeypatch.setattr(onnx_check, "MAX_INFERENCE_BYTES", 64 << 20)
     with pytest.raises(OnnxPolicyError, match="shape inference needs over 64 MiB"):
         OnnxPolicyAgent.from_file(_write(tmp_path, _model(nodes, None, None, [*scalars, _weights()])))
 
 
 def test_a_model_that_gives_nan_is_refused_at_load(tmp_path):
-    nodes = [_linear("observation", "out"), helper.make_node("Sub", ["out", "out"], ["zero"]),
-             helper.make_node("Div", ["zero", "zero"], ["logits"])]  # fmt: skip
+    nodes = [
+        _linear("observation", "out"),
+        helper.make_node("Sub", ["out", "out"], ["zero"]),
+        helper.make_node("Div", ["zero", "zero"], ["logits"]),
+    ]
     with pytest.raises(OnnxPolicyError, match="logits output holds NaN"):
         OnnxPolicyAgent.from_file(_write(tmp_path, _model(nodes, None, None, [_weights()])))
 

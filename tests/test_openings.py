@@ -279,8 +279,9 @@ def test_ctrl_c_in_a_pool_of_processes_keeps_the_deals_finished(tmp_path):
             raise KeyboardInterrupt
 
     with pytest.raises(RunInterrupted) as stop:
-        solve_openings(range(40), BIG, out, threads=2, table_bits=BITS, deal=LATE, progress=False,
-                       on_record=interrupt_after_two)  # fmt: skip
+        solve_openings(
+            range(40), BIG, out, threads=2, table_bits=BITS, deal=LATE, progress=False, on_record=interrupt_after_two
+        )
     assert stop.value.partial.new == seen and len(seen) == 2
     assert sorted(r["seed"] for r in _lines(out)) == sorted(seen)
     whole = solve_openings(range(6), BIG, tmp_path / "one.jsonl", table_bits=BITS, deal=LATE, progress=False)
@@ -299,8 +300,17 @@ _RUN_CLI = (
 @pytest.mark.parametrize("threads", ["1", "2"])
 def test_ctrl_c_stops_the_command_within_seconds_and_keeps_every_deal_finished(tmp_path, threads):
     out = tmp_path / "deals.jsonl"
-    argv = ["solve-openings", "--seeds", "0-999", "--budget-nodes", "200000", "--records", str(out),
-            "--threads", threads]  # fmt: skip
+    argv = [
+        "solve-openings",
+        "--seeds",
+        "0-999",
+        "--budget-nodes",
+        "200000",
+        "--records",
+        str(out),
+        "--threads",
+        threads,
+    ]
     proc = subprocess.Popen([sys.executable, "-c", _RUN_CLI, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         started = time.monotonic()
@@ -364,9 +374,16 @@ def test_each_running_deal_reports_its_nodes_here(tmp_path, monkeypatch):
     monkeypatch.setattr(solver_budget, "PROGRESS_EVERY", 0.05)
     reports, recorded = [], set()
     budget = 3_000_000  # out of budget: each deal searches a few tenths of a second
-    solve_openings(range(2), budget, tmp_path / "deals.jsonl", table_bits=BITS, deal=LateGame(12), progress=False,
-                   on_record=lambda r: recorded.add(r["seed"]),
-                   on_progress=lambda running: reports.append((dict(running), set(recorded))))  # fmt: skip
+    solve_openings(
+        range(2),
+        budget,
+        tmp_path / "deals.jsonl",
+        table_bits=BITS,
+        deal=LateGame(12),
+        progress=False,
+        on_record=lambda r: recorded.add(r["seed"]),
+        on_progress=lambda running: reports.append((dict(running), set(recorded))),
+    )
     _check_reports(reports, budget, range(2))
     assert {seed for running, _ in reports for seed in running} == {0, 1}
 
@@ -375,9 +392,17 @@ def test_each_running_deal_reports_its_nodes_here(tmp_path, monkeypatch):
 def test_each_running_deal_reports_its_nodes_from_a_pool_of_processes(tmp_path):
     reports, recorded = [], set()
     budget = 16_000_000  # seconds a deal (out of budget): the workers' solvers report once a second
-    run = solve_openings(range(4), budget, tmp_path / "deals.jsonl", threads=2, table_bits=BITS, deal=LateGame(13),
-                         progress=False, on_record=lambda r: recorded.add(r["seed"]),
-                         on_progress=lambda running: reports.append((dict(running), set(recorded))))  # fmt: skip
+    run = solve_openings(
+        range(4),
+        budget,
+        tmp_path / "deals.jsonl",
+        threads=2,
+        table_bits=BITS,
+        deal=LateGame(13),
+        progress=False,
+        on_record=lambda r: recorded.add(r["seed"]),
+        on_progress=lambda running: reports.append((dict(running), set(recorded))),
+    )
     assert sorted(run.records) == [0, 1, 2, 3]
     _check_reports(reports, budget, range(4))
     assert any(seed >= 2 for running, _ in reports for seed in running)  # the deals after the first two show too
@@ -385,8 +410,12 @@ def test_each_running_deal_reports_its_nodes_from_a_pool_of_processes(tmp_path):
 
 def test_the_bar_shows_node_counts_in_a_few_characters():
     assert [openings._count(n) for n in (0, 950, 12_345, 4_560_000, 7_891_000_000)] == [
-        "0", "950", "12.3k", "4.56M", "7.89G"
-    ]  # fmt: skip
+        "0",
+        "950",
+        "12.3k",
+        "4.56M",
+        "7.89G",
+    ]
 
 
 # ---------------------------------------------------------------------- the summary
@@ -411,15 +440,17 @@ def test_the_summary_counts_what_the_records_say(tmp_path):
     assert (bounds["low"], bounds["high"], bounds["n"]) == (wins / 15, (wins + 3) / 15, 15)
     assert bounds["interval"] == [wilson_interval(wins, 15)[0], wilson_interval(wins + 3, 15)[1]]
     assert "over all 15 deals, each unsolved one counted as not won, then as won: the first player wins " + (
-        f"{wins / 15:.1%} to {(wins + 3) / 15:.1%}") in summary_text(summary)  # fmt: skip
+        f"{wins / 15:.1%} to {(wins + 3) / 15:.1%}"
+    ) in summary_text(summary)
     counts = {}
     for r in solved:
         for move in {(m["card"], m["tile"]) for m in r["best_moves"]}:
             counts[move] = counts.get(move, 0) + 1
     top = summary["placements"][0]
     assert top["deals"] == max(counts.values()) and counts[(top["card"], top["tile"])] == top["deals"]
-    assert [p["deals"] for p in summary["placements"]] == sorted((p["deals"] for p in summary["placements"]),
-                                                                 reverse=True)  # fmt: skip
+    assert [p["deals"] for p in summary["placements"]] == sorted(
+        (p["deals"] for p in summary["placements"]), reverse=True
+    )
     assert summary["all_best_moves"] == 12
     assert file_summary(out) == {"file": str(out)} | summary
     assert summarise(reversed(records)) == summary  # the order of the file does not matter
@@ -524,8 +555,10 @@ def test_without_ray_the_ray_path_names_the_extra(tmp_path, option):
         pytest.skip("Ray is installed")
     out = tmp_path / "deals.jsonl"
     code, _, err = _cli(["solve-openings", "--seeds", "0", "--budget-nodes", "9", "--records", str(out), *option])
-    assert code == 2 and err == "trinity solve-openings: --ray needs Ray, the rllib extra: pip install " \
-        "'trinity-towers[rllib]'\n"  # fmt: skip
+    assert (
+        code == 2
+        and err == "trinity solve-openings: --ray needs Ray, the rllib extra: pip install 'trinity-towers[rllib]'\n"
+    )
     assert not out.exists()
 
 
@@ -622,8 +655,9 @@ def test_on_ray_the_records_are_the_local_ones_and_a_rerun_skips_them(ray_local,
 def test_on_ray_a_killed_task_is_retried_and_a_failed_one_reported_not_recorded(ray_local, tmp_path):
     out = tmp_path / "killed.jsonl"
     with openings.ray_cluster("local") as cluster:
-        run = solve_openings(range(4), BIG, out, table_bits=BITS, deal=_KilledOnce(tmp_path, 1), cluster=cluster,
-                             progress=False)  # fmt: skip
+        run = solve_openings(
+            range(4), BIG, out, table_bits=BITS, deal=_KilledOnce(tmp_path, 1), cluster=cluster, progress=False
+        )
     assert (tmp_path / "killed-1").exists()  # the worker did die, mid-task
     assert sorted(run.new) == [0, 1, 2, 3] and not run.failed
     assert _without_time(run.records[1]) == _without_time(solve_deal(1, BIG, BITS, LATE))
@@ -685,8 +719,7 @@ def test_on_ray_a_bad_address_is_one_line_and_exit_2(tmp_path, address):
     out = tmp_path / "deals.jsonl"
     argv = ["solve-openings", "--seeds", "0-3", "--budget-nodes", "100", "--records", str(out), "--ray", address]
     env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}  # a fresh process, not connected yet
-    done = subprocess.run([sys.executable, "-c", _RUN_CLI, *argv], capture_output=True, text=True, env=env,
-                          timeout=120)  # fmt: skip
+    done = subprocess.run([sys.executable, "-c", _RUN_CLI, *argv], capture_output=True, text=True, env=env, timeout=120)
     err = [line for line in done.stderr.splitlines() if not re.match(r"^\d{4}-\d\d-\d\d .* WARNING ", line)]
     assert done.returncode == 2 and done.stdout == "", done.stderr
     assert len(err) == 1 and err[0].startswith(f"trinity solve-openings: {message}"), done.stderr

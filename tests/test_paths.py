@@ -88,8 +88,12 @@ def test_every_option_that_takes_a_string_is_a_path_or_listed():
     assert unlisted == [], "give these a path type from trinity_env.arguments, or list them in NOT_PATHS"
     assert set(NOT_PATHS) <= {_key(c, a) for c, a in _string_options()}, "NOT_PATHS names an option that is gone"
     assert len(PATH_OPTIONS) >= 25  # the options of issue 39's table, at least
-    for option in [("arena", "--json"), ("solve-openings", "--records"), ("puzzles", "--build"),
-                   ("balance", "--openings")]:  # fmt: skip
+    for option in [
+        ("arena", "--json"),
+        ("solve-openings", "--records"),
+        ("puzzles", "--build"),
+        ("balance", "--openings"),
+    ]:
         assert option in {(c, o) for c, o, _ in PATH_OPTIONS}
 
 
@@ -101,8 +105,13 @@ def bad(tmp_path_factory):
     os.mkfifo(fifo)
     (root / "folder.yaml").mkdir()
     (root / "file").write_text("a file\n")
-    return {"fifo": str(fifo), "device": "/dev/zero", "folder": str(root / "folder.yaml"), "file": str(root / "file"),
-            "nul": str(root / "a\x00b.yaml")}  # fmt: skip
+    return {
+        "fifo": str(fifo),
+        "device": "/dev/zero",
+        "folder": str(root / "folder.yaml"),
+        "file": str(root / "file"),
+        "nul": str(root / "a\x00b.yaml"),
+    }
 
 
 def _argv(command: str, option: str, value: str) -> list[str]:
@@ -123,8 +132,13 @@ def _run(argv: list[str], cwd: Path) -> tuple[int, str, int]:
     """``trinity ARGV`` in a process of its own: exit status, stderr and peak memory (KiB); killed after 60 s."""
     err_path = cwd / "stderr.txt"
     with open(err_path, "wb") as err:
-        child = subprocess.Popen([sys.executable, "-m", "trinity_env.cli", *argv], cwd=cwd, stdin=subprocess.DEVNULL,
-                                 stdout=subprocess.DEVNULL, stderr=err)  # fmt: skip
+        child = subprocess.Popen(
+            [sys.executable, "-m", "trinity_env.cli", *argv],
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+        )
         deadline = time.monotonic() + 60
         while True:
             pid, status, usage = os.wait4(child.pid, os.WNOHANG)
@@ -217,8 +231,14 @@ def test_a_training_command_line_refuses_them_too(bad, tmp_path):
         ["--config", bad["fifo"], "--run", str(tmp_path / "run")],
         ["--config", "az-quick", "--run", bad["device"]],
     ):
-        done = subprocess.run([sys.executable, "-m", "training.alphazero", *argv], capture_output=True, text=True,
-                              timeout=120, cwd=tmp_path, stdin=subprocess.DEVNULL)  # fmt: skip
+        done = subprocess.run(
+            [sys.executable, "-m", "training.alphazero", *argv],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=tmp_path,
+            stdin=subprocess.DEVNULL,
+        )
         lines = done.stderr.strip().splitlines()
         assert done.returncode == 2 and len(lines) == 1, done.stderr
         assert "named pipe" in lines[0] or "is a file, not a folder" in lines[0] or "device" in lines[0], lines[0]

@@ -159,8 +159,11 @@ def test_a_set_says_what_a_random_mover_expects_and_the_scores_json_holds_it(tmp
     assert (first.empty, len(first.solution), first.legal_moves) == (8, 2, 40)
     assert describe([first]) == {"by_empty": {"8": 1}, "single_winning_move": 0, "random_expected": 2 / 40}
     single = Puzzle(first.position, frozenset(sorted(first.solution)[:1]))
-    assert describe([first, single]) == {"by_empty": {"8": 2}, "single_winning_move": 1,
-                                         "random_expected": (2 / 40 + 1 / 40) / 2}  # fmt: skip
+    assert describe([first, single]) == {
+        "by_empty": {"8": 2},
+        "single_winning_move": 1,
+        "random_expected": (2 / 40 + 1 / 40) / 2,
+    }
     source = tmp_path / "two.jsonl"
     save_puzzles([first, single], source)
     scores = tmp_path / "scores.json"
@@ -193,8 +196,13 @@ def test_a_set_says_what_a_random_mover_expects_and_the_scores_json_holds_it(tmp
 def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, argv, message):
     replay = tmp_path / "replay.json"
     replay.write_text('{\n "format": "trinity-towers-replay"\n}\n')
-    paths = {"suite": str(DEFAULT_SUITE), "replay": str(replay), "missing": str(tmp_path / "none.jsonl"),
-             "out": str(tmp_path / "out.jsonl"), "folder": str(tmp_path)}  # fmt: skip
+    paths = {
+        "suite": str(DEFAULT_SUITE),
+        "replay": str(replay),
+        "missing": str(tmp_path / "none.jsonl"),
+        "out": str(tmp_path / "out.jsonl"),
+        "folder": str(tmp_path),
+    }
     assert main(["puzzles", *(a.format(**paths) for a in argv)]) == 2
     captured = capsys.readouterr()
     assert captured.out == "" and captured.err.count("\n") == 1
@@ -277,8 +285,11 @@ def test_ctrl_c_during_a_rebuild_over_the_shipped_set_leaves_it_whole(tmp_path):
 
     out = tmp_path / "puzzles.jsonl"
     out.write_bytes(DEFAULT_SET.read_bytes())
-    process = subprocess.Popen([sys.executable, "-c", _RUN_CLI, "puzzles", "--build", str(out)], stderr=subprocess.PIPE,
-                               stdout=subprocess.DEVNULL)  # fmt: skip
+    process = subprocess.Popen(
+        [sys.executable, "-c", _RUN_CLI, "puzzles", "--build", str(out)],
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+    )
     chunks: list[bytes] = []
     reader = threading.Thread(target=lambda: chunks.extend(iter(lambda: os.read(process.stderr.fileno(), 65536), b"")))
     reader.start()

@@ -10,12 +10,12 @@ import pytest
 from trinity_env.agents import make
 from trinity_env.cli import main
 from trinity_env.core import GameState, Replay
-from trinity_env.envs.config import make_config
-from trinity_env.envs.observation import observation_dict
 from trinity_env.evaluation.endgames import DEFAULT_SUITE, load_suite
 from trinity_env.evaluation.match import RunInterrupted, play_game
 from trinity_env.evaluation.review import review_replay
 from trinity_env.search.solver import Solver
+from trinity_env.spec.config import make_config
+from trinity_env.spec.observation import observation_dict
 
 
 def _play(start: GameState, specs: tuple[str, str], seed: int) -> list[GameState]:

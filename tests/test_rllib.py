@@ -23,9 +23,9 @@ from training.rllib_selfplay import RLlibConfig, league_mapping
 from training.run_folder import RunFolderError
 from trinity_env.core import IllegalMoveError
 from trinity_env.envs import make_config
-from trinity_env.envs.config import ConfigError
-from trinity_env.envs.observation import action_mask, encode_observation
 from trinity_env.integrations.rllib import AGENTS, TrinityTowersMultiAgentEnv
+from trinity_env.spec.config import ConfigError
+from trinity_env.spec.observation import action_mask, encode_observation
 
 
 def test_only_the_mover_observes_and_both_see_the_end():
@@ -112,9 +112,10 @@ def test_main_is_the_batched_trainers_network_and_saves_as_its_checkpoint(tmp_pa
 
     env = TrinityTowersMultiAgentEnv({"draft": "dealt"})
     module = TrinityPPOModule(
-        observation_space=observation_space(), action_space=env.action_spaces["player_0"],
+        observation_space=observation_space(),
+        action_space=env.action_spaces["player_0"],
         model_config={"hidden": 32, "layers": 2, "tactics": True},
-    )  # fmt: skip
+    )
     rows = []
     for game in range(8):
         observations, _ = env.reset(seed=game)
@@ -130,8 +131,10 @@ def test_main_is_the_batched_trainers_network_and_saves_as_its_checkpoint(tmp_pa
     save_checkpoint(tmp_path / "main.pt", module.network, {"steps": 0})
     agent = make(str(tmp_path / "main.pt"))
     for row, expected in zip(rows, logits.argmax(-1)):
-        observation = {"observation": row["observations"].astype(np.int8),
-                       "action_mask": row["action_mask"].astype(np.int8)}  # fmt: skip
+        observation = {
+            "observation": row["observations"].astype(np.int8),
+            "action_mask": row["action_mask"].astype(np.int8),
+        }
         assert agent.act(observation) == int(expected)
 
 
@@ -143,17 +146,20 @@ def test_the_agent_module_plays_the_registry_agent_on_the_observation():
 
     env = TrinityTowersMultiAgentEnv({"draft": "dealt"})
     module = AgentModule(
-        observation_space=observation_space(), action_space=env.action_spaces["player_0"],
+        observation_space=observation_space(),
+        action_space=env.action_spaces["player_0"],
         model_config={"agent": "greedy"},
-    )  # fmt: skip
+    )
     greedy = make("greedy")
     for game in range(10):
         observations, _ = env.reset(seed=game)
         ((_, row),) = observations.items()
         batch = {Columns.OBS: {k: torch.as_tensor(v[None]) for k, v in row.items()}}
         action = int(module.forward_inference(batch)[Columns.ACTIONS][0])
-        observation = {"observation": row["observations"].astype(np.int8),
-                       "action_mask": row["action_mask"].astype(np.int8)}  # fmt: skip
+        observation = {
+            "observation": row["observations"].astype(np.int8),
+            "action_mask": row["action_mask"].astype(np.int8),
+        }
         assert action == greedy.act(observation)
 
 
@@ -194,8 +200,17 @@ def test_training_on_local_ray_with_two_env_runners_and_resuming(tmp_path):
     from training.rllib_selfplay import train
     from trinity_env.agents import make
 
-    config = {"num_env_runners": 2, "envs_per_runner": 1, "train_batch": 1000, "minibatch": 250, "epochs": 2,
-              "eval_games": 10, "eval_every_iterations": 1, "snapshot_every": 1, "tensorboard": False}  # fmt: skip
+    config = {
+        "num_env_runners": 2,
+        "envs_per_runner": 1,
+        "train_batch": 1000,
+        "minibatch": 250,
+        "epochs": 2,
+        "eval_games": 10,
+        "eval_every_iterations": 1,
+        "snapshot_every": 1,
+        "tensorboard": False,
+    }
     train(RLlibConfig.load("rllib", **config, iterations=2), tmp_path, progress=False)
     with (tmp_path / "iterations.jsonl").open("a") as handle:  # as a session killed after its checkpoint leaves it
         handle.write(json.dumps({"iteration": 3, "env_steps": 0}) + "\n")

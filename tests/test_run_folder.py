@@ -18,8 +18,16 @@ from training.config import TrainConfig, TrainConfigError
 from training.rllib_selfplay import RLlibConfig
 from training.run_folder import LOCK, RunFolderError, claim, resume_conflicts
 
-TINY = {"total_steps": 256, "num_games": 16, "rollout_steps": 16, "hidden": 16, "eval_games": 2,
-        "eval_endgames": False, "tensorboard": False, "env": {"draft": "dealt"}}  # fmt: skip
+TINY = {
+    "total_steps": 256,
+    "num_games": 16,
+    "rollout_steps": 16,
+    "hidden": 16,
+    "eval_games": 2,
+    "eval_endgames": False,
+    "tensorboard": False,
+    "env": {"draft": "dealt"},
+}
 CONFIG = TrainConfig.from_dict(TINY)
 
 
@@ -78,8 +86,14 @@ def test_a_resume_needs_a_run_and_a_matching_config(tmp_path):
 
 def test_which_fields_may_change_on_resume():
     assert TrainConfig.resume_may_change == {
-        "total_steps", "max_minutes", "eval_every_steps", "eval_games", "eval_opponents", "eval_endgames", "tensorboard"
-    }  # fmt: skip
+        "total_steps",
+        "max_minutes",
+        "eval_every_steps",
+        "eval_games",
+        "eval_opponents",
+        "eval_endgames",
+        "tensorboard",
+    }
     saved = CONFIG.to_dict()
     assert resume_conflicts(TrainConfig.from_dict(TINY | {"eval_opponents": ["greedy"]}), saved) == []
     assert resume_conflicts(TrainConfig.from_dict(TINY | {"seed": 1, "env": {"draft": "pick"}}), saved) == [
@@ -183,8 +197,9 @@ def test_a_config_name_that_names_nothing_lists_the_configs():
 
 def cli(module: str, *args: str, cwd=None) -> subprocess.CompletedProcess:
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    return subprocess.run([sys.executable, "-m", module, *args], cwd=cwd or root, capture_output=True, text=True,
-                          timeout=300)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", module, *args], cwd=cwd or root, capture_output=True, text=True, timeout=300
+    )
 
 
 @pytest.mark.e2e  # a fresh interpreter a refusal: make test-e2e
@@ -226,14 +241,16 @@ def finished_run(run: Path, **files: bytes) -> dict[str, bytes]:
 @pytest.mark.parametrize(
     "files, named",
     [
-        ({"best.pt": b"the best weights", "metrics.csv": b"steps,a\n1,2\n", "tb/events.out.tfevents.1": b"e"},
-         "best.pt, metrics.csv, TensorBoard events in tb/"),
+        (
+            {"best.pt": b"the best weights", "metrics.csv": b"steps,a\n1,2\n", "tb/events.out.tfevents.1": b"e"},
+            "best.pt, metrics.csv, TensorBoard events in tb/",
+        ),
         ({"best.pt": b"the best weights"}, "best.pt"),
         ({"metrics.csv": b"steps,seconds\n256,1.0\n"}, "metrics.csv"),
         ({"tb/events.out.tfevents.1": b"events"}, "TensorBoard events in tb/"),
         ({"latest.zip": b"an sb3 checkpoint"}, "latest.zip"),
     ],
-)  # fmt: skip
+)
 def test_a_resume_without_latest_never_starts_a_run_with_results_again(tmp_path, capsys, files, named):
     run = tmp_path / "run"
     before = finished_run(run, **files)

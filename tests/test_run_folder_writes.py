@@ -33,8 +33,16 @@ from trinity_env.core import writes
 from trinity_env.core.errors import WriteError
 
 ROOT = Path(__file__).resolve().parent.parent
-TINY = {"total_steps": 256, "num_games": 16, "rollout_steps": 16, "hidden": 16, "eval_games": 2,
-        "eval_endgames": False, "tensorboard": False, "env": {"draft": "dealt"}}  # fmt: skip
+TINY = {
+    "total_steps": 256,
+    "num_games": 16,
+    "rollout_steps": 16,
+    "hidden": 16,
+    "eval_games": 2,
+    "eval_endgames": False,
+    "tensorboard": False,
+    "env": {"draft": "dealt"},
+}
 CONFIG = TrainConfig.from_dict(TINY)
 
 
@@ -222,8 +230,16 @@ def test_a_run_killed_before_its_first_checkpoint_starts_again_either_way(tmp_pa
 def trainer(tmp_path: Path, config: dict, *extra: str) -> list[str]:
     config_file = tmp_path / "config.yaml"
     config_file.write_text(yaml.safe_dump(TINY | config))
-    return [sys.executable, "-m", "training.fast_ppo", "--config", str(config_file), "--run", str(tmp_path / "run"),
-            *extra]  # fmt: skip
+    return [
+        sys.executable,
+        "-m",
+        "training.fast_ppo",
+        "--config",
+        str(config_file),
+        "--run",
+        str(tmp_path / "run"),
+        *extra,
+    ]
 
 
 @pytest.mark.e2e  # a trainer process stopped by SIGTERM: make test-e2e
@@ -264,8 +280,9 @@ def test_a_write_error_in_a_run_is_one_line_and_exit_1(tmp_path):
         "m.save_checkpoint = planted\n"
         "sys.argv = ['python -m training.fast_ppo'] + sys.argv[1:]\nm.main(sys.argv[1:])\n"
     )
-    done = subprocess.run([sys.executable, "-c", script, *command[3:]], cwd=ROOT, capture_output=True, text=True,
-                          timeout=300)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", script, *command[3:]], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 1, done.stderr
     errors = [line for line in done.stderr.splitlines() if "error" in line or "Traceback" in line]
     assert len(errors) == 1 and "python -m training.fast_ppo: error: " in errors[0], done.stderr

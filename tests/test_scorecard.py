@@ -40,14 +40,22 @@ def outside(tmp_path_factory):
     from trinity_env.envs.single_agent import TrinityTowersEnv
 
     folder = tmp_path_factory.mktemp("outside")
-    model = MaskablePPO("MlpPolicy", TrinityTowersEnv(opponent="random", draft="dealt"), n_steps=64, batch_size=64,
-                        n_epochs=1, seed=0, policy_kwargs={"net_arch": [32]})  # fmt: skip
+    model = MaskablePPO(
+        "MlpPolicy",
+        TrinityTowersEnv(opponent="random", draft="dealt"),
+        n_steps=64,
+        batch_size=64,
+        n_epochs=1,
+        seed=0,
+        policy_kwargs={"net_arch": [32]},
+    )
     model.learn(64)
     model.save(folder / "sb3.zip")
     torch.manual_seed(0)
     module = torch.nn.Sequential(torch.nn.Linear(339, 64), torch.nn.ReLU(), torch.nn.Linear(64, 256))
     export_policy(module, folder / "torch.onnx")
-    (folder / "policy_module.py").write_text(textwrap.dedent('''
+    (folder / "policy_module.py").write_text(
+        textwrap.dedent("""
         import numpy as np
 
         WEIGHTS = np.random.default_rng(1).normal(size=(339, 256)).astype(np.float32)
@@ -58,7 +66,8 @@ def outside(tmp_path_factory):
 
         def make():
             return act
-    '''))  # fmt: skip
+    """)
+    )
     return folder
 
 
@@ -91,8 +100,11 @@ def test_every_outside_policy_kind_gets_a_card_through_python(outside, monkeypat
 def test_every_outside_policy_kind_gets_a_card_through_the_command_line(outside, monkeypatch, tmp_path, capsys):
     monkeypatch.syspath_prepend(str(outside))
     monkeypatch.setitem(scorecard.PROTOCOLS, "quick", TINY)
-    for policy, extra in [(f"{outside}/sb3.zip", []), (f"onnx:{outside}/torch.onnx", []),
-                          ("py:policy_module:make", ["--allow-code"])]:  # fmt: skip
+    for policy, extra in [
+        (f"{outside}/sb3.zip", []),
+        (f"onnx:{outside}/torch.onnx", []),
+        ("py:policy_module:make", ["--allow-code"]),
+    ]:
         out = tmp_path / policy.replace("/", "_").replace(":", "_")
         argv = ["benchmark", policy, "--workers", "1", "--quiet", "--out", str(out), "--json", str(out) + ".json"]
         assert trinity([*argv, *extra]) == 0

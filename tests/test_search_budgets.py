@@ -27,9 +27,9 @@ from trinity_env.agents.view import decode
 from trinity_env.core import GameState, TrinityError
 from trinity_env.core.errors import BudgetExhausted
 from trinity_env.envs import make_config
-from trinity_env.envs.observation import action_mask, encode_observation
 from trinity_env.search import mcts as mcts_search
 from trinity_env.search.solver import Solver, SolverBudgetError
+from trinity_env.spec.observation import action_mask, encode_observation
 
 ROOT = Path(__file__).resolve().parents[1]
 MESSAGE = r"^not solved within the budget \([\d,]+ nodes, \d+\.\d+ s\)$"
@@ -150,8 +150,17 @@ def test_solve_refuses_a_finished_game_a_draft_and_a_position_with_no_move():
     # the mover holds no card (only a hand-built state gets here: loading settles it by a pass)
     no_cards = list(stuck.status)
     no_cards[stuck.to_move] = tuple(3 if s == 1 else s for s in stuck.status[stuck.to_move])
-    stuck = GameState(stuck.phase, stuck.to_move, stuck.decks, tuple(no_cards), stuck.cards, stuck.owners,
-                      stuck.max_a_cards, stuck.first_player, stuck.outcome)  # fmt: skip
+    stuck = GameState(
+        stuck.phase,
+        stuck.to_move,
+        stuck.decks,
+        tuple(no_cards),
+        stuck.cards,
+        stuck.owners,
+        stuck.max_a_cards,
+        stuck.first_player,
+        stuck.outcome,
+    )
     assert stuck.phase == "play" and not stuck.legal_actions()
     cases = [
         (over, "^the game is over: there is no move to solve$"),
@@ -241,7 +250,7 @@ def test_ctrl_c_stops_a_huge_mcts_search(open_hands):
         from trinity_env.agents import MCTSAgent
         from trinity_env.agents.mcts import MAX_SIMULATIONS
         from trinity_env.envs import make_config
-        from trinity_env.envs.observation import action_mask, encode_observation
+        from trinity_env.spec.observation import action_mask, encode_observation
 
         config = make_config(draft="dealt", open_hands={open_hands})
         state = config.new_game(random.Random(0))

@@ -10,9 +10,9 @@ import pytest
 from trinity_env.agents import Agent, AgentSpecError, make, shipped
 from trinity_env.core import HAND_SIZE
 from trinity_env.envs import make_config
-from trinity_env.envs.observation import SCALAR_NAMES
 from trinity_env.evaluation.endgames import DEFAULT_SUITE, load_suite, score_agent
 from trinity_env.evaluation.match import play_game
+from trinity_env.spec.observation import SCALAR_NAMES
 
 ROOT = Path(__file__).resolve().parent.parent
 FIGURES = ROOT / "docs" / "ppo-standard"

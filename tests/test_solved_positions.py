@@ -81,10 +81,16 @@ def test_best_moves_are_every_move_that_keeps_the_value_where_recorded(built):
     assert not best[~has].any()
 
 
-@pytest.mark.parametrize("empty, policy, expected", [
-    ((4, 10), "auto", (4, 9)), ((4, 6), "auto", (4, 6)), ((10, 12), "auto", None), ((4, 8), None, None),
-    ((4, 8), (5, 6), (5, 6)),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "empty, policy, expected",
+    [
+        ((4, 10), "auto", (4, 9)),
+        ((4, 6), "auto", (4, 6)),
+        ((10, 12), "auto", None),
+        ((4, 8), None, None),
+        ((4, 8), (5, 6), (5, 6)),
+    ],
+)
 def test_the_policy_range_defaults_to_the_cheap_counts(empty, policy, expected):
     assert sp.check_policy_empty(policy, empty) == expected
 
@@ -342,24 +348,27 @@ def test_loading_is_bounded_before_any_shard_is_read(built):
 # ---------------------------------------------------------------------- arguments and the command line
 
 
-@pytest.mark.parametrize("call, problem", [
-    (lambda d: sb.build(d, "3"), "shards must be a whole number"),
-    (lambda d: sb.build(d, -1), "shards must be a whole number"),
-    (lambda d: sb.build(d, 2.0), "shards must be a whole number"),
-    (lambda d: sb.build(d, (3, 1)), "lower number to a higher"),
-    (lambda d: sb.build(d), "give a budget"),
-    (lambda d: sb.build(d, 1, positions=5), "give a budget"),
-    (lambda d: sb.build(d, positions=0), "positions must be"),
-    (lambda d: sb.build(d, 1, empty=(0, 3)), "within 1-14"),
-    (lambda d: sb.build(d, 1, empty=(5, 15)), "within 1-14"),
-    (lambda d: sb.build(d, 1, empty=(8, 4)), "within 1-14"),
-    (lambda d: sb.build(d, 1, seed=-1), "seed must be"),
-    (lambda d: sb.build(d, 1, seed=1.5), "seed must be"),
-    (lambda d: sb.build(d, 1, games_per_shard=0), "games_per_shard must be"),
-    (lambda d: sb.build(d, 1, agent="nope"), "nope"),
-    (lambda d: sb.build(d, 1, policy_empty=(3, 4)), "must lie within"),
-    (lambda d: sb.build(d, 1, policy_empty="all"), "within 1-14"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "call, problem",
+    [
+        (lambda d: sb.build(d, "3"), "shards must be a whole number"),
+        (lambda d: sb.build(d, -1), "shards must be a whole number"),
+        (lambda d: sb.build(d, 2.0), "shards must be a whole number"),
+        (lambda d: sb.build(d, (3, 1)), "lower number to a higher"),
+        (lambda d: sb.build(d), "give a budget"),
+        (lambda d: sb.build(d, 1, positions=5), "give a budget"),
+        (lambda d: sb.build(d, positions=0), "positions must be"),
+        (lambda d: sb.build(d, 1, empty=(0, 3)), "within 1-14"),
+        (lambda d: sb.build(d, 1, empty=(5, 15)), "within 1-14"),
+        (lambda d: sb.build(d, 1, empty=(8, 4)), "within 1-14"),
+        (lambda d: sb.build(d, 1, seed=-1), "seed must be"),
+        (lambda d: sb.build(d, 1, seed=1.5), "seed must be"),
+        (lambda d: sb.build(d, 1, games_per_shard=0), "games_per_shard must be"),
+        (lambda d: sb.build(d, 1, agent="nope"), "nope"),
+        (lambda d: sb.build(d, 1, policy_empty=(3, 4)), "must lie within"),
+        (lambda d: sb.build(d, 1, policy_empty="all"), "within 1-14"),
+    ],
+)
 def test_bad_arguments_raise_one_line(tmp_path, call, problem):
     with pytest.raises((ArgumentError, ValueError), match=problem) as caught:
         call(tmp_path / "never")
@@ -367,17 +376,32 @@ def test_bad_arguments_raise_one_line(tmp_path, call, problem):
     assert not (tmp_path / "never").exists()
 
 
-@pytest.mark.parametrize("argv", [
-    ["build", "D", "--shards", "x"], ["build", "D", "--shards", "-1"], ["build", "D", "--shards", "0"],
-    ["build", "D", "--shards", "3-1"], ["build", "D", "--shards", "1.5"], ["build", "D", "--positions", "0"],
-    ["build", "D", "--empty", "0-3"], ["build", "D", "--shards", "1", "--empty", "5-15"],
-    ["build", "D", "--shards", "1", "--empty", "8-4"], ["build", "D", "--shards", "1", "--seed", "1.5"],
-    ["build", "D", "--shards", "1", "--seed", "-2"], ["build", "D", "--shards", "1", "--games-per-shard", "0"],
-    ["build", "D"], ["build", "D", "--shards", "1", "--positions", "9"],
-    ["build", "D", "--shards", "1", "--agent", "nope"],
-    ["build", "D", "--shards", "1", "--bogus"], ["info"], ["info", "D"], [],
-    ["build", "D", "--shards", "1", "--policy-empty", "3-9"], ["build", "D", "--shards", "1", "--policy-empty", "x"],
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["build", "D", "--shards", "x"],
+        ["build", "D", "--shards", "-1"],
+        ["build", "D", "--shards", "0"],
+        ["build", "D", "--shards", "3-1"],
+        ["build", "D", "--shards", "1.5"],
+        ["build", "D", "--positions", "0"],
+        ["build", "D", "--empty", "0-3"],
+        ["build", "D", "--shards", "1", "--empty", "5-15"],
+        ["build", "D", "--shards", "1", "--empty", "8-4"],
+        ["build", "D", "--shards", "1", "--seed", "1.5"],
+        ["build", "D", "--shards", "1", "--seed", "-2"],
+        ["build", "D", "--shards", "1", "--games-per-shard", "0"],
+        ["build", "D"],
+        ["build", "D", "--shards", "1", "--positions", "9"],
+        ["build", "D", "--shards", "1", "--agent", "nope"],
+        ["build", "D", "--shards", "1", "--bogus"],
+        ["info"],
+        ["info", "D"],
+        [],
+        ["build", "D", "--shards", "1", "--policy-empty", "3-9"],
+        ["build", "D", "--shards", "1", "--policy-empty", "x"],
+    ],
+)
 def test_the_command_line_says_bad_input_in_one_line(tmp_path, monkeypatch, capsys, argv):
     monkeypatch.chdir(tmp_path)
     assert trinity(["dataset", *argv]) == 2
@@ -388,8 +412,20 @@ def test_the_command_line_says_bad_input_in_one_line(tmp_path, monkeypatch, caps
 
 def test_the_command_line_builds_resumes_and_reports(built, tmp_path, capsys):
     directory = tmp_path / "cli"
-    argv = ["build", str(directory), "--agent", "mcts:16", "--seed", "5", "--empty", "4-8", "--games-per-shard", "3",
-            "--policy-empty", "5-7"]  # fmt: skip
+    argv = [
+        "build",
+        str(directory),
+        "--agent",
+        "mcts:16",
+        "--seed",
+        "5",
+        "--empty",
+        "4-8",
+        "--games-per-shard",
+        "3",
+        "--policy-empty",
+        "5-7",
+    ]
     assert trinity(["dataset", *argv, "--shards", "0-1", "--quiet"]) == 0
     assert "built 2 shard(s)" in capsys.readouterr().out
     assert trinity(["dataset", *argv, "--shards", "2", "--quiet"]) == 0
@@ -441,10 +477,30 @@ def test_a_background_build_stops_on_ctrl_c_and_sigterm_keeping_its_shards(tmp_p
     """A shell's background job starts with SIGINT ignored: the builder still stops on it (and on SIGTERM),
     says so in one line, and keeps every finished shard; the same command resumes."""
     directory = tmp_path / "stopped"
-    argv = [sys.executable, "-m", "trinity_env.cli", "dataset", "build", str(directory), "--shards", "0-999",
-            "--agent", "mcts:16", "--empty", "4-8", "--games-per-shard", "1", "--quiet"]  # fmt: skip
-    process = subprocess.Popen(argv, cwd=ROOT, stderr=subprocess.PIPE, text=True,
-                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))  # fmt: skip
+    argv = [
+        sys.executable,
+        "-m",
+        "trinity_env.cli",
+        "dataset",
+        "build",
+        str(directory),
+        "--shards",
+        "0-999",
+        "--agent",
+        "mcts:16",
+        "--empty",
+        "4-8",
+        "--games-per-shard",
+        "1",
+        "--quiet",
+    ]
+    process = subprocess.Popen(
+        argv,
+        cwd=ROOT,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+    )
     try:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and process.poll() is None:

@@ -42,8 +42,10 @@ def small_positions(count: int, seed: int, empty: int):
     rng = random.Random(seed)
     found = 0
     while found < count:
-        state = GameState.new_game(hands=[sorted(rng.sample(range(5, 16), 8)), sorted(rng.sample(range(5, 16), 8))],
-                                   first_player=rng.randint(0, 1))  # fmt: skip
+        state = GameState.new_game(
+            hands=[sorted(rng.sample(range(5, 16), 8)), sorted(rng.sample(range(5, 16), 8))],
+            first_player=rng.randint(0, 1),
+        )
         while not state.is_over and len(state.empty_tiles()) > empty:
             state = state.apply(rng.choice(state.legal_actions()))
         if not state.is_over:
@@ -75,10 +77,12 @@ def test_the_solver_agrees_with_brute_force_minimax():
 def _wins_at_once(state: GameState) -> set[int]:
     """The actions whose placement ends the game at once in the mover's favour by lane control."""
     return {
-        action for action in state.legal_actions()
-        if (child := state.apply(action)).is_over and child.winner == state.to_move
+        action
+        for action in state.legal_actions()
+        if (child := state.apply(action)).is_over
+        and child.winner == state.to_move
         and child.outcome.termination == "lane_control"
-    }  # fmt: skip
+    }
 
 
 def _board(state: GameState):
@@ -103,8 +107,9 @@ def test_the_immediate_win_check_finds_a_lane_win_whenever_there_is_one():
     tiles, lanes = (np.zeros((solver.MAX_DEPTH + 1, solver.MAX_THREATS), np.int64) for _ in range(2))
     checked, winning, across = 0, 0, 0
     while checked < 3000:
-        state = GameState.new_game(hands=[random_hand(deck, 3, rng), random_hand(deck, 3, rng)],
-                                   first_player=rng.randint(0, 1))  # fmt: skip
+        state = GameState.new_game(
+            hands=[random_hand(deck, 3, rng), random_hand(deck, 3, rng)], first_player=rng.randint(0, 1)
+        )
         while not state.is_over:
             board = _board(state).board.arrays
             expected = _wins_at_once(state)
@@ -139,8 +144,9 @@ def test_every_move_the_threat_prune_drops_lets_the_opponent_complete_a_lane():
     tiles, lanes = np.zeros((MAX_DEPTH + 1, MAX_THREATS), np.int64), np.zeros((MAX_DEPTH + 1, MAX_THREATS), np.int64)
     positions, dropped, kept = 0, 0, 0
     while positions < 400:
-        state = GameState.new_game(hands=[random_hand(deck, 3, rng), random_hand(deck, 3, rng)],
-                                   first_player=rng.randint(0, 1))  # fmt: skip
+        state = GameState.new_game(
+            hands=[random_hand(deck, 3, rng), random_hand(deck, 3, rng)], first_player=rng.randint(0, 1)
+        )
         while not state.is_over:
             mover, board = state.to_move, _board(state).board
             count = 0

@@ -7,7 +7,7 @@ import torch
 
 from trinity_env.agents.tactics import tactical_features
 from trinity_env.core import LANE_TILES, decode_action, tile_coords
-from trinity_env.envs.observation import encode_observation
+from trinity_env.spec.observation import encode_observation
 
 from games import random_positions
 
@@ -48,7 +48,7 @@ def test_the_domino_feature_never_misses_a_chain():
 
 def test_the_network_gives_the_same_logits_with_features_passed_in():
     from trinity_env.agents.policy import PolicyNetwork
-    from trinity_env.envs.observation import action_mask
+    from trinity_env.spec.observation import action_mask
 
     torch.manual_seed(0)
     network = PolicyNetwork(32, 1, tactics=True)

@@ -12,8 +12,8 @@ import trinity_env
 from trinity_env.agents import Agent, make
 from trinity_env.core.state import DRAFT, IN_HAND, PLAYED
 from trinity_env.envs.aec import raw_env
-from trinity_env.envs.config import make_config
-from trinity_env.envs.observation import THEIR_CARD_FEATURES, THEIR_DECK_OFFSET, encode_observation
+from trinity_env.spec.config import make_config
+from trinity_env.spec.observation import THEIR_CARD_FEATURES, THEIR_DECK_OFFSET, encode_observation
 from trinity_env.testing import check_agent_ignores_hidden_information, check_observation_hides_secrets, hidden_twin
 
 SPECS = ["random", "greedy", "lookahead", "mcts:60", "mcts:60,draft=search"]
@@ -132,8 +132,11 @@ def test_a_hidden_twin_differs_only_in_the_opponents_hidden_cards():
                 other = 1 - seat
                 assert twin.status[seat] == state.status[seat] and twin.status[other] != state.status[other]
                 assert (twin.cards, twin.owners, twin.to_move, twin.phase) == (
-                    state.cards, state.owners, state.to_move, state.phase
-                )  # fmt: skip
+                    state.cards,
+                    state.owners,
+                    state.to_move,
+                    state.phase,
+                )
                 assert len(twin.hand(other)) == len(state.hand(other))
                 assert twin.a_cards_held(other) <= 2
                 assert [s == PLAYED for s in twin.status[other]] == [s == PLAYED for s in state.status[other]]

@@ -47,8 +47,18 @@ def test_train_checkpoints_evaluates_and_reports(tmp_path):
     events = EventAccumulator(str(tmp_path / "tb"))
     events.Reload()
     logged = set(events.Tags()["scalars"])  # what CleanRL logs: the run explains itself
-    assert {"loss/policy", "loss/value", "loss/entropy", "loss/approx_kl", "loss/clipfrac", "loss/explained_variance",
-            "train/learning_rate", "train/win_rate_vs_pool", "eval/random", "eval/endgames"} <= logged  # fmt: skip
+    assert {
+        "loss/policy",
+        "loss/value",
+        "loss/entropy",
+        "loss/approx_kl",
+        "loss/clipfrac",
+        "loss/explained_variance",
+        "train/learning_rate",
+        "train/win_rate_vs_pool",
+        "eval/random",
+        "eval/endgames",
+    } <= logged
     assert "hyperparameters/text_summary" in events.Tags()["tensors"]
     agent = make(str(tmp_path))  # a run folder names its best policy
     assert make(str(tmp_path / "best")).network is not None  # so does RUN/best, as in `trinity play --opponent`
@@ -81,8 +91,10 @@ def test_corrupt_or_mismatched_checkpoints_are_refused(tmp_path):
     with pytest.raises(CheckpointError, match="no checkpoint"):
         make(str(tmp_path / "missing.pt"))
     other = tmp_path / "other.pt"
-    torch.save({"format": "trinity-towers-policy", "hidden": 64, "layers": 2,
-                "model": PolicyNetwork(32, 2).state_dict()}, other)  # fmt: skip
+    torch.save(
+        {"format": "trinity-towers-policy", "hidden": 64, "layers": 2, "model": PolicyNetwork(32, 2).state_dict()},
+        other,
+    )
     with pytest.raises(CheckpointError, match="does not match"):
         load_checkpoint(other)
     foreign = tmp_path / "foreign.pt"
@@ -197,8 +209,10 @@ def test_a_run_killed_with_sigkill_resumes_from_its_last_snapshot(tmp_path):
     root = Path(__file__).resolve().parent.parent
     process = subprocess.Popen(
         [sys.executable, "-m", "training.fast_ppo", "--config", str(config_file), "--run", str(run)],
-        cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+        cwd=root,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = time.monotonic() + 180
         while time.monotonic() < deadline:
@@ -278,7 +292,7 @@ def test_selfplay_ppo_trains_checkpoints_resumes_and_evaluates(tmp_path):
 def test_network_agents_sample_only_what_they_are_told():
     from trinity_env.agents.policy import NetworkAgent
     from trinity_env.core import GameState
-    from trinity_env.envs.observation import action_mask, encode_observation
+    from trinity_env.spec.observation import action_mask, encode_observation
 
     torch.manual_seed(0)
     network = PolicyNetwork(16, 1)
@@ -286,8 +300,10 @@ def test_network_agents_sample_only_what_they_are_told():
     playing = make_config(draft="dealt").new_game(random.Random(1))
 
     def moves(agent, state):
-        observation = {"observation": encode_observation(state, state.to_move, True),
-                       "action_mask": action_mask(state, state.to_move)}  # fmt: skip
+        observation = {
+            "observation": encode_observation(state, state.to_move, True),
+            "action_mask": action_mask(state, state.to_move),
+        }
         picked = set()
         for seed in range(12):
             agent.reset(seed)

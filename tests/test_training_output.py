@@ -32,11 +32,24 @@ TINY = {
     "env": {"draft": "dealt"},
 }
 AZ_TINY = {
-    "seed": 3, "total_games": 16, "games_per_iteration": 8, "simulations": 4, "max_considered": 4, "hidden": 16,
-    "layers": 1, "batch_size": 16, "replay_size": 400, "solver_empty": 4, "checkpoint_every": 1,
-    "eval_every_games": 8, "eval_games": 2, "eval_simulations": 2, "eval_opponents": ["random"], "eval_endgames": False,
+    "seed": 3,
+    "total_games": 16,
+    "games_per_iteration": 8,
+    "simulations": 4,
+    "max_considered": 4,
+    "hidden": 16,
+    "layers": 1,
+    "batch_size": 16,
+    "replay_size": 400,
+    "solver_empty": 4,
+    "checkpoint_every": 1,
+    "eval_every_games": 8,
+    "eval_games": 2,
+    "eval_simulations": 2,
+    "eval_opponents": ["random"],
+    "eval_endgames": False,
     "tensorboard": False,
-}  # fmt: skip
+}
 HEADER = "steps,seconds,measure,rate,low,high"
 
 
@@ -119,17 +132,23 @@ def test_resuming_a_finished_run_says_so_at_once_and_total_steps_extends_it(tmp_
 @pytest.mark.parametrize(
     ("argv", "message", "trainer_message"),
     [
-        (["--total-games", "5"], "trinity train: --total-games does not apply to the ppo trainer; its budget is "
-         "--total-steps N", "--total-games does not apply to this trainer (TrainConfig has no total_games): its "
-         "budget is --total-steps N"),
+        (
+            ["--total-games", "5"],
+            "trinity train: --total-games does not apply to the ppo trainer; its budget is --total-steps N",
+            "--total-games does not apply to this trainer (TrainConfig has no total_games): its "
+            "budget is --total-steps N",
+        ),
         (["--total-steps", "1.5e3"], "expected a whole number >= 1, got '1.5e3'", None),
         (["--total-steps", "0"], "expected a whole number >= 1, got '0'", None),
         (["--total-steps", "1_000"], "expected a whole number >= 1, got '1_000'", None),
-        (["--total-steps", "5", "--trainer", "alphazero"], "--total-steps does not apply to the alphazero trainer; "
-         "its budget is --total-games N", None),
+        (
+            ["--total-steps", "5", "--trainer", "alphazero"],
+            "--total-steps does not apply to the alphazero trainer; its budget is --total-games N",
+            None,
+        ),
         (["--total-steps", "5", "--trainer", "rllib"], "--total-steps does not apply to the rllib trainer", None),
     ],
-)  # fmt: skip
+)
 def test_the_budget_options_are_strict_and_the_wrong_one_is_refused(tmp_path, capsys, argv, message, trainer_message):
     from trinity_env.cli import main as trinity
 

@@ -398,8 +398,8 @@ def test_a_running_game_has_no_replay_yet(client):
 
 def _finished_replay(seed: int = 0, draft: str = "pick") -> Replay:
     from trinity_env.agents import make
-    from trinity_env.envs.config import make_config
     from trinity_env.evaluation.match import play_game
+    from trinity_env.spec.config import make_config
 
     states = []
     config = make_config(draft=draft)
@@ -603,10 +603,19 @@ def raw_get(app, path: str, headers: list[tuple[bytes, bytes]]) -> tuple[int, di
         sent.append(message)
 
     scope = {
-        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "GET", "scheme": "http",
-        "path": path, "raw_path": path.encode(), "query_string": b"", "root_path": "", "headers": headers,
-        "client": ("127.0.0.1", 50000), "server": ("127.0.0.1", 8000),
-    }  # fmt: skip
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "GET",
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": b"",
+        "root_path": "",
+        "headers": headers,
+        "client": ("127.0.0.1", 50000),
+        "server": ("127.0.0.1", 8000),
+    }
     anyio.run(app, scope, receive, send)
     start = next(m for m in sent if m["type"] == "http.response.start")
     body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
@@ -855,9 +864,13 @@ def test_previews_are_what_each_move_does_on_many_random_positions():
     positions = flips = endings = 0
     for seed in range(16):
         view = new_game(
-            client, seed=seed, seat=seed % 2, draft=("pick", "dealt")[seed % 2 == 0 and seed % 4 == 0],
-            open_hands=seed % 3 != 0, opponent=("random", "greedy")[seed % 2],
-        )  # fmt: skip
+            client,
+            seed=seed,
+            seat=seed % 2,
+            draft=("pick", "dealt")[seed % 2 == 0 and seed % 4 == 0],
+            open_hands=seed % 3 != 0,
+            opponent=("random", "greedy")[seed % 2],
+        )
         while not view["state"]["outcome"]:
             if view["agent_to_move"]:
                 view = client.post(f"/api/games/{view['id']}/advance", json={"ply": view["ply"]}).json()
@@ -875,8 +888,10 @@ def test_previews_are_what_each_move_does_on_many_random_positions():
             for action, preview in by_action.items():
                 after = state.apply(action)
                 assert (preview["tile"], preview["captured"], preview["domino"]) == (
-                    after.last.tile, list(after.last.captured), list(after.last.domino),
-                )  # fmt: skip
+                    after.last.tile,
+                    list(after.last.captured),
+                    list(after.last.domino),
+                )
                 assert preview["card"] == after.last.card.notation and preview["index"] == after.last.deck_index
                 assert preview["lanes"] == web_views.lanes_json(after)
                 if after.outcome is None:
@@ -893,8 +908,10 @@ def test_previews_are_what_each_move_does_on_many_random_positions():
             view = view.json()
             last = view["state"]["last"]
             assert (last["tile"], last["captured"], last["domino"]) == (
-                chosen["tile"], chosen["captured"], chosen["domino"],
-            )  # fmt: skip
+                chosen["tile"],
+                chosen["captured"],
+                chosen["domino"],
+            )
             flips += bool(last["captured"])
     assert positions >= 100 and flips >= 20 and endings >= 10
 

@@ -40,9 +40,9 @@ sync_api = pytest.importorskip("playwright.sync_api")
 
 from trinity_env.agents import make  # noqa: E402
 from trinity_env.core import Replay  # noqa: E402
-from trinity_env.envs.config import make_config  # noqa: E402
 from trinity_env.evaluation.match import play_game  # noqa: E402
 from trinity_env.search.solver import Solver  # noqa: E402
+from trinity_env.spec.config import make_config  # noqa: E402
 
 BROWSER_ARGS = [
     "--headless",
@@ -998,10 +998,15 @@ def test_resign_look_back_resume_and_review_a_game(server, page):
 
 def test_the_page_says_when_the_engine_is_still_being_prepared(server, page):
     preparing = {
-        "ready": False, "started": True, "preparing": "exact solver", "done": 2,
-        "families": [{"name": n, "state": s, "seconds": None} for n, s in
-                     (("MCTS", "ready"), ("baselines", "ready"), ("exact solver", "preparing"))],
-    }  # fmt: skip
+        "ready": False,
+        "started": True,
+        "preparing": "exact solver",
+        "done": 2,
+        "families": [
+            {"name": n, "state": s, "seconds": None}
+            for n, s in (("MCTS", "ready"), ("baselines", "ready"), ("exact solver", "preparing"))
+        ],
+    }
     page.route("**/api/engine", lambda route: route.fulfill(json=preparing))
     page.goto(f"{server}/play")
     page.wait_for_selector("#engine:not([hidden])")

@@ -29,8 +29,8 @@ from starlette.testclient import TestClient
 
 from trinity_env.agents import make
 from trinity_env.core import Replay
-from trinity_env.envs.config import make_config
 from trinity_env.evaluation.match import play_game
+from trinity_env.spec.config import make_config
 from trinity_env.web.app import create_app
 from trinity_env.web.caches import OwnedLRU, StoreFull
 from trinity_env.web.catalogue import AgentChoice
@@ -180,10 +180,19 @@ async def asgi_post(app, path: str, upload: Upload, content_length: int | None) 
     if content_length is not None:
         headers.append((b"content-length", str(content_length).encode()))
     scope = {
-        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST", "scheme": "http",
-        "path": path, "raw_path": path.encode(), "query_string": b"", "root_path": "", "headers": headers,
-        "client": ("127.0.0.1", 50000), "server": ("127.0.0.1", 8000),
-    }  # fmt: skip
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": b"",
+        "root_path": "",
+        "headers": headers,
+        "client": ("127.0.0.1", 50000),
+        "server": ("127.0.0.1", 8000),
+    }
     sent: list[dict] = []
 
     async def send(message: dict) -> None:
@@ -271,10 +280,18 @@ def test_a_client_that_goes_away_mid_body_frees_its_bytes():
         sent.append(message)
 
     scope = {
-        "type": "http", "method": "POST", "path": "/api/games", "raw_path": b"/api/games", "query_string": b"",
-        "root_path": "", "scheme": "http", "http_version": "1.1", "client": ("127.0.0.1", 1),
-        "server": ("127.0.0.1", 8000), "headers": [(b"content-length", b"100")],
-    }  # fmt: skip
+        "type": "http",
+        "method": "POST",
+        "path": "/api/games",
+        "raw_path": b"/api/games",
+        "query_string": b"",
+        "root_path": "",
+        "scheme": "http",
+        "http_version": "1.1",
+        "client": ("127.0.0.1", 1),
+        "server": ("127.0.0.1", 8000),
+        "headers": [(b"content-length", b"100")],
+    }
     anyio.run(app, scope, upload.receive, send)
     assert sent == [] and upload.read == 2 and app.app.in_flight == 0
 
@@ -373,9 +390,12 @@ def real_server(limits: dict):
     """A uvicorn server in a subprocess with ``limits`` (``Limits`` fields): its pid and port."""
     pytest.importorskip("uvicorn")
     process = subprocess.Popen(
-        [sys.executable, "-c", SERVER, json.dumps(limits)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        cwd=ROOT, text=True,
-    )  # fmt: skip
+        [sys.executable, "-c", SERVER, json.dumps(limits)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=ROOT,
+        text=True,
+    )
     try:
         port = int(process.stdout.readline() or 0)
         assert port, process.stderr.read()

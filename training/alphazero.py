@@ -84,8 +84,16 @@ def evaluate(network: AZModel, config: AZConfig, seed: int) -> Results:
     return evaluate_agent(agent, config, seed)
 
 
-def train(config: AZConfig, run: Path, resume: bool = False, progress: bool = True, *, overwrite: bool = False,
-          stop_at: int | None = None, backend: Backend | None = None) -> list[dict]:  # fmt: skip
+def train(
+    config: AZConfig,
+    run: Path,
+    resume: bool = False,
+    progress: bool = True,
+    *,
+    overwrite: bool = False,
+    stop_at: int | None = None,
+    backend: Backend | None = None,
+) -> list[dict]:
     """Train in the run folder ``run``; returns the evaluation history (``games``, ``seconds``, ``results``).
 
     Writes ``config.json``, ``metrics.csv``, ``latest.pt``, ``best.pt`` and TensorBoard events
@@ -109,16 +117,24 @@ def train(config: AZConfig, run: Path, resume: bool = False, progress: bool = Tr
             optimizer = make_optimizer(network, config)
             state = Progress(next_eval=config.eval_every_games)
         with TrainingRun(
-            folder, config, state, "games", total=config.iterations * config.games_per_iteration, stop_at=stop_at,
+            folder,
+            config,
+            state,
+            "games",
+            total=config.iterations * config.games_per_iteration,
+            stop_at=stop_at,
             save_latest=lambda: save_latest(run / "latest.pt", network, optimizer, replay, rng, state),
             save_best=lambda: save_network(run / "best.pt", network, {"games": state.games}),
             evaluate=lambda seed: evaluate(network, config, seed),
-            record=lambda seconds, results: {"games": state.games, "learner_steps": state.learner_steps,
-                                             "seconds": seconds, "results": results},
+            record=lambda seconds, results: {
+                "games": state.games,
+                "learner_steps": state.learner_steps,
+                "seconds": seconds,
+                "results": results,
+            },
             saved_at_start=True,
-        ) as training:  # fmt: skip
-            return _train_loop(config, training, network, optimizer, replay, rng, state, progress,
-                               backend or Backend())  # fmt: skip
+        ) as training:
+            return _train_loop(config, training, network, optimizer, replay, rng, state, progress, backend or Backend())
 
 
 @dataclass
@@ -131,8 +147,17 @@ class Backend:
     labeller: Callable[[int], Any] = Labeller
 
 
-def _train_loop(config: AZConfig, training: TrainingRun, network, optimizer, replay: ReplayBuffer, rng, state: Progress,
-                progress: bool, backend: Backend) -> list[dict]:  # fmt: skip
+def _train_loop(
+    config: AZConfig,
+    training: TrainingRun,
+    network,
+    optimizer,
+    replay: ReplayBuffer,
+    rng,
+    state: Progress,
+    progress: bool,
+    backend: Backend,
+) -> list[dict]:
     """Evaluate when due, checkpoint, then self-play one iteration and learn from it; until ``total_games``."""
     selfplay = backend.selfplay(config)
     workers = config.label_workers if config.solver_empty and selfplay.open_hands else 0
@@ -183,8 +208,9 @@ def _train_loop(config: AZConfig, training: TrainingRun, network, optimizer, rep
     return training.finish(f"after {state.games:,} games")
 
 
-def _log_iteration(training: TrainingRun, state: Progress, stats: dict, played: SelfPlay, seconds: float,
-                   labelling: dict[str, float]) -> None:  # fmt: skip
+def _log_iteration(
+    training: TrainingRun, state: Progress, stats: dict, played: SelfPlay, seconds: float, labelling: dict[str, float]
+) -> None:
     log, games = training.log, state.games
     learner_seconds = stats.pop("learner_seconds")
     for name, value in stats.items():
@@ -218,8 +244,10 @@ def write_report(run: Path, history: list[dict], title: str) -> Path:
     ]
     for h in history:
         for spec, (rate, low, high) in h["results"].items():
-            lines.append(f"| {h['games']:,} | {h.get('learner_steps', 0):,} | {h['seconds'] / 60:.1f} | {label(spec)} "
-                         f"| {rate:.1%} | [{low:.1%}, {high:.1%}] |")  # fmt: skip
+            lines.append(
+                f"| {h['games']:,} | {h.get('learner_steps', 0):,} | {h['seconds'] / 60:.1f} | {label(spec)} "
+                f"| {rate:.1%} | [{low:.1%}, {high:.1%}] |"
+            )
     lines += ["", "![learning curve](win_rate.png)", ""]
     path = run / "report.md"
     write_text(path, "\n".join(lines))
@@ -239,9 +267,12 @@ def main(argv: list[str] | None = None) -> None:
 def add_stop_at_argument(parser: argparse.ArgumentParser) -> None:
     """``--stop-at N``: a session's part that ends at the same place on every machine (``max_minutes`` does not)."""
     parser.add_argument(
-        "--stop-at", type=positive_int, default=None, metavar="N",
+        "--stop-at",
+        type=positive_int,
+        default=None,
+        metavar="N",
         help="end this session once N games are played (the schedule stays total_games'; --resume continues)",
-    )  # fmt: skip
+    )
 
 
 def _command(args: argparse.Namespace) -> None:

@@ -43,11 +43,11 @@ import torch
 from trinity_env.agents.az import AZModel, make_network
 from trinity_env.arguments import positive_int
 from trinity_env.core import ArgumentError
-from trinity_env.envs.config import make_config
 from trinity_env.fast.convert import read_state
 from trinity_env.fast.games import FastGames
 from trinity_env.fast.layout import Batch
 from trinity_env.search.solver import TABLE_BITS, Solver
+from trinity_env.spec.config import make_config
 
 from .alphazero import Backend, add_stop_at_argument, run_and_report, train
 from .az_config import AZConfig
@@ -70,14 +70,16 @@ class SelfPlayWorker:
     def __init__(self, config: dict[str, Any], games: int):
         self.config = AZConfig.from_dict(config)
         torch.set_num_threads(self.config.torch_threads)
-        self.network = make_network(self.config.network, self.config.hidden, self.config.layers,
-                                    self.config.tactics).eval()  # fmt: skip
+        self.network = make_network(
+            self.config.network, self.config.hidden, self.config.layers, self.config.tactics
+        ).eval()
         self.search = make_search(self.config, games)
         self.games = FastGames(games, draft_share=self.config.draft_share, **self.config.env)
         self.solver: Solver | None = None
 
-    def play(self, weights: dict[str, torch.Tensor], seed: int, rng_state: dict, inline: bool,
-             collect: bool) -> tuple[SelfPlay, dict, float]:  # fmt: skip
+    def play(
+        self, weights: dict[str, torch.Tensor], seed: int, rng_state: dict, inline: bool, collect: bool
+    ) -> tuple[SelfPlay, dict, float]:
         """``play_games`` with these weights, games dealt from ``seed`` and the random stream ``rng_state``;
         the positions, the stream's state after them, and the seconds it took."""
         started = time.perf_counter()
@@ -87,8 +89,9 @@ class SelfPlayWorker:
         if inline and self.solver is None:
             self.solver = Solver()
         self.games.reset(seed=seed)
-        played = play_games(self.network, self.config, self.search, self.games, rng,
-                            self.solver if inline else None, collect=collect)  # fmt: skip
+        played = play_games(
+            self.network, self.config, self.search, self.games, rng, self.solver if inline else None, collect=collect
+        )
         return played, rng.bit_generator.state, time.perf_counter() - started
 
 
@@ -126,9 +129,11 @@ def merge(parts: list[SelfPlay]) -> SelfPlay:
     games = np.cumsum([0] + [p.games for p in parts])
     played = SelfPlay(
         *(np.concatenate([getattr(p, name) for p in parts]) for name in ARRAYS),
-        int(games[-1]), sum(p.moves for p in parts), sum(p.solved for p in parts),
+        int(games[-1]),
+        sum(p.moves for p in parts),
+        sum(p.solved for p in parts),
         float(sum(p.first_mover_wins * p.games for p in parts) / games[-1]),
-    )  # fmt: skip
+    )
     played.to_label = np.concatenate([p.to_label + positions[k] for k, p in enumerate(parts)])
     played.label_games = np.concatenate([p.label_games + games[k] for k, p in enumerate(parts)])
     played.label_positions = Batch(*(np.concatenate(arrays) for arrays in zip(*(p.label_positions for p in parts))))
@@ -151,8 +156,9 @@ class RaySelfPlay:
         self.wall_seconds = 0.0
         """The last iteration's self-play as the trainer waited for it."""
 
-    def play(self, network: AZModel, seed: int, rng: np.random.Generator, solver: Solver | None,
-             collect: bool) -> SelfPlay:  # fmt: skip
+    def play(
+        self, network: AZModel, seed: int, rng: np.random.Generator, solver: Solver | None, collect: bool
+    ) -> SelfPlay:
         started = time.perf_counter()
         weights = self.ray.put({name: tensor.detach().clone() for name, tensor in network.state_dict().items()})
         n = len(self.actors)
@@ -161,8 +167,10 @@ class RaySelfPlay:
         else:
             seeds = [seed * n + k for k in range(n)]
             states = [np.random.default_rng(int(s)).bit_generator.state for s in rng.integers(0, 2**63, n)]
-        calls = [actor.play.remote(weights, s, state, solver is not None, collect)
-                 for actor, s, state in zip(self.actors, seeds, states)]  # fmt: skip
+        calls = [
+            actor.play.remote(weights, s, state, solver is not None, collect)
+            for actor, s, state in zip(self.actors, seeds, states)
+        ]
         results = self.ray.get(calls)
         if n == 1:
             rng.bit_generator.state = results[0][1]

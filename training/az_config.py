@@ -113,8 +113,13 @@ class AZConfig(YAMLConfig):
     """Environment config for self-play and evaluation; checked with ``make_config``."""
 
     resume_may_change: ClassVar[frozenset[str]] = EVALUATION_FIELDS | {
-        "eval_every_games", "total_games", "max_minutes", "eval_simulations", "checkpoint_every", "eval_accuracy"
-    }  # fmt: skip
+        "eval_every_games",
+        "total_games",
+        "max_minutes",
+        "eval_simulations",
+        "checkpoint_every",
+        "eval_accuracy",
+    }
     """How long to train, the safety stop, checkpoints and what is measured: none changes what the learner sees."""
 
     @staticmethod
@@ -133,27 +138,45 @@ class AZConfig(YAMLConfig):
 
     def check(self, source: str = "config") -> None:
         self._check_common(source)
-        self._check_positive(source, ("total_games", "games_per_iteration", "simulations", "max_considered",
-                                      "hidden", "layers", "batch_size", "replay_size", "torch_threads",
-                                      "checkpoint_every", "eval_every_games", "eval_games"))  # fmt: skip
+        self._check_positive(
+            source,
+            (
+                "total_games",
+                "games_per_iteration",
+                "simulations",
+                "max_considered",
+                "hidden",
+                "layers",
+                "batch_size",
+                "replay_size",
+                "torch_threads",
+                "checkpoint_every",
+                "eval_every_games",
+                "eval_games",
+            ),
+        )
         if self.network not in NETWORKS:
-            raise TrainConfigError(f"{source}: field 'network' must be one of {', '.join(NETWORKS)}, "
-                                   f"got {self.network!r}")  # fmt: skip
+            raise TrainConfigError(
+                f"{source}: field 'network' must be one of {', '.join(NETWORKS)}, got {self.network!r}"
+            )
         self._check_network(source, self.network)
         if self.eval_simulations > MAX_SIMULATIONS:  # the az agent's own bound, checked before training starts
-            raise TrainConfigError(f"{source}: field 'eval_simulations' must be at most {MAX_SIMULATIONS:,}, "
-                                   f"got {self.eval_simulations}")  # fmt: skip
+            raise TrainConfigError(
+                f"{source}: field 'eval_simulations' must be at most {MAX_SIMULATIONS:,}, got {self.eval_simulations}"
+            )
         self._check_above_zero(source, ("c_puct", "dirichlet_alpha", "learning_rate", "sample_reuse"))
-        self._check_not_negative(source, ("max_minutes", "weight_decay", "value_coef", "temperature_moves",
-                                          "eval_simulations"))  # fmt: skip
+        self._check_not_negative(
+            source, ("max_minutes", "weight_decay", "value_coef", "temperature_moves", "eval_simulations")
+        )
         self._check_not_negative(source, ("label_workers",))
         self._check_unit(source, ("noise_fraction", "draft_share", "root_value_weight"))
         self._check_evaluation(source)
         if self.search not in MODES:
             raise TrainConfigError(f"{source}: field 'search' must be one of {', '.join(MODES)}, got {self.search!r}")
         if not 0 <= self.solver_empty <= MAX_SOLVER_EMPTY:
-            raise TrainConfigError(f"{source}: field 'solver_empty' must be between 0 and {MAX_SOLVER_EMPTY}, "
-                                   f"got {self.solver_empty}")  # fmt: skip
+            raise TrainConfigError(
+                f"{source}: field 'solver_empty' must be between 0 and {MAX_SOLVER_EMPTY}, got {self.solver_empty}"
+            )
         if self.replay_size < self.batch_size:
             raise TrainConfigError(f"{source}: field 'replay_size' must be at least batch_size ({self.batch_size})")
         if self.draft_share and self.env.get("draft", "pick") != "dealt":
@@ -175,7 +198,7 @@ class AZConfig(YAMLConfig):
             f"{self.simulations + 1:,} nodes, {node:,} bytes a node)": trees,
             f"field 'label_workers' ({labels} solver tables of {TABLE_SLOT_BYTES << TABLE_BITS:,} bytes)": labels
             * (TABLE_SLOT_BYTES << TABLE_BITS),
-        }  # fmt: skip
+        }
 
     @property
     def iterations(self) -> int:

@@ -21,8 +21,9 @@ from .evaluation import history_from_json
 from .replay_buffer import ReplayBuffer
 
 
-def learn(network: AZModel, optimizer, replay: ReplayBuffer, config: AZConfig, rng: np.random.Generator,
-          steps: int) -> dict[str, float]:  # fmt: skip
+def learn(
+    network: AZModel, optimizer, replay: ReplayBuffer, config: AZConfig, rng: np.random.Generator, steps: int
+) -> dict[str, float]:
     """``steps`` minibatch steps on uniform samples of the buffer; the mean losses."""
     network.train()
     sums = dict.fromkeys(("policy", "value", "target_entropy"), 0.0)
@@ -104,9 +105,11 @@ def load_latest(path: Path, config: AZConfig, replay: ReplayBuffer, rng: np.rand
         torch.set_rng_state(payload["torch_rng"])
         progress = Progress(
             *(int(payload[k]) for k in ("iterations", "games", "learner_steps", "positions")),
-            float(payload["seconds"]), float(payload["best"]), int(payload["next_eval"]),
+            float(payload["seconds"]),
+            float(payload["best"]),
+            int(payload["next_eval"]),
             history_from_json(json.loads(payload["history"])),
-        )  # fmt: skip
+        )
     except CheckpointError:
         raise
     except (KeyError, ValueError, TypeError, RuntimeError) as err:

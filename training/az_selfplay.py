@@ -11,12 +11,12 @@ import numpy as np
 
 from trinity_env.agents.az import AZModel, evaluator
 from trinity_env.agents.view import decode, determinise
-from trinity_env.envs.config import make_config
 from trinity_env.fast.convert import read_state
 from trinity_env.fast.games import FastGames
 from trinity_env.fast.layout import FIRST_PLAYER, PHASE, PLAY, TO_MOVE, Batch
 from trinity_env.search.az import BatchedSearch
 from trinity_env.search.solver import Solver
+from trinity_env.spec.config import make_config
 
 from .az_config import AZConfig
 
@@ -52,8 +52,9 @@ class LocalSelfPlay:
         self.games = FastGames(config.games_per_iteration, draft_share=config.draft_share, **config.env)
         self.open_hands = self.games.config.open_hands
 
-    def play(self, network: AZModel, seed: int, rng: np.random.Generator, solver: Solver | None,
-             collect: bool) -> SelfPlay:  # fmt: skip
+    def play(
+        self, network: AZModel, seed: int, rng: np.random.Generator, solver: Solver | None, collect: bool
+    ) -> SelfPlay:
         """One iteration's games, dealt from ``seed``: ``play_games`` on freshly reset games."""
         self.games.reset(seed=seed)
         return play_games(network, self.config, self.search, self.games, rng, solver, collect=collect)
@@ -65,14 +66,26 @@ class LocalSelfPlay:
 def make_search(config: AZConfig, games: int | None = None) -> BatchedSearch:
     """The batched search of ``games`` lockstep games (default: an iteration's)."""
     open_hands = make_config(config.env).open_hands
-    return BatchedSearch(games or config.games_per_iteration, config.simulations, mode=config.search,
-                         max_considered=config.max_considered, c_puct=config.c_puct, open_hands=open_hands)  # fmt: skip
+    return BatchedSearch(
+        games or config.games_per_iteration,
+        config.simulations,
+        mode=config.search,
+        max_considered=config.max_considered,
+        c_puct=config.c_puct,
+        open_hands=open_hands,
+    )
 
 
 def play_games(
-    network: AZModel, config: AZConfig, search: BatchedSearch, games: FastGames, rng: np.random.Generator,
-    solver: Solver | None, *, collect: bool = False,
-) -> SelfPlay:  # fmt: skip
+    network: AZModel,
+    config: AZConfig,
+    search: BatchedSearch,
+    games: FastGames,
+    rng: np.random.Generator,
+    solver: Solver | None,
+    *,
+    collect: bool = False,
+) -> SelfPlay:
     """Play every game of ``games`` (freshly reset) to its end, one batched search per ply; the positions.
 
     The positions that qualify for an exact value (``solver_empty``) get ``solver``'s, or with ``collect`` keep the
@@ -102,8 +115,14 @@ def play_games(
                 world = determinise(decode(observations[j]), rng)
                 for target, source in zip(roots, world):
                     target[j] = source[0]
-        result = search.run(roots, evaluate, rng, gumbel_scale=1.0, noise_alpha=config.dirichlet_alpha,
-                            noise_fraction=config.noise_fraction if config.search == "puct" else 0.0)  # fmt: skip
+        result = search.run(
+            roots,
+            evaluate,
+            rng,
+            gumbel_scale=1.0,
+            noise_alpha=config.dirichlet_alpha,
+            noise_fraction=config.noise_fraction if config.search == "puct" else 0.0,
+        )
         if config.search == "gumbel":
             actions, targets = result.action.copy(), result.policy
         else:
@@ -127,8 +146,18 @@ def play_games(
         if awaiting.any():
             labels.append(Batch(*(array[idx[awaiting]] for array in games.batch)))  # copies, before the step
         keep = choice
-        records.append((idx[keep], movers[keep], observations[keep], masks[keep], targets[keep], values[keep],
-                        result.value[keep], awaiting[keep]))  # fmt: skip
+        records.append(
+            (
+                idx[keep],
+                movers[keep],
+                observations[keep],
+                masks[keep],
+                targets[keep],
+                values[keep],
+                result.value[keep],
+                awaiting[keep],
+            )
+        )
         step = games.step(actions, games=idx)
         plies[idx] += 1
         ended = idx[step.terminated[idx]]
@@ -139,8 +168,9 @@ def play_games(
     if config.root_value_weight:  # the search's value of the root, for its mover: the game's own estimate
         fallback = (1 - config.root_value_weight) * fallback + config.root_value_weight * roots.astype(np.float64)
     values = np.where(np.isnan(values), fallback, values).astype(np.float32)
-    played = SelfPlay(observations, masks, policies, values, count, int(plies.sum()), solved,
-                      float(np.mean(outcome == first)))  # fmt: skip
+    played = SelfPlay(
+        observations, masks, policies, values, count, int(plies.sum()), solved, float(np.mean(outcome == first))
+    )
     if labels:
         played.to_label = np.flatnonzero(awaiting)
         played.label_positions = Batch(*(np.concatenate(arrays) for arrays in zip(*labels)))

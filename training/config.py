@@ -107,8 +107,9 @@ class YAMLConfig:
         both = [(old, new) for old, new in cls.renamed.items() if old in data and new in data]
         if both:
             old, new = both[0]
-            raise TrainConfigError(f"{source}: fields {old!r} and {new!r} are one field ({old!r} is its old name): "
-                                   f"give only {new!r}")  # fmt: skip
+            raise TrainConfigError(
+                f"{source}: fields {old!r} and {new!r} are one field ({old!r} is its old name): give only {new!r}"
+            )
         return {cls.renamed.get(name, name): value for name, value in data.items()}
 
     def check(self, source: str = "config") -> None:
@@ -124,7 +125,7 @@ class YAMLConfig:
         if getattr(self, "seed", 0) < 0:
             raise TrainConfigError(f"{source}: field 'seed' must be at least 0, got {self.seed}")
         if hasattr(self, "env"):
-            from trinity_env.envs.config import make_config
+            from trinity_env.spec.config import make_config
 
             try:
                 make_config(self.env)
@@ -309,8 +310,20 @@ class TrainConfig(YAMLConfig):
 
     def check(self, source: str = "config") -> None:
         self._check_common(source)
-        positive = ("total_steps", "num_games", "rollout_steps", "epochs", "minibatches", "hidden", "layers",
-                    "snapshot_every", "pool_size", "eval_every_steps", "eval_games", "torch_threads")  # fmt: skip
+        positive = (
+            "total_steps",
+            "num_games",
+            "rollout_steps",
+            "epochs",
+            "minibatches",
+            "hidden",
+            "layers",
+            "snapshot_every",
+            "pool_size",
+            "eval_every_steps",
+            "eval_games",
+            "torch_threads",
+        )
         self._check_positive(source, positive)
         self._check_network(source)
         self._check_above_zero(source, ("learning_rate", "clip", "max_grad_norm"))
@@ -331,18 +344,21 @@ class TrainConfig(YAMLConfig):
         snapshots = min(self.pool_size, self.total_steps // self.snapshot_every) + 3  # the pool, learner, Adam's two
         network = 4 * PARAMETERS["mlp"](self.hidden, self.layers)
         rollout = self.num_games * self.rollout_steps * rollout_bytes()
-        self._check_memory(source, {
-            f"field 'num_games' ({self.num_games:,} games x {self.rollout_steps:,} rollout_steps, "
-            f"{rollout_bytes():,} bytes each)": rollout,
-            f"field 'pool_size' ({snapshots:,} copies of the network: the pool's, the learner's and Adam's two)":
-            snapshots * network,
-        })  # fmt: skip
+        self._check_memory(
+            source,
+            {
+                f"field 'num_games' ({self.num_games:,} games x {self.rollout_steps:,} rollout_steps, "
+                f"{rollout_bytes():,} bytes each)": rollout,
+                f"field 'pool_size' ({snapshots:,} copies of the network: "
+                "the pool's, the learner's and Adam's two)": snapshots * network,
+            },
+        )
 
 
 def rollout_bytes() -> int:
     """Bytes a PPO rollout holds per game and learner step: ``fast_ppo.Rollout``'s arrays at one step of one game
     (with the smallest observation; tactical features add to it), and the advantages and returns of the update."""
-    from trinity_env.envs.observation import OBSERVATION_SIZE
+    from trinity_env.spec.observation import OBSERVATION_SIZE
 
     from .fast_ppo import Rollout
 

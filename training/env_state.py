@@ -96,6 +96,8 @@ def _load(obj: Any, state: dict, what: str) -> None:
 
 def _copy(target: np.ndarray, source: np.ndarray, name: str) -> None:
     if target.shape != source.shape or target.dtype != source.dtype:
-        raise CheckpointError(f"{name} is {source.dtype}{list(source.shape)} in the checkpoint, "
-                              f"{target.dtype}{list(target.shape)} here: cannot resume it")  # fmt: skip
+        raise CheckpointError(
+            f"{name} is {source.dtype}{list(source.shape)} in the checkpoint, "
+            f"{target.dtype}{list(target.shape)} here: cannot resume it"
+        )
     np.copyto(target, source)

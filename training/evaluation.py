@@ -14,14 +14,14 @@ import io
 import os
 from pathlib import Path
 
-from trinity_env.agents.base import Agent
 from trinity_env.agents.spec import make
 from trinity_env.core.writes import open_append, write_text
-from trinity_env.envs.config import make_config
 from trinity_env.evaluation.accuracy import score_network, validation_set
 from trinity_env.evaluation.endgames import DEFAULT_SUITE, load_suite, score_agent
 from trinity_env.evaluation.match import seat_swapped_points
 from trinity_env.evaluation.ratings import wilson_interval
+from trinity_env.spec.agent import Agent
+from trinity_env.spec.config import make_config
 
 from .config import YAMLConfig
 
@@ -101,9 +101,12 @@ class RunLog:
     """
 
     def __init__(
-        self, run: Path, tensorboard: bool = True, resume_from: tuple[int, list[dict]] | None = None,
+        self,
+        run: Path,
+        tensorboard: bool = True,
+        resume_from: tuple[int, list[dict]] | None = None,
         unit: str = "steps",
-    ) -> None:  # fmt: skip
+    ) -> None:
         path = run / "metrics.csv"
         header = [unit, *METRICS_COLUMNS]
         if resume_from is not None:

@@ -155,9 +155,13 @@ class Rollout:
 
 
 def collect_rollout(
-    network: PolicyNetwork, env: TrinityTowersVectorEnv, pool: OpponentPool, rollout: Rollout,
-    observations: np.ndarray, masks: np.ndarray,
-) -> Rollout:  # fmt: skip
+    network: PolicyNetwork,
+    env: TrinityTowersVectorEnv,
+    pool: OpponentPool,
+    rollout: Rollout,
+    observations: np.ndarray,
+    masks: np.ndarray,
+) -> Rollout:
     """Play ``rollout_steps`` learner decisions in every game, sampling from ``network``; fill ``rollout``.
 
     Game results (for ``train/win_rate_vs_*``) come from the env's ``winner``, not from rewards,
@@ -199,9 +203,13 @@ def compute_advantages(network: PolicyNetwork, rollout: Rollout, config: TrainCo
 
 
 def update(
-    network: PolicyNetwork, optimizer: torch.optim.Optimizer, rollout: Rollout,
-    advantages: torch.Tensor, returns: torch.Tensor, config: TrainConfig,
-) -> dict[str, float]:  # fmt: skip
+    network: PolicyNetwork,
+    optimizer: torch.optim.Optimizer,
+    rollout: Rollout,
+    advantages: torch.Tensor,
+    returns: torch.Tensor,
+    config: TrainConfig,
+) -> dict[str, float]:
     """The clipped PPO update: ``epochs`` passes over the rollout in ``minibatches``.
 
     Returns CleanRL's diagnostics, averaged over the minibatches: the losses, ``approx_kl`` (the
@@ -328,9 +336,14 @@ def evaluate(network: PolicyNetwork, config: TrainConfig, seed: int) -> Results:
 
 
 def train(
-    config: TrainConfig, run: Path, resume: bool = False, progress: bool = True, *,
-    overwrite: bool = False, stop_at: int | None = None,
-) -> list[dict]:  # fmt: skip
+    config: TrainConfig,
+    run: Path,
+    resume: bool = False,
+    progress: bool = True,
+    *,
+    overwrite: bool = False,
+    stop_at: int | None = None,
+) -> list[dict]:
     """Train in the run folder ``run``; returns the evaluation history (``steps``, ``seconds``, ``results``).
 
     Writes ``config.json``, ``metrics.csv``, ``latest.pt``, ``best.pt`` and TensorBoard events
@@ -359,11 +372,17 @@ def train(
             pool.add_snapshot(network)
             env.reset(seed=config.seed)
         with TrainingRun(
-            folder, config, state, "steps", total=config.total_steps, stop_at=stop_at,
+            folder,
+            config,
+            state,
+            "steps",
+            total=config.total_steps,
+            stop_at=stop_at,
             save_latest=lambda: save_latest(run / "latest.pt", network, optimizer, pool, env, state),
             save_best=lambda: save_checkpoint(run / "best.pt", network, {"steps": state.steps}),
-            evaluate=lambda seed: evaluate(network, config, seed), progress=progress,
-        ) as training:  # fmt: skip
+            evaluate=lambda seed: evaluate(network, config, seed),
+            progress=progress,
+        ) as training:
             return _train_loop(config, training, network, optimizer, pool, env, state, progress)
 
 
@@ -431,8 +450,10 @@ def _command(args: argparse.Namespace) -> None:
         history = train(config, folder.path, resume=args.resume, overwrite=args.overwrite)
         last = history[-1]
         if last["steps"] < config.total_steps:
-            print(f"stopped by max_minutes ({config.max_minutes}) at step {last['steps']:,} of "
-                  f"{config.total_steps:,}: --resume continues it")  # fmt: skip
+            print(
+                f"stopped by max_minutes ({config.max_minutes}) at step {last['steps']:,} of "
+                f"{config.total_steps:,}: --resume continues it"
+            )
         minutes = last["seconds"] / 60
         print(f"after {last['steps']:,} learner steps ({minutes:.1f} min), {config.eval_games} games each:")
         print(format_results(last["results"]))

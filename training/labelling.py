@@ -222,8 +222,10 @@ class Labeller:
                 elif self._processes[w].poll() is not None:
                     deaths[w] += 1
                     if deaths[w] > self.max_restarts:
-                        self._fail(f"labelling worker {w} died {deaths[w]} times on the same positions "
-                                   f"(last exit status {self._processes[w].returncode})")  # fmt: skip
+                        self._fail(
+                            f"labelling worker {w} died {deaths[w]} times on the same positions "
+                            f"(last exit status {self._processes[w].returncode})"
+                        )
                     self._restart(w)
         return values
 
@@ -250,11 +252,19 @@ class Labeller:
     def _start(self, w: int) -> None:
         ours, theirs = Pipe()
         try:
-            command = [sys.executable, "-c", _START, _ROOT, str(theirs.fileno()), str(os.getpid()),
-                       str(self.table_bits)]  # fmt: skip
+            command = [
+                sys.executable,
+                "-c",
+                _START,
+                _ROOT,
+                str(theirs.fileno()),
+                str(os.getpid()),
+                str(self.table_bits),
+            ]
             # a session of its own: the terminal's Ctrl-C (to the foreground process group) reaches the trainer only
-            process = subprocess.Popen(command, stdin=subprocess.DEVNULL, pass_fds=(theirs.fileno(),),
-                                       start_new_session=True)  # fmt: skip
+            process = subprocess.Popen(
+                command, stdin=subprocess.DEVNULL, pass_fds=(theirs.fileno(),), start_new_session=True
+            )
         except BaseException:
             ours.close()
             raise

@@ -18,8 +18,8 @@ import numpy as np
 import torch
 
 from trinity_env.agents.policy import CheckpointError
-from trinity_env.envs.observation import OBSERVATION_SIZE
 from trinity_env.fast.layout import Batch
+from trinity_env.spec.observation import OBSERVATION_SIZE
 
 if TYPE_CHECKING:
     from .az_selfplay import SelfPlay
@@ -87,16 +87,23 @@ class ReplayBuffer:
 
     def state_dict(self) -> dict:
         n = self.size
-        state = {"observations": torch.from_numpy(self.observations[:n].copy()),
-                 "masks": torch.from_numpy(self.masks[:n].copy()),
-                 "policies": torch.from_numpy(self.policies[:n].copy()),
-                 "values": torch.from_numpy(self.values[:n].copy()), "next": self.next}  # fmt: skip
+        state = {
+            "observations": torch.from_numpy(self.observations[:n].copy()),
+            "masks": torch.from_numpy(self.masks[:n].copy()),
+            "policies": torch.from_numpy(self.policies[:n].copy()),
+            "values": torch.from_numpy(self.values[:n].copy()),
+            "next": self.next,
+        }
         if self.awaiting is not None:  # only those whose rows still hold them: the rest would be dropped anyway
             keep = self.awaiting.rows >= 0
-            awaiting = {name: torch.from_numpy(array[keep].copy())
-                        for name, array in zip(Batch._fields, self.awaiting.positions)}  # fmt: skip
-            state["awaiting"] = awaiting | {"rows": torch.from_numpy(self.awaiting.rows[keep].copy()),
-                                            "games": torch.from_numpy(self.awaiting.games[keep].copy())}  # fmt: skip
+            awaiting = {
+                name: torch.from_numpy(array[keep].copy())
+                for name, array in zip(Batch._fields, self.awaiting.positions)
+            }
+            state["awaiting"] = awaiting | {
+                "rows": torch.from_numpy(self.awaiting.rows[keep].copy()),
+                "games": torch.from_numpy(self.awaiting.games[keep].copy()),
+            }
         return state
 
     def load_state_dict(self, state: dict, path: Path) -> None:

@@ -63,8 +63,10 @@ class RLlibConfig(YAMLConfig):
     """The config of ``rllib_selfplay`` (``configs/train/rllib.yaml``)."""
 
     resume_may_change: ClassVar[frozenset[str]] = EVALUATION_FIELDS | {
-        "eval_every_iterations", "iterations", "num_env_runners"
-    }  # fmt: skip
+        "eval_every_iterations",
+        "iterations",
+        "num_env_runners",
+    }
     """How long to train, how many samplers, what is measured and where it is logged."""
 
     retired: ClassVar[dict[str, str]] = {"eval_every": "eval_every_iterations"}
@@ -126,9 +128,22 @@ class RLlibConfig(YAMLConfig):
         self._check_common(source)
         self._check_above_zero(source, ("learning_rate", "clip", "max_grad_norm"))
         self._check_not_negative(source, ("entropy", "value_coef"))
-        self._check_positive(source, ("iterations", "envs_per_runner", "train_batch", "minibatch", "epochs",
-                                      "hidden", "layers", "snapshot_every", "max_league", "eval_every_iterations",
-                                      "eval_games"))  # fmt: skip
+        self._check_positive(
+            source,
+            (
+                "iterations",
+                "envs_per_runner",
+                "train_batch",
+                "minibatch",
+                "epochs",
+                "hidden",
+                "layers",
+                "snapshot_every",
+                "max_league",
+                "eval_every_iterations",
+                "eval_games",
+            ),
+        )
         self._check_unit(source, ("p_random", "p_greedy", "p_latest"))
         if self.p_random + self.p_greedy + self.p_latest > 1:
             raise TrainConfigError(f"{source}: fields 'p_random' + 'p_greedy' + 'p_latest' must not exceed 1")
@@ -166,9 +181,12 @@ def league_mapping(
 
 def _mapping(config: RLlibConfig, versions: int):
     return functools.partial(
-        league_mapping, versions=min(versions, config.max_league), p_random=config.p_random,
-        p_greedy=config.p_greedy, p_latest=config.p_latest,
-    )  # fmt: skip
+        league_mapping,
+        versions=min(versions, config.max_league),
+        p_random=config.p_random,
+        p_greedy=config.p_greedy,
+        p_latest=config.p_latest,
+    )
 
 
 def _callback_class():
@@ -269,9 +287,15 @@ def _counts(runners: dict, before: tuple[int, int]) -> tuple[int, int]:
 
 
 def train(
-    config: RLlibConfig, run: Path, address: str | None = None, progress: bool = True, iterations: int | None = None,
-    *, resume: bool = False, overwrite: bool = False,
-) -> list[dict]:  # fmt: skip
+    config: RLlibConfig,
+    run: Path,
+    address: str | None = None,
+    progress: bool = True,
+    iterations: int | None = None,
+    *,
+    resume: bool = False,
+    overwrite: bool = False,
+) -> list[dict]:
     """Train to ``config.iterations`` (or ``iterations``) in the run folder ``run``; returns the evaluation history.
 
     ``resume``: continue the run in ``run`` from its last checkpoint; ``overwrite``: delete it first.
@@ -300,9 +324,10 @@ def _train(
     from trinity_env.agents.policy import NetworkAgent, save_checkpoint
 
     state = (
-        _load_progress(run) if resume
+        _load_progress(run)
+        if resume
         else {"iteration": 0, "env_steps": 0, "main_steps": 0, "versions": 0, "best": -1.0, "history": []}
-    )  # fmt: skip
+    )
     history = history_from_json(state["history"])
     started_ray = not ray.is_initialized()
     if started_ray:
@@ -336,9 +361,13 @@ def _train(
     try:
         with stop.installed():
             bar = tqdm(
-                range(state["iteration"] + 1, total + 1), disable=not progress, desc="rllib_selfplay", unit="iter",
-                initial=state["iteration"], total=total,
-            )  # fmt: skip
+                range(state["iteration"] + 1, total + 1),
+                disable=not progress,
+                desc="rllib_selfplay",
+                unit="iter",
+                initial=state["iteration"],
+                total=total,
+            )
             for iteration in bar:
                 if stop.requested:
                     save(iteration - 1, None)
@@ -375,8 +404,9 @@ def _train(
                         raise TrainingInterrupted(f"saved {run / 'checkpoint'} after iteration {iteration}") from None
                     seconds = seconds_before + time.perf_counter() - started
                     log.results(state["main_steps"], seconds, results)
-                    history.append({"steps": state["main_steps"], "env_steps": env_steps, "seconds": seconds,
-                                    "results": results})  # fmt: skip
+                    history.append(
+                        {"steps": state["main_steps"], "env_steps": env_steps, "seconds": seconds, "results": results}
+                    )
                     save(iteration, selection_score(results))
     finally:
         log.close()
@@ -407,8 +437,10 @@ def _command(args: argparse.Namespace) -> None:
         history = train(config, run, address=args.address, resume=args.resume, overwrite=args.overwrite)
         records = [json.loads(line) for line in (run / "iterations.jsonl").open(encoding="utf-8")]
         speeds = [record["steps_per_second"] for record in records]
-        print(f"{history[-1]['env_steps']:,} env steps ({history[-1]['steps']:,} of main's decisions), median "
-              f"{np.median(speeds):,.0f} env steps/s with {config.num_env_runners} env runner(s)")  # fmt: skip
+        print(
+            f"{history[-1]['env_steps']:,} env steps ({history[-1]['steps']:,} of main's decisions), median "
+            f"{np.median(speeds):,.0f} env steps/s with {config.num_env_runners} env runner(s)"
+        )
         print(format_results(history[-1]["results"]))
         print(f"report: {write_report(run, history, f'rllib_selfplay, config {args.config}')}")
 

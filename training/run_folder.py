@@ -61,12 +61,20 @@ LOCK = "run.lock"
 
 RUN_FILES = frozenset(
     {
-        "config.json", "metrics.csv", "report.md", "win_rate.png", "tb",  # every trainer
-        "latest.pt", "best.pt",  # fast_ppo (and rllib_selfplay)
-        "latest.zip", "best.zip",  # selfplay_ppo
-        "iterations.jsonl", "checkpoint", "progress.json",  # rllib_selfplay
+        "config.json",
+        "metrics.csv",
+        "report.md",
+        "win_rate.png",
+        "tb",  # every trainer
+        "latest.pt",
+        "best.pt",  # fast_ppo (and rllib_selfplay)
+        "latest.zip",
+        "best.zip",  # selfplay_ppo
+        "iterations.jsonl",
+        "checkpoint",
+        "progress.json",  # rllib_selfplay
     }
-)  # fmt: skip
+)
 """What trainers write in a run folder: what ``--overwrite`` may delete (with ``*.tmp`` leftovers)."""
 
 MAX_PID = 1 << 22

@@ -29,12 +29,12 @@ from sb3_contrib import MaskablePPO
 from stable_baselines3.common.callbacks import BaseCallback
 from tqdm import tqdm
 
-from trinity_env.agents.base import Agent, Observation, RandomAgent
 from trinity_env.agents.baselines import GreedyAgent
 from trinity_env.agents.sb3 import SB3PolicyAgent
 from trinity_env.core import GameState
 from trinity_env.core.writes import atomic_file
 from trinity_env.envs.single_agent import TrinityTowersEnv
+from trinity_env.spec.agent import Agent, Observation, RandomAgent
 
 from .config import TrainConfig
 from .evaluation import RunLog, evaluate_agent, history_from_json, selection_score
@@ -91,8 +91,9 @@ class SelfPlayCallback(BaseCallback):
     ``state``: what ``latest.zip`` carries besides the model (``history``, ``best``, ``seconds``,
     ``next_eval``), restored on resume; ``stop``: Ctrl-C ends ``learn`` at the next step."""
 
-    def __init__(self, config: TrainConfig, pool: PoolOpponent, run: Path, state: dict, stop: GracefulStop,
-                 progress: bool):  # fmt: skip
+    def __init__(
+        self, config: TrainConfig, pool: PoolOpponent, run: Path, state: dict, stop: GracefulStop, progress: bool
+    ):
         super().__init__()
         self.config, self.pool, self.run, self.stop = config, pool, run, stop
         self.history: list[dict] = state["history"]
@@ -204,13 +205,23 @@ def train(
             }
         else:
             model = MaskablePPO(
-                "MlpPolicy", env, learning_rate=config.learning_rate, n_steps=config.rollout_steps * 64,
-                batch_size=config.rollout_steps * 64 // config.minibatches, n_epochs=config.epochs,
-                gamma=config.gamma, gae_lambda=config.gae_lambda, clip_range=config.clip, ent_coef=config.entropy,
-                vf_coef=config.value_coef, max_grad_norm=config.max_grad_norm, seed=config.seed, verbose=0,
+                "MlpPolicy",
+                env,
+                learning_rate=config.learning_rate,
+                n_steps=config.rollout_steps * 64,
+                batch_size=config.rollout_steps * 64 // config.minibatches,
+                n_epochs=config.epochs,
+                gamma=config.gamma,
+                gae_lambda=config.gae_lambda,
+                clip_range=config.clip,
+                ent_coef=config.entropy,
+                vf_coef=config.value_coef,
+                max_grad_norm=config.max_grad_norm,
+                seed=config.seed,
+                verbose=0,
                 tensorboard_log=str(run / "tb") if config.tensorboard else None,
                 policy_kwargs={"net_arch": [config.hidden] * config.layers},
-            )  # fmt: skip
+            )
         pool.add_snapshot(model.policy)
         stop = GracefulStop()
         callback = SelfPlayCallback(config, pool, run, state, stop, progress)
@@ -240,8 +251,9 @@ def main(argv: list[str] | None = None) -> None:
 
 def _command(args: argparse.Namespace) -> None:
     config = TrainConfig.load(args.config, budget=command_line_budget(args))
-    with claim(args.run, config, "selfplay_ppo", resume=args.resume, overwrite=args.overwrite,
-               checkpoint="latest.zip") as folder:  # fmt: skip
+    with claim(
+        args.run, config, "selfplay_ppo", resume=args.resume, overwrite=args.overwrite, checkpoint="latest.zip"
+    ) as folder:
         history = train(config, folder.path, resume=args.resume, overwrite=args.overwrite)
         print(format_results(history[-1]["results"]))
         print(f"report: {write_report(folder.path, history, f'selfplay_ppo (MaskablePPO), config {args.config}')}")

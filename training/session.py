@@ -179,9 +179,12 @@ def add_run_arguments(parser: argparse.ArgumentParser, default_config: str, defa
     parser.add_argument("--run", default=default_run, help="the run folder (one trainer at a time)")
     for name, what in BUDGETS.items():
         parser.add_argument(
-            "--" + name.replace("_", "-"), type=positive_int, default=None, metavar="N",
+            "--" + name.replace("_", "-"),
+            type=positive_int,
+            default=None,
+            metavar="N",
             help=f"{what} to train for, over the config's {name} (with --resume: extend the run to N)",
-        )  # fmt: skip
+        )
     choice = parser.add_mutually_exclusive_group()
     if resume:
         choice.add_argument("--resume", action="store_true", help="continue the run in RUN (same config.json)")

@@ -69,10 +69,21 @@ class TrainingRun:
     """
 
     def __init__(
-        self, folder: RunFolder, config: Any, state: Any, unit: str, *, total: int, stop_at: int | None,
-        save_latest: Callable[[], None], save_best: Callable[[], None], evaluate: Callable[[int], Results],
-        record: Callable[[float, Results], dict] | None = None, saved_at_start: bool = False, progress: bool = True,
-    ) -> None:  # fmt: skip
+        self,
+        folder: RunFolder,
+        config: Any,
+        state: Any,
+        unit: str,
+        *,
+        total: int,
+        stop_at: int | None,
+        save_latest: Callable[[], None],
+        save_best: Callable[[], None],
+        evaluate: Callable[[int], Results],
+        record: Callable[[float, Results], dict] | None = None,
+        saved_at_start: bool = False,
+        progress: bool = True,
+    ) -> None:
         self.path, self.config, self.state, self.unit = folder.path, config, state, unit
         self.total, self.stop_at, self.progress = total, stop_at, progress
         self._save_latest, self._save_best, self._evaluate = save_latest, save_best, evaluate

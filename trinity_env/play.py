@@ -8,11 +8,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
-from trinity_env.agents.base import visible_state
 from trinity_env.agents.spec import make
 from trinity_env.core import ArgumentError, Card, GameState, IllegalMoveError, Phase, Replay, TrinityError
 from trinity_env.core.writes import write_text
 from trinity_env.prepare import families_for, warm
+from trinity_env.spec.agent import visible_state
 from trinity_env.spec.config import EnvConfig, make_config
 from trinity_env.spec.observation import observation_dict
 

@@ -80,11 +80,23 @@ class ScoreCard:
         from trinity_env import __version__
         from trinity_env.registration import ENV_ID
 
-        return {"benchmark": BENCHMARK_VERSION, "protocol": asdict(self.protocol), "env": ENV_ID,
-                "package": __version__, "agent": self.agent, "agent_sha256": self.agent_sha256, "seed": self.seed,
-                "rating": self.rating, "accuracy": self.accuracy, "value_sign": self.value_sign,
-                "puzzles": self.puzzles, "endgames": self.endgames, "exploitability": self.exploitability,
-                "partial": self.partial, "notes": self.notes}  # fmt: skip
+        return {
+            "benchmark": BENCHMARK_VERSION,
+            "protocol": asdict(self.protocol),
+            "env": ENV_ID,
+            "package": __version__,
+            "agent": self.agent,
+            "agent_sha256": self.agent_sha256,
+            "seed": self.seed,
+            "rating": self.rating,
+            "accuracy": self.accuracy,
+            "value_sign": self.value_sign,
+            "puzzles": self.puzzles,
+            "endgames": self.endgames,
+            "exploitability": self.exploitability,
+            "partial": self.partial,
+            "notes": self.notes,
+        }
 
     def markdown(self) -> str:
         """The card as a page section: the headline figures, then accuracy by empty tiles."""
@@ -111,8 +123,9 @@ class ScoreCard:
             lines.append(f"| endgame suite, winning move found ({self.endgames['total']}) | {share(self.endgames)} |")
         if self.exploitability is not None:
             e = self.exploitability
-            lines.append(f"| a best response's win rate ({e['steps']:,} learner steps, {e['games']} games) | "
-                         f"{share(e)} |")  # fmt: skip
+            lines.append(
+                f"| a best response's win rate ({e['steps']:,} learner steps, {e['games']} games) | {share(e)} |"
+            )
         counts = sorted(self.accuracy, key=int)
         lines += ["", "| empty tiles | " + " | ".join(counts) + " |", "|---|" + "---:|" * len(counts)]
         lines.append("| moves keep the exact value | " + " | ".join(share(self.accuracy[c]) for c in counts) + " |")
@@ -191,22 +204,33 @@ def benchmark(
     who = player(policy)
     sha256 = who.sha256() if isinstance(who, AgentSpec) else None
     anchored = rate_against_pool(who, plan.rating_games, seed=seed, workers=workers, progress=progress)
-    rating = {"elo": anchored.elo, "low": anchored.low, "high": anchored.high, "games": sum(anchored.games),
-              "pool": POOL_VERSION, "opponents": list(anchored.opponents), "score": list(anchored.score)}  # fmt: skip
+    rating = {
+        "elo": anchored.elo,
+        "low": anchored.low,
+        "high": anchored.high,
+        "games": sum(anchored.games),
+        "pool": POOL_VERSION,
+        "opponents": list(anchored.opponents),
+        "score": list(anchored.score),
+    }
     agent = who.build()
     positions = accuracy.first_per_count(accuracy.load_set(), plan.accuracy_per_count)
     scored = accuracy.score_agent(agent, positions, seed, label=who.label)
     moves = {str(row.empty): _share(row.moves.hits, row.moves.total) for row in scored.counts}
-    signs = {str(row.empty): _share(row.value_sign.hits, row.value_sign.total)
-             for row in scored.counts if row.value_sign is not None} or None  # fmt: skip
+    signs = {
+        str(row.empty): _share(row.value_sign.hits, row.value_sign.total)
+        for row in scored.counts
+        if row.value_sign is not None
+    } or None
     solved = puzzles.score_agent(agent, puzzles.load_puzzles(puzzles.DEFAULT_SET)[: plan.puzzles], seed)
     suite = None
     if plan.endgames:
         won = [e for e in endgames.load_suite(endgames.DEFAULT_SUITE) if e.value == 1]
         played = puzzles.agent_moves(agent, [e.position for e in won], 0)  # endgames.score_agent's seeds: 0, 1, ...
         suite = _share(sum(move in e.best_moves for move, e in zip(played, won)), len(won))
-    card = ScoreCard(who.label, plan, seed, rating, moves, signs, _share(solved.solved, solved.total), suite,
-                     agent_sha256=sha256)  # fmt: skip
+    card = ScoreCard(
+        who.label, plan, seed, rating, moves, signs, _share(solved.solved, solved.total), suite, agent_sha256=sha256
+    )
     if exploit_steps is not None:
         from training.exploit import exploit
 

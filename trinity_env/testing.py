@@ -103,8 +103,17 @@ def hidden_twin(state: GameState, seat: int, rng: random.Random, *, open_hands: 
         return None
     both = list(state.status)
     both[other] = new
-    return GameState(state.phase, state.to_move, state.decks, (both[0], both[1]), state.cards, state.owners,
-                     state.max_a_cards, state.first_player, state.outcome)  # fmt: skip
+    return GameState(
+        state.phase,
+        state.to_move,
+        state.decks,
+        (both[0], both[1]),
+        state.cards,
+        state.owners,
+        state.max_a_cards,
+        state.first_player,
+        state.outcome,
+    )
 
 
 def _what_differs(one: GameState, two: GameState, seat: int) -> str:
@@ -310,8 +319,10 @@ def check_agent_ignores_hidden_information(
             if twin is not None:
                 observation = encode_observation(state, seat, open_hands)
                 mask = action_mask(state, seat)
-                if not (np.array_equal(observation, encode_observation(twin, seat, open_hands))
-                        and np.array_equal(mask, action_mask(twin, seat))):  # fmt: skip
+                if not (
+                    np.array_equal(observation, encode_observation(twin, seat, open_hands))
+                    and np.array_equal(mask, action_mask(twin, seat))
+                ):
                     raise AssertionError(
                         f"the observation itself shows {_what_differs(state, twin, seat)} to seat {seat}: "
                         "check the env with check_observation_hides_secrets"

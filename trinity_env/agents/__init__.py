@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from trinity_env.agents.base import Agent, Observation, PolicyAgent, RandomAgent, visible_state
 from trinity_env.agents.baselines import GreedyAgent, LookaheadAgent
 from trinity_env.agents.mcts import MCTSAgent
 from trinity_env.agents.registry import AgentSpecError, shipped
 from trinity_env.agents.spec import AgentSpec, built, make
 from trinity_env.spec import agent as _interface
+from trinity_env.spec.agent import Agent, Observation, PolicyAgent, RandomAgent, visible_state
 
 
 def as_agent(opponent: Agent | Callable[[Observation], int] | str) -> Agent:

@@ -35,7 +35,6 @@ import numpy as np
 import torch
 
 from trinity_env.agents import checkpoint
-from trinity_env.agents.base import Agent, Observation
 from trinity_env.agents.baselines import check_count, check_number, check_seed
 from trinity_env.agents.board_network import BoardNetwork, board_numpy_evaluator
 from trinity_env.agents.checkpoint import CheckpointError, best_else_latest
@@ -48,6 +47,7 @@ from trinity_env.fast.convert import read_state
 from trinity_env.fast.layout import IN_HAND, PHASE, PLAY, Batch
 from trinity_env.fast.tactics import tactical_batch
 from trinity_env.search.az import MODES, BatchedSearch
+from trinity_env.spec.agent import Agent, Observation
 from trinity_env.spec.observation import OBSERVATION_HIGH
 
 FORMAT = "trinity-towers-az"
@@ -178,14 +178,19 @@ class AZAgent(Agent):
     def check_arguments(cls, **given: Any) -> None:
         """A one-line ``ArgumentError`` naming the first argument past its bound (the spec's names); an argument
         not given takes ``__init__``'s default (declared there only)."""
-        defaults = {name: parameter.default for name, parameter in inspect.signature(cls.__init__).parameters.items()
-                    if parameter.default is not inspect.Parameter.empty}  # fmt: skip
+        defaults = {
+            name: parameter.default
+            for name, parameter in inspect.signature(cls.__init__).parameters.items()
+            if parameter.default is not inspect.Parameter.empty
+        }
         arguments = defaults | given
         simulations = check_count("az", "sims", arguments["simulations"], 0, MAX_SIMULATIONS)
         worlds = check_count("az", "worlds", arguments["worlds"], 1, MAX_WORLDS)
         if simulations * worlds > MAX_WORLD_SIMULATIONS:
-            raise ArgumentError(f"az worlds x sims must be at most {MAX_WORLD_SIMULATIONS} (a search node takes "
-                               f"about 1.7 KB), got {worlds} x {simulations}")  # fmt: skip
+            raise ArgumentError(
+                f"az worlds x sims must be at most {MAX_WORLD_SIMULATIONS} (a search node takes "
+                f"about 1.7 KB), got {worlds} x {simulations}"
+            )
         check_count("az", "solver", arguments["solver"], 0, MAX_SOLVER)
         check_count("az", "considered", arguments["max_considered"], 1, MAX_CONSIDERED)
         check_number("az", "c_puct", arguments["c_puct"], 0.0, MAX_C_PUCT)
@@ -206,8 +211,15 @@ class AZAgent(Agent):
         seed: int | None = None,
         name: str = "az",
     ):
-        self.check_arguments(simulations=simulations, solver=solver, worlds=worlds, mode=mode,
-                             max_considered=max_considered, c_puct=c_puct, seed=seed)  # fmt: skip
+        self.check_arguments(
+            simulations=simulations,
+            solver=solver,
+            worlds=worlds,
+            mode=mode,
+            max_considered=max_considered,
+            c_puct=c_puct,
+            seed=seed,
+        )
         self.network = network.eval()
         self.simulations, self.solver_empty, self.worlds = simulations, solver, worlds
         self.mode, self.max_considered, self.c_puct = mode, max_considered, c_puct
@@ -223,8 +235,14 @@ class AZAgent(Agent):
     def _search(self, games: int, open_hands: bool) -> BatchedSearch:
         key = (games, open_hands)
         if key not in self._searches:
-            self._searches[key] = BatchedSearch(games, self.simulations, mode=self.mode, c_puct=self.c_puct,
-                                                max_considered=self.max_considered, open_hands=open_hands)  # fmt: skip
+            self._searches[key] = BatchedSearch(
+                games,
+                self.simulations,
+                mode=self.mode,
+                c_puct=self.c_puct,
+                max_considered=self.max_considered,
+                open_hands=open_hands,
+            )
         return self._searches[key]
 
     def evaluate(self, observations: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -233,8 +251,12 @@ class AZAgent(Agent):
         return self._evaluate(np.asarray(observations, np.int8), np.asarray(masks, np.int8))
 
     def act(self, observation: Observation, state: GameState | None = None) -> int:
-        return int(self.act_batch(np.asarray(observation["observation"], np.int8)[None],
-                                  np.asarray(observation["action_mask"], np.int8)[None])[0])  # fmt: skip
+        return int(
+            self.act_batch(
+                np.asarray(observation["observation"], np.int8)[None],
+                np.asarray(observation["action_mask"], np.int8)[None],
+            )[0]
+        )
 
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """Actions (int64) for many positions at once: the raw policy in one forward pass, one batched search
@@ -303,8 +325,12 @@ class AZAgent(Agent):
         checks) plays its ``latest.pt``, with a warning, as every run folder does (``best_else_latest``)."""
         if Path(spec).is_dir():
             folder = Path(spec)
-            network, _ = best_else_latest(folder, folder / "best.pt", folder / "latest.pt",
-                                          lambda path: load_network(resolve_checkpoint(str(path))))  # fmt: skip
+            network, _ = best_else_latest(
+                folder,
+                folder / "best.pt",
+                folder / "latest.pt",
+                lambda path: load_network(resolve_checkpoint(str(path))),
+            )
         else:
             network, _ = load_network(resolve_checkpoint(spec))
         return cls(network, **keywords)

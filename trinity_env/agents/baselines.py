@@ -17,12 +17,12 @@ import numbers
 
 import numpy as np
 
-from trinity_env.agents.base import Agent, Observation
 from trinity_env.agents.view import decode
 from trinity_env.core import ArgumentError, GameState
 from trinity_env.fast.layout import DRAFT, HAND0, IN_HAND, PHASE, Batch
 from trinity_env.search.baselines import greedy_action, greedy_keys, lookahead_values
 from trinity_env.search.baselines import strongest_pick as strongest_pick_row
+from trinity_env.spec.agent import Agent, Observation
 
 MAX_SEED = 2**63 - 1
 """The largest seed an agent takes (``seed=``): what an int64 holds, as numpy's and numba's streams do."""

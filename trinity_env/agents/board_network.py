@@ -99,8 +99,12 @@ class BoardNetwork(nn.Module):
         self.place_trunk = nn.Linear(h, h)
         if tactics:
             self.placement = nn.Sequential(nn.Linear(FEATURES, 8), nn.ReLU(), nn.Linear(8, 1))
-        for name, table in (("neighbour_tile", NEIGHBOUR_TILE), ("neighbour_column", NEIGHBOUR_COLUMN),
-                            ("neighbour_exists", NEIGHBOUR_EXISTS), ("adjacency", ADJACENCY)):  # fmt: skip
+        for name, table in (
+            ("neighbour_tile", NEIGHBOUR_TILE),
+            ("neighbour_column", NEIGHBOUR_COLUMN),
+            ("neighbour_exists", NEIGHBOUR_EXISTS),
+            ("adjacency", ADJACENCY),
+        ):
             self.register_buffer(name, torch.from_numpy(table), persistent=False)
 
     def forward(
@@ -114,9 +118,12 @@ class BoardNetwork(nn.Module):
         own = x[:, OWN_DECK_OFFSET:THEIR_DECK_OFFSET].reshape(batch, DECK_SIZE, OWN_CARD_FEATURES)
         theirs = x[:, THEIR_DECK_OFFSET:].reshape(batch, DECK_SIZE, THEIR_CARD_FEATURES)
         padded = torch.cat([tiles, tiles.new_zeros(batch, 1, TILE_FEATURES)], dim=1)
-        around = [padded[:, self.neighbour_tile, 0], padded[:, self.neighbour_tile, 1],
-                  padded[:, self.neighbour_tile, self.neighbour_column],
-                  self.neighbour_exists.expand(batch, TILES, SIDES)]  # fmt: skip
+        around = [
+            padded[:, self.neighbour_tile, 0],
+            padded[:, self.neighbour_tile, 1],
+            padded[:, self.neighbour_tile, self.neighbour_column],
+            self.neighbour_exists.expand(batch, TILES, SIDES),
+        ]
         h = torch.relu(self.tile(torch.cat([tiles, *around], dim=2)) + self.where)
         for layer in self.rounds:
             h = h + torch.relu(layer(torch.cat([h, self.adjacency @ h], dim=2)))

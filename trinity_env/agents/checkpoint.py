@@ -127,8 +127,10 @@ def network_size_problem(hidden: int, layers: int, network: str = "mlp") -> str 
         return f"layers must be between 1 and {MAX_LAYERS}, got {layers}"
     weights = PARAMETERS[network](hidden, layers)
     if weights > MAX_PARAMETERS:
-        return (f"hidden={hidden} with layers={layers} makes {weights:,} weights, over the limit of "
-                f"{MAX_PARAMETERS:,} (a {network} network)")  # fmt: skip
+        return (
+            f"hidden={hidden} with layers={layers} makes {weights:,} weights, over the limit of "
+            f"{MAX_PARAMETERS:,} (a {network} network)"
+        )
     return None
 
 
@@ -136,11 +138,17 @@ def network_size_problem(hidden: int, layers: int, network: str = "mlp") -> str 
 
 
 _STORAGES = {
-    "FloatStorage": ("float32", 4), "DoubleStorage": ("float64", 8), "HalfStorage": ("float16", 2),
-    "BFloat16Storage": ("bfloat16", 2), "LongStorage": ("int64", 8), "IntStorage": ("int32", 4),
-    "ShortStorage": ("int16", 2), "CharStorage": ("int8", 1), "ByteStorage": ("uint8", 1),
+    "FloatStorage": ("float32", 4),
+    "DoubleStorage": ("float64", 8),
+    "HalfStorage": ("float16", 2),
+    "BFloat16Storage": ("bfloat16", 2),
+    "LongStorage": ("int64", 8),
+    "IntStorage": ("int32", 4),
+    "ShortStorage": ("int16", 2),
+    "CharStorage": ("int8", 1),
+    "ByteStorage": ("uint8", 1),
     "BoolStorage": ("bool", 1),
-}  # fmt: skip
+}
 FLOATING = frozenset({"float32", "float64", "float16", "bfloat16"})
 
 
@@ -188,8 +196,15 @@ def _plain_int(value: Any) -> bool:
     return type(value) is int
 
 
-def _rebuild_tensor(storage: Any, offset: Any, shape: Any, stride: Any, requires_grad: Any = False,
-                    hooks: Any = None, metadata: Any = None) -> TensorInfo:  # fmt: skip
+def _rebuild_tensor(
+    storage: Any,
+    offset: Any,
+    shape: Any,
+    stride: Any,
+    requires_grad: Any = False,
+    hooks: Any = None,
+    metadata: Any = None,
+) -> TensorInfo:
     if not isinstance(storage, StorageInfo):
         raise pickle.UnpicklingError("a tensor without a storage")
     if not (isinstance(shape, tuple) and isinstance(stride, tuple) and len(shape) == len(stride)):
@@ -448,8 +463,14 @@ def save_network(path: str | Path, network: Any, format_name: str, extra: dict[s
 
     from trinity_env.core.writes import atomic_file
 
-    payload = {"format": format_name, "network": network.architecture, "hidden": network.hidden,
-               "layers": network.layers, "tactics": network.tactics, "model": network.state_dict()}  # fmt: skip
+    payload = {
+        "format": format_name,
+        "network": network.architecture,
+        "hidden": network.hidden,
+        "layers": network.layers,
+        "tactics": network.tactics,
+        "model": network.state_dict(),
+    }
     payload |= extra or {}
     with atomic_file(Path(path)) as handle:
         torch.save(payload, handle)
@@ -475,8 +496,9 @@ def load_network(
     name = str(path)
 
     def validate(payload: Any) -> None:
-        network, hidden, layers, tactics = network_fields(name, payload, format_name, kind, tactics_default,
-                                                          tuple(builds))  # fmt: skip
+        network, hidden, layers, tactics = network_fields(
+            name, payload, format_name, kind, tactics_default, tuple(builds)
+        )
         with torch.device("meta"):
             expected = {key: tuple(t.shape) for key, t in builds[network](hidden, layers, tactics).state_dict().items()}
         check_state_dict(name, payload["model"], expected, f"{kind} {network} network")

@@ -22,13 +22,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from trinity_env.agents.base import Agent, Observation
 from trinity_env.agents.baselines import check_count, check_number, check_seed, strongest_pick
 from trinity_env.agents.view import decode, determinise
 from trinity_env.core import ArgumentError, GameState, PositionError
 from trinity_env.fast import kernels
 from trinity_env.fast.layout import IN_HAND, PLAYED, Batch
 from trinity_env.search.mcts import BRANCHING, Tree, child_with_action, run_search, search_rows
+from trinity_env.spec.agent import Agent, Observation
 
 MAX_SIMULATIONS = 1_000_000
 """The most simulations a move (``mcts:N``). Memory stays bounded whatever N is (the kept tree is capped

@@ -46,9 +46,15 @@ class MLPNetwork(nn.Module):
     """The name checkpoints give it (their ``network`` field; ``trinity_env.agents.checkpoint``)."""
 
     def __init__(
-        self, hidden: int = 256, layers: int = 2, tactics: bool = False, *,
-        activation: Literal["tanh", "relu"], bounded_value: bool, orthogonal_policy: bool,
-    ):  # fmt: skip
+        self,
+        hidden: int = 256,
+        layers: int = 2,
+        tactics: bool = False,
+        *,
+        activation: Literal["tanh", "relu"],
+        bounded_value: bool,
+        orthogonal_policy: bool,
+    ):
         super().__init__()
         if activation not in ACTIVATIONS:
             raise ValueError(f"activation must be one of {', '.join(ACTIVATIONS)}, got {activation!r}")
@@ -84,9 +90,12 @@ class MLPNetwork(nn.Module):
         return self.body(observations.float() / OBSERVATION_HIGH)
 
     def logits(
-        self, features: torch.Tensor, observations: torch.Tensor, masks: torch.Tensor,
+        self,
+        features: torch.Tensor,
+        observations: torch.Tensor,
+        masks: torch.Tensor,
         tactical: torch.Tensor | None = None,
-    ) -> torch.Tensor:  # fmt: skip
+    ) -> torch.Tensor:
         """The policy head on ``features`` (with the tactical bonus), illegal actions masked."""
         logits = self.policy(features)
         if self.tactics:

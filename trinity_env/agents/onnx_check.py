@@ -187,8 +187,16 @@ def scan_wire(name: str, data: bytes) -> None:
     from google.protobuf.descriptor import FieldDescriptor as F
 
     onnx, _ = import_onnx()
-    varints = {F.TYPE_INT32, F.TYPE_INT64, F.TYPE_UINT32, F.TYPE_UINT64, F.TYPE_SINT32, F.TYPE_SINT64, F.TYPE_BOOL,
-               F.TYPE_ENUM}  # fmt: skip
+    varints = {
+        F.TYPE_INT32,
+        F.TYPE_INT64,
+        F.TYPE_UINT32,
+        F.TYPE_UINT64,
+        F.TYPE_SINT32,
+        F.TYPE_SINT64,
+        F.TYPE_BOOL,
+        F.TYPE_ENUM,
+    }
     view = np.frombuffer(data, np.uint8)
     fields = packed = 0
     stack = [(0, len(data), onnx.ModelProto.DESCRIPTOR, 0)]
@@ -208,8 +216,10 @@ def scan_wire(name: str, data: bytes) -> None:
                 number, wire = key >> 3, key & 7
                 fields += 1
                 if fields > MAX_FIELDS:
-                    raise OnnxPolicyError(f"ONNX file {name} holds over {MAX_FIELDS} protobuf fields: refused before "
-                                          "parsing (each would be an object in memory)")  # fmt: skip
+                    raise OnnxPolicyError(
+                        f"ONNX file {name} holds over {MAX_FIELDS} protobuf fields: refused before "
+                        "parsing (each would be an object in memory)"
+                    )
                 if number == 0:
                     raise _Malformed(f"field number 0 at byte {pos}")
                 if wire == 2:
@@ -226,8 +236,10 @@ def scan_wire(name: str, data: bytes) -> None:
                     elif packs:
                         packed += int(np.count_nonzero(view[pos:stop] < 0x80))
                         if packed > MAX_PACKED_VALUES:
-                            raise OnnxPolicyError(f"ONNX file {name} holds over {MAX_PACKED_VALUES} packed integers: "
-                                                  "refused before parsing (store tensors as raw_data)")  # fmt: skip
+                            raise OnnxPolicyError(
+                                f"ONNX file {name} holds over {MAX_PACKED_VALUES} packed integers: "
+                                "refused before parsing (store tensors as raw_data)"
+                            )
                     pos = stop
                 elif wire == 0:
                     _, pos = _varint(data, pos, end)
@@ -289,11 +301,15 @@ def check_graph(name: str, model: Any) -> None:
     for k, node in enumerate(graph.node):
         where = f"node {k} ({cut(node.op_type)}{' ' + repr(cut(node.name)) if node.name else ''})"
         if node.domain not in STANDARD_DOMAINS:
-            raise OnnxPolicyError(f"ONNX file {name}: {where} is in the operator domain {cut(node.domain)!r}: only "
-                                  "the standard domain is run (no custom operators)")  # fmt: skip
+            raise OnnxPolicyError(
+                f"ONNX file {name}: {where} is in the operator domain {cut(node.domain)!r}: only "
+                "the standard domain is run (no custom operators)"
+            )
         if node.op_type not in OPERATORS:
-            raise OnnxPolicyError(f"ONNX file {name}: {where}: the operator {cut(node.op_type)!r} is not one a policy "
-                                  "may use (trinity_env.agents.onnx_check.OPERATORS lists them)")  # fmt: skip
+            raise OnnxPolicyError(
+                f"ONNX file {name}: {where}: the operator {cut(node.op_type)!r} is not one a policy "
+                "may use (trinity_env.agents.onnx_check.OPERATORS lists them)"
+            )
         for attribute in node.attribute:
             if attribute.HasField("g") or len(attribute.graphs):
                 raise OnnxPolicyError(f"ONNX file {name}: {where} holds a subgraph: control flow is not supported")
@@ -368,21 +384,32 @@ def light_copy(model: Any) -> Any:
 def infer_shapes(name: str, light: Any, batch_inputs: list[str], batches: tuple[int, ...]) -> dict[int, dict]:
     """``{batch: {tensor: [data type, dims] or None}}`` from ONNX's checker and strict shape inference with data
     propagation, run in a child process with bounded memory and time (its expansions stay out of this one)."""
-    header = {"limit": _BASE_BYTES + MAX_INFERENCE_BYTES, "inputs": batch_inputs, "batches": list(batches),
-              "rank": MAX_RANK}  # fmt: skip
+    header = {
+        "limit": _BASE_BYTES + MAX_INFERENCE_BYTES,
+        "inputs": batch_inputs,
+        "batches": list(batches),
+        "rank": MAX_RANK,
+    }
     request = json.dumps(header).encode() + b"\n" + light.SerializeToString()
     environment = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
     try:
-        done = subprocess.run([sys.executable, "-I", "-c", _CHILD], input=request, capture_output=True,
-                              timeout=INFERENCE_SECONDS, env=environment)  # fmt: skip
+        done = subprocess.run(
+            [sys.executable, "-I", "-c", _CHILD],
+            input=request,
+            capture_output=True,
+            timeout=INFERENCE_SECONDS,
+            env=environment,
+        )
     except subprocess.TimeoutExpired:
         raise OnnxPolicyError(f"ONNX file {name}: shape inference took over {INFERENCE_SECONDS} s: refused") from None
     if done.returncode == 2:
         detail = cut(one_line(done.stderr.decode("utf-8", "replace")), 300)
         raise OnnxPolicyError(f"ONNX file {name} fails ONNX's checks or strict shape inference: {detail}")
     if done.returncode != 0:
-        raise OnnxPolicyError(f"ONNX file {name}: shape inference needs over {MAX_INFERENCE_BYTES >> 20} MiB (a shape "
-                              "or constant computation expands): refused")  # fmt: skip
+        raise OnnxPolicyError(
+            f"ONNX file {name}: shape inference needs over {MAX_INFERENCE_BYTES >> 20} MiB (a shape "
+            "or constant computation expands): refused"
+        )
     return {int(batch): shapes for batch, shapes in json.loads(done.stdout).items()}
 
 
@@ -438,22 +465,30 @@ def check_shapes(name: str, model: Any, shapes: dict[int, dict]) -> None:
                     )
                 size = math.prod(entry[1]) * ITEMSIZE[entry[0]]
                 if size > MAX_TENSOR_BYTES:
-                    raise OnnxPolicyError(f"{where} would be {entry[1]} ({size} bytes, over {MAX_TENSOR_BYTES >> 20} "
-                                          f"MiB) at batch {batch}: refused")  # fmt: skip
+                    raise OnnxPolicyError(
+                        f"{where} would be {entry[1]} ({size} bytes, over {MAX_TENSOR_BYTES >> 20} "
+                        f"MiB) at batch {batch}: refused"
+                    )
                 total += size
             operations += _operations(node, known)
         if total > MAX_TOTAL_BYTES:
-            raise OnnxPolicyError(f"ONNX file {name}: its node outputs take {total} bytes at batch {batch}, over "
-                                  f"{MAX_TOTAL_BYTES >> 20} MiB: refused")  # fmt: skip
+            raise OnnxPolicyError(
+                f"ONNX file {name}: its node outputs take {total} bytes at batch {batch}, over "
+                f"{MAX_TOTAL_BYTES >> 20} MiB: refused"
+            )
         if operations > MAX_OPERATIONS * batch:
-            raise OnnxPolicyError(f"ONNX file {name} takes about {operations // batch} multiply-adds a position, "
-                                  f"over {MAX_OPERATIONS}: refused")  # fmt: skip
+            raise OnnxPolicyError(
+                f"ONNX file {name} takes about {operations // batch} multiply-adds a position, "
+                f"over {MAX_OPERATIONS}: refused"
+            )
 
 
 # ------------------------------------------------------------------------------ the contract
 
-_EXPECTED_INPUTS = ("one input named observation [batch, 339] int8 or float32, and optionally action_mask "
-                    "[batch, 256] int8, bool or float32")  # fmt: skip
+_EXPECTED_INPUTS = (
+    "one input named observation [batch, 339] int8 or float32, and optionally action_mask "
+    "[batch, 256] int8, bool or float32"
+)
 _EXPECTED_OUTPUTS = "outputs named logits [batch, 256] float32 and optionally value [batch] or [batch, 1] float32"
 _TYPES = {INT8: "int8", FLOAT: "float32", BOOL: "bool"}
 
@@ -472,8 +507,10 @@ def _input(name: str, value: Any, what: str, width: int, types: tuple[int, ...],
     shown = "?" if dims is None else "[" + ", ".join("batch" if d is None else str(d) for d in dims) + "]"
     if elem not in types or dims is None or len(dims) != 2 or dims[1] != width or (dims[0] is not None and dims[0] < 1):
         how = f" (a single input is taken for the {what} only if it fits)" if positional else ""
-        raise OnnxPolicyError(f"ONNX file {name}: input {cut(value.name)!r} is {_TYPES.get(elem, f'type {elem}')} "
-                              f"{shown}{how}: expected {_EXPECTED_INPUTS}")  # fmt: skip
+        raise OnnxPolicyError(
+            f"ONNX file {name}: input {cut(value.name)!r} is {_TYPES.get(elem, f'type {elem}')} "
+            f"{shown}{how}: expected {_EXPECTED_INPUTS}"
+        )
     return dims[0]
 
 
@@ -494,8 +531,9 @@ def check_contract(name: str, model: Any) -> tuple[tuple[str, int], tuple[str, i
     if mask is not None:
         mask_batch = _input(name, mask, "action mask", ACTIONS, (INT8, BOOL, FLOAT), False)
         if mask_batch != batch:
-            raise OnnxPolicyError(f"ONNX file {name}: its observation and action_mask inputs have different batch "
-                                  "dimensions")  # fmt: skip
+            raise OnnxPolicyError(
+                f"ONNX file {name}: its observation and action_mask inputs have different batch dimensions"
+            )
     pair = (observation.name, _declared(observation)[0])
     return pair, (None if mask is None else (mask.name, _declared(mask)[0])), batches
 
@@ -515,8 +553,10 @@ def check_outputs(name: str, model: Any, shapes: dict[int, dict], single_input: 
             entry = known.get(output) if output is not None else [FLOAT, fits[0]]
             if entry is None or entry[0] != FLOAT or entry[1] not in fits:
                 shown = "of unknown type" if entry is None else f"{_TYPES.get(entry[0], f'type {entry[0]}')} {entry[1]}"
-                raise OnnxPolicyError(f"ONNX file {name}: output {cut(output)!r} is {shown} at batch {batch}: "
-                                      f"expected {_EXPECTED_OUTPUTS}")  # fmt: skip
+                raise OnnxPolicyError(
+                    f"ONNX file {name}: output {cut(output)!r} is {shown} at batch {batch}: "
+                    f"expected {_EXPECTED_OUTPUTS}"
+                )
     return logits, value
 
 

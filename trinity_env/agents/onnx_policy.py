@@ -43,12 +43,12 @@ from typing import Any
 import numpy as np
 
 from trinity_env.agents import onnx_check
-from trinity_env.agents.base import Agent, Observation
 from trinity_env.agents.checkpoint import ACTIONS
 from trinity_env.agents.onnx_check import BOOL, FLOAT, INT8, CheckedModel, OnnxPolicyError
 from trinity_env.core import ArgumentError, GameState, PositionError
 from trinity_env.core.files import cut, one_line
 from trinity_env.core.writes import write_bytes
+from trinity_env.spec.agent import Agent, Observation
 from trinity_env.spec.observation import OBSERVATION_SIZE
 
 MAX_THREADS = 64
@@ -72,12 +72,15 @@ def make_session(checked: CheckedModel, threads: int = 1) -> Any:
         raise OnnxPolicyError(f"ONNX file {checked.name}: onnxruntime refused it: {cut(one_line(err), 300)}") from None
     wanted_inputs = [checked.observation] + ([checked.mask] if checked.mask else [])
     wanted_outputs = [(checked.logits, FLOAT)] + ([(checked.value, FLOAT)] if checked.value else [])
-    for kind, found, wanted in (("inputs", session.get_inputs(), wanted_inputs),
-                                ("outputs", session.get_outputs(), wanted_outputs)):  # fmt: skip
+    for kind, found, wanted in (
+        ("inputs", session.get_inputs(), wanted_inputs),
+        ("outputs", session.get_outputs(), wanted_outputs),
+    ):
         have = sorted((arg.name, arg.type) for arg in found)
         if have != sorted((name, _ORT_TYPES[dtype]) for name, dtype in wanted):
-            raise OnnxPolicyError(f"ONNX file {checked.name}: onnxruntime sees the {kind} {cut(str(have), 200)}, "
-                                  "not those checked")  # fmt: skip
+            raise OnnxPolicyError(
+                f"ONNX file {checked.name}: onnxruntime sees the {kind} {cut(str(have), 200)}, not those checked"
+            )
     return session
 
 
@@ -160,8 +163,9 @@ class OnnxPolicyAgent(Agent):
         logits, values = self._masked(observations, masks)
         if values is not None and not (np.abs(values) <= 1).all():
             bad = values[~(np.abs(values) <= 1)][0]
-            raise OnnxPolicyError(f"ONNX file {self._checked.name} gave the value {bad}: the contract's value is "
-                                  "in [-1, 1]")  # fmt: skip
+            raise OnnxPolicyError(
+                f"ONNX file {self._checked.name} gave the value {bad}: the contract's value is in [-1, 1]"
+            )
         return logits, values
 
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
@@ -173,8 +177,11 @@ class OnnxPolicyAgent(Agent):
         return np.where(masks != 0, logits, -np.inf).argmax(axis=1).astype(np.int64)
 
     def act(self, observation: Observation, state: GameState | None = None) -> int:
-        return int(self.act_batch(np.asarray(observation["observation"])[None],
-                                  np.asarray(observation["action_mask"])[None])[0])  # fmt: skip
+        return int(
+            self.act_batch(np.asarray(observation["observation"])[None], np.asarray(observation["action_mask"])[None])[
+                0
+            ]
+        )
 
 
 def _batch(array: Any, width: int, what: str) -> np.ndarray:
@@ -188,8 +195,9 @@ def _output(checked: CheckedModel, array: Any, shape: tuple[int, ...], what: str
     array = np.asarray(array)
     fits = array.shape == shape or (what == "value" and array.shape == (*shape, 1))
     if not fits or array.dtype != np.float32:
-        raise OnnxPolicyError(f"ONNX file {checked.name}'s {what} output is {array.dtype} {list(array.shape)}, not "
-                              f"float32 {list(shape)}")  # fmt: skip
+        raise OnnxPolicyError(
+            f"ONNX file {checked.name}'s {what} output is {array.dtype} {list(array.shape)}, not float32 {list(shape)}"
+        )
     if np.isnan(array).any() or np.isposinf(array).any():
         raise OnnxPolicyError(f"ONNX file {checked.name}'s {what} output holds NaN or +inf")
     return array
@@ -202,8 +210,9 @@ def _unpickle(path: str, sha256: str, threads: int) -> OnnxPolicyAgent:
     return agent
 
 
-def export_policy(module: Any, path: str | Path, *, dtype: str = "float32", action_mask: bool = False,
-                  opset: int = 17) -> Path:  # fmt: skip
+def export_policy(
+    module: Any, path: str | Path, *, dtype: str = "float32", action_mask: bool = False, opset: int = 17
+) -> Path:
     """Export a torch module to an ONNX file of the module's contract; the path written (atomically).
 
     ``module.forward(observation)`` (or ``forward(observation, action_mask)`` with ``action_mask``) takes a batch
@@ -225,8 +234,16 @@ def export_policy(module: Any, path: str | Path, *, dtype: str = "float32", acti
     inputs = ["observation"] + (["action_mask"] if action_mask else [])
     outputs = ["logits"] + (["value"] if value else [])
     buffer = io.BytesIO()
-    torch.onnx.export(module, example, buffer, input_names=inputs, output_names=outputs, opset_version=opset,
-                      dynamic_axes={name: {0: "batch"} for name in inputs + outputs}, dynamo=False)  # fmt: skip
+    torch.onnx.export(
+        module,
+        example,
+        buffer,
+        input_names=inputs,
+        output_names=outputs,
+        opset_version=opset,
+        dynamic_axes={name: {0: "batch"} for name in inputs + outputs},
+        dynamo=False,
+    )
     write_bytes(path, buffer.getvalue())
     return Path(path)
 

@@ -9,7 +9,7 @@ A researcher's policy reaches the evaluation tools in one of these forms (``play
 - ``BatchedPolicy(fn)``: ``fn(observations, masks) -> actions`` for many positions at once: int8 [B, 339] and
   [B, 256] in, B action ids out. The tools that score many positions (``trinity_env.evaluation.accuracy``,
   ``trinity_env.evaluation.puzzles``) call it once for all of them: the fast path for a network.
-- any ``Agent`` (``trinity_env.agents.base``): used as it is.
+- any ``Agent`` (``trinity_env.spec.agent``): used as it is.
 
 Seats, hidden information and batching are the tools' business: a policy sees only what its seat may see
 (the observation already hides the rest) and answers for the player to move. Every action a policy returns
@@ -29,9 +29,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from trinity_env.agents.base import Agent, Observation
 from trinity_env.core import ArgumentError, GameState, IllegalMoveError
 from trinity_env.core.files import short
+from trinity_env.spec.agent import Agent, Observation
 from trinity_env.spec.observation import OBSERVATION_SIZE
 
 ACTIONS = 256
@@ -102,8 +102,10 @@ class BatchedPolicy(Agent):
             or observations.shape[1] != OBSERVATION_SIZE
             or masks.shape != (len(observations), ACTIONS)
         ):
-            raise ArgumentError(f"observations [B, {OBSERVATION_SIZE}] and masks [B, {ACTIONS}], got "
-                                f"{observations.shape} and {masks.shape}")  # fmt: skip
+            raise ArgumentError(
+                f"observations [B, {OBSERVATION_SIZE}] and masks [B, {ACTIONS}], got "
+                f"{observations.shape} and {masks.shape}"
+            )
         return checked_actions(self._fn(observations, masks), masks, self.name)
 
     def act(self, observation: Observation, state: GameState | None = None) -> int:
@@ -145,7 +147,7 @@ def as_agent(value: object) -> Agent:
         except (TypeError, ValueError):
             required = [None, None]
         if len(required) == 1:
-            from trinity_env.agents.base import PolicyAgent
+            from trinity_env.spec.agent import PolicyAgent
 
             return PolicyAgent(value)
         return Policy(value)

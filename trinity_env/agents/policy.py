@@ -24,16 +24,15 @@ from typing import Any
 import numpy as np
 import torch
 
-from trinity_env.agents.base import Agent, Observation
 from trinity_env.agents.checkpoint import CheckpointError, int_field, load_network, save_network
 from trinity_env.agents.network import MLPNetwork
 from trinity_env.core import GameState
 from trinity_env.core.actions import DECK_SIZE
+from trinity_env.spec.agent import Agent, Observation
 
 FORMAT = "trinity-towers-policy"
 
-__all__ = ["FORMAT", "CheckpointError", "NetworkAgent", "PolicyNetwork", "load_checkpoint",
-           "save_checkpoint"]  # fmt: skip
+__all__ = ["FORMAT", "CheckpointError", "NetworkAgent", "PolicyNetwork", "load_checkpoint", "save_checkpoint"]
 
 
 class PolicyNetwork(MLPNetwork):

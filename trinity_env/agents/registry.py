@@ -41,7 +41,6 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from trinity_env.agents.base import Agent, RandomAgent
 from trinity_env.agents.baselines import GreedyAgent, LookaheadAgent, check_seed
 from trinity_env.agents.checkpoint import MAX_CHECKPOINT_BYTES, CheckpointError, best_else_latest
 from trinity_env.agents.ladder import LEVEL, level_spec
@@ -49,6 +48,7 @@ from trinity_env.agents.mcts import MCTSAgent
 from trinity_env.core import TrinityError
 from trinity_env.core.files import one_line, short
 from trinity_env.core.paths import open_regular, refuse_special
+from trinity_env.spec.agent import Agent, RandomAgent
 
 
 class AgentSpecError(TrinityError):
@@ -92,9 +92,13 @@ def spec_arguments(agent: str, given: dict[str, str], table: dict[str, tuple[str
 
 
 MCTS_ARGUMENTS = {
-    "simulations": ("simulations", spec_int), "c": ("c", spec_float), "worlds": ("worlds", spec_int),
-    "seed": ("seed", spec_int), "draft": ("draft", _text), "greed": ("greed", spec_float),
-}  # fmt: skip
+    "simulations": ("simulations", spec_int),
+    "c": ("c", spec_float),
+    "worlds": ("worlds", spec_int),
+    "seed": ("seed", spec_int),
+    "draft": ("draft", _text),
+    "greed": ("greed", spec_float),
+}
 """``mcts:N,c=..,worlds=..,seed=..,draft=..,greed=..``: spec names are ``MCTSAgent``'s keywords."""
 
 
@@ -113,9 +117,13 @@ AZ_STANDARD = "az-standard"
 
 
 AZ_ARGUMENTS = {
-    "sims": ("simulations", spec_int), "solver": ("solver", spec_int), "worlds": ("worlds", spec_int),
-    "seed": ("seed", spec_int), "search": ("mode", _text), "considered": ("max_considered", spec_int),
-}  # fmt: skip
+    "sims": ("simulations", spec_int),
+    "solver": ("solver", spec_int),
+    "worlds": ("worlds", spec_int),
+    "seed": ("seed", spec_int),
+    "search": ("mode", _text),
+    "considered": ("max_considered", spec_int),
+}
 """``az:PATH,sims=..,solver=..,worlds=..,seed=..,search=..,considered=..``: spec names and ``AZAgent`` keywords."""
 
 
@@ -213,8 +221,9 @@ def _run_folder(folder: Path, spec: str, sample: str, seed: str | None) -> Agent
     suffix = ".pt" if any(os.path.exists(folder / f"{n}.pt") for n in ("best", "latest")) else ".zip"
     if not any(os.path.lexists(folder / f"{n}{suffix}") for n in ("best", "latest")):
         raise CheckpointError(f"no checkpoint in the run folder {folder}: no best.pt, latest.pt, best.zip, latest.zip")
-    return best_else_latest(folder, folder / f"best{suffix}", folder / f"latest{suffix}",
-                            lambda path: _load_file(path, spec, sample, seed))  # fmt: skip
+    return best_else_latest(
+        folder, folder / f"best{suffix}", folder / f"latest{suffix}", lambda path: _load_file(path, spec, sample, seed)
+    )
 
 
 def _checkpoint(spec: str, sample: str = "none", seed: str | None = None) -> Agent:

@@ -33,7 +33,6 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from trinity_env.agents.base import Agent, Observation
 from trinity_env.agents.checkpoint import (
     MAX_HIDDEN,
     MAX_LAYERS,
@@ -46,11 +45,18 @@ from trinity_env.agents.checkpoint import (
 )
 from trinity_env.core import GameState
 from trinity_env.core.files import parse_json
+from trinity_env.spec.agent import Agent, Observation
 
 ALLOWED_MEMBERS = frozenset(
-    {"data", "policy.pth", "policy.optimizer.pth", "pytorch_variables.pth", "_stable_baselines3_version",
-     "system_info.txt"}
-)  # fmt: skip
+    {
+        "data",
+        "policy.pth",
+        "policy.optimizer.pth",
+        "pytorch_variables.pth",
+        "_stable_baselines3_version",
+        "system_info.txt",
+    }
+)
 REQUIRED_MEMBERS = ("data", "policy.pth")
 POLICY_MODULE = "sb3_contrib.common.maskable.policies"
 POLICY_CLASS = "MaskableActorCriticPolicy"
@@ -67,9 +73,10 @@ class SB3PolicyAgent(Agent):
 
     def act(self, observation: Observation, state: GameState | None = None) -> int:
         action, _ = self.policy.predict(
-            observation["observation"], action_masks=observation["action_mask"].astype(bool),
+            observation["observation"],
+            action_masks=observation["action_mask"].astype(bool),
             deterministic=not self.sample,
-        )  # fmt: skip
+        )
         return int(action)
 
     @classmethod
@@ -242,8 +249,9 @@ def _infer_net_arch(path: Path, state: dict[str, Any]) -> tuple[tuple[int, ...],
                 raise CheckpointError(f"{path}: policy.pth {prefix}.{index} does not fit the layer before it")
             width = int(weight.shape[0])
             if not 1 <= width <= MAX_HIDDEN or len(widths) == MAX_LAYERS:
-                raise CheckpointError(f"{path}: policy.pth {prefix} is wider than {MAX_HIDDEN} or deeper than "
-                                      f"{MAX_LAYERS} layers")  # fmt: skip
+                raise CheckpointError(
+                    f"{path}: policy.pth {prefix} is wider than {MAX_HIDDEN} or deeper than {MAX_LAYERS} layers"
+                )
             widths.append(width)
             index += 2  # Linear, activation, Linear, ...
         weight, bias = state.get(f"{head}.weight"), state.get(f"{head}.bias")
@@ -255,8 +263,9 @@ def _infer_net_arch(path: Path, state: dict[str, Any]) -> tuple[tuple[int, ...],
         inputs = (OBSERVATION_SIZE, *widths)
         weights = sum(a * b + b for a, b in zip(inputs, widths)) + width * 257 + 257  # the body and both heads
         if weights > MAX_PARAMETERS:
-            raise CheckpointError(f"{path}: policy.pth {prefix} makes {weights:,} weights, over the limit of "
-                                  f"{MAX_PARAMETERS:,}")  # fmt: skip
+            raise CheckpointError(
+                f"{path}: policy.pth {prefix} makes {weights:,} weights, over the limit of {MAX_PARAMETERS:,}"
+            )
         return tuple(widths)
 
     return chain("mlp_extractor.policy_net", "action_net", 256), chain("mlp_extractor.value_net", "value_net", 1)
@@ -273,9 +282,13 @@ def _build_policy(path: Path, state: dict[str, Any], pi: tuple[int, ...], vf: tu
     observation_space = spaces.Box(0, OBSERVATION_HIGH, (OBSERVATION_SIZE,), np.int8)
     with torch.random.fork_rng(devices=[]):  # building initialises weights: leave the caller's RNG alone
         policy = MaskableActorCriticPolicy(
-            observation_space, spaces.Discrete(256), lambda _: 0.0,
-            net_arch={"pi": list(pi), "vf": list(vf)}, ortho_init=False, share_features_extractor=share,
-        )  # fmt: skip
+            observation_space,
+            spaces.Discrete(256),
+            lambda _: 0.0,
+            net_arch={"pi": list(pi), "vf": list(vf)},
+            ortho_init=False,
+            share_features_extractor=share,
+        )
     try:
         policy.load_state_dict(state)  # strict: every name, every shape
     except (RuntimeError, KeyError, TypeError) as err:

@@ -26,12 +26,12 @@ from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 import trinity_env.agents.registry as registry
-from trinity_env.agents.base import Agent
 from trinity_env.agents.baselines import check_seed
 from trinity_env.agents.checkpoint import CheckpointError
 from trinity_env.agents.ladder import LEVEL, level_spec
 from trinity_env.core import ArgumentError
 from trinity_env.core.files import short
+from trinity_env.spec.agent import Agent
 
 MAX_SPEC_CHARACTERS = 1000
 """The longest spec text: a path and a few arguments fit many times over."""

@@ -57,8 +57,13 @@ def run(args: argparse.Namespace) -> int:
 def _build(args: argparse.Namespace) -> int:
     from trinity_env.evaluation import accuracy
 
-    scoring = {"--agents": args.agents, "--set": args.set, "--json": args.json, "--png": args.png,
-               "--limit": args.limit}  # fmt: skip
+    scoring = {
+        "--agents": args.agents,
+        "--set": args.set,
+        "--json": args.json,
+        "--png": args.png,
+        "--limit": args.limit,
+    }
     refuse_given(scoring, "for scoring, not for building a set (--build FILE)")
     per_count = args.per_count or accuracy.DEFAULT_PER_COUNT
     empty = args.empty or accuracy.DEFAULT_EMPTY
@@ -105,8 +110,10 @@ def _score(args: argparse.Namespace) -> int:
             check_file(option, path)
     results, partial = interruptible(accuracy.score_agents, players, positions, seed=args.seed, progress=not args.quiet)
     expected = accuracy.random_expectation(positions)
-    print(f"{len(positions)} positions from {source(set_file)}: share of moves that keep the exact value "
-          "(over positions the mover does not lose) [95% interval]")  # fmt: skip
+    print(
+        f"{len(positions)} positions from {source(set_file)}: share of moves that keep the exact value "
+        "(over positions the mover does not lose) [95% interval]"
+    )
     print(accuracy.table(results, expected))
     heads = accuracy.network_table(results)
     if heads:

@@ -107,8 +107,9 @@ def _anchored(args: argparse.Namespace, pool, summary: dict) -> tuple[dict, bool
     )
 
     try:
-        ratings = rate_all_against_pool(args.agents, args.games, args.seed, args.workers, pool=pool,
-                                        progress=not args.quiet)  # fmt: skip
+        ratings = rate_all_against_pool(
+            args.agents, args.games, args.seed, args.workers, pool=pool, progress=not args.quiet
+        )
     except KeyboardInterrupt:
         return summary, True
     print(anchored_table(ratings, pool))

@@ -23,9 +23,12 @@ def add(commands: argparse._SubParsersAction) -> None:
     )
     balance.add_argument("--games", type=positive_int, default=200, help="games per study (default 200)")
     balance.add_argument(
-        "--agents", nargs="+", default=None, help="agent specs, each in self-play (default: mcts:200,draft=search "
+        "--agents",
+        nargs="+",
+        default=None,
+        help="agent specs, each in self-play (default: mcts:200,draft=search "
         "and ppo-standard:sample=draft); the A-limit studies use the first",
-    )  # fmt: skip
+    )
     balance.add_argument(
         "--a-limits", type=a_limit, nargs="+", default=[2, 3, 4], help="max_a_cards values to compare (0-8)"
     )
@@ -36,9 +39,12 @@ def add(commands: argparse._SubParsersAction) -> None:
     balance.add_argument("--out", type=folder_path, default="balance", help="folder for balance.json and the plots")
     balance.add_argument("--quiet", action="store_true", help="no progress bar")
     balance.add_argument(
-        "--openings", type=input_file_path, default=None, metavar="FILE",
+        "--openings",
+        type=input_file_path,
+        default=None,
+        metavar="FILE",
         help="also report the first mover under perfect play from this solved-openings file (trinity solve-openings)",
-    )  # fmt: skip
+    )
     balance.set_defaults(run=run)
 
 

@@ -24,16 +24,27 @@ def add(commands: argparse._SubParsersAction) -> None:
     card.add_argument(
         "policy", metavar="POLICY", help="an agent spec: onnx:PATH, a checkpoint, az-standard, mcts:400..."
     )
-    card.add_argument("--protocol", choices=sorted(PROTOCOLS), default="quick",
-                      help="quick (a few minutes for a network) or full (the figures to publish)")  # fmt: skip
+    card.add_argument(
+        "--protocol",
+        choices=sorted(PROTOCOLS),
+        default="quick",
+        help="quick (a few minutes for a network) or full (the figures to publish)",
+    )
     card.add_argument("--seed", type=non_negative_int, default=0)
     card.add_argument("--workers", type=process_count, default=None, help="processes for the rating games")
-    card.add_argument("--exploit-steps", type=positive_int, default=None,
-                      help="also train a best response for this many learner steps, and what it wins")  # fmt: skip
+    card.add_argument(
+        "--exploit-steps",
+        type=positive_int,
+        default=None,
+        help="also train a best response for this many learner steps, and what it wins",
+    )
     card.add_argument("--out", type=folder_path, default="benchmark", help="folder for the card (json, md, png)")
     card.add_argument("--json", type=output_path, default=None, help="also write the card's JSON to this file")
-    card.add_argument("--allow-code", action="store_true",
-                      help="allow a py:package.module:factory policy (its code is imported and run)")  # fmt: skip
+    card.add_argument(
+        "--allow-code",
+        action="store_true",
+        help="allow a py:package.module:factory policy (its code is imported and run)",
+    )
     card.add_argument("--quiet", action="store_true", help="no progress")
     card.set_defaults(run=run)
 
@@ -47,8 +58,14 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         check_file("--json", args.json)
     warm(["exact solver", *families_for([policy])])
-    card = benchmark(policy, args.protocol, seed=args.seed, workers=args.workers, exploit_steps=args.exploit_steps,
-                     progress=not args.quiet)  # fmt: skip
+    card = benchmark(
+        policy,
+        args.protocol,
+        seed=args.seed,
+        workers=args.workers,
+        exploit_steps=args.exploit_steps,
+        progress=not args.quiet,
+    )
     print(card.markdown())
     for path in card.write(args.out):
         print(f"wrote {path}")

@@ -67,8 +67,9 @@ class Renamed(argparse.Action):
     instead (``--out`` always names a folder, ``--json`` a file); hidden from ``--help``."""
 
     def __init__(self, option_strings: list[str], dest: str, instead: str, **_: object):
-        super().__init__(option_strings, dest=argparse.SUPPRESS, nargs="?", default=argparse.SUPPRESS,
-                         help=argparse.SUPPRESS)  # fmt: skip
+        super().__init__(
+            option_strings, dest=argparse.SUPPRESS, nargs="?", default=argparse.SUPPRESS, help=argparse.SUPPRESS
+        )
         self.instead = instead
 
     def __call__(self, parser, namespace, values, option_string=None):  # type: ignore[override]

@@ -59,13 +59,22 @@ def add(commands: argparse._SubParsersAction) -> None:
     )
     build.add_argument("--agent", default=DEFAULT_AGENT, help=f"self-play agent spec (default {DEFAULT_AGENT})")
     build.add_argument("--seed", type=whole_number(0, MAX_SEED), default=0, help="the dataset's seed (default 0)")
-    build.add_argument("--empty", type=empty_range, default=(4, 10),
-                       help="empty tiles, N or LOW-HIGH within 1-14 (default 4-10)")  # fmt: skip
-    build.add_argument("--policy-empty", type=_policy_argument, default="auto",
-                       help="empty tiles, N or LOW-HIGH within --empty, at which every value-keeping move is recorded "
-                            f"too; 'none'; or 'auto' (the default: --empty up to {MOST_POLICY_EMPTY})")  # fmt: skip
-    build.add_argument("--games-per-shard", type=whole_number(1, MAX_GAMES_PER_SHARD), default=DEFAULT_GAMES_PER_SHARD,
-                       help=f"games in a shard (default {DEFAULT_GAMES_PER_SHARD})")  # fmt: skip
+    build.add_argument(
+        "--empty", type=empty_range, default=(4, 10), help="empty tiles, N or LOW-HIGH within 1-14 (default 4-10)"
+    )
+    build.add_argument(
+        "--policy-empty",
+        type=_policy_argument,
+        default="auto",
+        help="empty tiles, N or LOW-HIGH within --empty, at which every value-keeping move is recorded "
+        f"too; 'none'; or 'auto' (the default: --empty up to {MOST_POLICY_EMPTY})",
+    )
+    build.add_argument(
+        "--games-per-shard",
+        type=whole_number(1, MAX_GAMES_PER_SHARD),
+        default=DEFAULT_GAMES_PER_SHARD,
+        help=f"games in a shard (default {DEFAULT_GAMES_PER_SHARD})",
+    )
     build.add_argument("--quiet", action="store_true", help="no progress bar")
     show = verbs.add_parser("info", help="check every shard and say what the dataset holds")
     show.add_argument("directory", metavar="DIR", type=folder_path)
@@ -95,16 +104,26 @@ def run(args: argparse.Namespace) -> int:
 
     stopped = _stop_on_signals()
     try:
-        report = build(args.directory, args.shards, positions=args.positions, agent=args.agent, seed=args.seed,
-                       empty=args.empty, games_per_shard=args.games_per_shard, policy_empty=args.policy_empty,
-                       progress=not args.quiet)  # fmt: skip
+        report = build(
+            args.directory,
+            args.shards,
+            positions=args.positions,
+            agent=args.agent,
+            seed=args.seed,
+            empty=args.empty,
+            games_per_shard=args.games_per_shard,
+            policy_empty=args.policy_empty,
+            progress=not args.quiet,
+        )
     except KeyboardInterrupt:
         say("trinity dataset", "interrupted; finished shards are kept (run the same command to resume)")
         return EXIT_INTERRUPTED if stopped[0] == signal.SIGINT else 128 + int(stopped[0])
     rate = report.positions_built / report.seconds if report.seconds else 0.0
-    print(f"{args.directory}: built {len(report.built)} shard(s) ({report.positions_built} positions, "
-          f"{report.seconds:.0f} s, {rate:.1f} positions/s), {len(report.skipped)} already complete; "
-          f"{report.positions_total} positions in the folder")  # fmt: skip
+    print(
+        f"{args.directory}: built {len(report.built)} shard(s) ({report.positions_built} positions, "
+        f"{report.seconds:.0f} s, {rate:.1f} positions/s), {len(report.skipped)} already complete; "
+        f"{report.positions_total} positions in the folder"
+    )
     return 0
 
 
@@ -135,10 +154,14 @@ def _print_summary(directory: str, info: dict[str, Any]) -> None:
     """The summary in words: what the folder holds, its shards, and the share of wins by empty tiles."""
     per = info["bytes_per_position"]
     low, high = info["empty"]
-    print(f"{directory}: {info['positions']} positions from {info['games']} games of {info['agent']} "
-          f"(seed {info['seed']}, {low}-{high} empty, {info['games_per_shard']} games a shard)")  # fmt: skip
-    print(f"shards: {info['shards']} ({_ranges(info['shard_indices'])}), all checked; "
-          f"{info['bytes']} bytes on disk" + (f", {per:.1f} a position" if per else ""))  # fmt: skip
+    print(
+        f"{directory}: {info['positions']} positions from {info['games']} games of {info['agent']} "
+        f"(seed {info['seed']}, {low}-{high} empty, {info['games_per_shard']} games a shard)"
+    )
+    print(
+        f"shards: {info['shards']} ({_ranges(info['shard_indices'])}), all checked; "
+        f"{info['bytes']} bytes on disk" + (f", {per:.1f} a position" if per else "")
+    )
     print("empty  positions   win  draw  loss")
     for count, row in info["by_empty"].items():
         total = row["win"] + row["draw"] + row["loss"]

@@ -88,8 +88,13 @@ def _score(args: argparse.Namespace) -> int:
     from trinity_env.agents.spec import AgentSpec
     from trinity_env.evaluation.puzzles import describe, describe_line, load_puzzles, score_agents, score_table
 
-    building = {"--count": args.count, "--empty": args.empty, "--agent": args.agent, "--max-nodes": args.max_nodes,
-                "--max-games": args.max_games}  # fmt: skip
+    building = {
+        "--count": args.count,
+        "--empty": args.empty,
+        "--agent": args.agent,
+        "--max-nodes": args.max_nodes,
+        "--max-games": args.max_games,
+    }
     refuse_given(building, "only for building puzzles (--build FILE), not for --score")
     if not args.agents:
         raise ArgumentError("--score needs --agents: the agent specs to score, e.g. --agents random greedy mcts:400")
@@ -102,8 +107,13 @@ def _score(args: argparse.Namespace) -> int:
     print("share of puzzles whose winning move the agent plays:")
     print(score_table(scores))
     if args.json:
-        summary = {"puzzles": source(args.score), "count": len(puzzles), "set": describe(puzzles),
-                   "partial": partial, "scores": [s.to_json() for s in scores]}  # fmt: skip
+        summary = {
+            "puzzles": source(args.score),
+            "count": len(puzzles),
+            "set": describe(puzzles),
+            "partial": partial,
+            "scores": [s.to_json() for s in scores],
+        }
         write_json(args.json, summary)
         print(f"wrote {args.json}")
     return finish("puzzles", partial, f"scores of {len(scores)} of {len(args.agents)} agents written")

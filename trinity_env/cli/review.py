@@ -17,9 +17,11 @@ def add(commands: argparse._SubParsersAction) -> None:
     )
     review.add_argument("file", type=input_path, help="a replay JSON file, or - for standard input")
     review.add_argument(
-        "--max-nodes", type=positive_int, default=2_000_000,
+        "--max-nodes",
+        type=positive_int,
+        default=2_000_000,
         help="solver nodes per position; past it the value is an estimate (default 2,000,000)",
-    )  # fmt: skip
+    )
     review.add_argument(
         "--agent", default="mcts:1600", help="agent spec estimating where the solver gives up (default mcts:1600)"
     )

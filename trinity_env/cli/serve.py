@@ -13,10 +13,12 @@ def add(commands: argparse._SubParsersAction) -> None:
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine)")
     serve.add_argument("--port", type=whole_number(1, 65535), default=8000, help="port (default 8000)")
     serve.add_argument(
-        "--max-games", type=positive_int, default=200,
+        "--max-games",
+        type=positive_int,
+        default=200,
         help="games kept at once, all browsers together (200); each browser keeps at most 20, and past this cap "
         "the least recently used browser loses its oldest game",
-    )  # fmt: skip
+    )
     serve.set_defaults(run=run)
 
 

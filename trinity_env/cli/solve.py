@@ -32,9 +32,11 @@ def add(commands: argparse._SubParsersAction) -> None:
         "--max-seconds", type=positive_seconds, default=60.0, help="give up after this many seconds (default 60)"
     )
     solve.add_argument(
-        "--max-nodes", type=positive_int, default=None,
+        "--max-nodes",
+        type=positive_int,
+        default=None,
         help="give up after this many nodes (default: no limit; searches with one thread, the same on any machine)",
-    )  # fmt: skip
+    )
     solve.add_argument("--threads", type=process_count, default=2, help="search threads sharing the table (default 2)")
     solve.set_defaults(run=run)
 

@@ -35,32 +35,50 @@ def add(commands: argparse._SubParsersAction) -> None:
         "--seeds", type=seed_range, required=True, help="the dealt games: a seed N or an inclusive range, e.g. 0-999"
     )
     openings.add_argument(
-        "--budget-nodes", type=positive_int, required=True, metavar="N",
+        "--budget-nodes",
+        type=positive_int,
+        required=True,
+        metavar="N",
         help="solver nodes per deal; a deal past it is recorded as unsolved with the nodes spent",
-    )  # fmt: skip
+    )
     openings.add_argument(
-        "--classify-nodes", type=whole_number(0), default=0, metavar="N",
+        "--classify-nodes",
+        type=whole_number(0),
+        default=0,
+        metavar="N",
         help="more nodes per solved deal to find every first placement that keeps its value (default 0: "
         "record the one the search found; classifying costs many times the value)",
-    )  # fmt: skip
+    )
     openings.add_argument(
-        "--records", type=record_path, required=True, metavar="FILE",
+        "--records",
+        type=record_path,
+        required=True,
+        metavar="FILE",
         help="the JSON-lines file of records (appended to; a rerun resumes)",
-    )  # fmt: skip
+    )
     openings.add_argument("--out", action=Renamed, instead="--records FILE (the records file; --out names a folder)")
     openings.add_argument(
-        "--threads", type=process_count, default=None,
+        "--threads",
+        type=process_count,
+        default=None,
         help="deals solved at once, a process each (default 1); with --ray local, the local cluster's CPUs",
-    )  # fmt: skip
+    )
     openings.add_argument(
-        "--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
+        "--ray",
+        nargs="?",
+        const="local",
+        default=None,
+        metavar="ADDRESS",
         help="run each deal as a Ray task: local (alone: a cluster started here), auto, HOST:PORT or "
         "ray://HOST:PORT (needs the rllib extra)",
-    )  # fmt: skip
+    )
     openings.add_argument(
-        "--table-bits", type=whole_number(10, 32), default=24, metavar="B",
+        "--table-bits",
+        type=whole_number(10, 32),
+        default=24,
+        metavar="B",
         help="the solver's table per deal: 2**B slots of 16 bytes (default 24: 256 MiB)",
-    )  # fmt: skip
+    )
     openings.add_argument(
         "--json", type=output_path, default=None, metavar="FILE", help="also write the summary as JSON to this file"
     )
@@ -85,8 +103,13 @@ def run(args: argparse.Namespace) -> int:
     if args.ray in (None, "local"):  # each deal running here holds its own solver table
         running = min(threads if args.ray is None else args.threads or 1, len(seeds))
         table = TABLE_SLOT_BYTES << args.table_bits
-        check_memory({f"--threads {running} with --table-bits {args.table_bits} ({running} solver tables of "
-                      f"{table:,} bytes)": running * table}, ArgumentError)  # fmt: skip
+        check_memory(
+            {
+                f"--threads {running} with --table-bits {args.table_bits} ({running} solver tables of "
+                f"{table:,} bytes)": running * table
+            },
+            ArgumentError,
+        )
     check_file("--records", args.records, record=True)
     if os.path.exists(args.records):
         openings.read_records(args.records)  # a file that is not one is refused before any work
@@ -110,8 +133,10 @@ def run(args: argparse.Namespace) -> int:
         )
     summary = run.summary()
     shown = f"{seeds.start}-{seeds.stop - 1}" if len(seeds) > 1 else str(seeds.start)
-    print(f"seeds {shown}: {len(run.new)} deals recorded now, {run.skipped} already in {args.records}"
-          + (f" ({run.retried} unsolved ones tried again with the larger budget)" if run.retried else ""))  # fmt: skip
+    print(
+        f"seeds {shown}: {len(run.new)} deals recorded now, {run.skipped} already in {args.records}"
+        + (f" ({run.retried} unsolved ones tried again with the larger budget)" if run.retried else "")
+    )
     if run.cut:
         print(f"{args.records}: its last line, cut short when a run was killed, was dropped")
     print(openings.summary_text(summary, args.records))
@@ -123,6 +148,9 @@ def run(args: argparse.Namespace) -> int:
             "solve-openings", run.partial, f"{len(run.new)} deals recorded in {args.records}; run again to go on"
         )
     seeds_failed = " ".join(str(seed) for seed, _ in run.failed)
-    say("trinity solve-openings", f"{len(run.failed)} deals failed on the cluster and were not recorded "
-        f"(run again to retry them): seeds {seeds_failed}; first: {run.failed[0][1]}")  # fmt: skip
+    say(
+        "trinity solve-openings",
+        f"{len(run.failed)} deals failed on the cluster and were not recorded "
+        f"(run again to retry them): seeds {seeds_failed}; first: {run.failed[0][1]}",
+    )
     return 1

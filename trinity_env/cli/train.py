@@ -38,17 +38,27 @@ def add(commands: argparse._SubParsersAction) -> None:
     again.add_argument("--resume", action="store_true", help="continue the run in RUN")
     again.add_argument("--overwrite", action="store_true", help="delete the run in RUN and start again")
     train.add_argument(
-        "--total-steps", type=positive_int, default=None, metavar="N",
+        "--total-steps",
+        type=positive_int,
+        default=None,
+        metavar="N",
         help="PPO: learner steps to train for, over the config's (with --resume: extend the run to N)",
-    )  # fmt: skip
+    )
     train.add_argument(
-        "--total-games", type=positive_int, default=None, metavar="N",
+        "--total-games",
+        type=positive_int,
+        default=None,
+        metavar="N",
         help="AlphaZero: self-play games to train for, over the config's (with --resume: extend the run to N)",
-    )  # fmt: skip
+    )
     train.add_argument(
-        "--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
+        "--ray",
+        nargs="?",
+        const="local",
+        default=None,
+        metavar="ADDRESS",
         help="AlphaZero on Ray: self-play and labels on actors of a cluster ('local', auto, HOST:PORT; docs/ray.md)",
-    )  # fmt: skip
+    )
     train.add_argument("--actors", type=positive_int, default=None, help="AlphaZero on Ray: self-play actors")
     train.set_defaults(run=run)
 

@@ -238,9 +238,11 @@ class _BoundedLoader(yaml.SafeLoader):
                 size = self._sizes.get(event.anchor)
                 if size is None:
                     raise ComposerError(
-                        None, None, f"the alias *{cut(event.anchor)} is used inside the collection it names, "
-                        "which contains itself", event.start_mark,
-                    )  # fmt: skip
+                        None,
+                        None,
+                        f"the alias *{cut(event.anchor)} is used inside the collection it names, which contains itself",
+                        event.start_mark,
+                    )
                 self._count(size)
             return super().compose_node(parent, index)
         before = self._nodes

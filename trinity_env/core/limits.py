@@ -107,5 +107,4 @@ def check_memory(parts: dict[str, int], error: type[Exception] = TrinityError, s
     name, largest = max(parts.items(), key=lambda item: item[1])
     rest = f" (all together {size(total)})" if total > 1.01 * largest else ""
     prefix = f"{source}: " if source else ""
-    raise error(f"{prefix}{name} needs about {size(largest)}{rest}, over the memory budget of {size(budget)} "
-                f"({where})")  # fmt: skip
+    raise error(f"{prefix}{name} needs about {size(largest)}{rest}, over the memory budget of {size(budget)} ({where})")

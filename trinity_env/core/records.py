@@ -68,7 +68,7 @@ def whole(low: int | None = None, high: int | None = None) -> Field:
         )
 
     def test(value: object) -> bool:
-        return (type(value) is int and (low is None or value >= low) and (high is None or value <= high))  # fmt: skip
+        return type(value) is int and (low is None or value >= low) and (high is None or value <= high)
 
     return Field(test, says)
 
@@ -174,8 +174,16 @@ def parse(
     return contents
 
 
-def _add(contents: Contents, number: int, record: object, check: Callable[[object], str | None], where: str,
-         what: str, error: type[TrinityError], header: str | None) -> None:  # fmt: skip
+def _add(
+    contents: Contents,
+    number: int,
+    record: object,
+    check: Callable[[object], str | None],
+    where: str,
+    what: str,
+    error: type[TrinityError],
+    header: str | None,
+) -> None:
     if header is not None and isinstance(record, dict) and "format" in record:
         raise error(f"{where}: a header (format {short(record['format'])}) where a {what} belongs")
     wrong = check(record)
@@ -277,8 +285,9 @@ class RecordFile:
             if not isinstance(err, OSError):  # Ctrl-C in the middle of the line
                 raise
             reason = one_line(err.strerror or err)
-            raise WriteError(f"cannot write {self.name}: {reason} (the records before this one are kept: run it "
-                             "again to go on)") from None  # fmt: skip
+            raise WriteError(
+                f"cannot write {self.name}: {reason} (the records before this one are kept: run it again to go on)"
+            ) from None
         self.end += len(data)
 
     def close(self) -> None:
@@ -329,12 +338,15 @@ def appending(
     descriptor = _open(path, error, _OPEN)
     try:
         lock(descriptor, name, error)
-        contents = parse(_text(descriptor, name, error), name, check, error, what=what, kind=kind,
-                         header=header["format"])  # fmt: skip
+        contents = parse(
+            _text(descriptor, name, error), name, check, error, what=what, kind=kind, header=header["format"]
+        )
         old = contents.header
         if old is not None and not (same or _same)(old, header):
-            raise error(f"{name} was built with {describe(old)}, not {describe(header)}: give another file to build "
-                        "with other settings, or the same settings to go on")  # fmt: skip
+            raise error(
+                f"{name} was built with {describe(old)}, not {describe(header)}: give another file to build "
+                "with other settings, or the same settings to go on"
+            )
         out = RecordFile(descriptor, name, contents.whole)
         if contents.cut:
             warn_cut(name)

@@ -41,7 +41,6 @@ from typing import Any
 
 import numpy as np
 
-from trinity_env.agents.base import Agent
 from trinity_env.agents.registry import spec_sha256
 from trinity_env.agents.spec import AgentSpec, make, player
 from trinity_env.core import ArgumentError, GameState, PositionError, records
@@ -49,6 +48,7 @@ from trinity_env.evaluation.match import RunInterrupted
 from trinity_env.evaluation.puzzles import agent_move, agent_moves, parse_moves
 from trinity_env.evaluation.ratings import wilson_interval
 from trinity_env.search.solver import Solver, SolverBudgetError
+from trinity_env.spec.agent import Agent
 from trinity_env.spec.config import make_config
 from trinity_env.spec.observation import observation_dict
 
@@ -86,9 +86,14 @@ class Position:
         return self.value >= 0
 
     def to_json(self) -> dict[str, Any]:
-        return {"game": self.game, "empty_tiles": self.empty, "position": self.position.to_dict(),
-                "value": self.value, "best_moves": [{"card": c, "tile": t} for c, t in sorted(self.best_moves)],
-                "legal_moves": self.legal_moves}  # fmt: skip
+        return {
+            "game": self.game,
+            "empty_tiles": self.empty,
+            "position": self.position.to_dict(),
+            "value": self.value,
+            "best_moves": [{"card": c, "tile": t} for c, t in sorted(self.best_moves)],
+            "legal_moves": self.legal_moves,
+        }
 
 
 # ---------------------------------------------------------------------- building
@@ -168,15 +173,24 @@ def build_set(
     files = spec_sha256(agent)  # a file replaced between two runs of a build must not mix two networks' games
     hashed = {} if files is None else {"agent_sha256": files}  # mcts:400 reads no file: the header it always had
     header = {"format": FORMAT, "agent": agent, **hashed, "seed": seed, "max_nodes": max_nodes}
-    with records.appending(path, header, record_problem, PositionError, what="accuracy record",
-                           kind="accuracy set") as (out, contents):  # fmt: skip
+    with records.appending(
+        path, header, record_problem, PositionError, what="accuracy record", kind="accuracy set"
+    ) as (out, contents):
         done = BuildProgress(header, [record for _, record in contents.records])
         _build(out, done, per_count, empty, agent, seed, max_nodes, progress)
     return done
 
 
-def _build(out: records.RecordFile, done: BuildProgress, per_count: int, empty: tuple[int, int], agent: str,
-           seed: int, max_nodes: int, progress: bool) -> None:  # fmt: skip
+def _build(
+    out: records.RecordFile,
+    done: BuildProgress,
+    per_count: int,
+    empty: tuple[int, int],
+    agent: str,
+    seed: int,
+    max_nodes: int,
+    progress: bool,
+) -> None:
     self_player = make(agent)
     solver = Solver()
     games: dict[int, dict[int, GameState]] = {}
@@ -185,8 +199,12 @@ def _build(out: records.RecordFile, done: BuildProgress, per_count: int, empty: 
         from tqdm import tqdm
 
         total = per_count * (empty[1] - empty[0] + 1)
-        bar = tqdm(total=total, initial=sum(min(done.counting(e), per_count) for e in range(empty[0], empty[1] + 1)),
-                   desc="positions", unit="position")  # fmt: skip
+        bar = tqdm(
+            total=total,
+            initial=sum(min(done.counting(e), per_count) for e in range(empty[0], empty[1] + 1)),
+            desc="positions",
+            unit="position",
+        )
     try:
         for count in range(empty[0], empty[1] + 1):
             seen = {r["game"] for r in done.records if r["empty_tiles"] == count}
@@ -223,8 +241,12 @@ def _solve_record(solver: Solver, state: GameState, game: int, max_nodes: int) -
 
 _WHERE = {"game": records.whole(0), "empty_tiles": records.whole(1, 15)}
 _OVER_BUDGET = _WHERE | {"over_budget": records.TRUE}
-_SOLVED = _WHERE | {"position": records.OBJECT, "value": records.one_of(-1, 0, 1), "best_moves": records.LIST,
-                    "legal_moves": records.whole(1)}  # fmt: skip
+_SOLVED = _WHERE | {
+    "position": records.OBJECT,
+    "value": records.one_of(-1, 0, 1),
+    "best_moves": records.LIST,
+    "legal_moves": records.whole(1),
+}
 
 
 def record_problem(record: object) -> str | None:
@@ -236,8 +258,9 @@ def record_problem(record: object) -> str | None:
 
 
 def _read_records(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    contents = records.read(path, record_problem, PositionError, what="accuracy record", kind="accuracy set",
-                            header=FORMAT)  # fmt: skip
+    contents = records.read(
+        path, record_problem, PositionError, what="accuracy record", kind="accuracy set", header=FORMAT
+    )
     if contents.header is None:
         raise PositionError(f"{path}: empty file, expected an accuracy set header")
     if contents.cut:
@@ -340,8 +363,11 @@ class CountScore:
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"empty_tiles": self.empty, "moves": self.moves.to_json()}
         if self.value_sign is not None:
-            data |= {"value_sign": self.value_sign.to_json(), "value_mse": self.value_error,
-                     "policy_top1": self.policy.to_json() if self.policy else None}  # fmt: skip
+            data |= {
+                "value_sign": self.value_sign.to_json(),
+                "value_mse": self.value_error,
+                "policy_top1": self.policy.to_json() if self.policy else None,
+            }
         return data
 
     @classmethod
@@ -349,8 +375,13 @@ class CountScore:
         if "value_sign" not in data:
             return cls(data["empty_tiles"], Share.from_json(data["moves"]))
         policy = Share.from_json(data["policy_top1"]) if data["policy_top1"] else None
-        return cls(data["empty_tiles"], Share.from_json(data["moves"]), Share.from_json(data["value_sign"]),
-                   data["value_mse"], policy)  # fmt: skip
+        return cls(
+            data["empty_tiles"],
+            Share.from_json(data["moves"]),
+            Share.from_json(data["value_sign"]),
+            data["value_mse"],
+            policy,
+        )
 
 
 @dataclass(frozen=True)
@@ -412,13 +443,17 @@ def score_agent(
         hits = kept.get(empty, [])
         moves = Share(sum(hits), len(hits))
         head = heads.get(empty)
-        rows.append(CountScore(empty, moves) if head is None else
-                    CountScore(empty, moves, head.value_sign, head.value_error, head.policy))  # fmt: skip
+        rows.append(
+            CountScore(empty, moves)
+            if head is None
+            else CountScore(empty, moves, head.value_sign, head.value_error, head.policy)
+        )
     return AgentAccuracy(spec, tuple(rows))
 
 
-def score_network(evaluate: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]],
-                  positions: Sequence[Position]) -> list[CountScore]:  # fmt: skip
+def score_network(
+    evaluate: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]], positions: Sequence[Position]
+) -> list[CountScore]:
     """A network's heads on ``positions``, by empty count, from one batched ``evaluate(observations, masks) ->
     (logits, values)`` per count: ``moves`` and ``policy`` are both the raw policy's first choice."""
     rows = []
@@ -463,8 +498,9 @@ def random_expectation(positions: Sequence[Position]) -> dict[int, float]:
     return {empty: sum(values) / len(values) for empty, values in sorted(shares.items())}
 
 
-def score_agents(specs: Sequence[Any], positions: Sequence[Position], seed: int = 0,
-                 progress: bool = False) -> list[AgentAccuracy]:  # fmt: skip
+def score_agents(
+    specs: Sequence[Any], positions: Sequence[Position], seed: int = 0, progress: bool = False
+) -> list[AgentAccuracy]:
     """Each agent's accuracy (spec strings or any ``Player``); Ctrl-C raises ``RunInterrupted`` whose ``partial``
     is the agents finished."""
     players = [player(spec) for spec in specs]  # every bad spec raises before anything is built
@@ -492,8 +528,10 @@ def table(results: Sequence[AgentAccuracy], expected: dict[int, float] | None = 
     positions counted and, given ``expected`` (``random_expectation``), a random mover's share."""
     counts = sorted({c.empty for r in results for c in r.counts})
     extra = ["random mover"] if expected else []
-    lines = ["| empty | positions | " + " | ".join([r.agent for r in results] + extra) + " |",
-             "|---:|---:|" + "---|" * (len(results) + len(extra))]  # fmt: skip
+    lines = [
+        "| empty | positions | " + " | ".join([r.agent for r in results] + extra) + " |",
+        "|---:|---:|" + "---|" * (len(results) + len(extra)),
+    ]
     for empty in counts:
         totals = {c.moves.total for r in results for c in r.counts if c.empty == empty}
         cells = [" / ".join(str(t) for t in sorted(totals))]
@@ -550,11 +588,16 @@ def plot(results: Sequence[AgentAccuracy], path: str | Path, expected: dict[int,
     fig.savefig(path)
 
 
-def summary(results: Sequence[AgentAccuracy], source: str, positions: Sequence[Position],
-            partial: bool = False) -> dict[str, Any]:  # fmt: skip
+def summary(
+    results: Sequence[AgentAccuracy], source: str, positions: Sequence[Position], partial: bool = False
+) -> dict[str, Any]:
     """The JSON document ``trinity accuracy --json`` writes."""
     counts = {e: sum(1 for p in positions if p.empty == e) for e in sorted({p.empty for p in positions})}
     expected = random_expectation(positions)
-    return {"set": source, "positions": {str(e): n for e, n in counts.items()}, "partial": partial,
-            "random_mover": {str(e): share for e, share in expected.items()},
-            "agents": [r.to_json() for r in results]}  # fmt: skip
+    return {
+        "set": source,
+        "positions": {str(e): n for e, n in counts.items()},
+        "partial": partial,
+        "random_mover": {str(e): share for e, share in expected.items()},
+        "agents": [r.to_json() for r in results],
+    }

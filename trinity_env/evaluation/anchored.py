@@ -90,8 +90,15 @@ class ReferencePool:
             make_config(config)
         except (ValueError, TypeError) as err:
             raise PoolError(f"{path}: bad config: {err}") from None
-        return cls(tuple(agents), tuple(float(x) for x in elo), tuple((float(a), float(b)) for a, b in elo_95),
-                   anchor, dict(config), *counts, command)  # fmt: skip
+        return cls(
+            tuple(agents),
+            tuple(float(x) for x in elo),
+            tuple((float(a), float(b)) for a, b in elo_95),
+            anchor,
+            dict(config),
+            *counts,
+            command,
+        )
 
     def players(self) -> list[AgentSpec]:
         """The pool's agents as checked specs (``AgentSpec.parse``), none built."""
@@ -102,12 +109,21 @@ class ReferencePool:
         scale, from fewer opponents. One line naming an agent the pool does not hold."""
         missing = [a for a in agents if a not in self.agents]
         if missing or not agents:
-            raise ArgumentError(f"the reference pool holds no agent {short(missing[0] if missing else '')}; "
-                                f"it holds {', '.join(self.agents)}")  # fmt: skip
+            raise ArgumentError(
+                f"the reference pool holds no agent {short(missing[0] if missing else '')}; "
+                f"it holds {', '.join(self.agents)}"
+            )
         keep = [m for m, a in enumerate(self.agents) if a in agents]
-        return ReferencePool(tuple(self.agents[m] for m in keep), tuple(self.elo[m] for m in keep),
-                             tuple(self.elo_95[m] for m in keep), self.anchor, self.config, self.games_per_pair,
-                             self.seed, self.command)  # fmt: skip
+        return ReferencePool(
+            tuple(self.agents[m] for m in keep),
+            tuple(self.elo[m] for m in keep),
+            tuple(self.elo_95[m] for m in keep),
+            self.anchor,
+            self.config,
+            self.games_per_pair,
+            self.seed,
+            self.command,
+        )
 
 
 def _numbers(values: object, length: int) -> bool:
@@ -210,8 +226,17 @@ def rate_all_against_pool(
     ratings = []
     for t, one in enumerate(who):
         elo, low, high = fit_against_fixed(fixed, score[t], played[t])
-        ratings.append(AnchoredRating(one.label, elo, low, high, pool.agents, tuple(float(s) for s in score[t]),
-                                      tuple(int(n) for n in played[t])))  # fmt: skip
+        ratings.append(
+            AnchoredRating(
+                one.label,
+                elo,
+                low,
+                high,
+                pool.agents,
+                tuple(float(s) for s in score[t]),
+                tuple(int(n) for n in played[t]),
+            )
+        )
     return ratings
 
 
@@ -236,8 +261,9 @@ def anchored_table(ratings: Sequence[AnchoredRating], pool: ReferencePool) -> st
     width = max(10, *(len(r.agent) for r in ratings))
     lines = [f"{'agent':<{width}} | anchored Elo (95% CI) | games vs pool", "-" * (width + 40)]
     for r in sorted(ratings, key=lambda r: -r.elo):
-        lines.append(f"{r.agent:<{width}} | {r.elo:+6.0f} [{r.low:+.0f}, {r.high:+.0f}]".ljust(width + 25)
-                     + f" | {sum(r.games)}")  # fmt: skip
+        lines.append(
+            f"{r.agent:<{width}} | {r.elo:+6.0f} [{r.low:+.0f}, {r.high:+.0f}]".ljust(width + 25) + f" | {sum(r.games)}"
+        )
     lines.append(f"On the reference pool's fixed scale ({pool.anchor} = 0; {len(pool.agents)} agents held fixed).")
     return "\n".join(lines)
 
@@ -265,6 +291,7 @@ def pool_markdown(pool: ReferencePool) -> str:
     lines = [f"| level | agent | Elo ({pool.anchor} = 0) | 95% CI |", "|---|---|---|---|"]
     for agent, elo, (low, high) in zip(pool.agents, pool.elo, pool.elo_95):
         interval = "the anchor" if agent == pool.anchor else f"[{low:+.0f}, {high:+.0f}]"
-        lines.append(f"| {levels.get(agent, '')} | `{agent}` | {'0' if agent == pool.anchor else f'{elo:+.0f}'} "
-                     f"| {interval} |")  # fmt: skip
+        lines.append(
+            f"| {levels.get(agent, '')} | `{agent}` | {'0' if agent == pool.anchor else f'{elo:+.0f}'} | {interval} |"
+        )
     return "\n".join(lines)

@@ -29,13 +29,13 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-from trinity_env.agents.base import Agent
 from trinity_env.agents.spec import Player, player
 from trinity_env.core import ArgumentError, Replay
 from trinity_env.core.limits import check_workers
 from trinity_env.core.writes import write_text
 from trinity_env.evaluation.match import RunInterrupted, chunk_results, seat_swapped_points
 from trinity_env.evaluation.ratings import bootstrap_elo, fit_elo, wilson_interval
+from trinity_env.spec.agent import Agent
 from trinity_env.spec.config import EnvConfig, make_config
 
 CHUNK = 10  # games per task
@@ -234,8 +234,16 @@ class ArenaResult:
         rate = np.array([[0.0 if x is None else x for x in row] for row in data["win_rate"]])
         low, high = np.array(data["elo_95"]).T
         partial = bool(data.get("partial", False))
-        return cls(list(data["agents"]), rate * games, games, np.array(data["elo"]), low, high,
-                   partial, data.get("games_requested"))  # fmt: skip
+        return cls(
+            list(data["agents"]),
+            rate * games,
+            games,
+            np.array(data["elo"]),
+            low,
+            high,
+            partial,
+            data.get("games_requested"),
+        )
 
     def heatmap(self, path: str | Path) -> None:
         import matplotlib

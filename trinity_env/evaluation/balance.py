@@ -76,10 +76,15 @@ def play_recorded(specs: tuple[str, str], config: dict[str, Any], seed: int) -> 
     placements = [s.last for s in states if s.last is not None and s.last.tile is not None]
     domino = [sum(len(step.domino) for step in placements if step.player == p) for p in (0, 1)]
     return GameRecord(
-        final.first_player, final.winner, final.outcome.termination, hands,
+        final.first_player,
+        final.winner,
+        final.outcome.termination,
+        hands,
         (sum(final.decks[0][i].is_a_card for i in hands[0]), sum(final.decks[1][i].is_a_card for i in hands[1])),
-        (domino[0], domino[1]), bool(placements[-1].domino), len(placements),
-    )  # fmt: skip
+        (domino[0], domino[1]),
+        bool(placements[-1].domino),
+        len(placements),
+    )
 
 
 def _play_chunk(task: tuple) -> tuple[str, list[GameRecord]]:
@@ -103,8 +108,14 @@ def _summarise(records: list[GameRecord], deck: list[Card]) -> dict[str, Any]:
     for i, card in enumerate(deck):
         held = [(r, p) for r in records for p in (0, 1) if i in r.hands[p]]
         wins = sum(0.5 if r.winner is None else float(r.winner == p) for r, p in held)
-        cards.append({"card": card.notation, "index": i, "picked": _share(len(held), 2 * n),
-                      "win_rate_when_picked": _share(wins, len(held))})  # fmt: skip
+        cards.append(
+            {
+                "card": card.notation,
+                "index": i,
+                "picked": _share(len(held), 2 * n),
+                "win_rate_when_picked": _share(wins, len(held)),
+            }
+        )
     uneven = [r for r in records if r.domino_flips[0] != r.domino_flips[1]]
     more_domino_wins = sum(
         0.5 if r.winner is None else float(r.winner == (0 if r.domino_flips[0] > r.domino_flips[1] else 1))
@@ -151,8 +162,14 @@ class BalanceReport:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> BalanceReport:
         openings = data.get("openings")
-        return cls(list(data["agents"]), int(data["games"]), int(data["seed"]), dict(data["studies"]),
-                   bool(data.get("partial", False)), None if openings is None else dict(openings))  # fmt: skip
+        return cls(
+            list(data["agents"]),
+            int(data["games"]),
+            int(data["seed"]),
+            dict(data["studies"]),
+            bool(data.get("partial", False)),
+            None if openings is None else dict(openings),
+        )
 
     def openings_line(self) -> str:
         """The first mover under perfect play, from the solved openings ("" when none were given)."""
@@ -161,13 +178,17 @@ class BalanceReport:
         o = self.openings
         first = o["first_player"]
         where = f", in {o['file']}" if o.get("file") else ""
-        line = (f"Perfect play ({o['solved']} dealt games solved from the first placement, {o['unsolved']} unsolved"
-                f"{where}): the first mover wins {_cell(first['wins'])}, draws {_cell(first['draws'])}, "
-                f"loses {_cell(first['losses'])} of the solved.")  # fmt: skip
+        line = (
+            f"Perfect play ({o['solved']} dealt games solved from the first placement, {o['unsolved']} unsolved"
+            f"{where}): the first mover wins {_cell(first['wins'])}, draws {_cell(first['draws'])}, "
+            f"loses {_cell(first['losses'])} of the solved."
+        )
         bounds = o.get("wins_all_deals")  # absent from reports written before it was summarised
         if o["unsolved"] and bounds:
-            line += (f" Over all {bounds['n']} deals, each unsolved one counted as not won, then as won: "
-                     f"{bounds['low']:.1%} to {bounds['high']:.1%}.")  # fmt: skip
+            line += (
+                f" Over all {bounds['n']} deals, each unsolved one counted as not won, then as won: "
+                f"{bounds['low']:.1%} to {bounds['high']:.1%}."
+            )
         return line
 
     def partial_note(self) -> str:
@@ -201,18 +222,30 @@ class BalanceReport:
 
     def markdown(self) -> str:
         """The study table and, for each standard-rules study, the card table, as markdown."""
-        heads = ("first mover wins", "lane-control endings", "domino fires", "domino in last placement",
-                 "more domino flips wins")  # fmt: skip
-        keys = ("first_mover_wins", "lane_control_endings", "domino_fired", "domino_in_last_placement",
-                "more_domino_flips_wins")  # fmt: skip
+        heads = (
+            "first mover wins",
+            "lane-control endings",
+            "domino fires",
+            "domino in last placement",
+            "more domino flips wins",
+        )
+        keys = (
+            "first_mover_wins",
+            "lane_control_endings",
+            "domino_fired",
+            "domino_in_last_placement",
+            "more_domino_flips_wins",
+        )
         lines = [
             "| study | games | max_a_cards | " + " | ".join(heads) + " | A cards per hand | placements |",
             "|---|---|---|" + "---|" * len(heads) + "---|---|",
         ]
         for name, s in self.studies.items():
             cells = " | ".join(_cell(s[key]) for key in keys)
-            lines.append(f"| {name} | {s['games']} | {s['max_a_cards']} | {cells} | "
-                         f"{_mean(s['mean_a_cards'], 2)} | {_mean(s['mean_placements'], 1)} |")  # fmt: skip
+            lines.append(
+                f"| {name} | {s['games']} | {s['max_a_cards']} | {cells} | "
+                f"{_mean(s['mean_a_cards'], 2)} | {_mean(s['mean_placements'], 1)} |"
+            )
         if self.openings is not None:
             lines += ["", self.openings_line()]
         if self.partial:
@@ -343,8 +376,12 @@ def plot_report(report: BalanceReport, out: Path) -> list[Path]:
 
     paths = []
     names = list(report.studies)
-    keys = [("first_mover_wins", "first mover wins"), ("lane_control_endings", "lane-control ending"),
-            ("domino_fired", "domino fires"), ("domino_in_last_placement", "domino in last placement")]  # fmt: skip
+    keys = [
+        ("first_mover_wins", "first mover wins"),
+        ("lane_control_endings", "lane-control ending"),
+        ("domino_fired", "domino fires"),
+        ("domino_in_last_placement", "domino in last placement"),
+    ]
     fig, ax = plt.subplots(figsize=(9, 4))
     width = 0.8 / len(names)
     for n, name in enumerate(names):
@@ -368,8 +405,10 @@ def plot_report(report: BalanceReport, out: Path) -> list[Path]:
     cards = first["cards"]
     fig, axes = plt.subplots(1, 2, figsize=(10, 4.5), sharey=True)
     labels = [c["card"] for c in cards]
-    for ax, key, title in ((axes[0], "picked", "drafted (share of hands)"),
-                           (axes[1], "win_rate_when_picked", "win rate when drafted")):  # fmt: skip
+    for ax, key, title in (
+        (axes[0], "picked", "drafted (share of hands)"),
+        (axes[1], "win_rate_when_picked", "win rate when drafted"),
+    ):
         shares = [c[key] for c in cards]
         values = [share["share"] or 0.0 for share in shares]
         ax.barh(

@@ -17,10 +17,10 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from trinity_env.agents.base import Agent
 from trinity_env.agents.spec import make
 from trinity_env.core import GameState, PositionError
 from trinity_env.search.solver import Solver
+from trinity_env.spec.agent import Agent
 from trinity_env.spec.config import make_config
 from trinity_env.spec.observation import observation_dict
 

@@ -10,8 +10,8 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-from trinity_env.agents.base import Agent, visible_state
 from trinity_env.core import GameState
+from trinity_env.spec.agent import Agent, visible_state
 from trinity_env.spec.config import EnvConfig
 from trinity_env.spec.observation import observation_dict
 

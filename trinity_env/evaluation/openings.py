@@ -178,10 +178,22 @@ def solve_deal(
                     raise AssertionError(f"seed {seed}: value {value} then {solution.value}")
                 best, complete, nodes = solution.best_moves, True, nodes + solution.nodes
         winner = None if value == 0 else (state.to_move if value == 1 else 1 - state.to_move)
-        record |= {"solved": True, "value": value, "winner": winner, "best_moves": _moves(best),
-                   "all_best_moves": complete, "nodes": nodes, "value_nodes": value_nodes}  # fmt: skip
-    record |= {"budget_nodes": budget_nodes, "classify_nodes": classify_nodes, "table_bits": table_bits,
-               "seconds": round(time.perf_counter() - start, 3), "position": state.to_dict()}  # fmt: skip
+        record |= {
+            "solved": True,
+            "value": value,
+            "winner": winner,
+            "best_moves": _moves(best),
+            "all_best_moves": complete,
+            "nodes": nodes,
+            "value_nodes": value_nodes,
+        }
+    record |= {
+        "budget_nodes": budget_nodes,
+        "classify_nodes": classify_nodes,
+        "table_bits": table_bits,
+        "seconds": round(time.perf_counter() - start, 3),
+        "position": state.to_dict(),
+    }
     return record
 
 
@@ -204,9 +216,11 @@ def _solve_task(task: tuple[int, int, int, Deal, int, int]) -> dict:
 
 @contextmanager
 def _pool_results(
-    tasks: Iterable[tuple[int, int, int, Deal, int]], seeds: list[int], workers: int,
+    tasks: Iterable[tuple[int, int, int, Deal, int]],
+    seeds: list[int],
+    workers: int,
     show: Callable[[dict[int, int]], None],
-) -> Iterator[Iterator[dict]]:  # fmt: skip
+) -> Iterator[Iterator[dict]]:
     """Each deal's record as it finishes, solved in a pool of ``workers`` processes; between records,
     about every ``PROGRESS_POLL`` seconds, ``show`` gets the running deals' nodes so far by seed."""
     slots = multiprocessing.get_context("spawn").Array("q", len(seeds), lock=False)  # zero: not started
@@ -254,17 +268,29 @@ def _record_problem(record: object) -> str | None:
     """What is wrong with one parsed line as a record (``None``: nothing)."""
     if not isinstance(record, dict):
         return "not a JSON object"
-    checks = [("seed", _is_int(record.get("seed"), 0)), ("deal", isinstance(record.get("deal"), str)),
-              ("solved", isinstance(record.get("solved"), bool)), ("nodes", _is_int(record.get("nodes"), 0)),
-              ("budget_nodes", _is_int(record.get("budget_nodes"), 1)),
-              ("first_player", _is_int(record.get("first_player"), 0, 1))]  # fmt: skip
+    checks = [
+        ("seed", _is_int(record.get("seed"), 0)),
+        ("deal", isinstance(record.get("deal"), str)),
+        ("solved", isinstance(record.get("solved"), bool)),
+        ("nodes", _is_int(record.get("nodes"), 0)),
+        ("budget_nodes", _is_int(record.get("budget_nodes"), 1)),
+        ("first_player", _is_int(record.get("first_player"), 0, 1)),
+    ]
     if record.get("solved") is True:
         moves = record.get("best_moves")
-        checks += [("value", _is_int(record.get("value"), -1, 1)),
-                   ("all_best_moves", isinstance(record.get("all_best_moves"), bool)),
-                   ("best_moves", isinstance(moves, list) and bool(moves) and all(
-                       isinstance(m, dict) and isinstance(m.get("card"), str) and _is_int(m.get("tile"), 0, 14)
-                       for m in moves))]  # fmt: skip
+        checks += [
+            ("value", _is_int(record.get("value"), -1, 1)),
+            ("all_best_moves", isinstance(record.get("all_best_moves"), bool)),
+            (
+                "best_moves",
+                isinstance(moves, list)
+                and bool(moves)
+                and all(
+                    isinstance(m, dict) and isinstance(m.get("card"), str) and _is_int(m.get("tile"), 0, 14)
+                    for m in moves
+                ),
+            ),
+        ]
     bad = [name for name, ok in checks if not ok]
     return f"bad or missing {', '.join(bad)}" if bad else None
 
@@ -351,9 +377,12 @@ class OpeningsRun:
 
 
 def check_openings(
-    seeds: Sequence[int], budget_nodes: int, threads: int = 1, table_bits: int = DEFAULT_TABLE_BITS,
+    seeds: Sequence[int],
+    budget_nodes: int,
+    threads: int = 1,
+    table_bits: int = DEFAULT_TABLE_BITS,
     classify_nodes: int = 0,
-) -> None:  # fmt: skip
+) -> None:
     """What ``solve_openings`` checks before any work (``ArgumentError``, one line)."""
     if not isinstance(seeds, Sequence) or isinstance(seeds, str | bytes):
         raise ArgumentError(f"seeds must be a range or a list of ints, got {type(seeds).__name__}")
@@ -432,8 +461,11 @@ def solve_openings(
         if kinds and kinds != {deal.name}:
             raise OpeningsError(f"{name} holds records of deal {kinds.pop()!r}, not {deal.name!r}: use another file")
         wanted = seeds if isinstance(seeds, range) else set(seeds)
-        retry = {s for s, r in contents.records.items()
-                 if s in wanted and not r["solved"] and r["budget_nodes"] < budget_nodes}  # fmt: skip
+        retry = {
+            s
+            for s, r in contents.records.items()
+            if s in wanted and not r["solved"] and r["budget_nodes"] < budget_nodes
+        }
         run = OpeningsRun(name, seeds, retried=len(retry), cut=contents.cut)
         if retry or not contents.whole:  # every seed once, whole lines only, before anything is appended
             _replace(path, "".join(contents.lines[s] + "\n" for s in contents.records if s not in retry))
@@ -460,8 +492,9 @@ def solve_openings(
             elif min(threads, len(todo)) > 1:
                 pool = _pool_results(tasks, todo, min(threads, len(todo)), show)
             else:  # here, one deal after another: the solver reports from this thread
-                pool = nullcontext(solve_deal(*task, progress=lambda nodes, seed=task[0]: show({seed: nodes}))
-                                   for task in tasks)  # fmt: skip
+                pool = nullcontext(
+                    solve_deal(*task, progress=lambda nodes, seed=task[0]: show({seed: nodes})) for task in tasks
+                )
             with pool as results:
                 for record in results:
                     handle.write(json.dumps(record) + "\n")
@@ -508,9 +541,14 @@ def check_ray_address(address: str) -> tuple[str, int] | None:
     rest = address.removeprefix("ray://")
     host, colon, port = rest.rpartition(":")
     host = host.strip("[]")
-    if not colon or not host or not port.isascii() or not port.isdigit() or not 1 <= int(port) <= 65535 or any(
-        ch.isspace() or ch in "/?#@" for ch in host
-    ):  # fmt: skip
+    if (
+        not colon
+        or not host
+        or not port.isascii()
+        or not port.isdigit()
+        or not 1 <= int(port) <= 65535
+        or any(ch.isspace() or ch in "/?#@" for ch in host)
+    ):
         raise OpeningsError(f"--ray {address!r}: not a cluster address (expected {_ADDRESS_FORMS})")
     return host, int(port)
 
@@ -697,16 +735,22 @@ def summary_text(summary: dict[str, Any], source: str = "") -> str:
     if not summary["deals"]:
         return f"no deals recorded{where}"
     budgets = ", ".join(f"{b:,}" for b in summary["budget_nodes"])
-    lines = [f"{summary['deals']} deals{where} (seeds {summary['seeds'][0]}-{summary['seeds'][1]}, {summary['deal']}): "
-             f"{summary['solved']} solved, {summary['unsolved']} unsolved within {budgets} nodes"]  # fmt: skip
+    lines = [
+        f"{summary['deals']} deals{where} (seeds {summary['seeds'][0]}-{summary['seeds'][1]}, {summary['deal']}): "
+        f"{summary['solved']} solved, {summary['unsolved']} unsolved within {budgets} nodes"
+    ]
     first = summary["first_player"]
     if summary["solved"]:
-        lines.append(f"the first player under perfect play: wins {_cell(first['wins'])}, "
-                     f"draws {_cell(first['draws'])}, loses {_cell(first['losses'])} "
-                     f"of {summary['solved']} solved deals")  # fmt: skip
+        lines.append(
+            f"the first player under perfect play: wins {_cell(first['wins'])}, "
+            f"draws {_cell(first['draws'])}, loses {_cell(first['losses'])} "
+            f"of {summary['solved']} solved deals"
+        )
         shown = ", ".join(f"{p['card']} on tile {p['tile']} ({p['deals']})" for p in summary["placements"])
-        lines.append(f"best first placements (solved deals where each keeps the value; every best placement "
-                     f"found in {summary['all_best_moves']} of {summary['solved']}): {shown}")  # fmt: skip
+        lines.append(
+            f"best first placements (solved deals where each keeps the value; every best placement "
+            f"found in {summary['all_best_moves']} of {summary['solved']}): {shown}"
+        )
         tiles = ", ".join(f"{t['tile']} ({t['deals']})" for t in summary["tiles"])
         lines.append(f"best first tiles, seen from the first player's tower: {tiles}")
         nodes, seconds = summary["nodes_solved"], summary["seconds_solved"]
@@ -715,13 +759,17 @@ def summary_text(summary: dict[str, Any], source: str = "") -> str:
     if summary["unsolved"]:
         bounds = summary["wins_all_deals"]
         low, high = bounds["interval"]
-        lines.append(f"over all {summary['deals']} deals, each unsolved one counted as not won, then as won: "
-                     f"the first player wins {bounds['low']:.1%} to {bounds['high']:.1%} "
-                     f"(95%: [{low:.1%}, {high:.1%}])")  # fmt: skip
+        lines.append(
+            f"over all {summary['deals']} deals, each unsolved one counted as not won, then as won: "
+            f"the first player wins {bounds['low']:.1%} to {bounds['high']:.1%} "
+            f"(95%: [{low:.1%}, {high:.1%}])"
+        )
         nodes = summary["nodes_unsolved"]
-        lines.append(f"unsolved deals spent a median {nodes['median']:,.0f} nodes; seeds "
-                     + " ".join(str(s) for s in summary["unsolved_seeds"])
-                     + (" ..." if summary["unsolved"] > len(summary["unsolved_seeds"]) else ""))  # fmt: skip
+        lines.append(
+            f"unsolved deals spent a median {nodes['median']:,.0f} nodes; seeds "
+            + " ".join(str(s) for s in summary["unsolved_seeds"])
+            + (" ..." if summary["unsolved"] > len(summary["unsolved_seeds"]) else "")
+        )
     return "\n".join(lines)
 
 

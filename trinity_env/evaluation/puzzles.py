@@ -34,12 +34,12 @@ from typing import Any
 
 import numpy as np
 
-from trinity_env.agents.base import Agent
 from trinity_env.agents.spec import AgentSpec, make, player
 from trinity_env.core import ArgumentError, GameState, Phase, PositionError, TrinityError, records
 from trinity_env.evaluation.match import RunInterrupted
 from trinity_env.evaluation.ratings import wilson_interval
 from trinity_env.search.solver import Solver, SolverBudgetError
+from trinity_env.spec.agent import Agent
 from trinity_env.spec.config import make_config
 from trinity_env.spec.observation import observation_dict
 
@@ -223,9 +223,16 @@ def build_file(
     header = {"format": FORMAT, "agent": agent, "seed": seed, "empty": list(empty), "max_nodes": max_nodes}
     with records.rebuilding(path, header, PositionError) as out:
         try:
-            report = build_puzzles(count, empty=empty, agent=agent, seed=seed, max_nodes=max_nodes,
-                                   max_games=max_games, progress=progress,
-                                   on_puzzle=lambda puzzle: out.append(puzzle.to_json()))  # fmt: skip
+            report = build_puzzles(
+                count,
+                empty=empty,
+                agent=agent,
+                seed=seed,
+                max_nodes=max_nodes,
+                max_games=max_games,
+                progress=progress,
+                on_puzzle=lambda puzzle: out.append(puzzle.to_json()),
+            )
         except RunInterrupted as stop:
             stop.partial.file = str(out.partial if out.existed else out.path)
             stop.partial.kept = out.existed
@@ -288,8 +295,15 @@ def load_puzzles(path: str | Path) -> list[Puzzle]:
     bad line; a last line cut short (a build killed while writing it) is left out, with a warning."""
     if not Path(path).exists():
         raise PositionError(f"cannot read puzzle file {path}: No such file or directory")
-    contents = records.read(path, lambda record: None, PositionError, what="puzzle record", kind="puzzle file",
-                            header=FORMAT, header_optional=True)  # fmt: skip
+    contents = records.read(
+        path,
+        lambda record: None,
+        PositionError,
+        what="puzzle record",
+        kind="puzzle file",
+        header=FORMAT,
+        header_optional=True,
+    )
     if contents.cut:
         records.warn_cut(str(path))
     puzzles = []
@@ -326,8 +340,14 @@ class PuzzleScore:
 
     def to_json(self) -> dict[str, Any]:
         low, high = self.interval
-        return {"agent": self.agent, "solved": self.solved, "puzzles": self.total, "share": self.share,
-                "low": low, "high": high}  # fmt: skip
+        return {
+            "agent": self.agent,
+            "solved": self.solved,
+            "puzzles": self.total,
+            "share": self.share,
+            "low": low,
+            "high": high,
+        }
 
 
 def agent_move(agent: Agent, position: GameState, seed: int) -> tuple[str, int]:
@@ -339,8 +359,9 @@ def agent_move(agent: Agent, position: GameState, seed: int) -> tuple[str, int]:
     return step.card.notation, step.tile
 
 
-def agent_moves(agent: Agent, positions: Sequence[GameState], seed: int,
-                on_position: Callable[[], object] | None = None) -> list[tuple[str, int]]:  # fmt: skip
+def agent_moves(
+    agent: Agent, positions: Sequence[GameState], seed: int, on_position: Callable[[], object] | None = None
+) -> list[tuple[str, int]]:
     """The ``(card, tile)`` that ``agent`` plays in each of ``positions`` (open hands), position ``k`` reset with
     ``seed + k``. A stateless agent with ``act_batch`` (``BatchedPolicy``, an ONNX policy: the same observation
     always gets the same action) is asked once for all of them: the fast path for a network."""
@@ -354,8 +375,10 @@ def agent_moves(agent: Agent, positions: Sequence[GameState], seed: int,
     if not positions:
         return []
     views = [observation_dict(p, p.to_move, True) for p in positions]
-    actions = agent.act_batch(np.stack([v["observation"] for v in views]).astype(np.int8),
-                              np.stack([v["action_mask"] for v in views]).astype(np.int8))  # fmt: skip
+    actions = agent.act_batch(
+        np.stack([v["observation"] for v in views]).astype(np.int8),
+        np.stack([v["action_mask"] for v in views]).astype(np.int8),
+    )
     moves = []
     for position, action in zip(positions, actions):
         step = position.apply(int(action)).last
@@ -365,8 +388,9 @@ def agent_moves(agent: Agent, positions: Sequence[GameState], seed: int,
     return moves
 
 
-def score_agent(agent: Agent | str | Any, puzzles: Sequence[Puzzle], seed: int = 0,
-                label: str | None = None) -> PuzzleScore:  # fmt: skip
+def score_agent(
+    agent: Agent | str | Any, puzzles: Sequence[Puzzle], seed: int = 0, label: str | None = None
+) -> PuzzleScore:
     """How many ``puzzles`` ``agent`` solves with its first move (puzzle ``k`` resets it with ``seed + k``).
     ``agent``: an ``Agent`` (played as it is), a spec string, a ``Player`` or a policy function
     (``agents.spec.player``, built here); ``label`` names it in the score (its own label by default)."""
@@ -386,16 +410,21 @@ def describe(puzzles: Sequence[Puzzle]) -> dict[str, Any]:
     for puzzle in puzzles:
         by_empty[puzzle.empty] = by_empty.get(puzzle.empty, 0) + 1
     expected = sum(len(p.solution) / p.legal_moves for p in puzzles) / len(puzzles) if puzzles else 0.0
-    return {"by_empty": {str(k): by_empty[k] for k in sorted(by_empty)},
-            "single_winning_move": sum(len(p.solution) == 1 for p in puzzles), "random_expected": expected}  # fmt: skip
+    return {
+        "by_empty": {str(k): by_empty[k] for k in sorted(by_empty)},
+        "single_winning_move": sum(len(p.solution) == 1 for p in puzzles),
+        "random_expected": expected,
+    }
 
 
 def describe_line(puzzles: Sequence[Puzzle]) -> str:
     """``describe`` in one printed line."""
     facts = describe(puzzles)
     counts = ", ".join(f"{n} with {k} empty" for k, n in facts["by_empty"].items())
-    return (f"{counts}; {facts['single_winning_move']} with a single winning move; "
-            f"a uniformly random mover expects {facts['random_expected']:.1%}")  # fmt: skip
+    return (
+        f"{counts}; {facts['single_winning_move']} with a single winning move; "
+        f"a uniformly random mover expects {facts['random_expected']:.1%}"
+    )
 
 
 def score_table(scores: Sequence[PuzzleScore]) -> str:

@@ -33,7 +33,6 @@ from typing import Any
 
 import numpy as np
 
-from trinity_env.agents.base import Agent
 from trinity_env.agents.mcts import BRANCHING, MCTSAgent, search_rows
 from trinity_env.agents.spec import make
 from trinity_env.core import ArgumentError, GameState, Phase, PositionError, Replay, Termination
@@ -42,6 +41,7 @@ from trinity_env.fast.convert import write_state
 from trinity_env.fast.layout import Batch
 from trinity_env.search.mcts import Tree, run_search
 from trinity_env.search.solver import Solver, SolverBudgetError
+from trinity_env.spec.agent import Agent
 from trinity_env.spec.observation import observation_dict
 
 DEFAULT_MAX_NODES = 2_000_000
@@ -520,18 +520,34 @@ def _plot(review: Review, path: str | Path) -> None:
     ax.plot(xs, values, color="#888888", lw=1, zorder=1)
     estimated = ~exact & ~np.isnan(values)
     if estimated.any():
-        ax.fill_between(xs, -1.15, 1.15, where=estimated, step="mid", color="#f3ead4", zorder=0,
-                        label=f"estimate ({review.agent}), not proven")  # fmt: skip
+        ax.fill_between(
+            xs,
+            -1.15,
+            1.15,
+            where=estimated,
+            step="mid",
+            color="#f3ead4",
+            zorder=0,
+            label=f"estimate ({review.agent}), not proven",
+        )
     ax.scatter(xs[exact], values[exact], s=46, color="#2e3440", zorder=3, label="exact (solver)")
-    ax.scatter(xs[estimated], values[estimated], s=46, facecolors="white", edgecolors="#2e3440", zorder=3,
-               label="estimate")  # fmt: skip
+    ax.scatter(
+        xs[estimated], values[estimated], s=46, facecolors="white", edgecolors="#2e3440", zorder=3, label="estimate"
+    )
     for p in blunders:
         ax.scatter([p.number], [values[p.number]], marker="X", s=150, color="#bf616a", zorder=4)
         offset = (0, -18 if values[p.number] >= 0 else 10)
         who = "white" if p.player == 0 else "black"
-        ax.annotate(f"#{p.number} {who}: {p.blunder}", (p.number, values[p.number]), textcoords="offset points",
-                    xytext=offset, ha="center", fontsize=8, color="#bf616a",
-                    bbox={"boxstyle": "round,pad=0.2", "fc": "white", "ec": "none", "alpha": 0.85})  # fmt: skip
+        ax.annotate(
+            f"#{p.number} {who}: {p.blunder}",
+            (p.number, values[p.number]),
+            textcoords="offset points",
+            xytext=offset,
+            ha="center",
+            fontsize=8,
+            color="#bf616a",
+            bbox={"boxstyle": "round,pad=0.2", "fc": "white", "ec": "none", "alpha": 0.85},
+        )
     if blunders:
         ax.scatter([], [], marker="X", s=80, color="#bf616a", label="blunder (proven)")
     labels = ["start"] + [

@@ -182,13 +182,28 @@ def _locked(directory: Path) -> Iterator[None]:
         os.close(descriptor)  # closing releases the lock
 
 
-def _header(agent: str, seed: int, empty: tuple[int, int], games_per_shard: int,
-            policy_empty: tuple[int, int] | None, agent_sha256: str | None) -> dict[str, Any]:  # fmt: skip
-    return {"format": FORMAT, "version": VERSION, "agent": agent, "agent_sha256": agent_sha256, "seed": seed,
-            "empty": list(empty), "policy_empty": None if policy_empty is None else list(policy_empty),
-            "games_per_shard": games_per_shard, "draft": "dealt", "open_hands": True,
-            "arrays": {name: {"dtype": dtype.str, "row": list(shape)} for name, (dtype, shape) in ARRAYS.items()},
-            "shards": {}}  # fmt: skip
+def _header(
+    agent: str,
+    seed: int,
+    empty: tuple[int, int],
+    games_per_shard: int,
+    policy_empty: tuple[int, int] | None,
+    agent_sha256: str | None,
+) -> dict[str, Any]:
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "agent": agent,
+        "agent_sha256": agent_sha256,
+        "seed": seed,
+        "empty": list(empty),
+        "policy_empty": None if policy_empty is None else list(policy_empty),
+        "games_per_shard": games_per_shard,
+        "draft": "dealt",
+        "open_hands": True,
+        "arrays": {name: {"dtype": dtype.str, "row": list(shape)} for name, (dtype, shape) in ARRAYS.items()},
+        "shards": {},
+    }
 
 
 def _describe(manifest: dict[str, Any]) -> str:
@@ -196,8 +211,10 @@ def _describe(manifest: dict[str, Any]) -> str:
     policy = manifest["policy_empty"]
     moves = "no best moves" if policy is None else f"best moves at {policy[0]}-{policy[1]} empty"
     files = "" if manifest["agent_sha256"] is None else f" (files sha256 {manifest['agent_sha256'][:12]})"
-    return (f"agent {manifest['agent']}{files}, seed {manifest['seed']}, {low}-{high} empty, {moves}, "
-            f"{manifest['games_per_shard']} games a shard")  # fmt: skip
+    return (
+        f"agent {manifest['agent']}{files}, seed {manifest['seed']}, {low}-{high} empty, {moves}, "
+        f"{manifest['games_per_shard']} games a shard"
+    )
 
 
 @dataclass
@@ -253,8 +270,10 @@ def build(
             manifest = read_manifest(directory)
             mine = {k: v for k, v in header.items() if k != "shards"}
             if {k: manifest.get(k) for k in mine} != mine:
-                raise DatasetError(f"{directory}: built with {_describe(manifest)}, not {_describe(header)}; "
-                                   "give another folder to build a different dataset")  # fmt: skip
+                raise DatasetError(
+                    f"{directory}: built with {_describe(manifest)}, not {_describe(header)}; "
+                    "give another folder to build a different dataset"
+                )
         else:
             manifest = header
             _write_manifest(directory, manifest)
@@ -299,9 +318,13 @@ def build(
             arrays = build_shard(index, player, solver, seed, empty, games_per_shard, on_game, policy_empty)
             data = shard_bytes(arrays)
             write_bytes(directory / name, data)
-            entry = {"games": [index * games_per_shard, (index + 1) * games_per_shard],
-                     "positions": int(arrays["value"].shape[0]), "bytes": len(data), "sha256": _sha256(data),
-                     "arrays_sha256": arrays_sha256(arrays)}  # fmt: skip
+            entry = {
+                "games": [index * games_per_shard, (index + 1) * games_per_shard],
+                "positions": int(arrays["value"].shape[0]),
+                "bytes": len(data),
+                "sha256": _sha256(data),
+                "arrays_sha256": arrays_sha256(arrays),
+            }
             with _locked(directory):  # another builder may have added shards since: merge into the file's manifest
                 manifest = read_manifest(directory)
                 manifest["shards"][name] = entry

@@ -126,8 +126,12 @@ def _whole(name: str, value: object, low: int, high: int) -> int:
 
 def check_empty(empty: object) -> tuple[int, int]:
     """``empty`` as ``(low, high)`` within 1-14, low <= high; else ``ArgumentError``."""
-    if not (isinstance(empty, (tuple, list)) and len(empty) == 2 and all(type(e) is int for e in empty)
-            and 1 <= empty[0] <= empty[1] <= 14):  # fmt: skip
+    if not (
+        isinstance(empty, (tuple, list))
+        and len(empty) == 2
+        and all(type(e) is int for e in empty)
+        and 1 <= empty[0] <= empty[1] <= 14
+    ):
         raise ArgumentError(f"empty tiles must be a range LOW-HIGH within 1-14 (low <= high), got {empty!r}")
     return int(empty[0]), int(empty[1])
 
@@ -217,8 +221,11 @@ def read_manifest(directory: str | Path) -> dict[str, Any]:
     """``DIR/manifest.json``, checked field by field (not the shards themselves: see ``load``)."""
     path = Path(directory) / MANIFEST
     if not path.exists():
-        raise _fail(directory, f"no {MANIFEST}: not a solved-positions dataset (build one with "
-                               "python -m training.solved_positions build DIR --shards N)")  # fmt: skip
+        raise _fail(
+            directory,
+            f"no {MANIFEST}: not a solved-positions dataset (build one with "
+            "python -m training.solved_positions build DIR --shards N)",
+        )
     manifest = parse_json(read_text(path, "manifest", DatasetError, MAX_DOCUMENT_BYTES), str(path), DatasetError)
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise _fail(path, f"not a solved-positions manifest (format must be {FORMAT!r})")
@@ -234,8 +241,9 @@ def read_manifest(directory: str | Path) -> dict[str, Any]:
         games_per_shard = _whole("games_per_shard", manifest.get("games_per_shard"), 1, MAX_GAMES_PER_SHARD)
         low, high = check_empty(manifest.get("empty"))
         policy = manifest.get("policy_empty", "")
-        check_policy_empty(None if policy is None else tuple(policy) if isinstance(policy, list) else policy,
-                           (low, high))  # fmt: skip
+        check_policy_empty(
+            None if policy is None else tuple(policy) if isinstance(policy, list) else policy, (low, high)
+        )
         if manifest.get("draft") != "dealt" or manifest.get("open_hands") is not True:
             raise ValueError("draft must be 'dealt' and open_hands true")
         arrays = {name: {"dtype": dtype.str, "row": list(shape)} for name, (dtype, shape) in ARRAYS.items()}
@@ -337,8 +345,12 @@ def read_shard(path: str | Path, entry: dict[str, Any]) -> dict[str, np.ndarray]
     return arrays
 
 
-def check_rows(arrays: dict[str, np.ndarray], games: tuple[int, int], empty: tuple[int, int],
-               policy_empty: tuple[int, int] | None = None) -> str | None:  # fmt: skip
+def check_rows(
+    arrays: dict[str, np.ndarray],
+    games: tuple[int, int],
+    empty: tuple[int, int],
+    policy_empty: tuple[int, int] | None = None,
+) -> str | None:
     """What is wrong with the rows (the first problem found), or ``None``: every value within the ranges the
     format allows, so that the kernels (which do not check bounds) index only inside their arrays."""
     decks, status, sides, owner, marks, info = (arrays[name] for name in BATCH_ARRAYS)
@@ -354,17 +366,26 @@ def check_rows(arrays: dict[str, np.ndarray], games: tuple[int, int], empty: tup
         ("empty", ((count >= empty[0]) & (count <= empty[1])).all() and ((owner == -1).sum(1) == count).all()),
         ("decks", ((decks >= 0) & (decks <= A)).all()),
         ("status", np.isin(status, (UNPICKED, IN_HAND, PLAYED, ABSENT)).all()),
-        ("deck sizes", ((deck_size >= 0) & (deck_size <= DECK_SIZE)).all()
-         and ((status == ABSENT) == (slots[None, None, :] >= deck_size[:, :, None])).all()),
+        (
+            "deck sizes",
+            ((deck_size >= 0) & (deck_size <= DECK_SIZE)).all()
+            and ((status == ABSENT) == (slots[None, None, :] >= deck_size[:, :, None])).all(),
+        ),
         ("sides", ((sides >= 0) & (sides <= A)).all()),
         ("owner", np.isin(owner, (-1, 0, 1)).all()),
         ("marks", ((marks >= 0) & (marks <= 3)).all()),
-        ("info", np.isin(info[:, TO_MOVE], (0, 1)).all() and (info[:, PHASE] == PLAY).all()
-         and np.isin(info[:, FIRST_PLAYER], (0, 1)).all() and ((info[:, MAX_A] >= 0) & (info[:, MAX_A] <= 16)).all()
-         and ((info[:, HAND0 : HAND0 + 2] >= 0) & (info[:, HAND0 : HAND0 + 2] <= DECK_SIZE)).all()
-         and (info[:, WINNER] == -1).all() and (info[:, TERMINATION] == NOT_OVER).all()
-         and (info[:, LANE] == -1).all()),
-    ]  # fmt: skip
+        (
+            "info",
+            np.isin(info[:, TO_MOVE], (0, 1)).all()
+            and (info[:, PHASE] == PLAY).all()
+            and np.isin(info[:, FIRST_PLAYER], (0, 1)).all()
+            and ((info[:, MAX_A] >= 0) & (info[:, MAX_A] <= 16)).all()
+            and ((info[:, HAND0 : HAND0 + 2] >= 0) & (info[:, HAND0 : HAND0 + 2] <= DECK_SIZE)).all()
+            and (info[:, WINNER] == -1).all()
+            and (info[:, TERMINATION] == NOT_OVER).all()
+            and (info[:, LANE] == -1).all(),
+        ),
+    ]
     for name, ok in checks:
         if not ok:
             return f"{name} out of range"
@@ -500,10 +521,17 @@ def summary(directory: str | Path) -> dict[str, Any]:
     games = len(manifest["shards"]) * manifest["games_per_shard"]
     size = sum(e["bytes"] for e in manifest["shards"].values())
     indices = sorted(int(SHARD_NAME.fullmatch(n)[1]) for n in manifest["shards"])
-    return {"agent": manifest["agent"], "seed": manifest["seed"], "empty": manifest["empty"],
-            "policy_empty": manifest["policy_empty"],
-            "games_per_shard": manifest["games_per_shard"], "shards": len(indices), "shard_indices": indices,
-            "games": games, "positions": positions, "bytes": size,
-            "bytes_per_position": size / positions if positions else None,
-            "by_empty": {str(c): {"win": w, "draw": d, "loss": loss}
-                         for c, (w, d, loss) in sorted(by_count.items())}}  # fmt: skip
+    return {
+        "agent": manifest["agent"],
+        "seed": manifest["seed"],
+        "empty": manifest["empty"],
+        "policy_empty": manifest["policy_empty"],
+        "games_per_shard": manifest["games_per_shard"],
+        "shards": len(indices),
+        "shard_indices": indices,
+        "games": games,
+        "positions": positions,
+        "bytes": size,
+        "bytes_per_position": size / positions if positions else None,
+        "by_empty": {str(c): {"win": w, "draw": d, "loss": loss} for c, (w, d, loss) in sorted(by_count.items())},
+    }

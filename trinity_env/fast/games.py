@@ -195,9 +195,15 @@ class FastGames:
         """Observations of ``seats`` (already checked: int64, one 0 or 1 per game)."""
         out = np.zeros((self.num_games, OBSERVATION_SIZE), np.int8)
         kernels.observe_batch(
-            self.batch.decks, self.batch.status, self.batch.sides, self.batch.owner, self.batch.info,
-            seats, self.config.open_hands, out,
-        )  # fmt: skip
+            self.batch.decks,
+            self.batch.status,
+            self.batch.sides,
+            self.batch.owner,
+            self.batch.info,
+            seats,
+            self.config.open_hands,
+            out,
+        )
         return out
 
     def state(self, game: int) -> GameState:

@@ -144,9 +144,10 @@ class TrinityPPOModule(TorchRLModule, ValueFunctionAPI):
     def setup(self) -> None:
         config = self.model_config or {}
         self.network = PolicyNetwork(
-            hidden=int(config.get("hidden", 256)), layers=int(config.get("layers", 2)),
+            hidden=int(config.get("hidden", 256)),
+            layers=int(config.get("layers", 2)),
             tactics=bool(config.get("tactics", True)),
-        )  # fmt: skip
+        )
 
     def _forward(self, batch: dict, **kwargs) -> dict:
         observations, masks = _unpack(batch)

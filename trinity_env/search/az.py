@@ -111,9 +111,22 @@ class Trees:
         self.gumbel = np.zeros((g, e), np.float32)
 
     def arrays(self):
-        return (self.visits, self.value_sum, self.raw_value, self.to_move, self.perspective, self.winner, self.parent,
-                self.num_edges, self.edge_action, self.edge_logit, self.edge_prior, self.edge_child, self.size,
-                self.leaf)  # fmt: skip
+        return (
+            self.visits,
+            self.value_sum,
+            self.raw_value,
+            self.to_move,
+            self.perspective,
+            self.winner,
+            self.parent,
+            self.num_edges,
+            self.edge_action,
+            self.edge_logit,
+            self.edge_prior,
+            self.edge_child,
+            self.size,
+            self.leaf,
+        )
 
 
 # ---------------------------------------------------------------------------------------- kernels
@@ -157,8 +170,23 @@ def _sigma(g, node, visits, value_sum, raw_value, num_edges, edge_prior_logit, e
 
 
 @njit(cache=True)
-def _select_edge(g, node, mode, c_puct, table, num_considered, visits, value_sum, raw_value, num_edges, edge_logit,
-                 edge_prior, edge_child, gumbel, scratch):  # fmt: skip
+def _select_edge(
+    g,
+    node,
+    mode,
+    c_puct,
+    table,
+    num_considered,
+    visits,
+    value_sum,
+    raw_value,
+    num_edges,
+    edge_logit,
+    edge_prior,
+    edge_child,
+    gumbel,
+    scratch,
+):
     n = num_edges[g, node]
     best = 0
     best_score = -np.inf
@@ -208,8 +236,9 @@ def _select_edge(g, node, mode, c_puct, table, num_considered, visits, value_sum
 
 
 @njit(cache=True)
-def _new_node(g, node, parent_node, to_move_now, visits, value_sum, to_move, perspective, winner, parent, num_edges,
-              size):  # fmt: skip
+def _new_node(
+    g, node, parent_node, to_move_now, visits, value_sum, to_move, perspective, winner, parent, num_edges, size
+):
     visits[g, node] = 0
     value_sum[g, node] = 0.0
     num_edges[g, node] = 0
@@ -226,9 +255,34 @@ def _write_leaf(decks, status, sides, owner, info, s, g, open_hands, observation
 
 
 @njit(cache=True)
-def start_roots(decks, status, sides, owner, marks, info, games, active, open_hands, observations, masks, need,
-                visits, value_sum, raw_value, to_move, perspective, winner, parent, num_edges, edge_action,
-                edge_logit, edge_prior, edge_child, size, leaf):  # fmt: skip
+def start_roots(
+    decks,
+    status,
+    sides,
+    owner,
+    marks,
+    info,
+    games,
+    active,
+    open_hands,
+    observations,
+    masks,
+    need,
+    visits,
+    value_sum,
+    raw_value,
+    to_move,
+    perspective,
+    winner,
+    parent,
+    num_edges,
+    edge_action,
+    edge_logit,
+    edge_prior,
+    edge_child,
+    size,
+    leaf,
+):
     """Make each active game's root (row g) a fresh tree of one node, to be evaluated."""
     buffer = np.empty(256, np.int64)
     for g in range(games):
@@ -247,10 +301,41 @@ def start_roots(decks, status, sides, owner, marks, info, games, active, open_ha
 
 
 @njit(cache=True)
-def _select_one(g, decks, status, sides, owner, marks, info, games, open_hands, observations, masks, need, mode,
-                c_puct, table, num_considered, gumbel, visits, value_sum, raw_value, to_move, perspective, winner,
-                parent, num_edges, edge_action, edge_logit, edge_prior, edge_child, size, leaf, buffer,
-                scratch):  # fmt: skip
+def _select_one(
+    g,
+    decks,
+    status,
+    sides,
+    owner,
+    marks,
+    info,
+    games,
+    open_hands,
+    observations,
+    masks,
+    need,
+    mode,
+    c_puct,
+    table,
+    num_considered,
+    gumbel,
+    visits,
+    value_sum,
+    raw_value,
+    to_move,
+    perspective,
+    winner,
+    parent,
+    num_edges,
+    edge_action,
+    edge_logit,
+    edge_prior,
+    edge_child,
+    size,
+    leaf,
+    buffer,
+    scratch,
+):
     """One simulation's descent in game g: root row g, scratch row ``games + g``.
 
     Sets ``leaf[g]``; ``need[g] = 1`` where the leaf is to be evaluated (its observation and mask
@@ -259,15 +344,42 @@ def _select_one(g, decks, status, sides, owner, marks, info, games, open_hands, 
     kernels.copy_row(status, sides, owner, info, g, s)
     node = 0
     while True:
-        e = _select_edge(g, node, mode, c_puct, table, num_considered, visits, value_sum, raw_value, num_edges,
-                         edge_logit, edge_prior, edge_child, gumbel, scratch)  # fmt: skip
+        e = _select_edge(
+            g,
+            node,
+            mode,
+            c_puct,
+            table,
+            num_considered,
+            visits,
+            value_sum,
+            raw_value,
+            num_edges,
+            edge_logit,
+            edge_prior,
+            edge_child,
+            gumbel,
+            scratch,
+        )
         kernels.apply_action(decks, status, sides, owner, marks, info, s, np.int64(edge_action[g, node, e]))
         child = edge_child[g, node, e]
         if child < 0:
             child = size[g]
             edge_child[g, node, e] = child
-            _new_node(g, child, node, info[s, TO_MOVE], visits, value_sum, to_move, perspective, winner, parent,
-                      num_edges, size)  # fmt: skip
+            _new_node(
+                g,
+                child,
+                node,
+                info[s, TO_MOVE],
+                visits,
+                value_sum,
+                to_move,
+                perspective,
+                winner,
+                parent,
+                num_edges,
+                size,
+            )
             perspective[g, child] = to_move[g, node]
             if info[s, PHASE] == OVER:
                 winner[g, child] = info[s, WINNER]
@@ -283,43 +395,182 @@ def _select_one(g, decks, status, sides, owner, marks, info, games, open_hands, 
 
 
 @njit(cache=True)
-def select_leaves(decks, status, sides, owner, marks, info, games, active, open_hands, observations, masks, need,
-                  mode, c_puct, table, num_considered, gumbel,
-                  visits, value_sum, raw_value, to_move, perspective, winner, parent, num_edges, edge_action,
-                  edge_logit, edge_prior, edge_child, size, leaf):  # fmt: skip
+def select_leaves(
+    decks,
+    status,
+    sides,
+    owner,
+    marks,
+    info,
+    games,
+    active,
+    open_hands,
+    observations,
+    masks,
+    need,
+    mode,
+    c_puct,
+    table,
+    num_considered,
+    gumbel,
+    visits,
+    value_sum,
+    raw_value,
+    to_move,
+    perspective,
+    winner,
+    parent,
+    num_edges,
+    edge_action,
+    edge_logit,
+    edge_prior,
+    edge_child,
+    size,
+    leaf,
+):
     """One simulation's descent in every active game (``_select_one``), one thread."""
     buffer = np.empty(256, np.int64)
     scratch = np.empty(MAX_EDGES, np.float64)
     for g in range(games):
         need[g] = 0
         if active[g]:
-            _select_one(g, decks, status, sides, owner, marks, info, games, open_hands, observations, masks, need,
-                        mode, c_puct, table, num_considered, gumbel, visits, value_sum, raw_value, to_move,
-                        perspective, winner, parent, num_edges, edge_action, edge_logit, edge_prior, edge_child,
-                        size, leaf, buffer, scratch)  # fmt: skip
+            _select_one(
+                g,
+                decks,
+                status,
+                sides,
+                owner,
+                marks,
+                info,
+                games,
+                open_hands,
+                observations,
+                masks,
+                need,
+                mode,
+                c_puct,
+                table,
+                num_considered,
+                gumbel,
+                visits,
+                value_sum,
+                raw_value,
+                to_move,
+                perspective,
+                winner,
+                parent,
+                num_edges,
+                edge_action,
+                edge_logit,
+                edge_prior,
+                edge_child,
+                size,
+                leaf,
+                buffer,
+                scratch,
+            )
 
 
 @njit(cache=True, parallel=True)
-def select_leaves_parallel(decks, status, sides, owner, marks, info, games, active, open_hands, observations, masks,
-                           need, mode, c_puct, table, num_considered, gumbel,
-                           visits, value_sum, raw_value, to_move, perspective, winner, parent, num_edges, edge_action,
-                           edge_logit, edge_prior, edge_child, size, leaf):  # fmt: skip
+def select_leaves_parallel(
+    decks,
+    status,
+    sides,
+    owner,
+    marks,
+    info,
+    games,
+    active,
+    open_hands,
+    observations,
+    masks,
+    need,
+    mode,
+    c_puct,
+    table,
+    num_considered,
+    gumbel,
+    visits,
+    value_sum,
+    raw_value,
+    to_move,
+    perspective,
+    winner,
+    parent,
+    num_edges,
+    edge_action,
+    edge_logit,
+    edge_prior,
+    edge_child,
+    size,
+    leaf,
+):
     """``select_leaves`` over numba's threads (games are independent: the result does not depend on them)."""
     for g in prange(games):
         need[g] = 0
         if active[g]:
             buffer = np.empty(256, np.int64)
             scratch = np.empty(MAX_EDGES, np.float64)
-            _select_one(g, decks, status, sides, owner, marks, info, games, open_hands, observations, masks, need,
-                        mode, c_puct, table, num_considered, gumbel, visits, value_sum, raw_value, to_move,
-                        perspective, winner, parent, num_edges, edge_action, edge_logit, edge_prior, edge_child,
-                        size, leaf, buffer, scratch)  # fmt: skip
+            _select_one(
+                g,
+                decks,
+                status,
+                sides,
+                owner,
+                marks,
+                info,
+                games,
+                open_hands,
+                observations,
+                masks,
+                need,
+                mode,
+                c_puct,
+                table,
+                num_considered,
+                gumbel,
+                visits,
+                value_sum,
+                raw_value,
+                to_move,
+                perspective,
+                winner,
+                parent,
+                num_edges,
+                edge_action,
+                edge_logit,
+                edge_prior,
+                edge_child,
+                size,
+                leaf,
+                buffer,
+                scratch,
+            )
 
 
 @njit(cache=True)
-def expand_backup(games, active, need, masks, logits, values,
-                  visits, value_sum, raw_value, to_move, perspective, winner, parent, num_edges, edge_action,
-                  edge_logit, edge_prior, edge_child, size, leaf):  # fmt: skip
+def expand_backup(
+    games,
+    active,
+    need,
+    masks,
+    logits,
+    values,
+    visits,
+    value_sum,
+    raw_value,
+    to_move,
+    perspective,
+    winner,
+    parent,
+    num_edges,
+    edge_action,
+    edge_logit,
+    edge_prior,
+    edge_child,
+    size,
+    leaf,
+):
     """Give each evaluated leaf its edges (softmax of ``logits[g]`` over ``masks[g]``) and back its value up."""
     for g in range(games):
         if not active[g]:
@@ -373,8 +624,23 @@ def add_root_noise(games, active, noise, fraction, num_edges, edge_prior):
 
 
 @njit(cache=True)
-def root_results(games, active, mode, gumbel, visits, value_sum, raw_value, num_edges, edge_action, edge_logit,
-                 edge_child, out_visits, out_policy, out_action, out_value):  # fmt: skip
+def root_results(
+    games,
+    active,
+    mode,
+    gumbel,
+    visits,
+    value_sum,
+    raw_value,
+    num_edges,
+    edge_action,
+    edge_logit,
+    edge_child,
+    out_visits,
+    out_policy,
+    out_action,
+    out_value,
+):
     """Per game: root visits by action, the improved policy ``softmax(logits + sigma(completed Q))``,
     the action (Gumbel: the best-scored of the most-visited considered actions; PUCT: the most
     visited, ties to the higher prior) and the root value for its player to move."""
@@ -439,8 +705,17 @@ class BatchedSearch:
     result is the same: each tree is independent).
     """
 
-    def __init__(self, games: int, simulations: int, *, mode: str = "gumbel", max_considered: int = 16,
-                 c_puct: float = 1.25, open_hands: bool = True, threads: int = 1):  # fmt: skip
+    def __init__(
+        self,
+        games: int,
+        simulations: int,
+        *,
+        mode: str = "gumbel",
+        max_considered: int = 16,
+        c_puct: float = 1.25,
+        open_hands: bool = True,
+        threads: int = 1,
+    ):
         if games < 1 or simulations < 1:
             raise ValueError(f"a search needs games >= 1 and simulations >= 1, got {games} and {simulations}")
         if mode not in MODES:
@@ -500,15 +775,40 @@ class BatchedSearch:
             add_root_noise(n, active, noise, noise_fraction, trees.num_edges, trees.edge_prior)
         mode = GUMBEL if self.mode == "gumbel" else PUCT
         for _ in range(self.simulations):
-            self._select(*rows, n, active, self.open_hands, self.observations, self.masks, self.need, mode,
-                          self.c_puct, self.table, num_considered, trees.gumbel, *arrays)  # fmt: skip
+            self._select(
+                *rows,
+                n,
+                active,
+                self.open_hands,
+                self.observations,
+                self.masks,
+                self.need,
+                mode,
+                self.c_puct,
+                self.table,
+                num_considered,
+                trees.gumbel,
+                *arrays,
+            )
             self._evaluate(n, evaluate)
             expand_backup(n, active, self.need, self.masks, self._logits, self._values, *arrays)
         out = SearchResult(
             np.zeros((n, 256), np.int32), np.zeros((n, 256), np.float32), np.zeros(n, np.int64), np.zeros(n, np.float32)
         )
-        root_results(n, active, mode, trees.gumbel, trees.visits, trees.value_sum, trees.raw_value, trees.num_edges,
-                     trees.edge_action, trees.edge_logit, trees.edge_child, *out)  # fmt: skip
+        root_results(
+            n,
+            active,
+            mode,
+            trees.gumbel,
+            trees.visits,
+            trees.value_sum,
+            trees.raw_value,
+            trees.num_edges,
+            trees.edge_action,
+            trees.edge_logit,
+            trees.edge_child,
+            *out,
+        )
         return out
 
     def _evaluate(self, n: int, evaluate: Evaluate) -> None:

@@ -112,8 +112,26 @@ def rollout_placement(decks, status, sides, owner, info, b, rng, buffer, greed):
 
 
 @njit(cache=True)
-def search(decks, status, sides, owner, marks, info, root, simulations, c, greed, rng, action, player, first_child,
-           children, visits, wins, size):  # fmt: skip
+def search(
+    decks,
+    status,
+    sides,
+    owner,
+    marks,
+    info,
+    root,
+    simulations,
+    c,
+    greed,
+    rng,
+    action,
+    player,
+    first_child,
+    children,
+    visits,
+    wins,
+    size,
+):
     """Run ``simulations`` simulations from ``root`` (its position in row 0); ``greed``: see ``rollout_placement``."""
     buffer = np.empty(256, np.int64)
     path = np.empty(64, np.int64)

@@ -168,8 +168,9 @@ class Solver:
     def _hints(self, state: GameState, budget: _Budget) -> _Hints | None:
         """A Monte Carlo search of a query's root, for move order, where the root is large
         enough for it to pay; its most visited lines become the table's first moves."""
-        return hints_for(state, self.hint_simulations, budget.max_nodes, self._workers[0], self._table,
-                         budget.max_seconds)  # fmt: skip
+        return hints_for(
+            state, self.hint_simulations, budget.max_nodes, self._workers[0], self._table, budget.max_seconds
+        )
 
     def value(self, state: GameState, *, max_nodes: int | None = None, max_seconds: float | None = None) -> int:
         """The value of ``state`` for its player to move (the result itself when the game is over)."""

@@ -146,9 +146,21 @@ class _Budget:
         def one(k: int) -> int | None:
             w, nodes = workers[k], self.nodes[k]
             value = negamax(
-                w.board.arrays, state.to_move, alpha, beta, table, w.moves, w.scores, w.history, w.killers,
-                w.tiles, w.lanes, w.frames, nodes, w.root_order,
-            )  # fmt: skip
+                w.board.arrays,
+                state.to_move,
+                alpha,
+                beta,
+                table,
+                w.moves,
+                w.scores,
+                w.history,
+                w.killers,
+                w.tiles,
+                w.lanes,
+                w.frames,
+                nodes,
+                w.root_order,
+            )
             if nodes[2] != 0:
                 return None
             for other in self.nodes[:count]:  # the others stop: their answer would be the same

@@ -74,9 +74,18 @@ def plant_hints(board, table, action, player, first_child, children, visits, min
             if visits[c] >= min_visits and children[c] > 0:
                 q = np.int64(player[c])
                 flipped_at[d] = place(
-                    own, hand, card, beaten, key, wins, tile_terms, hand_terms, q,
-                    (np.int64(action[c]) - 16) // 15, (np.int64(action[c]) - 16) % 15,
-                )  # fmt: skip
+                    own,
+                    hand,
+                    card,
+                    beaten,
+                    key,
+                    wins,
+                    tile_terms,
+                    hand_terms,
+                    q,
+                    (np.int64(action[c]) - 16) // 15,
+                    (np.int64(action[c]) - 16) % 15,
+                )
                 d += 1
                 node_at[d] = c
                 next_at[d] = first_child[c]
@@ -85,9 +94,18 @@ def plant_hints(board, table, action, player, first_child, children, visits, min
             if d > 0:
                 q = np.int64(player[n])
                 take_back(
-                    own, hand, card, beaten, key, tile_terms, hand_terms, q,
-                    (np.int64(action[n]) - 16) // 15, (np.int64(action[n]) - 16) % 15, flipped_at[d - 1],
-                )  # fmt: skip
+                    own,
+                    hand,
+                    card,
+                    beaten,
+                    key,
+                    tile_terms,
+                    hand_terms,
+                    q,
+                    (np.int64(action[n]) - 16) // 15,
+                    (np.int64(action[n]) - 16) % 15,
+                    flipped_at[d - 1],
+                )
             d -= 1
     return planted
 
@@ -177,7 +195,13 @@ def hints_for(
     tree = hints.tree
     min_visits = max(1, int(HINT_MIN_SHARE * tree.visits[0]))
     plant_hints(
-        worker.board.arrays, table, tree.action, tree.player, tree.first_child, tree.children,
-        tree.visits, min_visits,
-    )  # fmt: skip
+        worker.board.arrays,
+        table,
+        tree.action,
+        tree.player,
+        tree.first_child,
+        tree.children,
+        tree.visits,
+        min_visits,
+    )
     return hints

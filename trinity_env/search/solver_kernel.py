@@ -342,9 +342,18 @@ def _unwind(board, frames, d):
     for up in range(d - 1, -1, -1):
         action = frames[up, F_MOVE]
         take_back(
-            own, hand, card, beaten, key, tile_terms, hand_terms, frames[up, F_PLAYER],
-            (action - 16) // 15, (action - 16) % 15, frames[up, F_FLIPPED],
-        )  # fmt: skip
+            own,
+            hand,
+            card,
+            beaten,
+            key,
+            tile_terms,
+            hand_terms,
+            frames[up, F_PLAYER],
+            (action - 16) // 15,
+            (action - 16) % 15,
+            frames[up, F_FLIPPED],
+        )
 
 
 @njit(cache=True, nogil=True)
@@ -535,8 +544,19 @@ def negamax(board, p, alpha, beta, table, moves, scores, history, killers, tiles
             if frames[d + 1, F_PLAYER] != p:
                 v = -v
             action = frames[d, F_MOVE]
-            take_back(own, hand, card, beaten, key, tile_terms, hand_terms, p, (action - 16) // 15, (action - 16) % 15,
-                      frames[d, F_FLIPPED])  # fmt: skip
+            take_back(
+                own,
+                hand,
+                card,
+                beaten,
+                key,
+                tile_terms,
+                hand_terms,
+                p,
+                (action - 16) // 15,
+                (action - 16) % 15,
+                frames[d, F_FLIPPED],
+            )
             step = HANDLE
         else:  # HANDLE: the value v of node d's last move
             action = frames[d, F_MOVE]

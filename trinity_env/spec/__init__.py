@@ -4,8 +4,8 @@
 
 The envs, the fast engine, search, the agents and the tools all import these from here, so
 the fast engine's kernels import nothing from the envs. It loads numpy and PyYAML but no
-gymnasium, pettingzoo, numba or torch. ``trinity_env.envs.config``,
-``trinity_env.envs.observation`` and ``trinity_env.agents.base`` re-export them.
+gymnasium, pettingzoo, numba or torch. ``trinity_env.spec.config``,
+``trinity_env.spec.observation`` and ``trinity_env.spec.agent`` re-export them.
 """
 
 from trinity_env.spec.agent import Agent, Observation, PolicyAgent, RandomAgent, as_agent, visible_state

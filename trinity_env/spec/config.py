@@ -3,7 +3,7 @@
 Every rules choice that docs/rules.md leaves to configuration lives here, so the AEC env, the
 single-agent env and the batched engine all read the same object. Errors name the bad
 field and value. It sits in the spec layer, below the envs and the fast engine, which both
-import it; ``trinity_env.envs.config`` re-exports it.
+import it; ``trinity_env.spec.config`` re-exports it.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ are in its hand is unknown. ``docs/observation.md`` documents every entry.
 
 The layout lives in the spec layer, below the envs and the fast engine: the envs encode
 with it, and the fast engine's kernels import its offsets (they must match it bit for bit).
-``trinity_env.envs.observation`` re-exports it.
+``trinity_env.spec.observation`` re-exports it.
 """
 
 from __future__ import annotations

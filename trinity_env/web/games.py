@@ -14,10 +14,10 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from trinity_env.agents.base import Agent, visible_state
 from trinity_env.agents.spec import make
 from trinity_env.core import GameState, IllegalMoveError, Replay, TrinityError
 from trinity_env.core.state import DRAFT, PLAY, lane_scores
+from trinity_env.spec.agent import Agent, visible_state
 from trinity_env.spec.config import make_config
 from trinity_env.spec.observation import observation_dict
 from trinity_env.web.catalogue import AgentChoice

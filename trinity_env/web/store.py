@@ -99,9 +99,14 @@ class GameStore:
         seed = secrets.randbelow(SEED_LIMIT) if seed is None else seed
         first = random.Random(seed ^ 0x5EED).randint(0, 1) if first_player == "random" else int(first_player)
         game = Game(
-            self._new_id(), seats, draft=draft, open_hands=open_hands, first_player=first, seed=seed,
+            self._new_id(),
+            seats,
+            draft=draft,
+            open_hands=open_hands,
+            first_player=first,
+            seed=seed,
             on_build=self._built,
-        )  # fmt: skip
+        )
         for old in _added(self.games, owner, game.id, game, "games"):
             old.drop_agents()
         return game
