@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
-from trinity_env.agents.spec import make
+from trinity_env.agents.spec import player
 from trinity_env.core import ArgumentError, Card, GameState, IllegalMoveError, Phase, Replay, TrinityError
 from trinity_env.core.writes import write_text
 from trinity_env.prepare import families_for, warm
@@ -53,7 +53,7 @@ def parse_move(text: str, state: GameState) -> int:
 
 
 def play_in_terminal(
-    opponent: str,
+    opponent: object,
     *,
     seat: str | int = "random",
     seed: int | None = None,
@@ -62,7 +62,8 @@ def play_in_terminal(
     out: TextIO | None = None,
     save: str | Path | None = None,
 ) -> GameState:
-    """Play one game against ``opponent`` (an agent spec); returns the final state.
+    """Play one game against ``opponent`` (a spec string, an ``AgentSpec``, an ``Agent``, a policy function or any
+    other ``Player``: ``agents.spec.player``); returns the final state.
 
     ``read`` gets a line (default ``input``), ``out`` takes the text (default standard output).
     ``save``: write the game as a replay there when it ends (finished, quit, end of input or
@@ -95,7 +96,7 @@ def _save(replay: Replay, path: str | Path, out: TextIO | None) -> None:
 
 
 def _play(
-    opponent: str,
+    opponent: object,
     seat: str | int,
     seed: int | None,
     env_config: EnvConfig,
@@ -108,8 +109,9 @@ def _play(
     if seat not in (0, 1, "0", "1", "random") or isinstance(seat, bool):
         raise ArgumentError(f"seat must be 0, 1 or 'random', got {seat!r}")
     rng = random.Random(seed)
-    agent = make(opponent)
-    warm(families_for([opponent]))
+    who = player(opponent)
+    agent = who.build()
+    warm(families_for([who]))
     agent.reset(rng.randrange(2**31))
     me = rng.randint(0, 1) if seat == "random" else int(seat)
     state = env_config.new_game(rng)

@@ -167,3 +167,14 @@ def trainers():
         if err.name == "training":
             raise TrinityError("the trainers are not installed: pip install 'trinity-towers[train]'") from None
         raise TrinityError(f"training needs the train extra ('trinity-towers[train]'): {err}") from None
+
+
+# ---------------------------------------------------------------------- agents
+
+
+ALLOW_CODE_HELP = "allow py:package.module:factory agents (their code is imported and run)"
+
+
+def add_allow_code(parser: argparse.ArgumentParser) -> None:
+    """``--allow-code``: the one permission a ``py:`` agent spec needs (``AgentSpec.parse(..., allow_code=True)``)."""
+    parser.add_argument("--allow-code", action="store_true", help=ALLOW_CODE_HELP)

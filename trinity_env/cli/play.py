@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from trinity_env.arguments import config_path, non_negative_int, output_path
+from trinity_env.cli.common import add_allow_code
 
 
 def add(commands: argparse._SubParsersAction) -> None:
@@ -20,10 +21,13 @@ def add(commands: argparse._SubParsersAction) -> None:
     play.add_argument(
         "--save", type=output_path, default=None, help="write the game as a replay to this file (for trinity review)"
     )
+    add_allow_code(play)
     play.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> None:
+    from trinity_env.agents.spec import AgentSpec
     from trinity_env.play import play_in_terminal
 
-    play_in_terminal(args.opponent, seat=args.seat, seed=args.seed, config=args.config, save=args.save)
+    opponent = AgentSpec.parse(args.opponent, allow_code=args.allow_code)
+    play_in_terminal(opponent, seat=args.seat, seed=args.seed, config=args.config, save=args.save)
