@@ -41,6 +41,7 @@ from starlette.staticfiles import StaticFiles
 
 from trinity_env.core import NUM_ACTIONS
 from trinity_env.core.errors import ArgumentError, TrinityError
+from trinity_env.web.catalogue import DEFAULT_OPPONENT
 from trinity_env.web.errors import ApiError
 from trinity_env.web.games import SEED_LIMIT
 from trinity_env.web.guard import Guard
@@ -102,7 +103,7 @@ def create_app(
     async def agents(request: Request) -> Response:
         choices = list(store.agents.values())
         ladder = [c.to_json() for c in choices if c.group == "ladder"]
-        default = "level:3" if "level:3" in store.agents else next(iter(store.agents))
+        default = DEFAULT_OPPONENT if DEFAULT_OPPONENT in store.agents else next(iter(store.agents))
         return JSONResponse({"agents": [c.to_json() for c in choices], "ladder": ladder, "default": default})
 
     def owner(request: Request) -> str:
@@ -308,7 +309,7 @@ def serve(
     loopback = is_loopback(host)
     allowed = ["localhost", "127.0.0.1", "::1", host.strip("[]").lower()] if loopback else None
     store = GameStore(max_games=max_games)
-    default = store.agents.get("level:3")
+    default = store.agents.get(DEFAULT_OPPONENT)
     families = families_to_warm([c.spec for c in store.agents.values()], [default.spec] if default else [])
     warmup = EngineWarmup(families, out=sys.stderr)
     app = create_app(store, allowed_hosts=allowed, port=port, warmup=warmup, limits=limits)

@@ -37,6 +37,8 @@ class AgentChoice:
     """What the board says (``Level 3 — casual``, ``Greedy``); the name when empty."""
     elo: int | None = None
     """The measured rating (ladder levels: from ``LADDER_FILE``), so the page can say how strong it is."""
+    about: str = ""
+    """How it plays, in plain words (``moves at random``): what the list of opponents shows after the name."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -46,6 +48,7 @@ class AgentChoice:
             "group": self.group,
             "short": self.title,
             "elo": self.elo,
+            "about": self.about,
         }
 
     @property
@@ -76,17 +79,30 @@ def signed(value: float) -> str:
     return f"+{number}" if number > 0 else f"\u2212{-number}" if number < 0 else "0"
 
 
-BASELINES = (
-    ("random", "Random: any legal move"),
-    ("greedy", "Greedy: flips the most cards now"),
-    ("lookahead", "Lookahead: looks two moves ahead"),
-)
+DEFAULT_OPPONENT = "level:1"
+"""The opponent the play page offers first: its text tells a newcomer to start against Level 1."""
+
+BASELINES = ("random", "greedy", "lookahead")
 SEARCH = (25, 100, 400, 1600)
 """MCTS strengths on offer (simulations per move)."""
-TRAINED_LABELS = {
-    "ppo-standard": "ppo-standard: the shipped PPO policy network",
-    "az-standard": "az-standard: the shipped AlphaZero network with search",
+ABOUT = {
+    "random": "moves at random",
+    "greedy": "takes the most cards it can each move",
+    "lookahead": "looks two moves ahead",
+    "ppo-standard": "a trained network that plays at once, without searching",
+    "az-standard": "a trained network that also tries lines of play before each move",
 }
+"""How each agent plays, in plain words; ``mcts:N`` is ``about("mcts:N")``'s."""
+PLAIN_NAMES = {"ppo-standard": "Trained network", "az-standard": "Trained network with search"}
+"""The list's names of the shipped trained agents (their spec names are jargon: PPO, AlphaZero)."""
+
+
+def about(spec: str) -> str:
+    """How the agent of ``spec`` plays, in plain words: ``mcts:25`` tries 25 lines of play before each move."""
+    name, _, value = spec.partition(":")
+    if name == "mcts":
+        return f"tries {value} lines of play before each move"
+    return ABOUT.get(name, "a shipped agent")
 
 
 def catalog() -> dict[str, AgentChoice]:
@@ -104,10 +120,14 @@ def catalog() -> dict[str, AgentChoice]:
             elo = round(ratings[spec])
             short = f"Level {level} \u2014 {LEVEL_WORDS[level]}"
             label = f"{short} (Elo {signed(elo)})"
-            choices.append(AgentChoice(f"level:{level}", spec, label, "ladder", short, elo))
-    choices += [AgentChoice(name, name, label, "baseline", name.capitalize()) for name, label in BASELINES]
-    choices += [
-        AgentChoice(f"mcts:{n}", f"mcts:{n}", f"MCTS, {n} simulations a move", "search", f"MCTS {n}") for n in SEARCH
-    ]
-    choices += [AgentChoice(name, name, TRAINED_LABELS.get(name, f"{name}: shipped"), "trained") for name in trained]
+            choices.append(AgentChoice(f"level:{level}", spec, label, "ladder", short, elo, about(spec)))
+    for name in BASELINES:
+        short = name.capitalize()
+        choices.append(AgentChoice(name, name, f"{short} \u2014 {about(name)}", "baseline", short, about=about(name)))
+    for n in SEARCH:
+        spec, short = f"mcts:{n}", f"Search {n}"
+        choices.append(AgentChoice(spec, spec, f"{short} \u2014 {about(spec)}", "search", short, about=about(spec)))
+    for name in trained:
+        short = PLAIN_NAMES.get(name, name)
+        choices.append(AgentChoice(name, name, f"{short} \u2014 {about(name)}", "trained", short, about=about(name)))
     return {choice.name: choice for choice in choices}
