@@ -10,6 +10,7 @@ from typing import TextIO
 
 from trinity_env.agents.spec import player
 from trinity_env.core import ArgumentError, Card, GameState, IllegalMoveError, Phase, Replay, TrinityError
+from trinity_env.core.replay import HUMAN
 from trinity_env.core.writes import write_text
 from trinity_env.prepare import families_for, warm
 from trinity_env.spec.agent import visible_state
@@ -75,11 +76,13 @@ def play_in_terminal(
         raise ArgumentError(f"--save {save} is a folder: give a file path for the replay")
     env_config = make_config(config) if config else make_config()
     states: list[GameState] = []
+    seats: list[str] = []  # who sits where, once the seats are drawn (the replay's agents)
     try:
-        final = _play(opponent, seat, seed, env_config, read, out, states.append)
+        final = _play(opponent, seat, seed, env_config, read, out, states.append, seats)
     finally:
         if save is not None and states:
-            _save(Replay.from_states(states, open_hands=env_config.open_hands), save, out)
+            replay = Replay.from_states(states, open_hands=env_config.open_hands, agents=seats or None)
+            _save(replay, save, out)
     return final
 
 
@@ -103,6 +106,7 @@ def _play(
     read: Callable[[str], str] | None,
     out: TextIO | None,
     record: Callable[[GameState], None],
+    seats: list[str],
 ) -> GameState:
     read = input if read is None else read
     out = sys.stdout if out is None else out
@@ -114,6 +118,7 @@ def _play(
     warm(families_for([who]))
     agent.reset(rng.randrange(2**31))
     me = rng.randint(0, 1) if seat == "random" else int(seat)
+    seats.extend((HUMAN, who.label) if me == 0 else (who.label, HUMAN))
     state = env_config.new_game(rng)
     record(state)
     print(f"You are player {me} ({'w' if me == 0 else 'b'}), against {agent.name}. {HELP}", file=out)

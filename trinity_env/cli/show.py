@@ -1,5 +1,6 @@
 """``trinity show FILE``: draw a position (the position JSON of docs/rules.md) or a replay (its final position, or
-every state with ``--all``) as a text board; ``-`` reads standard input."""
+every state with ``--all``) as a text board, a replay's agents first when it names them; ``-`` reads standard
+input."""
 
 from __future__ import annotations
 
@@ -20,7 +21,10 @@ def add(commands: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> None:
     data = read_document(args.file)
     if isinstance(data, dict) and data.get("format") == REPLAY_FORMAT:
-        states = loading(source(args.file), "replay", lambda: Replay.from_dict(data).states())
+        replay = loading(source(args.file), "replay", lambda: Replay.from_dict(data))
+        states = loading(source(args.file), "replay", replay.states)
+        if replay.agents is not None:
+            print(f"player 0 (w): {replay.agents[0]}; player 1 (b): {replay.agents[1]}")
         shown = states if args.all else states[-1:]
         for number, state in enumerate(shown):
             if args.all:

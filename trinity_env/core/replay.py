@@ -8,10 +8,15 @@ loaded and played back, so a replay that no longer reproduces its game is refuse
 
 Cards are written by notation: a pick of a card that appears twice in a deck takes the
 first unpicked copy on playback.
+
+An optional ``agents`` field names who sat in each seat: ``[seat 0, seat 1]``, each an agent's label (its spec
+text, ``greedy`` or ``onnx:model.onnx``, or the name of a policy given as a Python object; ``human`` for a person).
+It is a record, not a rule: playback never reads it. A replay without it is as valid as before.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -29,6 +34,10 @@ from trinity_env.core.state import DRAFT, IN_HAND, PLAY, GameState, Termination
 FORMAT = "trinity-towers-replay"
 """The ``format`` field of every replay document."""
 VERSION = 1
+MAX_AGENT_LABEL = 1000
+"""The longest agent label a replay's ``agents`` field holds (an agent spec's longest text)."""
+HUMAN = "human"
+"""The ``agents`` label of a seat a person played."""
 
 
 @dataclass(frozen=True)
@@ -41,15 +50,26 @@ class Replay:
     picks: tuple[tuple[Card, ...], tuple[Card, ...]] | None = None
     start: dict[str, Any] | None = None
     result: dict[str, Any] | None = field(default=None, compare=False)
+    agents: tuple[str, str] | None = field(default=None, compare=False)
+    """Who sat in each seat (the module's ``agents`` field), or ``None`` when not recorded."""
 
     @classmethod
-    def from_states(cls, states: Sequence[GameState], *, open_hands: bool = True) -> Replay:
-        """Record the game whose successive states are ``states`` (first one: the start).
+    def from_states(
+        cls, states: Sequence[GameState], *, open_hands: bool = True, agents: Sequence[str] | None = None
+    ) -> Replay:
+        """Record the game whose successive states are ``states`` (first one: the start); ``agents``: the label of
+        the agent in each seat (seat 0 first), if known.
 
-        ``ArgumentError`` if ``states`` is empty or a later state was not made by a move (its ``last`` is ``None``).
+        ``ArgumentError`` if ``states`` is empty, a later state was not made by a move (its ``last`` is ``None``),
+        or ``agents`` is not two labels.
         """
         if not states:
             raise ArgumentError("a replay needs at least the starting state")
+        seated = _agents(agents, ArgumentError)
+        return dataclasses.replace(cls._recorded(states, open_hands), agents=seated)
+
+    @classmethod
+    def _recorded(cls, states: Sequence[GameState], open_hands: bool) -> Replay:
         first = states[0]
         picks: list[list[Card]] = [[], []]
         moves = []
@@ -137,6 +157,8 @@ class Replay:
         data["moves"] = [{"player": p, "card": c.notation, "tile": t} for p, c, t in self.moves]
         if self.result is not None:
             data["result"] = self.result
+        if self.agents is not None:
+            data["agents"] = list(self.agents)
         return data
 
     def to_json(self, indent: int | None = None) -> str:
@@ -164,6 +186,7 @@ class Replay:
         rules = _rules(data.get("rules"))
         moves = _moves(data.get("moves", []))
         result = _result_field(data.get("result"))
+        agents = _agents(data.get("agents"), PositionError)
         if rules["draft"] == "position":
             if "decks" in data or "picks" in data:
                 raise PositionError(
@@ -172,7 +195,7 @@ class Replay:
             if not isinstance(data.get("start"), Mapping):
                 raise PositionError("a replay with rules.draft 'position' needs a 'start' position")
             GameState.from_dict(data["start"])
-            return cls(rules, moves, start=dict(data["start"]), result=result)
+            return cls(rules, moves, start=dict(data["start"]), result=result, agents=agents)
         if "start" in data:
             raise PositionError(
                 f"a replay with rules.draft {rules['draft']!r} starts from decks and picks, not 'start'"
@@ -182,7 +205,7 @@ class Replay:
                 raise PositionError(f"replay is missing the {key!r} field")
         decks = _card_lists(data["decks"], "decks")
         picks = _card_lists(data["picks"], "picks")
-        return cls(rules, moves, (decks[0], decks[1]), (picks[0], picks[1]), None, result)
+        return cls(rules, moves, (decks[0], decks[1]), (picks[0], picks[1]), None, result, agents)
 
     @classmethod
     def from_json(cls, text: str) -> Replay:
@@ -197,7 +220,7 @@ class Replay:
             raise PositionError(f"{path}: {err}") from None
 
 
-_FIELDS = frozenset({"format", "version", "rules", "decks", "picks", "start", "moves", "result"})
+_FIELDS = frozenset({"format", "version", "rules", "decks", "picks", "start", "moves", "result", "agents"})
 _RULES = frozenset({"draft", "max_a_cards", "first_player", "open_hands"})
 _MOVE = frozenset({"player", "card", "tile"})
 _RESULT = frozenset({"winner", "scores", "termination"})
@@ -270,6 +293,21 @@ def _result_field(result: object) -> dict[str, Any] | None:
     if not isinstance(termination, str) or termination not in {t.value for t in Termination}:
         raise PositionError(f"replay result termination must be one of {', '.join(t.value for t in Termination)}")
     return {"winner": winner, "scores": [int(s) for s in scores], "termination": termination}
+
+
+def _agents(agents: object, error: type[TrinityError]) -> tuple[str, str] | None:
+    """The ``agents`` field checked: ``None``, or two labels of 1 to ``MAX_AGENT_LABEL`` printable characters."""
+    if agents is None:
+        return None
+    if isinstance(agents, str) or not isinstance(agents, Sequence) or len(agents) != 2:
+        raise error(f"replay field 'agents' names the agent of each seat: two labels, got {short(agents)}")
+    for seat, label in enumerate(agents):
+        if not isinstance(label, str) or not 0 < len(label) <= MAX_AGENT_LABEL or not label.isprintable():
+            raise error(
+                f"replay agents[{seat}] must be a label of 1 to {MAX_AGENT_LABEL} printable characters, "
+                f"got {short(label)}"
+            )
+    return agents[0], agents[1]
 
 
 def _card_lists(lists: object, field: str) -> tuple[tuple[Card, ...], tuple[Card, ...]]:

@@ -87,7 +87,8 @@ def _play_chunk(task: tuple) -> tuple[int, int, float, int]:
     games = range(first_game, first_game + count)
 
     def save(k: int, states: list) -> None:
-        replay = Replay.from_states(states, open_hands=env_config.open_hands)
+        seats = (player_i.label, player_j.label) if k % 2 == 0 else (player_j.label, player_i.label)
+        replay = Replay.from_states(states, open_hands=env_config.open_hands, agents=seats)
         write_text(Path(replays) / replay_name(k, player_i.label, player_j.label), replay.to_json(indent=1) + "\n")
 
     points = seat_swapped_points(

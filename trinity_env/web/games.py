@@ -16,6 +16,7 @@ from typing import Any
 
 from trinity_env.agents.spec import make
 from trinity_env.core import GameState, IllegalMoveError, Replay, TrinityError
+from trinity_env.core.replay import HUMAN
 from trinity_env.core.state import DRAFT, PLAY, lane_scores
 from trinity_env.spec.agent import Agent, visible_state
 from trinity_env.spec.config import make_config
@@ -248,7 +249,8 @@ class Game:
             raise ApiError(409, "the replay is ready when the game is over (it shows the hidden cards)")
         if not self.replayable:
             raise ApiError(409, "the game was resigned during the draft: there is no game to replay")
-        return Replay.from_states(self.states, open_hands=self.open_hands)
+        agents = [HUMAN if seat is None else seat.name for seat in self.seats]
+        return Replay.from_states(self.states, open_hands=self.open_hands, agents=agents)
 
     def _check_ply(self, ply: int) -> None:
         if ply != self.ply:

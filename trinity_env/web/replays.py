@@ -36,6 +36,7 @@ class UploadedReplay:
             "id": self.id,
             "rules": dict(self.replay.rules),
             "result": self.replay.result,
+            "agents": None if self.replay.agents is None else list(self.replay.agents),
             "plies": len(self.states) - 1,
             "frames": [state_json(s) for s in self.states],
             "reviewable": [self.reviewable(k) is None for k in range(len(self.states))],

@@ -669,7 +669,7 @@ function current() {
     return {
       state: frames[app.frame],
       viewer: null,
-      names: ["White", "Black"],
+      names: app.replay.agents || COLOURS, // the agents the replay names, else the colours
       history: frames.slice(1).map((f) => f.last),
       shown: app.frame,
     };
