@@ -14,7 +14,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from trinity_env.core import LANE_TILES, TILES, GameState, Outcome
+from trinity_env.core import LANE_TILES, NEIGHBOURS, TILES, GameState, Outcome
+from trinity_env.core.rules import beats
 from trinity_env.core.state import DRAFT, IN_HAND, PLAY, PLAYED, UNPICKED
 
 STATUS = {0: "unpicked", 1: "hand", 2: "played"}
@@ -51,7 +52,36 @@ def transition_json(state: GameState, hidden: bool = False) -> dict[str, Any] | 
         "tile": step.tile,
         "captured": list(step.captured),
         "domino": list(step.domino),
+        "why": flip_reasons(state),
     }
+
+
+SIDE_NAMES = ("top", "right", "bottom", "left")
+
+
+def flip_reasons(state: GameState) -> list[dict[str, Any]]:
+    """Why each card the last placement flipped did flip, so that the page can say it without a copy of the rules:
+    ``tile`` flipped, ``by`` the card that beat it (the placed card for a capture, a captured card for the domino),
+    ``side`` and ``value`` that card's side facing it, ``against`` the flipped card's value facing back."""
+    step = state.last
+    reasons: list[dict[str, Any]] = []
+    for flipped, attackers in ((step.captured, (step.tile,)), (step.domino, step.captured)):
+        for tile in flipped:
+            for by in attackers:
+                faces = [(mine, theirs) for n, mine, theirs in NEIGHBOURS[by] if n == tile]
+                if faces and beats(state.cards[by][faces[0][0]], state.cards[tile][faces[0][1]]):
+                    mine, theirs = faces[0]
+                    reasons.append(
+                        {
+                            "tile": tile,
+                            "by": by,
+                            "side": SIDE_NAMES[mine],
+                            "value": state.cards[by].notation[mine],
+                            "against": state.cards[tile].notation[theirs],
+                        }
+                    )
+                    break
+    return reasons
 
 
 def state_json(state: GameState, viewer: int | None = None, open_hands: bool = True) -> dict[str, Any]:
