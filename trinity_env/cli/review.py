@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 
 from trinity_env.arguments import input_path, non_negative_int, output_path, positive_int
-from trinity_env.cli.common import check_file, finish, interruptible, loading, read_document, source
+from trinity_env.cli.common import add_allow_code, check_file, finish, interruptible, loading, read_document, source
 from trinity_env.core import REPLAY_FORMAT, PositionError, Replay
 from trinity_env.prepare import families_for, warm
 
@@ -23,7 +23,9 @@ def add(commands: argparse._SubParsersAction) -> None:
         help="solver nodes per position; past it the value is an estimate (default 2,000,000)",
     )
     review.add_argument(
-        "--agent", default="mcts:1600", help="agent spec estimating where the solver gives up (default mcts:1600)"
+        "--agent",
+        default="mcts:1600",
+        help="agent spec estimating where the solver gives up (default mcts:1600; any policy: onnx:model.onnx...)",
     )
     review.add_argument("--seed", type=non_negative_int, default=0)
     review.add_argument("--json", type=output_path, default=None, help="also write the review as JSON to this path")
@@ -31,28 +33,30 @@ def add(commands: argparse._SubParsersAction) -> None:
         "--png", type=output_path, default=None, help="also draw the value over the game, blunders marked, to this PNG"
     )
     review.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_allow_code(review)
     review.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from trinity_env.agents.spec import AgentSpec
     from trinity_env.evaluation.review import check_review, review_replay
 
+    agent = check_review(AgentSpec.parse(args.agent, allow_code=args.allow_code), args.max_nodes)
     data = read_document(args.file)
     name = source(args.file)
     if not isinstance(data, dict) or data.get("format") != REPLAY_FORMAT:
         raise PositionError(f"{name} is not a replay (a replay's 'format' is {REPLAY_FORMAT!r})")
     replay = loading(name, "replay", lambda: Replay.from_dict(data))
     loading(name, "replay", replay.states)  # a replay that does not play back is refused before any work
-    check_review(args.agent, args.max_nodes)
     for option, path in (("--json", args.json), ("--png", args.png)):
         if path:
             check_file(option, path)
-    warm(["exact solver", *families_for([args.agent])])
+    warm(["exact solver", *families_for([agent])])
     review, _ = interruptible(
         review_replay,
         replay,
         max_nodes=args.max_nodes,
-        agent=args.agent,
+        agent=agent,
         seed=args.seed,
         progress=not args.quiet,
         source=name,

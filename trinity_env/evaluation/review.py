@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from trinity_env.agents.mcts import BRANCHING, MCTSAgent, search_rows
-from trinity_env.agents.spec import make
+from trinity_env.agents.spec import Player, player
 from trinity_env.core import ArgumentError, GameState, Phase, PositionError, Replay, Termination
 from trinity_env.evaluation.match import RunInterrupted
 from trinity_env.fast.convert import write_state
@@ -378,7 +378,7 @@ def _mcts_estimate(agent: MCTSAgent, state: GameState, seed: int) -> Evaluation:
     return Evaluation(round(2 * share - 1, 3), False, method, moves)
 
 
-def _playout_estimate(spec: str, agents: tuple[Agent, Agent], state: GameState, seed: int) -> Evaluation:
+def _playout_estimate(label: str, agents: tuple[Agent, Agent], state: GameState, seed: int) -> Evaluation:
     """The mean result for the mover of ``PLAYOUTS`` games of the agent against itself from ``state``
     (with both hands shown), and how often each first move was chosen."""
     mover = state.to_move
@@ -396,7 +396,7 @@ def _playout_estimate(spec: str, agents: tuple[Agent, Agent], state: GameState, 
         total += _result_value(game, mover)
     ranked = sorted(first_moves.items(), key=lambda item: (-item[1], item[0]))[:5]
     moves = tuple((card, tile, round(n / PLAYOUTS, 3)) for (card, tile), n in ranked)
-    return Evaluation(round(total / PLAYOUTS, 3), False, f"{spec} self-play playouts ({PLAYOUTS} games)", moves)
+    return Evaluation(round(total / PLAYOUTS, 3), False, f"{label} self-play playouts ({PLAYOUTS} games)", moves)
 
 
 def _load(replay: Replay | Mapping[str, Any] | str | Path) -> tuple[Replay, str | None]:
@@ -409,18 +409,19 @@ def _load(replay: Replay | Mapping[str, Any] | str | Path) -> tuple[Replay, str 
     raise ArgumentError(f"review_replay needs a Replay, a replay dict or a path, got {type(replay).__name__}")
 
 
-def check_review(agent: str, max_nodes: int) -> Agent:
-    """The estimating agent, built from its spec; bad arguments raise before any work starts."""
+def check_review(agent: object, max_nodes: int) -> Player:
+    """The estimating agent as a ``Player`` (``agents.spec.player``: a spec parsed, a policy wrapped; nothing
+    built); bad arguments raise before any work starts."""
     if isinstance(max_nodes, bool) or not isinstance(max_nodes, int | np.integer) or max_nodes <= 0:
         raise ArgumentError(f"max_nodes must be a positive whole number, got {max_nodes!r}")
-    return make(agent)
+    return player(agent)
 
 
 def review_replay(
     replay: Replay | Mapping[str, Any] | str | Path,
     *,
     max_nodes: int = DEFAULT_MAX_NODES,
-    agent: str = DEFAULT_AGENT,
+    agent: object = DEFAULT_AGENT,
     seed: int = 0,
     progress: bool = False,
     suspect_drop: float = SUSPECT_DROP,
@@ -430,11 +431,13 @@ def review_replay(
     """Review every placement of ``replay`` (a ``Replay``, its dict, or a path to its JSON).
 
     Positions the solver answers within ``max_nodes`` nodes get exact values and best moves;
-    the others an estimate by the agent ``agent`` (a spec string), labelled as one. Ctrl-C
+    the others an estimate by ``agent``, labelled as one: any policy (``agents.spec.player``: a spec, an ``Agent``,
+    a policy function, a ``BatchedPolicy``), named by its label. Ctrl-C
     raises ``RunInterrupted`` whose ``partial`` is the review of what was finished. ``source``
     names the replay in the text (default: its path, when given one).
     """
-    estimator = check_review(agent, max_nodes)
+    who = check_review(agent, max_nodes)
+    estimator = who.build()
     game, path = _load(replay)
     source = source or path
     states = [s for s in game.states() if s.phase != Phase.DRAFT]
@@ -447,7 +450,7 @@ def review_replay(
 
     def review(partial: bool) -> Review:
         return Review(
-            states, list(evaluations), dict(game.rules), int(max_nodes), agent, seed, source, partial, suspect_drop
+            states, list(evaluations), dict(game.rules), int(max_nodes), who.label, seed, source, partial, suspect_drop
         )
 
     players: tuple[Agent, Agent] | None = None  # the two seats of the playouts, built once
@@ -468,8 +471,8 @@ def review_replay(
             if isinstance(estimator, MCTSAgent):
                 evaluations[k] = _mcts_estimate(estimator, state, seed * 1_000_003 + k)
             else:
-                players = players or (estimator, make(agent))
-                evaluations[k] = _playout_estimate(agent, players, state, seed * 1_000_003 + k)
+                players = players or (estimator, who.build())
+                evaluations[k] = _playout_estimate(who.label, players, state, seed * 1_000_003 + k)
             if bar is not None:
                 bar.update(1)
     except KeyboardInterrupt:
