@@ -12,7 +12,7 @@ from trinity_env.arguments import (
     process_count,
     whole_number,
 )
-from trinity_env.cli.common import check_folder, finish, interruptible
+from trinity_env.cli.common import add_allow_code, check_folder, finish, interruptible
 
 a_limit = whole_number(0, 8)
 
@@ -45,13 +45,15 @@ def add(commands: argparse._SubParsersAction) -> None:
         metavar="FILE",
         help="also report the first mover under perfect play from this solved-openings file (trinity solve-openings)",
     )
+    add_allow_code(balance)
     balance.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from trinity_env.agents.spec import AgentSpec
     from trinity_env.evaluation.balance import DEFAULT_AGENTS, OUTPUT_FILES, check_balance, run_balance
 
-    agents = args.agents or DEFAULT_AGENTS
+    agents = [AgentSpec.parse(text, allow_code=args.allow_code) for text in args.agents or DEFAULT_AGENTS]
     check_balance(agents, args.games, tuple(args.a_limits), args.workers)
     solved = None
     if args.openings:

@@ -19,6 +19,11 @@ Agents must draft differently from game to game for the card figures to mean any
 MCTS with ``draft=search`` does (its searches are seeded per game); a policy network does
 with ``sample=draft``.
 
+An agent is any policy (``agents.spec.player``): a spec (``mcts:200``, ``onnx:model.onnx``, a checkpoint by path,
+``py:package.module:factory`` parsed with ``allow_code``), an ``Agent``, a function ``(observation, mask) -> action``
+or a ``BatchedPolicy``; each study is named by its label. Worker processes get the agents pickled: a policy that does
+not pickle (a lambda) plays with ``workers=1``.
+
 Ctrl-C stops a run within moments: the pool is terminated and ``RunInterrupted`` (a
 ``KeyboardInterrupt``) is raised carrying the report of the games finished so far, marked ``partial``.
 """
@@ -35,10 +40,11 @@ from typing import Any
 
 from tqdm import tqdm
 
-from trinity_env.agents.spec import AgentSpec, make
+from trinity_env.agents.spec import Player, player
 from trinity_env.core import ArgumentError, Card, GameState
 from trinity_env.core.limits import check_workers
 from trinity_env.core.state import DRAFT, LANE_CONTROL
+from trinity_env.evaluation.arena import _check_picklable
 from trinity_env.evaluation.match import RunInterrupted, chunk_results, play_game
 from trinity_env.evaluation.ratings import wilson_interval
 from trinity_env.spec.config import make_config
@@ -67,10 +73,11 @@ class GameRecord:
     placements: int
 
 
-def play_recorded(specs: tuple[str, str], config: dict[str, Any], seed: int) -> GameRecord:
-    """One self-play game (``specs[p]`` in seat p) and its record."""
+def play_recorded(agents: tuple[object, object], config: dict[str, Any], seed: int) -> GameRecord:
+    """One game (``agents[p]``, any policy ``agents.spec.player`` takes, built afresh in seat p) and its record."""
     states: list[GameState] = []
-    final = play_game((make(specs[0]), make(specs[1])), make_config(config), seed, on_state=states.append)
+    seats = (player(agents[0]).build(), player(agents[1]).build())
+    final = play_game(seats, make_config(config), seed, on_state=states.append)
     start = next(s for s in states if s.phase != DRAFT)  # hands as play begins
     hands = (start.hand_indices(0), start.hand_indices(1))
     placements = [s.last for s in states if s.last is not None and s.last.tile is not None]
@@ -88,8 +95,8 @@ def play_recorded(specs: tuple[str, str], config: dict[str, Any], seed: int) -> 
 
 
 def _play_chunk(task: tuple) -> tuple[str, list[GameRecord]]:
-    study, spec, config, seeds = task
-    return study, [play_recorded((spec, spec), config, s) for s in seeds]
+    study, who, config, seeds = task
+    return study, [play_recorded((who, who), config, s) for s in seeds]
 
 
 def _share(hits: float, total: int) -> dict[str, Any]:
@@ -278,18 +285,18 @@ def _cell(share: dict[str, float]) -> str:
     return f"{share['share']:.1%} [{share['low']:.1%}, {share['high']:.1%}]"
 
 
-def _studies(agents: list[str], a_limits: tuple[int, ...]) -> list[tuple[str, str, dict[str, Any]]]:
+def _studies(agents: list[Player], a_limits: tuple[int, ...]) -> list[tuple[str, Player, dict[str, Any]]]:
     standard = make_config(None).to_dict()
-    studies = [(spec, spec, standard) for spec in agents]
+    studies = [(who.label, who, standard) for who in agents]
     for limit in a_limits:
         if limit != standard["max_a_cards"]:
             config = make_config(standard | {"max_a_cards": limit}).to_dict()  # a bad limit fails here, not in a worker
-            studies.append((f"{agents[0]} max_a={limit}", agents[0], config))
+            studies.append((f"{agents[0].label} max_a={limit}", agents[0], config))
     return studies
 
 
 def run_balance(
-    agents: list[str] | tuple[str, ...] = DEFAULT_AGENTS,
+    agents: list | tuple = DEFAULT_AGENTS,
     games: int = 200,
     *,
     seed: int = 0,
@@ -298,8 +305,8 @@ def run_balance(
     progress: bool = True,
     openings: dict[str, Any] | None = None,
 ) -> BalanceReport:
-    """Self-play ``games`` games per study: each agent under the standard rules, and the first
-    agent at each A limit (the standard limit's games are shared with the first study).
+    """Self-play ``games`` games per study: each agent (any policy: the module) under the standard rules, and the
+    first agent at each A limit (the standard limit's games are shared with the first study).
 
     ``openings``: a solved-openings summary (``openings.file_summary``) to report beside the studies.
     Interrupted (Ctrl-C), it stops at once and raises ``RunInterrupted`` whose ``partial`` is the
@@ -309,13 +316,15 @@ def run_balance(
     games = int(games)
 
     def tasks() -> Iterator[tuple]:  # lazily: a huge ``games`` must not build a huge list first
-        for s, (name, spec, config) in enumerate(studies):
+        for s, (name, who, config) in enumerate(studies):
             for start in range(0, games, CHUNK):
                 seeds = [seed * 1_000_003 + s * 100_003 + k for k in range(start, min(start + CHUNK, games))]
-                yield name, spec, config, seeds
+                yield name, who, config, seeds
 
     records: dict[str, list[GameRecord]] = {name: [] for name, _, _ in studies}
     workers = balance_workers(len(studies), games, workers)
+    if workers > 1:
+        _check_picklable([who for _, who, _ in studies])
     bar = tqdm(total=games * len(studies), disable=not progress, desc="balance", unit="game")
     partial = False
     try:
@@ -331,7 +340,8 @@ def run_balance(
     summaries = {name: _summarise(records[name], deck) for name, _, _ in studies}
     for name, _, config in studies:
         summaries[name]["max_a_cards"] = config["max_a_cards"]
-    report = BalanceReport(list(agents), games, seed, summaries, partial, openings)
+    labels = list(dict.fromkeys(who.label for _, who, _ in studies))
+    report = BalanceReport(labels, games, seed, summaries, partial, openings)
     if partial:
         raise RunInterrupted(report)
     return report
@@ -347,16 +357,20 @@ def balance_workers(studies: int, games: int, workers: int | None = None) -> int
 
 
 def check_balance(
-    agents: list[str] | tuple[str, ...], games: int, a_limits: tuple[int, ...] = A_LIMITS, workers: int | None = None
-) -> list[tuple[str, str, dict[str, Any]]]:
-    """What ``run_balance`` checks before it plays (``ValueError`` if bad); the studies it would run."""
+    agents: list | tuple, games: int, a_limits: tuple[int, ...] = A_LIMITS, workers: int | None = None
+) -> list[tuple[str, Player, dict[str, Any]]]:
+    """What ``run_balance`` checks before it plays (``ValueError`` if bad); the studies it would run: their names,
+    their agents as ``Player`` values (a spec parsed, a policy wrapped: nothing built) and their rules."""
     if not agents:
         raise ValueError("the balance lab needs at least one agent")
     if isinstance(games, bool) or not isinstance(games, numbers.Integral) or games < 1:
         raise ValueError(f"games must be at least 1, got {games!r}")
-    for spec in agents:
-        AgentSpec.parse(spec)  # a bad spec fails here, not in a worker (and nothing is built)
-    studies = _studies(list(agents), tuple(a_limits))
+    players = [player(agent) for agent in agents]  # a bad spec fails here, not in a worker (and nothing is built)
+    labels = [who.label for who in players]
+    twice = next((label for k, label in enumerate(labels) if label in labels[:k]), None)
+    if twice is not None:
+        raise ArgumentError(f"agent {twice} is given twice: each agent is one study, named by its label")
+    studies = _studies(players, tuple(a_limits))
     balance_workers(len(studies), int(games), workers)
     return studies
 
