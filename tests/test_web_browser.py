@@ -20,11 +20,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -37,6 +32,8 @@ if not CHROMIUM.exists():
 pytest.importorskip("uvicorn")
 pytest.importorskip("starlette")
 sync_api = pytest.importorskip("playwright.sync_api")
+
+from web_serve import start_serve, stop_serve  # noqa: E402
 
 from trinity_env.agents import make  # noqa: E402
 from trinity_env.core import Replay  # noqa: E402
@@ -60,39 +57,11 @@ ARTEFACTS = os.environ.get("TRINITY_WEB_ARTEFACTS")
 HUMAN_TURN = "() => app.game && !app.busy && (app.game.state.outcome !== null || !app.game.agent_to_move)"
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server() -> str:
-    port = _free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "trinity_env.cli", "serve", "--port", str(port)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            with urllib.request.urlopen(f"{base}/api/agents", timeout=5):
-                break
-        except OSError:
-            if process.poll() is not None or time.monotonic() > deadline:
-                process.kill()
-                pytest.fail(f"trinity serve did not start: {process.communicate()[1]}")
-            time.sleep(0.3)
+    process, base = start_serve()
     yield base
-    process.send_signal(2)  # Ctrl-C
-    try:
-        process.communicate(timeout=30)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.communicate()
+    stop_serve(process)
 
 
 @pytest.fixture(scope="module")
@@ -322,7 +291,7 @@ def test_upload_a_replay_step_through_it_and_see_the_review(server, page, tmp_pa
     assert f"{colour} (to move) {verdict}" in text
     played = states[k + 1].last
     judged = "is one of them" if (played.card.notation, played.tile) in solution.best_moves else "is a mistake"
-    assert f"The move played, {played.card.notation} on {played.tile}, {judged}" in text
+    assert f"The move played, {played.card.notation} on tile {played.tile + 1}, {judged}" in text
 
     page.reload()  # the replay stays on the server too
     page.wait_for_selector("#game:not([hidden])")
@@ -502,7 +471,7 @@ def check_preview(page, index: int, tile: int) -> dict:
     shown = shown_preview(page)
     assert shown["tile"] == tile
     assert shown["captured"] == sorted(expected["captured"]) and shown["domino"] == sorted(expected["domino"])
-    assert shown["text"].startswith(f"{expected['card']} on tile {tile}")
+    assert shown["text"].startswith(f"{expected['card']} on tile {tile + 1}")  # tiles are numbered from 1 on the page
     return expected
 
 
@@ -513,7 +482,8 @@ def test_a_drafted_game_played_to_the_end_by_keyboard_only(server, page):
     rng = random.Random(7)
     page.goto(f"{server}/play")
     page.wait_for_selector("#opponent option", state="attached")
-    tab_to(page, "play-start")  # the default opponent (level 3), colour and first mover at random, drafted hands
+    assert page.input_value("#opponent") == "level:1"  # the default opponent: Level 1, as the text above it advises
+    tab_to(page, "play-start")  # colour and first mover at random, drafted hands
     page.keyboard.press("Enter")
     page.wait_for_selector("#my-deck .card")
     picks = placements = escaped = 0
@@ -551,7 +521,7 @@ def test_a_drafted_game_played_to_the_end_by_keyboard_only(server, page):
         tile = rng.choice(tiles)
         walk_board(page, tile)
         label = focused(page)["label"]
-        assert label.startswith(f"tile {tile}, lane {tile // 5}: empty")
+        assert label.startswith(f"tile {tile + 1}, lane {tile // 5 + 1}: empty")  # numbered from 1
         page.wait_for_function("() => app.previews !== null")
         expected = check_preview(page, index, tile)
         page.keyboard.press("Enter")
@@ -565,8 +535,10 @@ def test_a_drafted_game_played_to_the_end_by_keyboard_only(server, page):
     me = page.evaluate("() => app.game.human")
     scores = final["outcome"]["scores"]
     status = page.inner_text("#status")
-    assert f"{scores[me]}\u2013{scores[1 - me]}" in status  # the player's own score first
-    assert status.split(" ")[0:2] in (["You", "win"], ["You", "lose"], ["Draw,"]) or status.startswith("Draw")
+    result = page.inner_text("#result")
+    assert f"you {scores[me]}, Level 1 \u2014 first steps {scores[1 - me]}" in result  # the player's own score first
+    assert status.startswith(("You win", "You lose", "Draw"))
+    assert focused(page)["id"] == "new-game"  # the game over, the focus is on what comes next, not on the page body
     assert status in page.inner_text("#announce")  # the live region said how it ended
     # the computer's replies come at once: no fixed pause between the person's move and the request for the reply
     gaps = page.evaluate(
@@ -736,7 +708,7 @@ def test_a_drafted_game_at_phone_and_tablet_size_shows_every_value_and_nothing_o
         # all 8 picks, then placements to the end: a lane-control win can come at the 5th placement, after two of ours
         assert final["outcome"] is not None and checked["draft"] == 8 and checked["play"] >= 2, checked
         scores = final["outcome"]["scores"]
-        assert f"{scores[1]}\u2013{scores[0]}" in page.inner_text("#status")  # Black's score first: the player's
+        assert f"you {scores[1]}, Random {scores[0]}" in page.inner_text("#result")  # Black's score first: the player's
         page.screenshot(path=str(artefacts / f"{width}x{height}-end.png"), full_page=True)
         page.click("#rules-button")
         page.wait_for_selector("#rules[open]")
@@ -797,9 +769,7 @@ def test_the_rules_panel_opens_and_closes_by_keyboard_and_rule_words_explain_the
     page.wait_for_selector("#tooltip:not([hidden])")
     assert "Lane majority" in page.inner_text("#tooltip")
     labels = page.eval_on_selector_all(".lane-label", "ls => ls.map(l => l.textContent)")
-    assert labels == ["Lane 0", "Lane 1", "Lane 2"]  # lanes are labelled on the board
-    options = page.eval_on_selector_all("#opponent option", "os => os.map(o => o.textContent)")
-    assert any(o.startswith("Level 3 \u2014 casual (Elo ") for o in options)
+    assert labels == ["Lane 1", "Lane 2", "Lane 3"]  # lanes are labelled on the board, numbered from 1
     no_script_errors(page)
 
 

@@ -26,6 +26,7 @@ if importlib.util.find_spec("httpx2") is None and importlib.util.find_spec("http
 
 import anyio
 from starlette.testclient import TestClient
+from web_client import asgi_scope, error, response_of
 
 from trinity_env.agents import make
 from trinity_env.core import Replay
@@ -40,14 +41,6 @@ from trinity_env.web.store import GameStore
 
 SMALL = {"random": AgentChoice("random", "random", "Random", "baseline")}
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def error(response, status: int) -> str:
-    assert response.status_code == status, (response.status_code, response.text)
-    assert response.headers["content-type"].startswith("application/json")
-    message = response.json()["error"]
-    assert isinstance(message, str) and message and "\n" not in message
-    return message
 
 
 def post_game(client: TestClient):
@@ -179,20 +172,7 @@ async def asgi_post(app, path: str, upload: Upload, content_length: int | None) 
     headers = [(b"host", b"testserver"), (b"content-type", b"application/json")]
     if content_length is not None:
         headers.append((b"content-length", str(content_length).encode()))
-    scope = {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "http_version": "1.1",
-        "method": "POST",
-        "scheme": "http",
-        "path": path,
-        "raw_path": path.encode(),
-        "query_string": b"",
-        "root_path": "",
-        "headers": headers,
-        "client": ("127.0.0.1", 50000),
-        "server": ("127.0.0.1", 8000),
-    }
+    scope = asgi_scope("POST", path, headers)
     sent: list[dict] = []
 
     async def send(message: dict) -> None:
@@ -200,9 +180,8 @@ async def asgi_post(app, path: str, upload: Upload, content_length: int | None) 
 
     with anyio.fail_after(20):  # a guard so that a server which never cuts the body fails instead of hanging
         await app(scope, upload.receive, send)
-    start = next(m for m in sent if m["type"] == "http.response.start")
-    body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
-    return start["status"], {k.decode(): v.decode() for k, v in start["headers"]}, json.loads(body)
+    status, headers, body = response_of(sent)
+    return status, {k.decode(): v.decode() for k, v in headers}, json.loads(body)
 
 
 def small_app(limits: Limits = SMALL_LIMITS):
