@@ -12,6 +12,7 @@ const SPEEDS = { slow: 1500, normal: 700, fast: 250 };
 const ENGINE_POLL = 1000; // ms between questions to GET /api/engine while the engine is being prepared
 const RECENT_SHOWN = 8;
 const RULE_SECTIONS = {
+  draft: "rule-draft",
   capture: "rule-capture",
   domino: "rule-domino",
   a: "rule-a",
@@ -48,6 +49,10 @@ const app = {
 };
 
 const $ = (id) => document.getElementById(id);
+// Tiles and lanes are numbered from 1 in everything the page says (tile 1 to 15, lane 1 to 3); the API and the
+// data-tile attributes keep the rules' indices from 0.
+const tileNo = (t) => t + 1;
+const laneNo = (lane) => lane + 1;
 
 function el(tag, className, text) {
   const node = document.createElement(tag);
@@ -90,6 +95,16 @@ function showError(message) {
   const box = $("error");
   box.textContent = message || "";
   box.hidden = !message;
+}
+
+function notify(text) {
+  // why something was refused, shown where it is seen (role=status: read out too), on touch as on a mouse
+  const box = $("notice");
+  box.textContent = text || "";
+  box.hidden = !text;
+  if (!text) return;
+  const rect = box.getBoundingClientRect();
+  if (rect.top < 0 || rect.bottom > window.innerHeight) box.scrollIntoView({ block: "nearest" });
 }
 
 function announce(text) {
@@ -142,8 +157,48 @@ function storageKey() {
   return `trinity.${app.page}.game`;
 }
 
+function signed(value) {
+  return value > 0 ? `+${value}` : value < 0 ? `\u2212${-value}` : "0";
+}
+
+function levelName(agent) {
+  return `Level ${agent.name.split(":")[1]}`;
+}
+
+function agentText(agent, ladder) {
+  // the list's words: the name and how it plays, weakest first; the rating is a detail (agentAbout)
+  if (agent.group === "ladder") {
+    const at = ladder.findIndex((l) => l.name === agent.name);
+    const end = at === 0 ? " (weakest)" : at === ladder.length - 1 ? " (strongest)" : "";
+    return `${agent.short}: ${agent.about}${end}`;
+  }
+  const same = ladder.find((l) => l.spec === agent.spec);
+  return `${agent.short} \u2014 ${agent.about}${same ? ` (plays as ${levelName(same)})` : ""}`;
+}
+
+function agentAbout(agent, ladder) {
+  // the detail under the list: how it plays and its measured strength against the ladder's ends
+  const rated = agent.group === "ladder" ? agent : ladder.find((l) => l.spec === agent.spec);
+  const what = `${agent.short} ${agent.about}.`;
+  if (!rated || !ladder.length) return `${what} Not measured on the difficulty ladder.`;
+  const low = ladder[0];
+  const high = ladder[ladder.length - 1];
+  const same = rated === agent ? "" : ` It plays exactly as ${levelName(rated)}.`;
+  return `${what}${same} Rating ${signed(rated.elo)} (Elo, measured in games between the ladder's levels: ${levelName(low)} ${signed(low.elo)}, ${levelName(high)} ${signed(high.elo)}; higher is stronger).`;
+}
+
+function showAgentAbout() {
+  const agent = app.agents && app.agents.agents.find((a) => a.name === $("opponent").value);
+  $("opponent-about").textContent = agent ? agentAbout(agent, app.agents.ladder) : "";
+}
+
 function fillAgentLists(data) {
-  const groups = { ladder: "Difficulty ladder (Elo: measured strength)", baseline: "Baselines", search: "MCTS search", trained: "Trained agents" };
+  const groups = {
+    ladder: "Difficulty ladder, weakest first",
+    baseline: "Simple strategies",
+    search: "Searchers (more lines tried: stronger)",
+    trained: "Trained networks",
+  };
   for (const id of ["opponent", "agent0", "agent1"]) {
     const select = $(id);
     select.replaceChildren();
@@ -153,7 +208,7 @@ function fillAgentLists(data) {
       const optgroup = el("optgroup");
       optgroup.label = title;
       for (const agent of members) {
-        const option = el("option", null, agent.label);
+        const option = el("option", null, agentText(agent, data.ladder));
         option.value = agent.name;
         optgroup.append(option);
       }
@@ -161,6 +216,8 @@ function fillAgentLists(data) {
     }
   }
   $("opponent").value = data.default;
+  $("opponent").addEventListener("change", showAgentAbout);
+  showAgentAbout();
   $("agent0").value = data.agents.some((a) => a.name === "greedy") ? "greedy" : data.default;
   $("agent1").value = data.agents.some((a) => a.name === "mcts:100") ? "mcts:100" : data.default;
 }
@@ -246,7 +303,9 @@ function recentText(game) {
     const names = `${game.seats[0]} vs ${game.seats[1]}`;
     if (!game.outcome) return `${names}, ${moves}, ${game.phase === "draft" ? "drafting" : "in play"}`;
     const o = game.outcome;
-    return o.winner === null ? `${names}: a draw` : `${names}: ${COLOURS[o.winner]} won ${o.scores[o.winner]}–${o.scores[1 - o.winner]}`;
+    if (o.winner === null) return `${names}: a draw`;
+    const how = o.termination === "lane_control" ? `by controlling lane ${laneNo(o.lane)}` : `${o.scores[o.winner]}–${o.scores[1 - o.winner]}`;
+    return `${names}: ${COLOURS[o.winner]} won ${how}`;
   }
   const me = game.human;
   const who = `${game.seats[1 - me]}, you are ${COLOURS[me]}`;
@@ -254,6 +313,7 @@ function recentText(game) {
   const o = game.outcome;
   if (o.termination === "resignation") return `${who}: you resigned at move ${game.ply}`;
   if (o.winner === null) return `${who}: a draw`;
+  if (o.termination === "lane_control") return `${who}: you ${o.winner === me ? "won" : "lost"}, lane ${laneNo(o.lane)} controlled`;
   return `${who}: you ${o.winner === me ? "won" : "lost"} ${o.scores[me]}–${o.scores[1 - me]}`;
 }
 
@@ -325,6 +385,9 @@ function openGame(view) {
   app.positions = {};
   app.hoverTile = null;
   app.announcedPly = view.ply;
+  app.roving = { board: 7, hand: null, deck: null };
+  app.armedTile = null;
+  notify("");
   localStorage.setItem(storageKey(), view.id);
   history.replaceState(null, "", `${location.pathname}?game=${view.id}`);
   showBoard();
@@ -435,6 +498,7 @@ async function play(action, focusAfter) {
   app.selected = null;
   app.hoverTile = null;
   showError("");
+  notify("");
   try {
     app.game = await api("POST", `/api/games/${game.id}/move`, { action, ply: game.ply });
   } catch (err) {
@@ -599,26 +663,34 @@ function previewFor(tile) {
 }
 
 function listTiles(tiles) {
-  if (tiles.length === 1) return `tile ${tiles[0]}`;
-  return `tiles ${tiles.slice(0, -1).join(", ")} and ${tiles[tiles.length - 1]}`;
+  const numbers = tiles.map(tileNo);
+  if (numbers.length === 1) return `tile ${numbers[0]}`;
+  return `tiles ${numbers.slice(0, -1).join(", ")} and ${numbers[numbers.length - 1]}`;
 }
+
+function touching() {
+  // a finger, not a mouse: the last pointer on a card or tile was a touch, or the device has no hovering pointer
+  return app.pointer ? app.pointer === "touch" : window.matchMedia("(hover: none), (pointer: coarse)").matches;
+}
+
+const TWO_TAPS = "Tap a highlighted tile once to see what your card would capture there, and tap it again to place it.";
 
 function previewText(p) {
   const game = app.game;
   const me = game.human;
-  let text = `${p.card} on tile ${p.tile}`;
+  let text = `${p.card} on tile ${tileNo(p.tile)}`;
   if (!p.captured.length) text += " captures nothing";
   else text += ` captures ${listTiles(p.captured)}`;
   if (p.domino.length) text += `; the domino flips ${listTiles(p.domino)}`;
   const o = p.outcome;
-  if (o && o.termination === "lane_control") return `${text}: it completes lane ${o.lane} and wins the game.`;
+  if (o && o.termination === "lane_control") return `${text}: it completes lane ${laneNo(o.lane)} and wins the game.`;
   if (o) {
     const result = o.winner === null ? "a draw" : o.winner === me ? "you win" : "you lose";
     return `${text}: it fills the board, ${result} ${o.scores[me]}–${o.scores[1 - me]}.`;
   }
   const lane = Math.floor(p.tile / POSITIONS);
   const counts = p.lanes[lane].counts;
-  return `${text}. Lane ${lane} would hold ${counts[me]} of your cards and ${counts[1 - me]} of theirs.`;
+  return `${text}. Lane ${laneNo(lane)} would hold ${counts[me]} of your cards and ${counts[1 - me]} of theirs.`;
 }
 
 function showPreview() {
@@ -635,7 +707,8 @@ function showPreview() {
   delete box.dataset.tile;
   if (!p) {
     if (previewable() && app.selected !== null) {
-      box.textContent = app.previews ? "Point at or move to a highlighted tile: the engine shows what your card would capture there." : "asking the engine what each placement would do…";
+      const how = touching() ? TWO_TAPS : "Point at or move to a highlighted tile: the engine shows what your card would capture there.";
+      box.textContent = app.previews ? how : "asking the engine what each placement would do…";
     } else box.textContent = "";
     return;
   }
@@ -702,6 +775,8 @@ function render() {
   showPreview();
   loadPreviews();
   if (forced || !document.activeElement || document.activeElement === document.body) restoreFocus(wanted);
+  const lost = !document.activeElement || document.activeElement === document.body;
+  if (lost && state.outcome && !app.lookback && app.page !== "replay" && $("new-game")) $("new-game").focus(); // the game just ended
 }
 
 // ------------------------------------------------------------------ focus (kept across re-renders)
@@ -766,9 +841,14 @@ function scoreLine(view, outcome) {
 }
 
 function howItEnded(outcome) {
-  if (outcome.termination === "lane_control") return `by controlling lane ${outcome.lane}`;
   if (outcome.termination === "resignation") return "by resignation";
   return `on the ${outcome.termination_text}`;
+}
+
+function laneWin(view, outcome, head) {
+  // a lane-control win is won by the lane, not by the lane scores: the status says so, the result shows the scores
+  const who = view.viewer === outcome.winner ? "you control" : `${seatName(view, outcome.winner)} controls`;
+  return `${head}: ${who} lane ${laneNo(outcome.lane)}, so its far tower falls.`;
 }
 
 function renderStatus(view) {
@@ -781,11 +861,14 @@ function renderStatus(view) {
     const o = state.outcome;
     if (o.termination === "resignation" && view.viewer !== null) text = `You resigned: ${view.names[o.winner]} wins.`;
     else if (o.winner === null) text = `Draw, ${scoreLine(view, o)}.`;
-    else if (view.viewer !== null) text = `${o.winner === view.viewer ? "You win" : "You lose"} ${scoreLine(view, o)} ${howItEnded(o)}.`;
-    else text = `${seatName(view, o.winner)} wins ${scoreLine(view, o)} ${howItEnded(o)}.`;
+    else {
+      const head = view.viewer !== null ? (o.winner === view.viewer ? "You win" : "You lose") : `${seatName(view, o.winner)} wins`;
+      text = o.termination === "lane_control" ? laneWin(view, o, head) : `${head} ${scoreLine(view, o)} ${howItEnded(o)}.`;
+    }
   } else if (view.viewer !== null && state.to_move === view.viewer) {
     const me = state.players[view.viewer];
-    text = state.phase === "draft" ? `Your pick (${me.picked + 1} of 8): choose a card from your deck.` : "Your move: choose a card from your hand, then a highlighted tile.";
+    const place = touching() ? "Your move: tap a card of your hand, then a highlighted tile twice (the first tap shows what it would capture)." : "Your move: choose a card from your hand, then a highlighted tile.";
+    text = state.phase === "draft" ? `Your pick (${me.picked + 1} of 8): choose a card from your deck.` : place;
   } else if (view.viewer !== null) {
     text = `${view.names[state.to_move]} is thinking…${engineReady() ? "" : " (preparing the engine, first run only)"}`;
   } else {
@@ -874,7 +957,8 @@ function renderControls() {
   } else if (!over) {
     button("Resign", "resign", resign, false, "secondary");
   }
-  button("New game", "new-game", newGame);
+  const again = button("New game", "new-game", newGame);
+  if (over) again.setAttribute("aria-describedby", "result"); // the result is read with the button the focus lands on
   if (game.replay_available && over && game.state.phase !== "draft") button("Review this game", "review-game", reviewGame);
   if (game.replay_available) {
     const link = el("a", "button", "Download the replay");
@@ -917,7 +1001,7 @@ function legalTiles(view, index) {
 
 function tileName(state, t, mark) {
   const here = state.board[t];
-  const where = `tile ${t}, lane ${Math.floor(t / POSITIONS)}`;
+  const where = `tile ${tileNo(t)}, lane ${laneNo(Math.floor(t / POSITIONS))}`;
   const what = here ? `${COLOURS[here.owner]} ${here.card}` : "empty";
   const marks = { placed: ", just placed", captured: ", just captured", domino: ", just flipped by the domino" };
   return `${where}: ${what}${marks[mark] || ""}`;
@@ -935,14 +1019,14 @@ function renderBoard(view) {
   const legal = placing && app.selected !== null ? legalTiles(view, app.selected) : new Set();
   app.armedTile = null;
   for (let lane = 0; lane < LANES; lane += 1) {
-    const label = el("div", "lane-label", `Lane ${lane}`);
+    const label = el("div", "lane-label", `Lane ${laneNo(lane)}`);
     label.setAttribute("aria-hidden", "true");
     board.append(label);
     const tower = (seat) => {
       const down = fallen && fallen.lane === lane && fallen.winner !== seat;
-      const node = el("div", `tower ${seat === 0 ? "white" : "black"}${down ? " fallen" : ""}`, seat === 0 ? "W" : "B");
+      const node = el("div", `tower ${seat === 0 ? "white" : "black"}${down ? " fallen" : ""}`, down ? "fallen" : seat === 0 ? "W" : "B");
       node.setAttribute("role", "img");
-      node.setAttribute("aria-label", `${COLOURS[seat]}'s tower, lane ${lane}${down ? ", fallen" : ""}`);
+      node.setAttribute("aria-label", `${COLOURS[seat]}'s tower, lane ${laneNo(lane)}${down ? ", fallen" : ""}`);
       return node;
     };
     board.append(tower(0));
@@ -958,8 +1042,9 @@ function renderBoard(view) {
         else if (last && last.domino.includes(t)) mark = "domino";
         tile.append(cardElement(here.card, here.owner, mark));
         if (mark) tile.classList.add(mark);
+        if (fallen && fallen.lane === lane) tile.classList.add("won-lane");
       } else {
-        const number = el("span", "tile-number", t);
+        const number = el("span", "tile-number", tileNo(t));
         number.setAttribute("aria-hidden", "true");
         tile.append(number);
       }
@@ -984,11 +1069,12 @@ function renderBoard(view) {
       } else {
         tile.setAttribute("role", "img");
       }
+      if (interactive && !legal.has(t)) tile.addEventListener("click", () => notify(refusedTile(view, t)));
+      tile.addEventListener("pointerdown", (event) => {
+        app.pointer = event.pointerType;
+      });
       if (legal.has(t)) {
         tile.classList.add("legal");
-        tile.addEventListener("pointerdown", (event) => {
-          app.pointer = event.pointerType;
-        });
         tile.addEventListener("click", () => {
           if (app.pointer === "touch" && app.armedTile !== t) {
             // a finger cannot hover: the first tap shows what the placement would do, the second places
@@ -996,6 +1082,7 @@ function renderBoard(view) {
             app.hoverTile = t;
             showPreview();
             $("preview").textContent += " Tap the tile again to place the card.";
+            notify("");
             return;
           }
           placeOn(view, t);
@@ -1048,12 +1135,8 @@ function boardKey(event, view, t) {
   }
   if (event.key === "Enter" || event.key === " ") {
     event.preventDefault();
-    if (app.selected === null) {
-      $("preview").textContent = "Choose a card from your hand first (Tab to your hand, then Enter).";
-      return;
-    }
-    if (!legalTiles(view, app.selected).has(t)) {
-      $("preview").textContent = `Tile ${t} is taken: choose an empty tile.`;
+    if (app.selected === null || !legalTiles(view, app.selected).has(t)) {
+      notify(refusedTile(view, t));
       return;
     }
     placeOn(view, t);
@@ -1068,6 +1151,19 @@ function boardKey(event, view, t) {
     render();
     announce("Card put back.");
   }
+}
+
+function refusedTile(view, t) {
+  // why a tile cannot take a card now, in words (a click, a tap or Enter on it)
+  const state = view.state;
+  const here = state.board[t];
+  if (!canAct(view)) return app.busy || state.to_move !== view.viewer ? `Wait for your turn: ${view.names[state.to_move]} is placing.` : "";
+  if (here) {
+    const whose = here.owner === view.viewer ? "your" : `${COLOURS[here.owner]}'s`;
+    const next = app.selected === null ? "choose a card from your hand, then an empty tile" : "choose an empty tile (highlighted)";
+    return `Tile ${tileNo(t)} is taken (${whose} ${here.card}): a card goes on an empty tile only, and cards never move. ${touching() ? next.replace("choose", "tap") : next[0].toUpperCase() + next.slice(1)}.`;
+  }
+  return touching() ? "Tap a card of your hand first, then this tile." : "Choose a card from your hand first (Tab to your hand, then Enter), then this tile.";
 }
 
 function placeOn(view, tile) {
@@ -1085,13 +1181,16 @@ function markLegalTiles(view) {
   }
 }
 
-function chooseCard(view, index) {
-  // a hand card chosen: the keyboard goes on to the board, to a tile where it may go
+function chooseCard(view, index, byKey) {
+  // a hand card chosen: the keyboard goes on to the board, to a tile where it may go; a click or a tap leaves
+  // the focus on the card, so no tile shows a placement before one is pointed at or touched
   const legal = legalTiles(view, index);
   app.selected = index;
+  notify("");
   const tile = legal.has(app.roving.board) ? app.roving.board : Math.min(...legal);
   app.roving.board = tile;
-  app.focusNext = `tile:${tile}`;
+  app.focusNext = byKey ? `tile:${tile}` : `hand:${index}`;
+  if (!byKey) app.hoverTile = null;
   render();
   announce(`${view.state.players[view.viewer].hand.find((h) => h.index === index).card} chosen. Arrow keys move between tiles, Enter places it, Escape puts it back.`);
 }
@@ -1148,6 +1247,7 @@ function renderSides(view) {
             setRoving(hand, card);
           });
           card.addEventListener("keydown", (event) => handKey(event, view, hand, card, entry.index, selectable));
+          if (!selectable) card.addEventListener("click", () => notify(state.phase === "play" && !canAct(view) ? `Wait for your turn: ${view.names[state.to_move]} is placing.` : "That card cannot be played now."));
         } else {
           card.setAttribute("role", "img");
           card.setAttribute("aria-label", `${COLOURS[seat]} card ${entry.card}: ${sidesText(entry.card)}`);
@@ -1155,11 +1255,14 @@ function renderSides(view) {
         if (selectable) {
           if (app.selected === entry.index) card.classList.add("selected");
           card.draggable = true;
+          card.addEventListener("pointerdown", (event) => {
+            app.pointer = event.pointerType;
+          });
           card.addEventListener("click", () => {
             if (app.selected === entry.index) {
               app.selected = null;
               render();
-            } else chooseCard(view, entry.index);
+            } else chooseCard(view, entry.index, false);
           });
           card.addEventListener("dragstart", (event) => {
             app.selected = entry.index;
@@ -1194,7 +1297,7 @@ function handKey(event, view, hand, card, index, selectable) {
   if (event.key === "Enter" || event.key === " ") {
     event.preventDefault();
     if (!selectable) {
-      announce(view.state.phase === "play" && !canAct(view) ? "Wait for your turn." : "That card cannot be played now.");
+      notify(view.state.phase === "play" && !canAct(view) ? `Wait for your turn: ${view.names[view.state.to_move]} is placing.` : "That card cannot be played now.");
       return;
     }
     if (app.selected === index) {
@@ -1202,7 +1305,7 @@ function handKey(event, view, hand, card, index, selectable) {
       app.focusNext = `hand:${index}`;
       render();
       announce("Card put back.");
-    } else chooseCard(view, index);
+    } else chooseCard(view, index, true);
     return;
   }
   if (event.key === "Escape" && app.selected !== null) {
@@ -1235,6 +1338,7 @@ function renderDraft(view) {
     deck.id = seat === view.viewer ? "my-deck" : `deck-${seat}`;
     deck.setAttribute("role", "group");
     deck.setAttribute("aria-labelledby", heading.id);
+    box.append(deck);
     if (!player.deck) {
       deck.append(el("span", "note", "hidden"));
     } else {
@@ -1243,14 +1347,19 @@ function renderDraft(view) {
         const first = player.deck.find((e) => legal.has(e.index));
         app.roving.deck = first ? first.index : 0;
       }
+      let struck = 0;
       for (const entry of player.deck) {
         const picked = entry.status !== "unpicked";
         const canPick = picking && legal.has(entry.index);
         const card = cardElement(entry.card, picked ? seat : null, `${picked ? "picked" : ""}${canPick ? " selectable" : ""}`);
         card.dataset.index = String(entry.index);
         const overLimit = !picked && picking && !canPick;
-        if (overLimit) card.classList.add("unavailable");
-        const why = picked ? ", picked" : overLimit ? ", over the A-card limit" : "";
+        if (overLimit) {
+          card.classList.add("unavailable");
+          card.querySelector(".owner").textContent = "\u2715"; // struck out, not picked
+          struck += 1;
+        } else if (picked) card.querySelector(".owner").textContent = "\u2713";
+        const why = picked ? ", picked" : overLimit ? `, struck out: your hand holds ${state.max_a_cards} A cards, the most allowed` : "";
         if (mine) {
           card.dataset.focus = `deck:${entry.index}`;
           card.setAttribute("role", "button");
@@ -1267,16 +1376,35 @@ function renderDraft(view) {
           card.setAttribute("aria-label", `${entry.card}${why}`);
         }
         if (canPick) card.addEventListener("click", () => play(legal.get(entry.index)));
-        else if (overLimit) card.title = `${entry.card}: over the A-card limit`;
+        else if (mine) card.addEventListener("click", () => notify(refusedPick(view, entry, overLimit)));
         deck.append(card);
       }
+      if (mine && struck) {
+        const note = el("p", "limit-note", `Struck out (striped, \u2715): ${struck === 1 ? "this card has" : "these cards have"} an A side, and your hand already holds ${state.max_a_cards} A cards, the most a hand may hold. Picked cards show \u2713.`);
+        note.id = "a-limit-note";
+        deck.setAttribute("aria-describedby", note.id);
+        box.append(note);
+      }
     }
-    box.append(deck);
   }
   if (view.viewer !== null) {
     const other = state.players[1 - view.viewer];
-    box.append(el("p", "note", `${view.names[1 - view.viewer]} has picked ${other.picked} of 8 (picks are secret).`));
+    const note = el("p", "note", `${view.names[1 - view.viewer]} has picked ${other.picked} of 8 from `);
+    note.append(ruleWord("its own copy of the deck", "draft"), ": its picks never take yours (and are secret).");
+    box.append(note);
   }
+}
+
+function refusedPick(view, entry, overLimit) {
+  // why a card of your deck cannot be picked now, in words (a click, a tap or Enter on it)
+  const state = view.state;
+  if (entry.status !== "unpicked") return `You picked ${entry.card} already: pick another card of your deck.`;
+  if (overLimit) {
+    const max = state.max_a_cards;
+    return `Not ${entry.card}: it has an A side, and your hand already holds ${max} A cards, the most a hand may hold. Pick a card with no A side.`;
+  }
+  if (state.outcome) return "The game is over.";
+  return `Wait for your turn: ${view.names[state.to_move]} is picking.`;
 }
 
 function deckKey(event, deck, card, action, why) {
@@ -1290,8 +1418,11 @@ function deckKey(event, deck, card, action, why) {
   }
   if (event.key === "Enter" || event.key === " ") {
     event.preventDefault();
-    if (action === null) announce(why ? `Not this one${why}.` : "Wait for your turn.");
-    else play(action, card.dataset.focus);
+    if (action === null) {
+      const view = current();
+      const entry = view.state.players[view.viewer].deck.find((e) => `deck:${e.index}` === card.dataset.focus);
+      notify(refusedPick(view, entry, card.classList.contains("unavailable")));
+    } else play(action, card.dataset.focus);
   }
 }
 
@@ -1307,10 +1438,23 @@ function describe(view, step) {
   if (!step) return "";
   const who = seatName(view, step.player);
   if (step.kind === "pick") return step.card ? `${who} picked ${step.card}` : `${who} picked a card (secret)`;
-  let text = `${who} placed ${step.card} on tile ${step.tile}`;
+  const text = `${who} placed ${step.card} on tile ${tileNo(step.tile)}`;
+  // why each card flipped, as the server says (step.why): the side that beat it and the value it beat
+  const why = new Map((step.why || []).map((w) => [w.tile, w]));
+  const beat = (t) => {
+    const w = why.get(t);
+    return w ? `${w.value} beats ${w.against}` : "";
+  };
   const flips = [];
-  if (step.captured.length) flips.push(`captured ${step.captured.length} (tile${step.captured.length > 1 ? "s" : ""} ${step.captured.join(", ")})`);
-  if (step.domino.length) flips.push(`domino flipped ${step.domino.length} (tile${step.domino.length > 1 ? "s" : ""} ${step.domino.join(", ")})`);
+  if (step.captured.length) {
+    const each = step.captured.map((t) => `tile ${tileNo(t)} (${beat(t)})`);
+    flips.push(`it captured ${each.join(", ")}`);
+  }
+  for (const t of step.domino) {
+    const w = why.get(t);
+    const by = w ? ` because the card it captured on tile ${tileNo(w.by)} turned on it: its ${w.side} ${w.value} beats ${w.against}` : "";
+    flips.push(`the domino flipped tile ${tileNo(t)}${by}`);
+  }
   return flips.length ? `${text}: ${flips.join("; ")}` : text;
 }
 
@@ -1334,18 +1478,21 @@ function renderResult(view) {
   else headline = `${seatName(view, outcome.winner)} wins`;
   const text = el("p");
   if (outcome.termination === "lane_control") {
-    text.append(`${COLOURS[outcome.winner]} controls `, ruleWord(`lane ${outcome.lane}`, "lane"), ": its ", ruleWord("far tower", "tower"), " falls.");
+    text.append(`${COLOURS[outcome.winner]} controls `, ruleWord(`lane ${laneNo(outcome.lane)}`, "lane"), ": its ", ruleWord("far tower", "tower"), " falls.");
   } else if (outcome.termination === "resignation") {
     text.append(`${view.names[outcome.winner]} wins by resignation.`);
   } else {
     text.append(`Game over on the ${outcome.termination_text}: lanes scored by `, ruleWord("lane majority", "majority"), ".");
   }
-  if (view.viewer !== null) {
-    const me = view.viewer;
-    text.append(` Lane scores: you ${outcome.scores[me]}, ${view.names[1 - me]} ${outcome.scores[1 - me]}.`);
-  } else {
-    text.append(` Lane scores: White ${outcome.scores[0]}, Black ${outcome.scores[1]}.`);
-  }
+  const me = view.viewer;
+  const scores = me !== null ? `you ${outcome.scores[me]}, ${view.names[1 - me]} ${outcome.scores[1 - me]}` : `White ${outcome.scores[0]}, Black ${outcome.scores[1]}`;
+  if (outcome.termination === "lane_control") {
+    text.append(
+      ` Lane scores of the board as it stands: ${scores}. They are counted by the rules' `,
+      ruleWord("lane majority", "majority"),
+      " (a lane scores for whoever owns more of its cards, a point a card; equal counts score for nobody), and on a lane-control win they decide nothing.",
+    );
+  } else text.append(` Lane scores: ${scores}.`);
   box.append(el("h2", null, headline), text);
 }
 
@@ -1365,7 +1512,7 @@ function renderLanes(view) {
   const totals = [0, 0];
   for (const lane of state.lanes) {
     const row = el("tr");
-    row.append(el("td", null, lane.lane), el("td", null, lane.counts[0]), el("td", null, lane.counts[1]), el("td", null, lane.points[0]), el("td", null, lane.points[1]));
+    row.append(el("td", null, laneNo(lane.lane)), el("td", null, lane.counts[0]), el("td", null, lane.counts[1]), el("td", null, lane.points[0]), el("td", null, lane.points[1]));
     totals[0] += lane.points[0];
     totals[1] += lane.points[1];
     table.append(row);
@@ -1383,6 +1530,9 @@ function renderHistory(view) {
   list.replaceChildren();
   view.history.forEach((step, i) => {
     const item = el("li", step && step.kind === "place" ? "place" : "pick");
+    const number = el("span", "move-number", `${i + 1}.`); // its own column: a wrapped entry keeps it on its first line
+    number.setAttribute("aria-hidden", "true");
+    item.append(number);
     const button = el("button", null, describe(view, step));
     button.type = "button";
     button.dataset.focus = `move:${i}`;
@@ -1432,12 +1582,12 @@ function renderReview() {
   }
   const mover = COLOURS[review.to_move];
   const value = review.value === 1 ? "wins" : review.value === 0 ? "draws" : "loses";
-  const best = review.best_moves.map((m) => `${m.card} on ${m.tile}`).join(", ");
+  const best = review.best_moves.map((m) => `${m.card} on tile ${tileNo(m.tile)}`).join(", ");
   const known = app.replay.rules.open_hands === false ? " (both hands known, though the game hid them)" : "";
   const lines = [`With perfect play from here${known}, ${mover} (to move) ${value}.`];
   lines.push(review.value === -1 ? "Every move loses." : `Moves that keep this: ${best}.`);
   if (review.played) {
-    const played = `${review.played.card} on ${review.played.tile}`;
+    const played = `${review.played.card} on tile ${tileNo(review.played.tile)}`;
     lines.push(review.played_best ? `The move played, ${played}, is one of them.` : `The move played, ${played}, is a mistake.`);
   }
   const p = el("p", review.played_best === false ? "mistake" : "good", lines.join(" "));
@@ -1487,6 +1637,7 @@ function openRules(section) {
   app.rulesReturn = document.activeElement && document.activeElement !== document.body ? document.activeElement : null;
   dialog.showModal();
   $("rules-close").focus();
+  dialog.style.setProperty("--rules-head", `${dialog.querySelector(".rules-head").offsetHeight}px`); // scroll-margin-top
   const target = section ? $(section) : null;
   if (target) target.scrollIntoView({ block: "start" });
   else dialog.querySelector(".rules-body").scrollTop = 0;
