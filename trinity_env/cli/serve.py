@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from trinity_env.arguments import positive_int, whole_number
+from trinity_env.cli.common import add_allow_code
 from trinity_env.core import TrinityError
 
 
@@ -19,12 +20,28 @@ def add(commands: argparse._SubParsersAction) -> None:
         help="games kept at once, all browsers together (200); each browser keeps at most 20, and past this cap "
         "the least recently used browser loses its oldest game",
     )
+    serve.add_argument(
+        "--agents",
+        nargs="+",
+        default=[],
+        metavar="SPEC",
+        help="also offer these agents (onnx:model.onnx, a checkpoint by path, py:... with --allow-code); a browser "
+        "names only agents on the list",
+    )
+    serve.add_argument("--onnx-folder", default=None, metavar="DIR", help="also offer every *.onnx model in DIR")
+    add_allow_code(serve)
     serve.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> None:
+    from trinity_env.agents.spec import AgentSpec
+
+    agents = [AgentSpec.parse(text, allow_code=args.allow_code) for text in args.agents]
     try:
         from trinity_env.web.app import serve
+        from trinity_env.web.catalogue import onnx_folder
     except ImportError as err:
         raise TrinityError(f"the web app needs the web extra: pip install 'trinity-towers[web]' ({err})") from None
-    serve(args.host, args.port, max_games=args.max_games)
+    if args.onnx_folder is not None:
+        agents += onnx_folder(args.onnx_folder)
+    serve(args.host, args.port, max_games=args.max_games, agents=agents)

@@ -41,7 +41,7 @@ from starlette.staticfiles import StaticFiles
 
 from trinity_env.core import NUM_ACTIONS
 from trinity_env.core.errors import ArgumentError, TrinityError
-from trinity_env.web.catalogue import DEFAULT_OPPONENT
+from trinity_env.web.catalogue import DEFAULT_OPPONENT, catalog
 from trinity_env.web.errors import ApiError
 from trinity_env.web.games import SEED_LIMIT
 from trinity_env.web.guard import Guard
@@ -294,10 +294,17 @@ def bind(host: str, port: int) -> socket.socket:
 
 
 def serve(
-    host: str = "127.0.0.1", port: int = 8000, *, max_games: int = DEFAULT_MAX_GAMES, limits: Limits | None = None
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    *,
+    max_games: int = DEFAULT_MAX_GAMES,
+    limits: Limits | None = None,
+    agents: Sequence[object] = (),
 ) -> None:
-    """Serve the app with uvicorn until Ctrl-C (or SIGTERM), then return. Binds ``host:port`` first, so a
-    port in use is an ``ArgumentError`` before anything starts; a host other than loopback gets a warning.
+    """Serve the app with uvicorn until Ctrl-C (or SIGTERM), then return. ``agents``: policies the operator adds to
+    the list of agents (``catalogue.added``: specs, ``AgentSpec`` values, agents, policy functions), each built once
+    first. Binds ``host:port`` next, so a bad policy or a port in use is an ``ArgumentError`` before anything starts;
+    a host other than loopback gets a warning.
     The engine compiles in the background meanwhile (``EngineWarmup``; a second on a warm cache). ``limits``: the
     request limits (bodies, connections, keep-alive; ``trinity_env.web.limits``)."""
     try:
@@ -305,12 +312,13 @@ def serve(
     except ImportError as err:
         raise TrinityError(f"the web app needs uvicorn: pip install 'trinity-towers[web]' ({err})") from None
 
+    store = GameStore(catalog(agents), max_games=max_games)
     sock = bind(host, port)
     loopback = is_loopback(host)
     allowed = ["localhost", "127.0.0.1", "::1", host.strip("[]").lower()] if loopback else None
-    store = GameStore(max_games=max_games)
     default = store.agents.get(DEFAULT_OPPONENT)
-    families = families_to_warm([c.spec for c in store.agents.values()], [default.spec] if default else [])
+    who = [c.player or c.spec for c in store.agents.values()]
+    families = families_to_warm(who, [default.spec] if default else [])
     warmup = EngineWarmup(families, out=sys.stderr)
     app = create_app(store, allowed_hosts=allowed, port=port, warmup=warmup, limits=limits)
     shown = f"[{host.strip('[]')}]" if ":" in host else host

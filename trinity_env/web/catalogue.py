@@ -3,6 +3,12 @@ them from ``LADDER_FILE``; the ladder itself, ``LADDER`` and ``LEVEL_WORDS``, is
 
 ``catalog()``: the agents on offer, by name. A browser names agents only from this list; a name maps to a fixed
 spec string, so no request can load a checkpoint, read a file or ask for an unbounded search.
+
+``added(...)``: the policies the server's operator adds to the list (``trinity serve --agents ... --onnx-folder DIR``,
+``serve(agents=...)``): any policy ``agents.spec.player`` takes, each built once as the list is made (a file that
+loading refuses stops the server before it starts), grouped ``added``. Only the operator adds them: a browser still
+names agents from the list only, and outside code (``py:``) runs only when the operator's spec was parsed with
+``allow_code`` (``--allow-code``).
 """
 
 from __future__ import annotations
@@ -10,13 +16,17 @@ from __future__ import annotations
 import importlib.util
 import json
 import math
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from trinity_env.agents.ladder import LADDER, LEVEL_WORDS
 from trinity_env.agents.registry import shipped
+from trinity_env.agents.spec import AgentSpec, Player, player
+from trinity_env.core import ArgumentError
+from trinity_env.core.files import short as shown
 
 LADDER_FILE = Path(str(resources.files("trinity_env.web") / "ladder.json"))
 """The arena's ``--json`` output for the ladder's agents (a copy of docs/web/ladder.json, which a test keeps equal):
@@ -25,20 +35,23 @@ the Elo each level's label shows is read from it, never typed by hand."""
 
 @dataclass(frozen=True)
 class AgentChoice:
-    """An agent a browser may name: ``name`` is what it sends, ``spec`` what ``make`` gets."""
+    """An agent a browser may name: ``name`` is what it sends, ``spec`` what ``make`` gets (an added policy: its
+    label, and ``player`` what builds it)."""
 
     name: str
     spec: str
     label: str
     """What the list of opponents says."""
     group: str
-    """``ladder``, ``baseline``, ``search`` or ``trained``."""
+    """``ladder``, ``baseline``, ``search``, ``trained`` or ``added`` (the operator's: ``added``)."""
     short: str = ""
     """What the board says (``Level 3 — casual``, ``Greedy``); the name when empty."""
     elo: int | None = None
     """The measured rating (ladder levels: from ``LADDER_FILE``), so the page can say how strong it is."""
     about: str = ""
     """How it plays, in plain words (``moves at random``): what the list of opponents shows after the name."""
+    player: Player | None = field(default=None, compare=False, repr=False)
+    """The policy the operator added (``added``); ``None``: the agent ``spec`` names."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -105,9 +118,45 @@ def about(spec: str) -> str:
     return ABOUT.get(name, "a shipped agent")
 
 
-def catalog() -> dict[str, AgentChoice]:
-    """The agents on offer, by name: the ladder, the baselines, MCTS at a few strengths and the
-    shipped trained agents (``shipped()``, only where torch is installed)."""
+MAX_ADDED = 100
+"""The most policies an operator may add to the list (``added``), a folder's ONNX files included."""
+
+
+def onnx_folder(folder: str | Path) -> list[AgentSpec]:
+    """An ``onnx:`` spec for each ``*.onnx`` regular file directly in ``folder``, by name; one ``ArgumentError``
+    line for a folder that is not one or holds more than ``MAX_ADDED`` models."""
+    where = Path(folder)
+    if not where.is_dir():
+        raise ArgumentError(f"--onnx-folder {shown(str(folder))} is not a folder")
+    files = sorted(p for p in where.iterdir() if p.suffix == ".onnx" and p.is_file() and not p.is_symlink())
+    if len(files) > MAX_ADDED:
+        raise ArgumentError(f"--onnx-folder {shown(str(folder))} holds {len(files)} ONNX files, more than {MAX_ADDED}")
+    return [AgentSpec.parse(f"onnx:{path}") for path in files]
+
+
+def added(agents: Sequence[object]) -> list[AgentChoice]:
+    """The operator's policies as choices (the module): each any policy ``agents.spec.player`` takes (a spec string
+    is parsed without ``allow_code``: pass an ``AgentSpec`` parsed with it for ``py:``), named by its label, built
+    once here so that a bad one is one line before the server starts."""
+    if isinstance(agents, str | bytes) or not isinstance(agents, Sequence):
+        raise ArgumentError(f"agents is a list of policies, got {shown(agents)}")
+    if len(agents) > MAX_ADDED:
+        raise ArgumentError(f"at most {MAX_ADDED} agents may be added to the list, got {len(agents)}")
+    choices = []
+    for value in agents:
+        who = player(value)
+        who.build()
+        name = who.label
+        kind = "an ONNX model" if name.startswith("onnx:") else "outside code" if name.startswith("py:") else "a policy"
+        what = f"{kind} added to this server"
+        choices.append(AgentChoice(name, name, f"{name} \u2014 {what}", "added", name[:40], about=what, player=who))
+    return choices
+
+
+def catalog(extra: Sequence[object] = ()) -> dict[str, AgentChoice]:
+    """The agents on offer, by name: the ladder, the baselines, MCTS at a few strengths, the
+    shipped trained agents (``shipped()``, only where torch is installed) and the operator's ``extra`` policies
+    (``added``; a name already on the list is refused in one line)."""
     trained = shipped() if importlib.util.find_spec("torch") is not None else []
     needs_torch = {*shipped(), "az", "az-standard"}
     ratings = ladder_elo()
@@ -130,4 +179,12 @@ def catalog() -> dict[str, AgentChoice]:
     for name in trained:
         short = PLAIN_NAMES.get(name, name)
         choices.append(AgentChoice(name, name, f"{short} \u2014 {about(name)}", "trained", short, about=about(name)))
+    names = {choice.name for choice in choices}
+    for choice in added(extra):
+        if choice.name in names:
+            raise ArgumentError(
+                f"agent {shown(choice.name)} is already on the list: give each added policy its own name"
+            )
+        names.add(choice.name)
+        choices.append(choice)
     return {choice.name: choice for choice in choices}

@@ -262,7 +262,7 @@ class Game:
             choice = self.seats[seat]
             assert choice is not None
             try:
-                agent = make(choice.spec)
+                agent = make(choice.spec) if choice.player is None else choice.player.build()
             except (TrinityError, OSError, ImportError, RuntimeError) as err:
                 raise ApiError(503, f"agent {choice.name} cannot play on this server: {err}") from None
             agent.reset(self.seed * 2 + seat + 2 * self.ply)  # a rebuilt agent (see drop_agents) reseeds afresh

@@ -198,6 +198,7 @@ function fillAgentLists(data) {
     baseline: "Simple strategies",
     search: "Searchers (more lines tried: stronger)",
     trained: "Trained networks",
+    added: "Added by this server",
   };
   for (const id of ["opponent", "agent0", "agent1"]) {
     const select = $(id);
