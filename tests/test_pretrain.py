@@ -1,0 +1,125 @@
+"""Pre-training on solved positions (training.pretrain): the targets are the solver's, the policy's are the
+value-keeping moves, only open-hand labels of dealt hands are used, and a run is seeded and stoppable."""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from training.pretrain import PretrainConfig, Targets, check_open_hands, losses, policy_loss, pretrain
+from trinity_env.agents.az import load_network, make_network
+from trinity_env.evaluation.solved_positions import DatasetError, load
+from trinity_env.search.solver import Solver
+from trinity_env.spec.observation import observation_dict
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE = ROOT / "docs" / "dataset"
+
+
+@pytest.fixture(scope="module")
+def positions():
+    return load(SAMPLE)
+
+
+@pytest.fixture(scope="module")
+def targets(positions):
+    return Targets.from_positions(positions, held_per_count=50)
+
+
+def _value_after(solver: Solver, state, action: int) -> int:
+    child = state.apply(action)
+    if child.is_over:
+        return 0 if child.winner is None else (1 if child.winner == state.to_move else -1)
+    value = solver.value(child)
+    return value if child.to_move == state.to_move else -value
+
+
+def test_the_targets_are_the_solvers_and_the_inputs_the_movers_view(positions, targets):
+    solver = Solver()
+    rng = np.random.default_rng(3)
+    rows = [int(rng.choice(np.flatnonzero(targets.empty == count))) for count in (4, 5, 6, 7)]
+    for row in rows:
+        state = positions.state(row)
+        assert targets.values[row] == solver.value(state)
+        view = observation_dict(state, state.to_move, True)
+        np.testing.assert_array_equal(targets.observations[row], view["observation"])
+        np.testing.assert_array_equal(targets.masks[row], view["action_mask"])
+        assert targets.has_best[row]
+        keeps = {a for a in state.legal_actions() if _value_after(solver, state, a) >= targets.values[row]}
+        assert set(np.flatnonzero(targets.best[row]).tolist()) == keeps
+
+
+def test_held_out_games_are_whole_and_apart(targets):
+    assert len(targets.train) and len(targets.held)
+    assert not set(targets.game[targets.held] % 10) - {0}
+    assert not (targets.game[targets.train] % 10 == 0).any()
+
+
+@pytest.mark.parametrize(
+    "change, problem",
+    [({"draft": "pick"}, "dealt hands"), ({"open_hands": False}, "open hands")],
+)
+def test_hidden_information_never_reaches_an_open_hand_label(positions, change, problem):
+    """A label computed with both hands in view is refused where the mover could not see them."""
+    hidden = dataclasses.replace(positions, manifest=positions.manifest | change)
+    with pytest.raises(DatasetError, match=problem):
+        check_open_hands(hidden)
+    with pytest.raises(DatasetError, match=problem):
+        Targets.from_positions(hidden)
+
+
+def test_the_policy_loss_is_minus_log_the_chance_of_a_value_keeping_move():
+    logits = torch.tensor([[0.0, 1.0, 2.0, -1e9], [3.0, 0.0, 0.0, 0.0]])
+    best = torch.tensor([[1, 0, 1, 0], [0, 1, 1, 0]], dtype=torch.int8)
+    has = torch.tensor([True, True])
+    p = torch.softmax(logits, dim=1)
+    expected = -(torch.log(p[0, 0] + p[0, 2]) + torch.log(p[1, 1] + p[1, 2])) / 2
+    assert torch.isclose(policy_loss(logits, best, has), expected)
+    assert policy_loss(logits, best, torch.tensor([False, False])) == 0
+
+
+def _weights(network) -> list[torch.Tensor]:
+    return [p.detach().clone() for p in network.parameters()]
+
+
+def test_pretraining_is_seeded_learns_and_stops_when_asked(targets):
+    config = PretrainConfig(steps=24, batch_size=64, eval_every_steps=12, seed=1)
+    runs = []
+    for _ in range(2):
+        torch.manual_seed(0)
+        network = make_network("board", 16, 1, True)
+        before = losses(network, targets, targets.train[:512])
+        curve = pretrain(network, targets, config)
+        after = losses(network, targets, targets.train[:512])
+        runs.append((_weights(network), curve))
+    assert all(torch.equal(a, b) for a, b in zip(runs[0][0], runs[1][0]))
+    timeless = [[{k: v for k, v in point.items() if k != "seconds"} for point in curve] for _, curve in runs]
+    assert [p["step"] for p in timeless[0]] == [12, 24] and timeless[0] == timeless[1]
+    assert float(after[1]) < float(before[1])  # the policy learned the value-keeping moves
+    assert set(runs[0][1][-1]["value_sign"]) >= {"4", "all"}
+    calls = []
+    stopped = pretrain(
+        make_network("board", 16, 1, True), targets, config, stop=lambda: len(calls) > 4 or calls.append(1)
+    )
+    assert stopped[-1]["step"] == 5
+
+
+def test_the_command_writes_a_network_the_az_agent_plays(tmp_path):
+    out = tmp_path / "pretrained.pt"
+    command = [sys.executable, "-m", "training.pretrain", str(SAMPLE), str(out), "--hidden", "16", "--layers", "1"]
+    done = subprocess.run(
+        [*command, "--steps", "4", "--eval-every-steps", "2"], capture_output=True, text=True, cwd=ROOT
+    )
+    assert done.returncode == 0, done.stderr
+    assert "step 4/4" in done.stdout and "held out: value sign" in done.stdout
+    network, payload = load_network(out)
+    assert payload["pretrain_steps"] == 4 and network.hidden == 16
+    bad = subprocess.run([*command[:3], str(tmp_path / "nothing"), str(out)], capture_output=True, text=True, cwd=ROOT)
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
+    assert bad.stderr.startswith("python -m training.pretrain: error:")
