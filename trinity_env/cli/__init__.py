@@ -2,8 +2,8 @@
 
 ``trinity show FILE`` draws a position (the position JSON of docs/rules.md) or a replay (its
 final position, or every state with ``--all``); ``trinity solve FILE`` prints the exact
-result of an open-hand position as JSON; ``trinity arena`` plays a round robin; ``trinity
-balance`` runs the balance lab; ``trinity play`` lets a person play an agent in the
+result of an open-hand position (who wins, the best moves; ``--json FILE`` writes JSON); ``trinity arena`` plays
+a round robin; ``trinity balance`` runs the balance lab; ``trinity play`` lets a person play an agent in the
 terminal and ``trinity serve`` in the browser; ``trinity review`` annotates a replay with
 the solver; ``trinity puzzles`` builds and scores puzzles; ``trinity accuracy`` scores agents against
 perfect play; ``trinity benchmark`` writes any policy's score card; ``trinity dataset`` builds and checks the
@@ -17,7 +17,8 @@ agent spec, rules config or output path — is reported in one line on stderr,
 ``trinity <command>: <problem>``, with exit status 2, never as a traceback, and before any
 work starts. Ctrl-C stops a long run within moments: ``arena`` and ``balance`` write what
 was played (marked partial), ``solve-openings`` keeps every deal finished (its file is
-appended to as each one finishes), and the command says so in one line and exits with 130.
+appended to as each one finishes), and the command says so in one line and exits with 130. Each exit status
+means one thing (``trinity_env.cli.common``; the table in docs/guide.md).
 
 Each command's module (``trinity_env.cli.arena``...) has ``add(commands)``, which defines its
 options and registers its handler ``run``; ``trinity_env.cli.common`` holds what they share.
@@ -48,10 +49,10 @@ from trinity_env.cli import (
     solve_openings,
     train,
 )
-from trinity_env.cli.common import EXIT_BAD_INPUT, EXIT_INTERRUPTED, describe, say
+from trinity_env.cli.common import EXIT_BAD_INPUT, EXIT_BUDGET, EXIT_FAILED, EXIT_INTERRUPTED, describe, say
 from trinity_env.cli.solve import positive_seconds
 from trinity_env.core import TrinityError
-from trinity_env.core.errors import BudgetExhausted
+from trinity_env.core.errors import BudgetExhausted, WriteError
 
 COMMANDS = (
     show,
@@ -96,9 +97,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one command; the exit status: 0; 2 for bad input (one line on stderr, ``trinity COMMAND: problem``); 130
-    when interrupted; 1 when standard output was closed, when deals failed on a cluster (``solve-openings``) or a
-    trainer could not write its run folder (``train``, which exits as its trainer does: 143 after SIGTERM).
+    """Run one command; the exit status (``common``'s table): 0; 2 for bad input (one line on stderr, ``trinity
+    COMMAND: problem``); 3 when a search ran out of its budget; 130 when interrupted; 1 when a file could not be
+    written, standard output was closed or deals failed on a cluster (``solve-openings``); 143 after SIGTERM
+    (``train`` and ``dataset build`` save first).
 
     Words left over after parsing are refused in one line; a command whose words moved to an option (``trinity
     accuracy``'s agents, now ``--agents``) sets ``words_hint`` among its defaults to say where they go now."""
@@ -119,8 +121,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERRUPTED
     except BrokenPipeError:  # the reader of standard output went away (trinity show x | head -1)
         _silence_stdout()
-        return 1
-    except (TrinityError, ValueError, OSError, RecursionError, MemoryError, BudgetExhausted) as err:
+        return EXIT_FAILED
+    except BudgetExhausted as err:  # not bad input: the same call with a larger budget finishes
+        say(prog, describe(err))
+        return EXIT_BUDGET
+    except WriteError as err:  # not bad input: a disk full, a read-only folder
+        say(prog, describe(err))
+        return EXIT_FAILED
+    except (TrinityError, ValueError, OSError, RecursionError, MemoryError) as err:
         say(prog, describe(err))
         return EXIT_BAD_INPUT
 

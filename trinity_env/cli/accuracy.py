@@ -7,7 +7,15 @@ import argparse
 import os
 
 from trinity_env.arguments import empty_range, input_path, non_negative_int, output_path, positive_int, record_path
-from trinity_env.cli.common import check_file, finish, interruptible, refuse_given, source, write_json
+from trinity_env.cli.common import (
+    add_allow_code,
+    check_file,
+    finish,
+    interruptible,
+    refuse_given,
+    source,
+    write_json,
+)
 from trinity_env.core import PositionError
 from trinity_env.core.errors import ArgumentError
 
@@ -42,6 +50,7 @@ def add(commands: argparse._SubParsersAction) -> None:
     )
     accuracy.add_argument("--seed", type=non_negative_int, default=0)
     accuracy.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_allow_code(accuracy)
     accuracy.set_defaults(run=run, words_hint=_agents_hint)
 
 
@@ -96,7 +105,7 @@ def _score(args: argparse.Namespace) -> int:
     refuse_given(building, "only for building a set (--build FILE), not for scoring")
     if not args.agents:
         raise ArgumentError("give --agents to score, or --build FILE: e.g. trinity accuracy --agents greedy mcts:400")
-    players = [AgentSpec.parse(spec) for spec in args.agents]  # checked, not built
+    players = [AgentSpec.parse(spec, allow_code=args.allow_code) for spec in args.agents]  # checked, not built
     set_file = args.set or str(accuracy.DEFAULT_SET)
     positions = accuracy.load_set(set_file)
     if args.empty:
@@ -115,10 +124,16 @@ def _score(args: argparse.Namespace) -> int:
         "(over positions the mover does not lose) [95% interval]"
     )
     print(accuracy.table(results, expected))
+    dropped = scored_note(positions, args.limit)
+    if dropped:
+        print(dropped)
     heads = accuracy.network_table(results)
     if heads:
         print("\nnetworks' heads against the exact value (value sign over positions not drawn):")
         print(heads)
+        unbounded = sorted({r.agent for r in results for c in r.counts if (c.value_error or 0) > 1})
+        if unbounded:
+            print(unbounded_note(unbounded))
     if args.json:
         write_json(args.json, accuracy.summary(results, source(set_file), positions, partial))
         print(f"wrote {args.json}")
@@ -126,3 +141,31 @@ def _score(args: argparse.Namespace) -> int:
         accuracy.plot(results, args.png, expected)
         print(f"wrote {args.png}")
     return finish("accuracy", partial, f"accuracy of {len(results)} of {len(args.agents)} agents written")
+
+
+def scored_note(positions, limit: int | None) -> str:
+    """Why the positions column counts fewer than were taken: lost positions (no move can spoil them) are left out of
+    the moves; "" when none was left out."""
+    taken: dict[int, int] = {}
+    scored: dict[int, int] = {}
+    for p in positions:
+        taken[p.empty] = taken.get(p.empty, 0) + 1
+        scored[p.empty] = scored.get(p.empty, 0) + p.counts_for_moves
+    lost = sum(taken.values()) - sum(scored.values())
+    if not lost:
+        return ""
+    per_count = ", ".join(f"{scored[e]} of {taken[e]} at {e} empty" for e in sorted(taken))
+    asked = f" (--limit {limit} takes the first {limit} of each count)" if limit else ""
+    return (
+        f"Positions scored for moves{asked}: {per_count}. The other {lost} are lost for the mover whatever it plays, "
+        "so no move can spoil them: they are left out of the moves and count only for a network's value head."
+    )
+
+
+def unbounded_note(agents: list[str]) -> str:
+    """What a value MSE above 1 says: the head is not held to the targets' range [-1, 1]."""
+    return (
+        f"A value MSE above 1 ({', '.join(agents)}) is worse than always predicting 0 (a draw): the exact values are "
+        "in [-1, 1], and a value head that is unbounded (a PPO critic predicts returns, not a value squashed into "
+        "[-1, 1] as AlphaZero's is) can miss by more than that range."
+    )

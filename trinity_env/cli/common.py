@@ -1,8 +1,12 @@
 """What every ``trinity`` command uses: one-line errors and exit statuses, reading a position, checking output paths
 before any work, writing JSON atomically, and one finisher for a run that Ctrl-C cut short.
 
-Bad input is one line on stderr, ``trinity <command>: <problem>``, exit status 2 (``EXIT_BAD_INPUT``); a run
-stopped by Ctrl-C writes what it did, says so in one line and exits with 130 (``EXIT_INTERRUPTED``).
+The exit statuses, one meaning each (the table in docs/guide.md#exit-statuses): 0 done; 1 (``EXIT_FAILED``) the
+work could not be finished or written for a reason outside the input (a file not written: disk full, read-only;
+standard output closed; deals failed on a Ray cluster); 2 (``EXIT_BAD_INPUT``) bad input, one line on stderr,
+``trinity <command>: <problem>``, before any work; 3 (``EXIT_BUDGET``) a search ran out of its budget
+(``trinity solve --max-seconds``): the same call with a larger budget finishes; 130 (``EXIT_INTERRUPTED``) stopped
+by Ctrl-C, after writing what was done and saying so in one line; 143 (``EXIT_TERMINATED``) stopped by SIGTERM.
 """
 
 from __future__ import annotations
@@ -14,14 +18,18 @@ from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 from trinity_env.arguments import UsageError
-from trinity_env.core import GameState, PositionError, TrinityError
+from trinity_env.core import REPLAY_FORMAT, GameState, PositionError, TrinityError
 from trinity_env.core.errors import ArgumentError
 from trinity_env.core.files import read_json
 from trinity_env.core.paths import prepare_file, prepare_folder
 from trinity_env.core.writes import write_text
 
+EXIT_OK = 0
+EXIT_FAILED = 1
 EXIT_BAD_INPUT = 2
+EXIT_BUDGET = 3
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143
 MAX_MESSAGE = 500
 """Characters of an error message shown (a message quoting a huge bad value is cut)."""
 T = TypeVar("T")
@@ -106,8 +114,14 @@ def loading(name: str, what: str, load: Callable[[], T]) -> T:
 
 
 def load_position(path: str) -> GameState:
-    """The position JSON (docs/rules.md) in ``path`` (``-``: standard input)."""
+    """The position JSON (docs/rules.md) in ``path`` (``-``: standard input); a replay is refused in one line saying
+    what to do with it instead."""
     data = read_document(path)
+    if isinstance(data, dict) and data.get("format") == REPLAY_FORMAT:
+        raise PositionError(
+            f"{source(path)} is a replay, not a position: `trinity review {path}` solves each of its placements, "
+            f"`trinity show {path} --all` draws every state"
+        )
     return loading(source(path), "position", lambda: GameState.from_dict(data))
 
 
@@ -149,7 +163,7 @@ def finish(command: str, interrupted: bool, written: str) -> int:
     """The exit status once a run's result is written: 0, or, for a run Ctrl-C cut short, 130 after one line on
     stderr, ``trinity COMMAND: interrupted: WRITTEN`` (what was kept)."""
     if not interrupted:
-        return 0
+        return EXIT_OK
     say(f"trinity {command}", f"interrupted: {written}")
     return EXIT_INTERRUPTED
 

@@ -1,0 +1,170 @@
+"""What a newcomer meets in the terminal (issue 43), run as they would run it: ``trinity ...`` in a subprocess.
+
+``solve`` answers in sentences first (JSON with ``--json FILE``), says "this is a replay" when handed one and exits
+3 when its budget runs out; ``accuracy`` says why a count has fewer positions than ``--limit`` asked and what a
+value MSE above 1 means; every exit status in the guide's table is produced by a real command, one case each.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from trinity_env.cli import common
+
+ROOT = Path(__file__).resolve().parent.parent
+TRINITY = [sys.executable, "-m", "trinity_env.cli"]
+_RUN_CLI = (
+    "import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+    "from trinity_env.cli import main; sys.exit(main(sys.argv[1:]))"
+)  # Ctrl-C's default handler even where the test runner ignores SIGINT (a background job)
+ENDGAME = str(ROOT / "examples" / "positions" / "endgame.json")
+OPENING = str(ROOT / "examples" / "positions" / "opening.json")
+REPLAY = str(ROOT / "examples" / "replays" / "mcts_vs_mcts.json")
+
+
+def trinity(*argv: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([*TRINITY, *argv], capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+
+
+def _error_line(done: subprocess.CompletedProcess, command: str) -> str:
+    """The one error line on stderr (a cold cache's "preparing ..." lines left out)."""
+    lines = [line for line in done.stderr.splitlines() if not line.startswith(("preparing the", "ready ("))]
+    assert len(lines) == 1 and lines[0].startswith(f"trinity {command}: "), done.stderr
+    return lines[0]
+
+
+# ---------------------------------------------------------------------- trinity solve
+
+
+def test_solve_answers_in_sentences_and_writes_json_on_request(tmp_path):
+    out = tmp_path / "solved.json"
+    done = trinity("solve", ENDGAME, "--json", str(out))
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "Player 1 (to move) wins with perfect play."
+    assert re.fullmatch(r"10 of its 24 legal moves win: 235A on tile 3, .*, 4646 on tile 11\.", lines[1]), lines[1]
+    assert re.fullmatch(r"Searched [0-9,]+ nodes in [0-9.]+ s\.", lines[2]), lines[2]
+    assert lines[3] == f"wrote {out}"
+    data = json.loads(out.read_text())
+    assert data["winner"] == 1 and data["value"] == 1 and len(data["best_moves"]) == 10
+    assert data["nodes"] == int(lines[2].split()[1].replace(",", ""))
+
+
+def test_solve_out_of_budget_is_status_3_not_bad_input():
+    done = trinity("solve", OPENING, "--max-nodes", "1000")
+    assert done.returncode == common.EXIT_BUDGET == 3
+    line = _error_line(done, "solve")
+    assert "not solved within the budget" in line and "a larger --max-seconds or --max-nodes" in line
+    assert done.stdout == ""
+
+
+def test_solve_handed_a_replay_says_so_and_what_to_run_instead():
+    done = trinity("solve", REPLAY)
+    assert done.returncode == 2
+    line = _error_line(done, "solve")
+    assert "is a replay, not a position" in line and f"trinity review {REPLAY}" in line
+    assert "unknown position field" not in line
+
+
+# ---------------------------------------------------------------------- trinity accuracy
+
+
+def test_accuracy_says_why_a_count_has_fewer_positions_than_its_limit():
+    done = trinity("accuracy", "--agents", "greedy", "--limit", "3", "--empty", "4-5", "--quiet")
+    assert done.returncode == 0, done.stderr
+    assert "| 4 | 3 |" in done.stdout and "| 5 | 1 |" in done.stdout  # the shipped set's first three at 5: two lost
+    note = next(line for line in done.stdout.splitlines() if line.startswith("Positions scored for moves"))
+    assert "--limit 3 takes the first 3 of each count" in note
+    assert "3 of 3 at 4 empty, 1 of 3 at 5 empty" in note and "The other 2 are lost for the mover" in note
+
+
+def test_accuracy_explains_a_value_mse_above_1():
+    done = trinity("accuracy", "--agents", "ppo-standard", "--limit", "3", "--empty", "4", "--quiet", timeout=300)
+    assert done.returncode == 0, done.stderr
+    mse = float(re.search(r"\| ppo-standard \| 4 \| [^|]+\| ([0-9.]+) \|", done.stdout).group(1))
+    assert mse > 1  # the shipped PPO network's critic on these three positions
+    assert "A value MSE above 1 (ppo-standard)" in done.stdout and "unbounded" in done.stdout
+
+
+# ---------------------------------------------------------------------- exit statuses: the guide's table, each one
+
+
+def _documented_statuses() -> dict[int, str]:
+    """The exit-status table of docs/guide.md: status -> meaning."""
+    text = (ROOT / "docs" / "guide.md").read_text()
+    section = text.split("## Exit statuses", 1)[1].split("\n## ", 1)[0]
+    rows = re.findall(r"^\| (\d+) \| ([^|]+) \|", section, flags=re.MULTILINE)
+    return {int(status): meaning.strip() for status, meaning in rows}
+
+
+def _broken_pipe() -> int:
+    """``trinity show --all REPLAY`` whose reader went away before it wrote (``| head -0``)."""
+    proc = subprocess.Popen([*TRINITY, "show", "--all", REPLAY], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()  # before the interpreter has even started: its first write finds no reader
+    proc.stderr.read()
+    return proc.wait(timeout=120)
+
+
+def _interrupted(sig: signal.Signals) -> int:
+    """``trinity solve`` on a position it cannot finish soon, stopped by ``sig`` once it says it is searching."""
+    argv = [*TRINITY, "solve", OPENING, "--max-seconds", "600", "--threads", "1"]
+    if sig == signal.SIGTERM:  # the status as a shell reports a process that SIGTERM ended: 128 + 15
+        script = (
+            '"$@" 2>"$ERR" & pid=$!; until grep -q "searching" "$ERR" || ! kill -0 $pid; do sleep 0.2; done; '
+            "kill -TERM $pid; wait $pid"
+        )
+        env = os.environ | {"ERR": str(Path(os.environ.get("TMPDIR", "/tmp")) / f"solve-{os.getpid()}.err")}
+        done = subprocess.run(
+            ["bash", "-c", script, "bash", *argv], capture_output=True, timeout=120, cwd=ROOT, env=env
+        )
+        Path(env["ERR"]).unlink(missing_ok=True)
+        return done.returncode
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _RUN_CLI, *argv[len(TRINITY) :]],
+        stderr=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        for line in proc.stderr:  # wait until it is searching
+            if line.startswith("trinity solve: searching"):
+                break
+        proc.send_signal(sig)
+        proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return proc.returncode
+
+
+CASES = {
+    0: lambda tmp: trinity("show", ENDGAME).returncode,
+    1: lambda tmp: _broken_pipe(),
+    2: lambda tmp: trinity("solve", str(tmp / "missing.json")).returncode,
+    3: lambda tmp: trinity("solve", OPENING, "--max-nodes", "1000").returncode,
+    130: lambda tmp: _interrupted(signal.SIGINT),
+    143: lambda tmp: _interrupted(signal.SIGTERM),
+}
+
+
+def test_the_guide_documents_every_exit_status_the_code_has():
+    documented = _documented_statuses()
+    named = {value for name, value in vars(common).items() if name.startswith("EXIT_")}
+    assert set(documented) == named == set(CASES), (documented, named)
+    assert len(set(documented.values())) == len(documented), "each status means one thing"
+
+
+@pytest.mark.skipif(os.name != "posix", reason="signals and pipes as POSIX shells see them")
+@pytest.mark.parametrize("status", sorted(CASES))
+def test_each_documented_exit_status_comes_from_a_real_command(status, tmp_path):
+    assert status in _documented_statuses()
+    assert CASES[status](tmp_path) == status
