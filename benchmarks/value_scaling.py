@@ -34,6 +34,7 @@ import numpy as np
 import torch
 
 from benchmarks import load_average
+from training.pretrain import Targets, losses, policy_loss, score
 from trinity_env.agents.az import make_network
 from trinity_env.agents.board_network import BoardNetwork
 from trinity_env.agents.tactics import tactical_features
@@ -42,7 +43,6 @@ from trinity_env.evaluation.solved_positions import load
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs" / "alphazero"
 DATASET = ROOT / "docs" / "dataset" / "default"
-COUNTS = (4, 5, 6, 7, 8, 9, 10)
 BATCH = 256
 
 
@@ -77,35 +77,6 @@ VARIANTS: dict[str, Callable[[], torch.nn.Module]] = {
 DEFAULT_SIZES = (30_000, 100_000, 300_000, 1_000_000)
 
 
-class Data:
-    """The dataset's arrays split by game: ``train`` rows (games not a multiple of 10) and ``held`` rows."""
-
-    def __init__(self, directory: Path, held_per_count: int, seed: int):
-        data = load(directory)
-        self.positions = len(data)
-        self.observations, self.masks, self.values = data.training_arrays()
-        self.best = data.best_masks()
-        self.has_best = data.has_best()
-        self.empty = data.empty.astype(np.int64)
-        held = data.game % 10 == 0
-        self.train = np.flatnonzero(~held)
-        rng = np.random.default_rng(seed)
-        chosen = []
-        for count in COUNTS:
-            rows = np.flatnonzero(held & (self.empty == count))
-            chosen.append(rng.permutation(rows)[:held_per_count])
-        self.held = np.sort(np.concatenate(chosen))
-
-
-def policy_loss(logits: torch.Tensor, best: torch.Tensor, has: torch.Tensor) -> torch.Tensor:
-    """``-log P(a value-keeping move)`` averaged over the rows whose best moves are recorded (0 without any)."""
-    if not bool(has.any()):
-        return logits.new_zeros(())
-    log_p = torch.log_softmax(logits[has], dim=1)
-    kept = torch.logsumexp(log_p.masked_fill(best[has] == 0, -1e9), dim=1)
-    return -kept.mean()
-
-
 def outcome_loss(
     logits: torch.Tensor, best: torch.Tensor, has: torch.Tensor, values: torch.Tensor, masks: torch.Tensor
 ) -> torch.Tensor:
@@ -119,41 +90,12 @@ def outcome_loss(
     return (loss * legal).sum() / legal.sum()
 
 
-def score(network: torch.nn.Module, data: Data) -> dict[str, dict[str, float]]:
-    """Held-out value sign and policy "keeps the value" by empty count (and ``all``)."""
-    network.eval()
-    signs, keeps = {}, {}
-    with torch.no_grad():
-        rows = data.held
-        values_all, first_all = [], []
-        for start in range(0, len(rows), 2048):
-            part = rows[start : start + 2048]
-            logits, values = network(torch.from_numpy(data.observations[part]), torch.from_numpy(data.masks[part]))
-            values_all.append(values.numpy())
-            first_all.append(logits.argmax(dim=1).numpy())
-        values, first = np.concatenate(values_all), np.concatenate(first_all)
-    exact = data.values[rows]
-    right = np.sign(values) == exact
-    kept = data.best[rows, first] > 0
-    has = data.has_best[rows]
-    for count in COUNTS:
-        mine = data.empty[rows] == count
-        if mine.any():
-            signs[str(count)] = float(right[mine].mean())
-        if (mine & has).any():
-            keeps[str(count)] = float(kept[mine & has].mean())
-    signs["all"] = float(right.mean())
-    keeps["all"] = float(kept[has].mean()) if has.any() else float("nan")
-    network.train()
-    return {"value_sign": signs, "policy_keeps": keeps}
-
-
 def cpu_seconds() -> float:
     times = os.times()
     return times.user + times.system
 
 
-def run(variant: str, size: int, data: Data, steps: int, eval_every: int, seed: int) -> dict:
+def run(variant: str, size: int, data: Targets, steps: int, eval_every: int, seed: int) -> dict:
     """Train ``variant`` on the first ``size`` training positions for ``steps`` steps; its curve."""
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
@@ -166,15 +108,17 @@ def run(variant: str, size: int, data: Data, steps: int, eval_every: int, seed: 
     network.train()
     for step in range(1, steps + 1):
         rows = np.sort(pool[rng.integers(0, len(pool), BATCH)])
-        observations = torch.from_numpy(data.observations[rows])
-        masks = torch.from_numpy(data.masks[rows])
-        tactical = tactical_features(observations) if getattr(network, "tactics", False) else None
-        logits, values = network(observations, masks, tactical)
-        target = torch.from_numpy(data.values[rows])
-        best, has = torch.from_numpy(data.best[rows]), torch.from_numpy(data.has_best[rows])
-        loss = (values - target).pow(2).mean() + policy_loss(logits, best, has)
         if outcome:
+            observations = torch.from_numpy(data.observations[rows])
+            masks = torch.from_numpy(data.masks[rows])
+            logits, values = network(observations, masks, tactical_features(observations))
+            target = torch.from_numpy(data.values[rows])
+            best, has = torch.from_numpy(data.best[rows]), torch.from_numpy(data.has_best[rows])
+            loss = (values - target).pow(2).mean() + policy_loss(logits, best, has)
             loss = loss + outcome_loss(logits, best, has, target, masks)
+        else:
+            value_loss, policy = losses(network, data, rows)
+            loss = value_loss + policy
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
@@ -270,9 +214,10 @@ def main(argv: list[str] | None = None) -> None:
     torch.set_num_threads(1)
     print(f"load average {load_average()} on {os.cpu_count()} cores; torch {torch.__version__}")
     began = time.perf_counter()
-    data = Data(Path(args.dataset), args.held_out, args.seed)
+    positions = load(Path(args.dataset))
+    data = Targets.from_positions(positions, args.held_out, args.seed)
     print(
-        f"{data.positions:,} positions ({args.dataset}): {len(data.train):,} to train on, {len(data.held):,} held out"
+        f"{len(positions):,} positions ({args.dataset}): {len(data.train):,} to train on, {len(data.held):,} held out"
     )
     runs = []
     done: set[int] = set()
@@ -290,7 +235,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.write:
         document = {
             "dataset": args.dataset,
-            "dataset_positions": data.positions,
+            "dataset_positions": len(positions),
             "held_out": len(data.held),
             "steps": args.steps,
             "seed": args.seed,
