@@ -60,7 +60,8 @@ def attempt(seed: int, max_seconds: float, table_bits: int, threads: int) -> dic
     }
     start = time.perf_counter()
     try:
-        value, (card, tile) = solver.best_move(state, max_seconds=max_seconds)
+        value, move = solver.best_move(state, max_seconds=max_seconds)
+        card, tile = move.notation(state.decks[state.to_move])
     except SolverBudgetError as stopped:
         result |= {"solved": False, "nodes": stopped.nodes, "seconds": round(stopped.seconds, 1)}
         print(f"not solved within {max_seconds:g} s: {stopped.nodes:,} nodes searched")

@@ -13,5 +13,5 @@ class PerfectAgent(Agent):
         self.solver = Solver(table_bits=16)
 
     def act(self, observation, state=None):
-        _, (card, tile) = self.solver.best_move(state)
-        return state.play(card, tile).last.action
+        _, move = self.solver.best_move(state)
+        return move.action

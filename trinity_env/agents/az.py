@@ -43,8 +43,7 @@ from trinity_env.agents.view import decode, determinise
 from trinity_env.core import ArgumentError, GameState, PositionError
 from trinity_env.core.actions import DECK_SIZE
 from trinity_env.core.paths import refuse_special
-from trinity_env.fast.convert import read_state
-from trinity_env.fast.layout import IN_HAND, PHASE, PLAY, Batch
+from trinity_env.fast.layout import PHASE, PLAY, Batch
 from trinity_env.fast.tactics import tactical_batch
 from trinity_env.search.az import MODES, BatchedSearch
 from trinity_env.spec.agent import Agent, Observation
@@ -313,11 +312,8 @@ class AZAgent(Agent):
 
         if self._solver is None:
             self._solver = Solver(table_bits=18)
-        state = read_state(position, 0)
-        _, (card, tile) = self._solver.best_move(state)
-        deck = state.decks[state.to_move]
-        index = next(i for i, c in enumerate(deck) if c.notation == card and state.status[state.to_move][i] == IN_HAND)
-        return DECK_SIZE + 15 * index + tile
+        _, move = self._solver.best_move_of_row(position, 0)
+        return move.action
 
     @classmethod
     def from_checkpoint(cls, spec: str, **keywords) -> AZAgent:

@@ -8,6 +8,7 @@ each of its cards does.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import NamedTuple
 
 from trinity_env.core.board import TILES
@@ -54,3 +55,35 @@ def decode_action(action: int) -> DecodedAction:
         return DecodedAction("place", deck_index, tile)
     shown = action if action.bit_length() <= 64 else describe(action)
     raise IllegalMoveError(f"action {shown} is outside the layout: 0-15 pick, 16-{LAST_PLACE_ACTION} place")
+
+
+@dataclass(frozen=True, slots=True)
+class Move:
+    """A placement, as python-chess's ``Move`` is a chess move: the mover's deck card ``card`` (its index in the
+    deck, as action ids name it) on ``tile``. ``action`` is its id; ``Move.from_action`` reads one back."""
+
+    card: int
+    tile: int
+
+    def __post_init__(self) -> None:
+        place_action(self.card, self.tile)  # the one check of a placement's parts
+
+    @property
+    def action(self) -> int:
+        """The action id that plays this move."""
+        return PLACE_OFFSET + TILES * self.card + self.tile
+
+    @classmethod
+    def from_action(cls, action: int) -> Move:
+        """The move of a placement's action id; ``IllegalMoveError`` for a pick or an id outside the layout."""
+        kind, deck_index, tile = decode_action(action)
+        if tile is None:
+            raise IllegalMoveError(f"action {action} picks deck card {deck_index}: it is no placement")
+        return cls(deck_index, tile)
+
+    def notation(self, deck) -> tuple[str, int]:
+        """``(card, tile)`` with the card written out from the mover's ``deck`` (as ``GameState.legal_moves``)."""
+        return deck[self.card].notation, self.tile
+
+    def __str__(self) -> str:
+        return f"card {self.card} on tile {self.tile}"

@@ -167,7 +167,7 @@ def solve_deal(
         record |= {"solved": False, "nodes": stopped.nodes}
     else:
         value_nodes = solver.nodes
-        best, complete, nodes = [move], False, value_nodes
+        best, complete, nodes = [move.notation(state.decks[state.to_move])], False, value_nodes
         if classify_nodes > 0:  # classify every first placement on the same table
             try:
                 solution = solver.solve(state, max_nodes=classify_nodes)

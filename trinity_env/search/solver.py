@@ -30,10 +30,14 @@ from typing import TypeVar
 
 import numpy as np
 
-from trinity_env.core import ArgumentError, GameState, Phase, PositionError
+from trinity_env.core import ArgumentError, GameState, Move, Phase, PositionError
 from trinity_env.core.limits import check_count, check_memory
+from trinity_env.fast.convert import read_state, write_state
+from trinity_env.fast.kernels import apply_action
+from trinity_env.fast.layout import DRAFT, IN_HAND, OVER, PHASE, PLACE_OFFSET, TILES, TO_MOVE, WINNER, Batch
 from trinity_env.search.solver_budget import SolverBudgetError, _Budget, _Worker
 from trinity_env.search.solver_hints import (
+    HINT_MIN_EMPTY,
     HINT_ORDER,
     HINT_SIMULATIONS,
     _hint_simulations,
@@ -154,7 +158,12 @@ class Solver:
         self._workers = [_Worker(seed=k) for k in range(threads)]
 
     def _search(self, state: GameState, alpha: int, beta: int, budget: _Budget, order: np.ndarray | None = None) -> int:
-        return budget.search(self._workers, self._table, state, alpha, beta, order)
+        return self._search_row(_rows(state), 0, alpha, beta, budget, order)
+
+    def _search_row(
+        self, rows: Batch, row: int, alpha: int, beta: int, budget: _Budget, order: np.ndarray | None = None
+    ) -> int:
+        return budget.search(self._workers, self._table, rows, row, alpha, beta, order)
 
     def _run(self, budget: _Budget, work: Callable[[], T]) -> T:
         try:
@@ -172,6 +181,15 @@ class Solver:
             state, self.hint_simulations, budget.max_nodes, self._workers[0], self._table, budget.max_seconds
         )
 
+    def _row_order(self, rows: Batch, row: int, budget: _Budget) -> np.ndarray | None:
+        """The root's move order from ``_hints`` for game ``row`` of ``rows``: a ``GameState`` is built only where
+        the root is large enough for hints (``HINT_MIN_EMPTY`` empty tiles), never for a label's small position."""
+        if self.hint_simulations == 0 or int((rows.owner[row] == -1).sum()) < HINT_MIN_EMPTY:
+            return None
+        state = read_state(rows, row)
+        hints = self._hints(state, budget)
+        return None if hints is None else hints.order(0, state)
+
     def value(self, state: GameState, *, max_nodes: int | None = None, max_seconds: float | None = None) -> int:
         """The value of ``state`` for its player to move (the result itself when the game is over)."""
         budget = self._budget(max_nodes, max_seconds)
@@ -182,19 +200,42 @@ class Solver:
         order = None if hints is None else hints.order(0, state)
         return self._run(budget, lambda: self._search(state, -1, 1, budget, order))
 
+    def value_of_row(
+        self, rows: Batch, row: int, *, max_nodes: int | None = None, max_seconds: float | None = None
+    ) -> int:
+        """``value`` of game ``row`` of a fast-engine ``Batch`` (an exact label), loaded onto the solver's board
+        straight from the engine's arrays: the same value and nodes as ``value(read_state(rows, row))``."""
+        budget = self._budget(max_nodes, max_seconds)
+        if _check_row(rows, row, over_ok=True):
+            winner, mover = int(rows.info[row, WINNER]), int(rows.info[row, TO_MOVE])
+            return 0 if winner == -1 else (1 if winner == mover else -1)
+        order = self._row_order(rows, row, budget)
+        return self._run(budget, lambda: self._search_row(rows, row, -1, 1, budget, order))
+
     def best_move(
         self, state: GameState, *, max_nodes: int | None = None, max_seconds: float | None = None
-    ) -> tuple[int, tuple[str, int]]:
-        """The value of ``state`` for its player to move and one move that achieves it."""
+    ) -> tuple[int, Move]:
+        """The value of ``state`` for its player to move and one ``Move`` that achieves it (its card is the
+        first copy in hand of identical ones)."""
         budget = self._budget(max_nodes, max_seconds)
         _check(state)
         hints = self._hints(state, budget)
-        return self._run(budget, lambda: self._best_move(state, budget, hints))
+        order = None if hints is None else hints.order(0, state)
+        return self._run(budget, lambda: self._best_move(_rows(state), 0, budget, order))
 
-    def _best_move(self, state: GameState, budget: _Budget, hints: _Hints | None) -> tuple[int, tuple[str, int]]:
-        value = self._search(state, -1, 1, budget, None if hints is None else hints.order(0, state))
+    def best_move_of_row(
+        self, rows: Batch, row: int, *, max_nodes: int | None = None, max_seconds: float | None = None
+    ) -> tuple[int, Move]:
+        """``best_move`` of game ``row`` of a fast-engine ``Batch``, straight from the engine's arrays."""
+        budget = self._budget(max_nodes, max_seconds)
+        _check_row(rows, row)
+        order = self._row_order(rows, row, budget)
+        return self._run(budget, lambda: self._best_move(rows, row, budget, order))
+
+    def _best_move(self, rows: Batch, row: int, budget: _Budget, order: np.ndarray | None) -> tuple[int, Move]:
+        value = self._search_row(rows, row, -1, 1, budget, order)
         keys, data = self._table
-        key = root_key(self._workers[0].board.arrays, state.to_move)  # the board is back at the root
+        key = root_key(self._workers[0].board.arrays, int(rows.info[row, TO_MOVE]))  # the board is back at the root
         bucket = int(key & np.uint64(keys.shape[0] - 2))
         action = -1
         for slot in (bucket, bucket + 1):
@@ -203,9 +244,23 @@ class Solver:
                 action = int(_field(entry, 4, 9)) - 1
                 break
         if action < 0:  # searched without the table (few empty tiles): take the first move that does it
-            return value, next(m for m in state.legal_moves() if self._move_value(state, m, value, budget) >= value)
-        deck_index, tile = divmod(action - 16, 15)
-        return value, (state.decks[state.to_move][deck_index].notation, tile)
+            moves = _distinct_actions(rows, row)
+            action = next(a for a in moves if self._action_value(rows, row, a, value, budget) >= value)
+        return value, Move.from_action(action)
+
+    def _action_value(self, rows: Batch, row: int, action: int, value: int, budget: _Budget) -> int:
+        """``_move_value`` of ``action`` in game ``row``, the child made by the fast engine's own kernel."""
+        child = Batch(*(array[row : row + 1].copy() for array in rows))
+        mover = int(rows.info[row, TO_MOVE])
+        apply_action(child.decks, child.status, child.sides, child.owner, child.marks, child.info, 0, action)
+        if child.info[0, PHASE] == OVER:
+            winner = int(child.info[0, WINNER])
+            return 0 if winner == -1 else (1 if winner == mover else -1)
+        if value == -1:
+            return -1  # every move achieves a loss
+        if int(child.info[0, TO_MOVE]) == mover:  # the opponent has to pass
+            return self._search_row(child, 0, value - 1, value + 1, budget)
+        return -self._search_row(child, 0, -value - 1, -value + 1, budget)
 
     def _move_value(
         self, state: GameState, move: tuple[str, int], value: int, budget: _Budget, hints: _Hints | None = None
@@ -236,6 +291,46 @@ class Solver:
         best = [move for move in state.legal_moves() if self._move_value(state, move, value, budget, hints) >= value]
         winner = None if value == 0 else (mover if value == 1 else 1 - mover)
         return Solution(winner, value, best, budget.searched, budget.seconds)
+
+
+def _rows(state: GameState) -> Batch:
+    """``state`` as a fast-engine batch of one game: the rows the solver's board is loaded from."""
+    rows = Batch.empty(1)
+    write_state(rows, 0, state)
+    return rows
+
+
+def _distinct_actions(rows: Batch, row: int) -> list[int]:
+    """The mover's placements in game ``row``, one per distinct card in hand (its first copy) and empty tile, in
+    action order: ``GameState.legal_moves`` as action ids."""
+    mover = int(rows.info[row, TO_MOVE])
+    empty = np.flatnonzero(rows.owner[row] == -1)
+    cards: set[tuple[int, ...]] = set()
+    actions = []
+    for i in np.flatnonzero(rows.status[row, mover] == IN_HAND):
+        sides = tuple(int(v) for v in rows.decks[row, mover, i])
+        if sides not in cards:
+            cards.add(sides)
+            actions += [PLACE_OFFSET + TILES * int(i) + int(t) for t in empty]
+    return sorted(actions)
+
+
+def _check_row(rows: Batch, row: int, over_ok: bool = False) -> bool:
+    """``_check`` for game ``row`` of a fast-engine batch; whether that game is over."""
+    if not isinstance(rows, Batch):
+        raise ArgumentError(f"the solver needs a fast-engine Batch, got {type(rows).__name__}")
+    if isinstance(row, bool) or not isinstance(row, int | np.integer) or not 0 <= row < rows.size:
+        raise ArgumentError(f"row must be an index into the batch's {rows.size} games, got {row!r}")
+    phase = int(rows.info[row, PHASE])
+    if phase == DRAFT:
+        raise PositionError("the solver needs a play-phase position (both hands known), not a draft")
+    if phase == OVER:
+        if not over_ok:
+            raise PositionError("the game is over: there is no move to solve")
+        return True
+    if not (rows.status[row, int(rows.info[row, TO_MOVE])] == IN_HAND).any() or not (rows.owner[row] == -1).any():
+        raise PositionError("the player to move has no legal move: there is nothing to solve")
+    return False
 
 
 def _check(state: GameState, over_ok: bool = False) -> None:

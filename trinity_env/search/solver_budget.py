@@ -21,7 +21,7 @@ from trinity_env.core import ArgumentError, GameState
 from trinity_env.core.board import EMPTY
 from trinity_env.core.errors import BudgetExhausted
 from trinity_env.fast.convert import write_state
-from trinity_env.fast.layout import Batch
+from trinity_env.fast.layout import TO_MOVE, Batch
 from trinity_env.search import bitboard
 from trinity_env.search.bitboard import Board
 from trinity_env.search.solver_kernel import FRAME_COLUMNS, MAX_DEPTH, MAX_THREATS, negamax
@@ -70,7 +70,11 @@ class _Worker:
 
     def load(self, state: GameState) -> None:
         write_state(self.rows, 0, state)
-        bitboard.load(self.rows.decks, self.rows.status, self.rows.sides, self.rows.owner, 0, *self.board.arrays)
+        self.load_row(self.rows, 0)
+
+    def load_row(self, rows: Batch, row: int) -> None:
+        """Game ``row`` of a fast-engine batch onto the board, straight from the engine's arrays."""
+        bitboard.load(rows.decks, rows.status, rows.sides, rows.owner, row, *self.board.arrays)
 
 
 class _Budget:
@@ -127,16 +131,17 @@ class _Budget:
         return SolverBudgetError(self.searched, self.seconds, self.max_nodes, self.max_seconds)
 
     def search(
-        self, workers: list[_Worker], table, state: GameState, alpha: int, beta: int, order: np.ndarray | None
+        self, workers: list[_Worker], table, rows: Batch, row: int, alpha: int, beta: int, order: np.ndarray | None
     ) -> int:
-        """The value of ``state`` in the window, by ``negamax`` in each worker's thread at once;
-        the first to finish gives it and stops the others. ``SolverBudgetError`` past the budget.
-        ``order``: ordering scores of the root's moves (per action), or ``None``."""
+        """The value of game ``row`` of ``rows`` (a fast-engine batch) in the window, by ``negamax`` in each
+        worker's thread at once; the first to finish gives it and stops the others. ``SolverBudgetError`` past the
+        budget. ``order``: ordering scores of the root's moves (per action), or ``None``."""
         if self.cancelled:
             raise self._failed()
-        count = min(self.threads, len(workers)) if state.owners.count(EMPTY) >= PARALLEL_MIN_EMPTY else 1
+        mover = int(rows.info[row, TO_MOVE])
+        count = min(self.threads, len(workers)) if int((rows.owner[row] == EMPTY).sum()) >= PARALLEL_MIN_EMPTY else 1
         for worker in workers[:count]:
-            worker.load(state)
+            worker.load_row(rows, row)
             worker.root_order[:] = 0 if order is None else order
         for nodes in self.nodes[:count]:
             nodes[1], nodes[2] = self.limit, 0
@@ -147,7 +152,7 @@ class _Budget:
             w, nodes = workers[k], self.nodes[k]
             value = negamax(
                 w.board.arrays,
-                state.to_move,
+                mover,
                 alpha,
                 beta,
                 table,
