@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from trinity_env.arguments import config_path, folder_path, non_negative_int, output_path, positive_int, process_count
-from trinity_env.cli.common import check_file, check_folder, finish, interruptible, write_json
+from trinity_env.cli.common import add_allow_code, check_file, check_folder, finish, interruptible, write_json
 from trinity_env.core.errors import ArgumentError
 from trinity_env.prepare import families_for, warm
 
@@ -43,14 +43,17 @@ def add(commands: argparse._SubParsersAction) -> None:
         "docs/arena.md): anchored.json in --out, anchored_elo in --json",
     )
     arena.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_allow_code(arena)
     arena.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from trinity_env.agents.spec import AgentSpec
     from trinity_env.evaluation.arena import OUTPUT_FILES, check_arena, load_files, round_robin
     from trinity_env.spec.config import make_config
 
-    players = check_arena(args.agents, args.games, args.workers)  # parsed once, checked, not built
+    specs = [AgentSpec.parse(text, allow_code=args.allow_code) for text in args.agents]  # parsed once, not built
+    players = check_arena(specs, args.games, args.workers)
     config = make_config(args.config) if args.config else None
     pool = None
     if args.anchored:
@@ -59,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
         if args.config:
             raise ArgumentError("--anchored rates on the reference pool's rules (dealt hands): leave out --config")
         pool = ReferencePool.load()
-        check_rating(args.agents, args.games, args.workers, pool)
+        check_rating(players, args.games, args.workers, pool)
     load_files(players)  # a checkpoint that loading refuses stops here, before any folder is made
     check_folder("--out", args.out, OUTPUT_FILES + (("anchored.json",) if args.anchored else ()))
     if args.json:
@@ -84,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"wrote {int(result.games.sum() // 2)} replays in {args.replays} (trinity review FILE)")
     summary, stopped = result.to_json(), result.partial
     if pool is not None and not stopped:
-        summary, stopped = _anchored(args, pool, summary)
+        summary, stopped = _anchored(args, players, pool, summary)
     if args.json:
         write_json(args.json, summary)
         print(f"wrote {args.json}")
@@ -96,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
     return finish("arena", stopped, kept)
 
 
-def _anchored(args: argparse.Namespace, pool, summary: dict) -> tuple[dict, bool]:
+def _anchored(args: argparse.Namespace, players: list, pool, summary: dict) -> tuple[dict, bool]:
     """Each agent rated against the reference pool (``evaluation.anchored``): its table printed, ``anchored.json``
     written, the summary with its columns; or, cut short by Ctrl-C, the summary as it was and ``True``."""
     from trinity_env.evaluation.anchored import (
@@ -108,7 +111,7 @@ def _anchored(args: argparse.Namespace, pool, summary: dict) -> tuple[dict, bool
 
     try:
         ratings = rate_all_against_pool(
-            args.agents, args.games, args.seed, args.workers, pool=pool, progress=not args.quiet
+            players, args.games, args.seed, args.workers, pool=pool, progress=not args.quiet
         )
     except KeyboardInterrupt:
         return summary, True

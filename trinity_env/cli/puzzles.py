@@ -5,7 +5,16 @@ from __future__ import annotations
 import argparse
 
 from trinity_env.arguments import empty_range, input_path, non_negative_int, output_path, positive_int
-from trinity_env.cli.common import Renamed, check_file, finish, interruptible, refuse_given, source, write_json
+from trinity_env.cli.common import (
+    Renamed,
+    add_allow_code,
+    check_file,
+    finish,
+    interruptible,
+    refuse_given,
+    source,
+    write_json,
+)
 from trinity_env.core.errors import ArgumentError
 
 
@@ -45,6 +54,7 @@ def add(commands: argparse._SubParsersAction) -> None:
     )
     puzzles.add_argument("--seed", type=non_negative_int, default=0)
     puzzles.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_allow_code(puzzles)
     puzzles.set_defaults(run=run)
 
 
@@ -98,7 +108,7 @@ def _score(args: argparse.Namespace) -> int:
     refuse_given(building, "only for building puzzles (--build FILE), not for --score")
     if not args.agents:
         raise ArgumentError("--score needs --agents: the agent specs to score, e.g. --agents random greedy mcts:400")
-    players = [AgentSpec.parse(spec) for spec in args.agents]  # checked, not built
+    players = [AgentSpec.parse(spec, allow_code=args.allow_code) for spec in args.agents]  # checked, not built
     puzzles = load_puzzles(args.score)
     if args.json:
         check_file("--json", args.json)
