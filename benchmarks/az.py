@@ -57,7 +57,7 @@ def self_play_games_per_second(network: AZModel, games: int, simulations: int, t
     numba.set_num_threads(threads)
     config = AZConfig.from_dict({"games_per_iteration": games, "simulations": simulations, "solver_empty": 6})
     search = make_search(config)
-    fast = FastGames(games, draft_share=config.draft_share, **config.env)
+    fast = FastGames(games, draft_share=config.draft_share, config=config.env)
     rng = np.random.default_rng(0)
     from trinity_env.search.solver import Solver
 
@@ -90,7 +90,7 @@ def labelling_seconds(solver_empty: int, network: AZModel) -> dict:
 
     config = AZConfig.load("az-quick", solver_empty=solver_empty, label_workers=1)
     torch.set_num_threads(config.torch_threads)
-    games = FastGames(config.games_per_iteration, draft_share=config.draft_share, **config.env)
+    games = FastGames(config.games_per_iteration, draft_share=config.draft_share, config=config.env)
     games.reset(seed=0)
     start = time.perf_counter()
     played = play_games(network, config, make_search(config), games, np.random.default_rng(0), None, collect=True)

@@ -335,7 +335,7 @@ def test_the_fallback_target_mixes_the_result_and_the_root_value():
         if record:  # every searched root with a choice, in the trainer's order: the search's value for its mover
             run = search.run
             search.run = lambda *a, **k: (r := run(*a, **k), roots.append(r.value[(r.policy > 0).sum(1) > 1]))[0]
-        games = FastGames(config.games_per_iteration, draft_share=config.draft_share, **config.env)
+        games = FastGames(config.games_per_iteration, draft_share=config.draft_share, config=config.env)
         games.reset(seed=5)
         return play_games(network, config, search, games, np.random.default_rng(5), None).values
 

@@ -153,7 +153,7 @@ def test_the_win_rate_against_the_pool_counts_games_not_positive_rewards():
     network = PolicyNetwork(32, 2)
     pool = OpponentPool(config, np.random.default_rng(0))
     pool.add_snapshot(network)
-    env = TrinityTowersVectorEnv(config.num_games, opponent=pool, autoreset_mode="same_step", **config.env)
+    env = TrinityTowersVectorEnv(config.num_games, opponent=pool, autoreset_mode="same_step", config=config.env)
     pool.games = env.games
     observations, infos = env.reset(seed=0)
     rollout = Rollout.empty(48, config.num_games, observations.shape[1])

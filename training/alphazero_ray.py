@@ -43,11 +43,9 @@ import torch
 from trinity_env.agents.az import AZModel, make_network
 from trinity_env.arguments import positive_int
 from trinity_env.core import ArgumentError
-from trinity_env.fast.convert import read_state
 from trinity_env.fast.games import FastGames
 from trinity_env.fast.layout import Batch
 from trinity_env.search.solver import TABLE_BITS, Solver
-from trinity_env.spec.config import make_config
 
 from .alphazero import Backend, add_stop_at_argument, run_and_report, train
 from .az_config import AZConfig
@@ -67,14 +65,14 @@ ACTOR_OPTIONS = {"max_restarts": -1, "max_task_retries": -1, "num_cpus": 1}
 class SelfPlayWorker:
     """A self-play actor's state: its games, its search and a network the trainer's weights are loaded into."""
 
-    def __init__(self, config: dict[str, Any], games: int):
-        self.config = AZConfig.from_dict(config)
+    def __init__(self, config: AZConfig, games: int):
+        self.config = config
         torch.set_num_threads(self.config.torch_threads)
         self.network = make_network(
             self.config.network, self.config.hidden, self.config.layers, self.config.tactics
         ).eval()
         self.search = make_search(self.config, games)
-        self.games = FastGames(games, draft_share=self.config.draft_share, **self.config.env)
+        self.games = FastGames(games, draft_share=self.config.draft_share, config=self.config.env)
         self.solver: Solver | None = None
 
     def play(
@@ -106,7 +104,7 @@ class LabelWorker:
         """The exact value of each position (for its player to move) and the seconds the solver took."""
         started = time.perf_counter()
         batch = Batch(*arrays)
-        values = np.array([self.solver.value(read_state(batch, b)) for b in range(batch.size)], np.int8)
+        values = np.array([self.solver.value_of_row(batch, b) for b in range(batch.size)], np.int8)
         return values, time.perf_counter() - started
 
 
@@ -149,8 +147,8 @@ class RaySelfPlay:
         check_actors(config, actors)
         self.ray = ray
         worker = ray.remote(**ACTOR_OPTIONS)(SelfPlayWorker)
-        self.actors = [worker.remote(config.to_dict(), size) for size in shares(config.games_per_iteration, actors)]
-        self.open_hands = make_config(config.env).open_hands
+        self.actors = [worker.remote(config, size) for size in shares(config.games_per_iteration, actors)]
+        self.open_hands = config.env.open_hands
         self.actor_seconds: list[float] = []
         """Each actor's seconds of self-play in the last iteration."""
         self.wall_seconds = 0.0

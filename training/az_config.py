@@ -13,6 +13,7 @@ import numpy as np
 from trinity_env.agents.az import MAX_SIMULATIONS, NETWORKS
 from trinity_env.search.az import MODES, Trees
 from trinity_env.search.solver import TABLE_BITS, TABLE_SLOT_BYTES
+from trinity_env.spec.config import EnvConfig, make_config
 
 from .config import EVALUATION_FIELDS, TrainConfigError, YAMLConfig
 from .replay_buffer import ReplayBuffer
@@ -109,8 +110,8 @@ class AZConfig(YAMLConfig):
     draft_share: float = 0.25
     """With ``env: {draft: dealt}``: the share of self-play games that start with the draft (evaluation games
     stay dealt)."""
-    env: dict[str, Any] = field(default_factory=lambda: {"draft": "dealt"})
-    """Environment config for self-play and evaluation; checked with ``make_config``."""
+    env: EnvConfig = field(default_factory=lambda: make_config(draft="dealt"))
+    """Environment config for self-play and evaluation: a YAML mapping parsed once into an ``EnvConfig``."""
 
     resume_may_change: ClassVar[frozenset[str]] = EVALUATION_FIELDS | {
         "eval_every_games",
@@ -129,7 +130,7 @@ class AZConfig(YAMLConfig):
         0 (labels inline, without the lag) it may not."""
         if name == "label_workers" and isinstance(old, int) and isinstance(new, int):
             return (old > 0) == (new > 0)
-        return old == new
+        return YAMLConfig.resume_equivalent(name, old, new)
 
     renamed: ClassVar[dict[str, str]] = {"threads": "torch_threads"}
     """``threads`` is ``TrainConfig``'s ``torch_threads``: one spelling for both trainers."""
@@ -179,7 +180,7 @@ class AZConfig(YAMLConfig):
             )
         if self.replay_size < self.batch_size:
             raise TrainConfigError(f"{source}: field 'replay_size' must be at least batch_size ({self.batch_size})")
-        if self.draft_share and self.env.get("draft", "pick") != "dealt":
+        if self.draft_share and self.env.draft != "dealt":
             raise TrainConfigError(f"{source}: field 'draft_share' needs env draft 'dealt' (the others always draft)")
         self._check_processes(source, ("torch_threads", "label_workers"))
         self._check_memory(source, self.memory())

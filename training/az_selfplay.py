@@ -11,12 +11,10 @@ import numpy as np
 
 from trinity_env.agents.az import AZModel, evaluator
 from trinity_env.agents.view import decode, determinise
-from trinity_env.fast.convert import read_state
 from trinity_env.fast.games import FastGames
 from trinity_env.fast.layout import FIRST_PLAYER, PHASE, PLAY, TO_MOVE, Batch
 from trinity_env.search.az import BatchedSearch
 from trinity_env.search.solver import Solver
-from trinity_env.spec.config import make_config
 
 from .az_config import AZConfig
 
@@ -49,7 +47,7 @@ class LocalSelfPlay:
     def __init__(self, config: AZConfig):
         self.config = config
         self.search = make_search(config)
-        self.games = FastGames(config.games_per_iteration, draft_share=config.draft_share, **config.env)
+        self.games = FastGames(config.games_per_iteration, draft_share=config.draft_share, config=config.env)
         self.open_hands = self.games.config.open_hands
 
     def play(
@@ -65,14 +63,13 @@ class LocalSelfPlay:
 
 def make_search(config: AZConfig, games: int | None = None) -> BatchedSearch:
     """The batched search of ``games`` lockstep games (default: an iteration's)."""
-    open_hands = make_config(config.env).open_hands
     return BatchedSearch(
         games or config.games_per_iteration,
         config.simulations,
         mode=config.search,
         max_considered=config.max_considered,
         c_puct=config.c_puct,
-        open_hands=open_hands,
+        open_hands=config.env.open_hands,
     )
 
 
@@ -141,7 +138,7 @@ def play_games(
                     if collect:
                         awaiting[j] = True
                     else:
-                        values[j] = solver.value(read_state(games.batch, int(g)))
+                        values[j] = solver.value_of_row(games.batch, int(g))
                     solved += 1
         if awaiting.any():
             labels.append(Batch(*(array[idx[awaiting]] for array in games.batch)))  # copies, before the step

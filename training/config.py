@@ -19,6 +19,7 @@ from trinity_env.core import TrinityError
 from trinity_env.core.files import load_yaml, names, short
 from trinity_env.core.limits import check_count, check_memory
 from trinity_env.core.shipped import resolve
+from trinity_env.spec.config import EnvConfig, make_config
 
 
 class TrainConfigError(TrinityError):
@@ -45,7 +46,13 @@ class YAMLConfig:
     @staticmethod
     def resume_equivalent(name: str, old: Any, new: Any) -> bool:
         """Whether a field outside ``resume_may_change`` may go from ``old`` to ``new`` on resume: the learner sees
-        the same either way (by default only when they are equal)."""
+        the same either way (by default only when they are equal; ``env`` when both give the same rules, however
+        written: ``{}`` and ``{"draft": "pick"}`` are both the standard rules)."""
+        if name == "env" and isinstance(old, dict) and isinstance(new, dict):
+            try:
+                return make_config(old) == make_config(new)
+            except TrinityError:  # a config.json whose rules no longer load
+                return False
         return old == new
 
     renamed: ClassVar[dict[str, str]] = {}
@@ -117,20 +124,13 @@ class YAMLConfig:
         self._check_common(source)
 
     def _check_common(self, source: str) -> None:
-        """Finite floats, a non-negative seed, a valid ``env`` and agent specs that name agents."""
+        """Finite floats, a non-negative seed and agent specs that name agents (``env`` is parsed by ``_typed``)."""
         for f in fields(self):
             value = getattr(self, f.name)
             if isinstance(value, float) and not math.isfinite(value):
                 raise TrainConfigError(f"{source}: field {f.name!r} must be a finite number, got {value}")
         if getattr(self, "seed", 0) < 0:
             raise TrainConfigError(f"{source}: field 'seed' must be at least 0, got {self.seed}")
-        if hasattr(self, "env"):
-            from trinity_env.spec.config import make_config
-
-            try:
-                make_config(self.env)
-            except TrinityError as err:
-                raise TrainConfigError(f"{source}: field 'env': {err}") from None
         if hasattr(self, "eval_opponents"):
             self._check_opponents(source)
 
@@ -197,8 +197,9 @@ class YAMLConfig:
             )
 
     def to_dict(self) -> dict[str, Any]:
-        """The fields as plain data (tuples as lists): what ``config.json`` holds."""
-        return {f.name: (list(v) if isinstance(v := getattr(self, f.name), tuple) else v) for f in fields(self)}
+        """The fields as plain data (tuples as lists, ``env`` as the fields that differ from the standard rules,
+        ``EnvConfig.changes``): what ``config.json`` holds, and what ``from_dict`` reads back equal."""
+        return {f.name: _plain(getattr(self, f.name)) for f in fields(self)}
 
     def table(self) -> str:
         """The fields as a markdown table (the TensorBoard hyperparameter text, as CleanRL logs it)."""
@@ -206,12 +207,27 @@ class YAMLConfig:
         return "|field|value|\n|-|-|\n" + rows
 
 
+def _plain(value: Any) -> Any:
+    """A field's value as ``config.json`` writes it."""
+    if isinstance(value, EnvConfig):
+        return value.changes()
+    return list(value) if isinstance(value, tuple) else value
+
+
 def _typed(source: str, name: str, value: Any, default: Any) -> Any:
-    """``value`` as the type of ``default``, strictly: bool is no int, a float no int, a string no number.
+    """``value`` as the type of ``default``, strictly: bool is no int, a float no int, a string no number; an
+    ``env`` mapping is parsed here, once, into an ``EnvConfig``.
 
     The message quotes the value cut short: it may be a megabyte string or a list of thousands.
     """
     expected = type(default)
+    if expected is EnvConfig:
+        if not isinstance(value, EnvConfig | dict):
+            raise TrainConfigError(f"{source}: field {name!r} must map rules fields to values, got {short(value)}")
+        try:
+            return make_config(value)
+        except TrinityError as err:
+            raise TrainConfigError(f"{source}: field {name!r}: {err}") from None
     if expected is float and isinstance(value, int) and not isinstance(value, bool):
         try:
             value = float(value)
@@ -223,8 +239,6 @@ def _typed(source: str, name: str, value: Any, default: Any) -> Any:
         raise TrainConfigError(f"{source}: field {name!r} must be {expected.__name__}, got {short(value)}")
     if expected is tuple and not all(isinstance(item, str) for item in value):
         raise TrainConfigError(f"{source}: field {name!r} must be a list of strings, got {short(list(value))}")
-    if expected is dict and not all(isinstance(key, str) for key in value):
-        raise TrainConfigError(f"{source}: field {name!r} must map names to values, got {short(value)}")
     return value
 
 
@@ -297,8 +311,9 @@ class TrainConfig(YAMLConfig):
     draft_share: float = 0.0
     """With ``env: {draft: dealt}``: the share of training games that start with the draft instead of dealt
     hands, so the learner also learns to pick (evaluation games stay dealt)."""
-    env: dict[str, Any] = field(default_factory=lambda: {"draft": "pick"})
-    """Environment config (rules, deck, draft) for training and evaluation; checked with ``make_config``."""
+    env: EnvConfig = field(default_factory=make_config)
+    """Environment config (rules, deck, draft) for training and evaluation: a YAML mapping parsed once into an
+    ``EnvConfig`` (``make_config``) when the config is loaded."""
 
     resume_may_change: ClassVar[frozenset[str]] = EVALUATION_FIELDS | {"eval_every_steps", "total_steps", "max_minutes"}
     """How long to train, the safety stop, what is measured and where it is logged: none of them changes what the
@@ -332,7 +347,7 @@ class TrainConfig(YAMLConfig):
         self._check_evaluation(source)
         if self.p_latest + self.p_random + self.p_greedy > 1:
             raise TrainConfigError(f"{source}: p_latest + p_random + p_greedy must be at most 1")
-        if self.draft_share and self.env.get("draft", "pick") != "dealt":
+        if self.draft_share and self.env.draft != "dealt":
             raise TrainConfigError(f"{source}: field 'draft_share' needs env draft 'dealt' (the others always draft)")
         if (self.num_games * self.rollout_steps) % self.minibatches:
             raise TrainConfigError(

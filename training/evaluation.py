@@ -21,7 +21,6 @@ from trinity_env.evaluation.endgames import DEFAULT_SUITE, load_suite, score_age
 from trinity_env.evaluation.match import seat_swapped_points
 from trinity_env.evaluation.ratings import wilson_interval
 from trinity_env.spec.agent import Agent
-from trinity_env.spec.config import make_config
 
 from .config import YAMLConfig
 
@@ -48,11 +47,10 @@ def evaluate_agent(learner: Agent, config: YAMLConfig, seed: int) -> Results:
 
     ``config``: any training config with ``eval_opponents``, ``eval_games``, ``eval_endgames`` and ``env``.
     """
-    env_config = make_config(config.env)
     results: Results = {}
     for spec in config.eval_opponents:
         opponent = make(spec)
-        points = seat_swapped_points(learner, opponent, env_config, range(config.eval_games), lambda k: seed + k)
+        points = seat_swapped_points(learner, opponent, config.env, range(config.eval_games), lambda k: seed + k)
         low, high = wilson_interval(points, config.eval_games)
         results[spec] = (points / config.eval_games, low, high)
     if config.eval_endgames:

@@ -362,7 +362,11 @@ def train(
         optimizer = make_optimizer(network, config)
         pool = OpponentPool(config, np.random.default_rng(config.seed))
         env = TrinityTowersVectorEnv(
-            config.num_games, opponent=pool, autoreset_mode="same_step", draft_share=config.draft_share, **config.env
+            config.num_games,
+            opponent=pool,
+            autoreset_mode="same_step",
+            draft_share=config.draft_share,
+            config=config.env,
         )
         pool.games = env.games
         if folder.resuming:

@@ -45,7 +45,6 @@ from typing import Any
 
 import numpy as np
 
-from trinity_env.fast.convert import read_state
 from trinity_env.fast.layout import Batch
 from trinity_env.search.solver import TABLE_BITS, Solver
 from trinity_env.spec.config import make_config
@@ -109,7 +108,7 @@ def _serve(link: Any, parent: int, table_bits: int) -> None:
         started = time.perf_counter()
         try:
             batch = Batch(*arrays)
-            values = np.array([solver.value(read_state(batch, b)) for b in range(batch.size)], np.int8)
+            values = np.array([solver.value_of_row(batch, b) for b in range(batch.size)], np.int8)
             reply = (job, values, time.perf_counter() - started, None)
         except Exception:  # every fault goes back to the trainer, which raises it
             reply = (job, None, time.perf_counter() - started, traceback.format_exc())

@@ -46,6 +46,7 @@ from tqdm import tqdm
 
 from trinity_env.arguments import non_negative_int, positive_int
 from trinity_env.core.writes import open_append, write_text
+from trinity_env.spec.config import EnvConfig, make_config
 
 from .config import EVALUATION_FIELDS, TrainConfigError, YAMLConfig
 from .evaluation import RunLog, evaluate_agent, history_from_json, selection_score
@@ -121,8 +122,8 @@ class RLlibConfig(YAMLConfig):
     """Also score the endgame suite."""
     tensorboard: bool = True
     """Log to TensorBoard in ``RUN/tb`` (``metrics.csv`` and ``iterations.jsonl`` are always written)."""
-    env: dict[str, Any] = field(default_factory=lambda: {"draft": "dealt"})
-    """Environment config for training and evaluation."""
+    env: EnvConfig = field(default_factory=lambda: make_config(draft="dealt"))
+    """Environment config for training and evaluation: a YAML mapping parsed once into an ``EnvConfig``."""
 
     def check(self, source: str = "config") -> None:
         self._check_common(source)
@@ -225,7 +226,7 @@ def build_algorithm(config: RLlibConfig, versions: int = 0):
     }
     ppo = (
         PPOConfig()
-        .environment(register(), env_config=dict(config.env))
+        .environment(register(), env_config=config.env.to_dict())
         # no sample timeout: on a busy machine RLlib's 60 s default drops whole iterations' samples
         .env_runners(
             num_env_runners=config.num_env_runners,

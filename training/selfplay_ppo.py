@@ -190,7 +190,7 @@ def train(
     with claim(run, config, "selfplay_ppo", resume=resume, overwrite=overwrite, checkpoint="latest.zip") as folder:
         run = folder.path
         pool = PoolOpponent(config, config.seed)
-        env = TrinityTowersEnv(opponent=pool, **config.env)
+        env = TrinityTowersEnv(opponent=pool, config=config.env)
         env.reset(seed=config.seed)
         state = {"steps": 0, "history": [], "best": -1.0, "seconds": 0.0}
         if folder.resuming:

@@ -8,6 +8,7 @@ import it; ``trinity_env.spec.config`` re-exports it.
 
 from __future__ import annotations
 
+import functools
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
@@ -107,6 +108,12 @@ class EnvConfig:
             "reward": self.reward.value,
         }
 
+    def changes(self) -> dict[str, Any]:
+        """The fields of ``to_dict`` that differ from the standard rules' (``make_config()``): a config written
+        as briefly as a YAML file gives it (``{"draft": "dealt"}``), which ``make_config`` reads back equal."""
+        standard = _standard()
+        return {name: value for name, value in self.to_dict().items() if value != standard[name]}
+
 
 _KEYWORDS = {f.name for f in fields(EnvConfig)} | {"deck", "config"}
 
@@ -120,6 +127,8 @@ def make_config(config: str | Path | Mapping[str, Any] | EnvConfig | None = None
     Unknown keywords and bad values raise ``ConfigError`` naming the field.
     """
     base: dict[str, Any] = {}
+    if isinstance(config, EnvConfig) and not keywords:
+        return config  # already parsed and checked: typed values travel down as they are
     if isinstance(config, EnvConfig):
         base = config.to_dict()
     elif isinstance(config, Mapping):
@@ -133,6 +142,12 @@ def make_config(config: str | Path | Mapping[str, Any] | EnvConfig | None = None
             f"unknown config field(s): {names(unknown)}; known: {', '.join(sorted(_KEYWORDS - {'config'}))}"
         )
     return _validate(merged)
+
+
+@functools.cache
+def _standard() -> dict[str, Any]:
+    """The standard rules' fields (``make_config().to_dict()``), read once."""
+    return make_config().to_dict()
 
 
 def _load_yaml(config: str | Path) -> dict[str, Any]:
