@@ -94,6 +94,64 @@ def test_accuracy_explains_a_value_mse_above_1():
     assert "A value MSE above 1 (ppo-standard)" in done.stdout and "unbounded" in done.stdout
 
 
+# ---------------------------------------------------------------------- trinity play
+
+
+def _play(stdin: str, *argv: str) -> str:
+    done = subprocess.run([*TRINITY, "play", *argv], input=stdin, capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_play_warns_once_when_a_policy_trained_on_dealt_hands_plays_the_draft(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "best.pt").write_bytes((ROOT / "trinity_env" / "agents" / "data" / "ppo-standard.pt").read_bytes())
+    (run / "config.json").write_text(json.dumps({"env": {"draft": "dealt"}, "draft_share": 0.0}))
+    lines = _play("quit\n", "--opponent", f"{run}/best", "--seed", "0", "--seat", "0").splitlines()
+    warnings = [line for line in lines if line.startswith("warning:")]
+    assert warnings == [lines[1]], lines[:3]  # one line, right after "You are player ..."
+    assert "trained on dealt hands only" in warnings[0] and "draft: dealt" in warnings[0]
+    # the same policy on dealt hands, or one that trained on the draft too, plays without it
+    dealt = tmp_path / "dealt.yaml"
+    dealt.write_text("draft: dealt\n")
+    assert "warning:" not in _play("quit\n", "--opponent", f"{run}/best", "--seed", "0", "--config", str(dealt))
+    (run / "config.json").write_text(json.dumps({"env": {"draft": "dealt"}, "draft_share": 0.25}))
+    assert "warning:" not in _play("quit\n", "--opponent", f"{run}/best", "--seed", "0", "--seat", "0")
+
+
+def test_play_says_what_my_placement_captured_before_the_opponent_replies(tmp_path):
+    dealt = tmp_path / "dealt.yaml"
+    dealt.write_text("draft: dealt\n")
+    out = _play("5555 7\n5A23 11\nquit\n", "--opponent", "greedy", "--seed", "0", "--seat", "1", "--config", str(dealt))
+    said = [line.removeprefix("your move> ") for line in out.splitlines() if re.search(r" plays? ....? on tile", line)]
+    assert said[:4] == [
+        "you play 5555 on tile 7: no capture",
+        "greedy plays A541 on tile 12: captures tile 7",
+        "you play 5A23 on tile 11: captures tile 12, and the captured cards flip tile 7 (domino)",
+        "greedy plays 9146 on tile 13: captures tile 12, and the captured cards flip tile 7 (domino)",
+    ]
+
+
+# ---------------------------------------------------------------------- notebooks cite sections that exist
+
+
+def _anchors(page: Path) -> set[str]:
+    headings = re.findall(r"^#+ (.+)$", page.read_text(encoding="utf-8"), flags=re.MULTILINE)
+    return {re.sub(r"[^a-z0-9 -]", "", heading.lower()).strip().replace(" ", "-") for heading in headings}
+
+
+@pytest.mark.parametrize("notebook", sorted((ROOT / "notebooks").glob("*.ipynb")), ids=lambda p: p.name)
+def test_the_notebooks_cite_sections_that_exist(notebook):
+    cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+    text = "\n".join("".join(cell["source"]) for cell in cells if cell["cell_type"] == "markdown")
+    assert "§" not in text, "a section sign names a section of a file the repository does not hold"
+    for target, anchor in re.findall(r"\]\(([^)#\s]+\.md)(?:#([^)\s]+))?\)", text):
+        page = (notebook.parent / target).resolve()
+        assert page.is_file(), target
+        assert not anchor or anchor in _anchors(page), f"{target}#{anchor}"
+
+
 # ---------------------------------------------------------------------- exit statuses: the guide's table, each one
 
 

@@ -10,6 +10,7 @@ from typing import TextIO
 
 from trinity_env.agents.spec import player
 from trinity_env.core import ArgumentError, Card, GameState, IllegalMoveError, Phase, Replay, TrinityError
+from trinity_env.core.files import read_json
 from trinity_env.core.replay import HUMAN
 from trinity_env.core.writes import write_text
 from trinity_env.prepare import families_for, warm
@@ -122,13 +123,16 @@ def _play(
     state = env_config.new_game(rng)
     record(state)
     print(f"You are player {me} ({'w' if me == 0 else 'b'}), against {agent.name}. {HELP}", file=out)
+    warning = untrained_draft(who, env_config)
+    if warning:
+        print(warning, file=out)
     while not state.is_over:
         if state.to_move != me:
             observation = observation_dict(state, 1 - me, env_config.open_hands)
             state = state.apply(agent.act(observation, visible_state(state, env_config.open_hands)))
             record(state)
             if state.last.tile is not None:
-                print(f"{agent.name} plays {state.last.card} on tile {state.last.tile}", file=out)
+                print(f"{agent.name} plays {state.last.card} on tile {state.last.tile}{_flips(state)}", file=out)
             else:
                 print(f"{agent.name} picks a card (picks are secret)", file=out)
             continue
@@ -151,10 +155,49 @@ def _play(
             record(state)
         except TrinityError as err:
             print(f"not a legal move: {err}", file=out)
+            continue
+        if state.last.tile is not None:  # what the placement did, before the opponent replies
+            print(f"you play {state.last.card} on tile {state.last.tile}{_flips(state)}", file=out)
     print(state, file=out)
     result = "draw" if state.winner is None else ("you win" if state.winner == me else f"{agent.name} wins")
     print(f"{result} (lane scores {state.scores[0]}-{state.scores[1]})", file=out)
     return state
+
+
+def _flips(state: GameState) -> str:
+    """What the last placement captured, and what those captures flipped in turn (the domino), as a clause."""
+    last = state.last
+    if not last.captured:
+        return ": no capture"
+
+    def tiles(found: tuple[int, ...]) -> str:
+        return ("tile " if len(found) == 1 else "tiles ") + ", ".join(str(t) for t in found)
+
+    text = f": captures {tiles(last.captured)}"
+    if last.domino:
+        text += f", and the captured cards flip {tiles(last.domino)} (domino)"
+    return text
+
+
+def untrained_draft(who: object, env_config: EnvConfig) -> str | None:
+    """One warning line when a game with a draft is played by a checkpoint whose run folder's ``config.json`` says
+    it trained on dealt hands only (``env: {draft: dealt}``, no ``draft_share``): its picks are untrained."""
+    path = getattr(who, "path", None)
+    if env_config.draft == "dealt" or not path or getattr(who, "name", None) != "file:":
+        return None
+    folder = Path(path) if Path(path).is_dir() else Path(path).parent
+    try:
+        data = read_json(folder / "config.json", "run config")
+    except (TrinityError, OSError):
+        return None  # no run folder beside it (or not one a trainer wrote): nothing known
+    env = data.get("env") if isinstance(data, dict) else None
+    if not (isinstance(env, dict) and env.get("draft") == "dealt" and not data.get("draft_share")):
+        return None
+    return (
+        f"warning: {who} was trained on dealt hands only ({folder / 'config.json'}: env draft 'dealt', no "
+        "draft_share), so its draft picks are untrained; for the game it learned, play with --config FILE, "
+        "a rules YAML holding 'draft: dealt'"
+    )
 
 
 def _show(state: GameState, me: int, open_hands: bool, out: TextIO) -> None:
