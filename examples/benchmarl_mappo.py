@@ -14,7 +14,12 @@ early, with ``termination_code`` 0).
 Needs BenchMARL 1.5, which pins ``torchrl<0.12``, older than the ``integrations`` extra's TorchRL:
 a venv of its own (``make test-benchmarl`` builds ``.venv-benchmarl`` from the ``benchmarl`` extra).
 
+``--export policy.onnx`` writes the ``player_0`` group's actor (its MLP: the observation, written from
+the mover's point of view, to the logits) as an ONNX file every evaluation tool takes, in either seat:
+``trinity benchmark onnx:policy.onnx`` (the ``onnx`` extra in this venv too: ``pip install onnx onnxruntime``).
+
 Usage: python examples/benchmarl_mappo.py [--algorithm mappo|iql] [--iterations N] [--frames F] [--games G] [--seed S]
+       [--export PATH]
 """
 
 from __future__ import annotations
@@ -118,6 +123,19 @@ def illegal_moves(rollout) -> int:
     return count
 
 
+def actor_network(experiment: Experiment, group: str = "player_0") -> torch.nn.Sequential:
+    """``group``'s actor as a plain torch MLP (observation [B, 339] -> logits [B, 256]): TorchRL's
+    ``MultiAgentMLP`` keeps its weights apart from its layers, so the layers are rebuilt and the weights copied."""
+    mlp = experiment.group_policies[group].module[0].mlp
+    layers = [
+        torch.nn.Linear(layer.in_features, layer.out_features) if isinstance(layer, torch.nn.Linear) else layer
+        for layer in mlp._empty_net
+    ]
+    network = torch.nn.Sequential(*layers)
+    network.load_state_dict({key: value.detach() for key, value in mlp.params.flatten_keys(".").items()})
+    return network
+
+
 def main(argv: list[str] | None = None) -> list:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--algorithm", choices=sorted(ALGORITHMS), default="mappo")
@@ -127,6 +145,7 @@ def main(argv: list[str] | None = None) -> list:
     parser.add_argument("--draft", choices=("pick", "dealt"), default="dealt")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--folder", default=None, help="BenchMARL's run folder (default: a temporary one)")
+    parser.add_argument("--export", default=None, metavar="PATH", help="write player_0's actor to this ONNX file")
     args = parser.parse_args(argv)
     task = make_task(draft=args.draft)
     with warnings.catch_warnings():
@@ -136,6 +155,10 @@ def main(argv: list[str] | None = None) -> list:
         )
         experiment.run()
         rollouts = play(experiment, task, args.games, args.seed + 1)
+    if args.export:
+        from trinity_env.agents.onnx_policy import export_policy
+
+        print(f"wrote {export_policy(actor_network(experiment), args.export)}")
     for number, rollout in enumerate(rollouts):
         code = int(rollout["next", "player_0", "info", "termination_code"][-1].item())
         winner = int(rollout["next", "player_0", "info", "winner"][-1].item())

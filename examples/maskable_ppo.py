@@ -5,7 +5,7 @@ that); tens of thousands start to beat the random player. The learner's seat is 
 each episode and the opponent moves inside the env, so the learner sees its own wins and
 losses.
 
-Usage: python examples/maskable_ppo.py [--steps N] [--eval-games G] [--seed S]
+Usage: python examples/maskable_ppo.py [--steps N] [--eval-games G] [--seed S] [--save PATH]
 """
 
 from __future__ import annotations
@@ -36,12 +36,15 @@ def main(argv: list[str] | None = None) -> float:
     parser.add_argument("--steps", type=int, default=4096, help="training steps (default 4096)")
     parser.add_argument("--eval-games", type=int, default=100, help="evaluation games (default 100)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--save", default=None, metavar="PATH", help="save the model (an SB3 zip every tool takes)")
     args = parser.parse_args(argv)
 
     config = {"draft": "dealt"}  # dealt hands: the learner only learns to place
     env = TrinityTowersEnv(opponent="random", **config)
     model = MaskablePPO("MlpPolicy", env, n_steps=512, batch_size=128, seed=args.seed, verbose=0)
     model.learn(total_timesteps=args.steps)
+    if args.save:
+        model.save(args.save)
     win_rate = evaluate(model, args.eval_games, seed=10_000 + args.seed, **config)
     print(f"MaskablePPO after {args.steps} steps: wins {win_rate:.0%} of {args.eval_games} games against random")
     return win_rate

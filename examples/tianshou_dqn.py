@@ -14,7 +14,11 @@ wins about 35%.
 
 Needs Tianshou 2.x (``pip install "trinity-towers[integrations]"``).
 
+``--export policy.onnx`` writes the learner's Q-network as an ONNX file every evaluation tool takes
+(its Q-values as the logits: ``trinity benchmark onnx:policy.onnx``).
+
 Usage: python examples/tianshou_dqn.py [--epochs N] [--epoch-steps S] [--eval-games G] [--seat 0|1] [--seed S]
+       [--export PATH]
 """
 
 from __future__ import annotations
@@ -61,6 +65,24 @@ def build(args: argparse.Namespace) -> tuple[MultiAgentOffPolicyAlgorithm, Discr
     return MultiAgentOffPolicyAlgorithm(algorithms=seats, env=env), policy
 
 
+class QValues(torch.nn.Module):
+    """The Q-network as the ONNX contract's module: float32 observations [B, 339] -> Q-values [B, 256]."""
+
+    def __init__(self, net: Net):
+        super().__init__()
+        self.net = net
+
+    def forward(self, observation: torch.Tensor) -> torch.Tensor:
+        return self.net(observation)[0]  # Tianshou's Net returns (output, hidden state)
+
+
+def export(policy: DiscreteQLearningPolicy, path: str) -> str:
+    """The learner's Q-network written to ``path`` as ONNX (``trinity_env.agents.onnx_policy.export_policy``)."""
+    from trinity_env.agents.onnx_policy import export_policy
+
+    return str(export_policy(QValues(policy.model), path))
+
+
 def win_rate(
     algorithm: MultiAgentOffPolicyAlgorithm, policy: DiscreteQLearningPolicy, args: argparse.Namespace
 ) -> float:
@@ -94,6 +116,7 @@ def main(argv: list[str] | None = None) -> float:
     parser.add_argument("--update-per-step", type=float, default=0.1)
     parser.add_argument("--hidden", type=int, nargs="*", default=[256, 256])
     parser.add_argument("--progress", action="store_true", help="show Tianshou's progress bars")
+    parser.add_argument("--export", default=None, metavar="PATH", help="write the Q-network to this ONNX file")
     args = parser.parse_args(argv)
     # Tianshou warns on every multi-agent episode that its returns are 2-D (one column per seat)
     logging.getLogger("tianshou.data.stats").setLevel(logging.ERROR)
@@ -130,6 +153,8 @@ def main(argv: list[str] | None = None) -> float:
             show_progress=args.progress,
         )
     )
+    if args.export:
+        print(f"wrote {export(policy, args.export)}")
     rate = win_rate(algorithm, policy, args)
     print(
         f"Tianshou DQN (seat {args.seat}) after {result.train_step} env steps, {result.update_step} updates: "
