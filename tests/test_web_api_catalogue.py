@@ -12,11 +12,9 @@ import time
 from pathlib import Path
 
 import pytest
-from web_client import (  # skips without Starlette
-    SMALL,
-    TestClient,
-    new_game,
-)
+
+# web_client skips this module without Starlette
+from web_client import SMALL, TestClient, new_game
 
 from trinity_env.agents import shipped
 from trinity_env.web import catalogue as web_catalogue

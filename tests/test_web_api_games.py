@@ -9,15 +9,9 @@ import threading
 import time
 
 import pytest
-from web_client import (  # skips without Starlette
-    TestClient,
-    core_state,
-    error,
-    new_game,
-    owner,
-    play_out,
-    small_client,
-)
+
+# web_client skips this module without Starlette
+from web_client import TestClient, core_state, error, new_game, owner, play_out, small_client
 
 from trinity_env.agents import Agent
 from trinity_env.core import Replay

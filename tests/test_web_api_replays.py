@@ -6,10 +6,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from web_client import (  # skips without Starlette
-    error,
-    finished_replay,
-)
+
+# web_client skips this module without Starlette
+from web_client import error, finished_replay
 
 from trinity_env.search.solver import Solver
 from trinity_env.web import replays as web_replays

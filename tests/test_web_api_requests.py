@@ -7,15 +7,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from web_client import (  # skips without Starlette
-    SMALL,
-    TestClient,
-    error,
-    finished_replay,
-    new_game,
-    owner,
-    small_client,
-)
+
+# web_client skips this module without Starlette
+from web_client import SMALL, TestClient, error, finished_replay, new_game, owner, small_client
 
 from trinity_env.web import games as web_games
 from trinity_env.web import store as web_store

@@ -7,15 +7,9 @@ import dataclasses
 import random
 
 import pytest
-from web_client import (  # skips without Starlette
-    TestClient,
-    core_state,
-    error,
-    new_game,
-    owner,
-    play_out,
-    small_client,
-)
+
+# web_client skips this module without Starlette
+from web_client import TestClient, core_state, error, new_game, owner, play_out, small_client
 
 from trinity_env.core import Replay
 from trinity_env.web import views as web_views
