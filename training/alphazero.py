@@ -78,10 +78,11 @@ from .skeleton import TrainingRun
 # ------------------------------------------------------------------------------ training
 
 
-def evaluate(network: AZModel, config: AZConfig, seed: int) -> Results:
-    """The network's search (``eval_simulations``) against each evaluation opponent, and the endgame suite."""
+def evaluate(network: AZModel, config: AZConfig, seed: int, progress: bool = False) -> Results:
+    """The network's search (``eval_simulations``) against each evaluation opponent, and the endgame suite;
+    ``progress``: a bar."""
     agent = AZAgent(copy.deepcopy(network), config.eval_simulations, seed=seed, name="learner")
-    return evaluate_agent(agent, config, seed)
+    return evaluate_agent(agent, config, seed, progress)
 
 
 def train(
@@ -125,7 +126,7 @@ def train(
             stop_at=stop_at,
             save_latest=lambda: save_latest(run / "latest.pt", network, optimizer, replay, rng, state),
             save_best=lambda: save_network(run / "best.pt", network, {"games": state.games}),
-            evaluate=lambda seed: evaluate(network, config, seed),
+            evaluate=lambda seed: evaluate(network, config, seed, progress),
             record=lambda seconds, results: {
                 "games": state.games,
                 "learner_steps": state.learner_steps,
@@ -202,7 +203,9 @@ def _train_loop(
             state.learner_steps += steps
             state.positions += len(played.values)
             bar.update(played.games)
-            bar.set_postfix_str(f"policy {stats['policy']:.3f}, value {stats['value']:.3f}, " + last_eval)
+            bar.set_postfix_str(
+                ", ".join(filter(None, [f"policy {stats['policy']:.3f}", f"value {stats['value']:.3f}", last_eval]))
+            )
             _log_iteration(training, state, stats, played, time.perf_counter() - started, labelling)
     bar.close()
     return training.finish(f"after {state.games:,} games")

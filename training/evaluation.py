@@ -19,7 +19,7 @@ from trinity_env.core.writes import open_append, write_text
 from trinity_env.evaluation.accuracy import score_network, validation_set
 from trinity_env.evaluation.endgames import DEFAULT_SUITE, load_suite, score_agent
 from trinity_env.evaluation.match import seat_swapped_points
-from trinity_env.evaluation.ratings import wilson_interval
+from trinity_env.evaluation.ratings import Share
 from trinity_env.spec.agent import Agent
 
 from .config import YAMLConfig
@@ -42,25 +42,54 @@ endgame suite's share) or an ``exact:*`` key (``EXACT``); ``rate``, ``low``, ``h
 interval. Runs from before the header have none: ``read_metrics`` reads both."""
 
 
-def evaluate_agent(learner: Agent, config: YAMLConfig, seed: int) -> Results:
+def evaluate_agent(learner: Agent, config: YAMLConfig, seed: int, progress: bool = False) -> Results:
     """Win rate and 95% interval against each evaluation opponent (and the endgame score).
 
     ``config``: any training config with ``eval_opponents``, ``eval_games``, ``eval_endgames`` and ``env``.
+    ``progress``: a bar (on standard error, gone when done) counting the games and endgame positions, with an estimate.
     """
     results: Results = {}
+    bar = _evaluation_bar(config, progress)
     for spec in config.eval_opponents:
         opponent = make(spec)
-        points = seat_swapped_points(learner, opponent, config.env, range(config.eval_games), lambda k: seed + k)
-        low, high = wilson_interval(points, config.eval_games)
-        results[spec] = (points / config.eval_games, low, high)
+        bar.set_postfix_str(f"vs {spec}")
+        points = seat_swapped_points(
+            learner, opponent, config.env, range(config.eval_games), lambda k: seed + k, lambda k, _: bar.update()
+        )
+        results[spec] = _row(Share(points, config.eval_games))
     if config.eval_endgames:
         suite = [endgame for endgame in load_suite(DEFAULT_SUITE) if endgame.value == 1]
-        share = score_agent(learner, suite)
-        results[ENDGAMES] = (share, *wilson_interval(share * len(suite), len(suite)))
+        bar.set_postfix_str("the endgame suite")
+        suite = _Ticking(suite, bar)
+        hits = round(score_agent(learner, suite) * len(suite))  # score_agent's share is hits / len(suite)
+        results[ENDGAMES] = _row(Share(hits, len(suite)))
+    bar.close()
     evaluate = getattr(learner, "evaluate", None)
     if getattr(config, "eval_accuracy", False) and callable(evaluate):
         results |= exact_results(evaluate)
     return results
+
+
+def _evaluation_bar(config: YAMLConfig, progress: bool):
+    """The evaluation's bar: every game against every opponent, then (``eval_endgames``) each won endgame position."""
+    from tqdm import tqdm
+
+    positions = sum(e.value == 1 for e in load_suite(DEFAULT_SUITE)) if config.eval_endgames and progress else 0
+    total = len(config.eval_opponents) * config.eval_games + positions
+    return tqdm(total=total, disable=not progress, desc="evaluating", unit="game", leave=False, dynamic_ncols=True)
+
+
+class _Ticking(list):
+    """A list that ticks ``bar`` as each item is taken in a loop over it (the endgame suite, as it is scored)."""
+
+    def __init__(self, items, bar):
+        super().__init__(items)
+        self.bar = bar
+
+    def __iter__(self):
+        for item in super().__iter__():
+            yield item
+            self.bar.update()
 
 
 def exact_results(evaluate) -> Results:
@@ -73,8 +102,13 @@ def exact_results(evaluate) -> Results:
             hits = sum(share(r).hits for r in chosen)
             total = sum(share(r).total for r in chosen)
             if total:
-                results[f"{EXACT}{name}{suffix}"] = (hits / total, *wilson_interval(hits, total))
+                results[f"{EXACT}{name}{suffix}"] = _row(Share(hits, total))
     return results
+
+
+def _row(share: Share) -> tuple[float, float, float]:
+    """A result as the run's history and ``metrics.csv`` hold it: ``(rate, low, high)``."""
+    return (share.value, *share.interval)
 
 
 def selection_score(results: Results) -> float:

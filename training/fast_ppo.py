@@ -330,9 +330,9 @@ def make_optimizer(network: PolicyNetwork, config: TrainConfig) -> Adam:
     return Adam(network.parameters(), lr=config.learning_rate, eps=1e-5)
 
 
-def evaluate(network: PolicyNetwork, config: TrainConfig, seed: int) -> Results:
-    """The network's best moves against each evaluation opponent (and the endgame suite)."""
-    return evaluate_agent(NetworkAgent(network, name="learner"), config, seed)
+def evaluate(network: PolicyNetwork, config: TrainConfig, seed: int, progress: bool = False) -> Results:
+    """The network's best moves against each evaluation opponent (and the endgame suite); ``progress``: a bar."""
+    return evaluate_agent(NetworkAgent(network, name="learner"), config, seed, progress)
 
 
 def train(
@@ -384,7 +384,7 @@ def train(
             stop_at=stop_at,
             save_latest=lambda: save_latest(run / "latest.pt", network, optimizer, pool, env, state),
             save_best=lambda: save_checkpoint(run / "best.pt", network, {"steps": state.steps}),
-            evaluate=lambda seed: evaluate(network, config, seed),
+            evaluate=lambda seed: evaluate(network, config, seed, progress),
             progress=progress,
         ) as training:
             return _train_loop(config, training, network, optimizer, pool, env, state, progress)
@@ -419,9 +419,24 @@ def _train_loop(config, training: TrainingRun, network, optimizer, pool, env, st
             stats = update(network, optimizer, rollout, advantages, returns, config)
             state.steps += batch
             bar.update(batch)
+            bar.set_postfix_str(
+                iteration_figures(stats, rollout, state.history[-1]["results"] if state.history else None)
+            )
             _log_iteration(training, stats, rollout, optimizer, state.steps)
     bar.close()
     return training.finish(f"at step {state.steps:,}")
+
+
+def iteration_figures(stats: dict, rollout: Rollout, results: Results | None) -> str:
+    """The progress bar's figures after an update: the losses, the learner's reward against the pool in this rollout
+    (its mean over the games that ended: +1 a win, -1 a loss) and the last evaluation's win rates."""
+    parts = [f"policy loss {stats['policy']:.3f}", f"value loss {stats['value']:.3f}"]
+    ended = rollout.games_ended.sum()
+    if ended:
+        parts.append(f"reward {2 * rollout.points.sum() / ended - 1:+.2f}")
+    if results:
+        parts += [f"{spec} {rate:.0%}" for spec, (rate, _, _) in results.items() if spec in ("random", "greedy")]
+    return ", ".join(parts)
 
 
 def _log_iteration(training: TrainingRun, stats: dict, rollout: Rollout, optimizer, steps: int) -> None:
@@ -463,7 +478,9 @@ def _command(args: argparse.Namespace) -> None:
         print(format_results(last["results"]))
         # best.pt was chosen by noisy evaluations: measure it again on games it was not chosen on
         best, payload = load_checkpoint(folder.path / "best.pt")
-        final = {"steps": int(payload["steps"]), "seconds": last["seconds"], "results": evaluate(best, config, seed=1)}
+        print(f"measuring best.pt (from step {int(payload['steps']):,}) again, on fresh games...", flush=True)
+        results = evaluate(best, config, seed=1, progress=True)
+        final = {"steps": int(payload["steps"]), "seconds": last["seconds"], "results": results}
         print(f"best.pt (from step {final['steps']:,}) on fresh games:")
         print(format_results(final["results"]))
         print(f"report: {write_report(folder.path, history, f'fast_ppo, config {args.config}', final)}")

@@ -27,13 +27,24 @@ def format_results(results: dict[str, tuple[float, float, float]]) -> str:
 
 
 def plot_learning_curve(path: Path, history: list[dict], title: str, x: str, x_label: str) -> None:
-    """Each evaluation measure (with its 95% band) against ``x`` (a key of the history's rows)."""
+    """Each evaluation measure (with its 95% band) against ``x`` (a key of the history's rows); the legend stands
+    to the right of the axes, where it covers no curve."""
+    fig = learning_curve_figure(history, title, x, x_label)
+    with atomic_file(path) as handle:
+        fig.savefig(handle, dpi=110, format="png")
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+
+
+def learning_curve_figure(history: list[dict], title: str, x: str, x_label: str):
+    """``plot_learning_curve``'s figure (matplotlib's, with the Agg backend), not yet written."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(7, 4))
+    fig, ax = plt.subplots(figsize=(9.5, 4))
     for spec in history[-1]["results"]:
         rows = [h for h in history if spec in h["results"]]
         where = [h[x] for h in rows]
@@ -43,12 +54,10 @@ def plot_learning_curve(path: Path, history: list[dict], title: str, x: str, x_l
     ax.set_ylabel("win rate (seats swapped) / share")
     ax.set_ylim(0, 1)
     ax.grid(alpha=0.3)
-    ax.legend()
+    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, fontsize="small")
     ax.set_title(title)
     fig.tight_layout()
-    with atomic_file(path) as handle:
-        fig.savefig(handle, dpi=110, format="png")
-    plt.close(fig)
+    return fig
 
 
 def write_report(run: Path, history: list[dict], title: str, best: dict | None = None) -> Path:
