@@ -68,7 +68,7 @@ def table(rows: dict[str, dict[int, float]]) -> str:
 
 
 def sign_shares(scores) -> dict:
-    shares: dict = {row.empty: row.value_sign.share for row in scores}
+    shares: dict = {row.empty: row.value_sign.value for row in scores}
     shares["all"] = sum(r.value_sign.hits for r in scores) / sum(r.value_sign.total for r in scores)
     return shares
 

@@ -48,11 +48,14 @@ def test_summaries_count_what_they_say():
     assert s["lane_control_endings"]["share"] == 0.25
     assert s["domino_fired"]["share"] == 0.75 and s["domino_in_last_placement"]["share"] == 0.25
     # uneven domino games: the first (player 0 more, won) and the second (player 1 more, lost)
-    assert s["more_domino_flips_wins"] == pytest.approx(s["more_domino_flips_wins"] | {"share": 0.5, "n": 2})
+    assert s["more_domino_flips_wins"] == pytest.approx(
+        s["more_domino_flips_wins"] | {"hits": 1, "share": 0.5, "total": 2}
+    )
+    assert s["first_mover_wins"]["hits"] == 2.5  # a draw is half a win
     card0, card2 = s["cards"][0], s["cards"][2]
     assert card0["picked"]["share"] == pytest.approx(3 / 8)  # in 3 of 8 hands
     assert card0["win_rate_when_picked"]["share"] == pytest.approx((1 + 1 + 0.5) / 3)
-    assert card2["picked"]["n"] == 8 and card2["win_rate_when_picked"]["share"] == pytest.approx(1 / 3)
+    assert card2["picked"]["total"] == 8 and card2["win_rate_when_picked"]["share"] == pytest.approx(1 / 3)
 
 
 def test_results_do_not_depend_on_workers_and_the_report_is_written(tmp_path):

@@ -93,11 +93,20 @@ def test_every_shipped_puzzle_re_solves():
 def test_scores_are_shares_with_wilson_intervals(tmp_path):
     puzzles = build_puzzles(3, seed=2, **SMALL).puzzles
     perfect = score_agent(PerfectAgent(), puzzles)
-    assert (perfect.solved, perfect.total, perfect.share) == (3, 3, 1.0)
-    assert perfect.interval == wilson_interval(3, 3)
+    assert (perfect.share.hits, perfect.share.total, perfect.share.value) == (3, 3, 1.0)
+    assert perfect.share.interval == wilson_interval(3, 3)
+    low = wilson_interval(3, 3)[0]
+    assert perfect.to_json() == {
+        "agent": perfect.agent,
+        "solved": 3,
+        "puzzles": 3,
+        "share": 1.0,
+        "low": low,
+        "high": 1.0,
+    }
     greedy = score_agent("greedy", puzzles)
     moves = [agent_move(make("greedy"), p.position, k) for k, p in enumerate(puzzles)]
-    assert greedy.solved == sum(m in p.solution for m, p in zip(moves, puzzles))
+    assert greedy.share.hits == sum(m in p.solution for m, p in zip(moves, puzzles))
     scores = score_agents(["random", "greedy"], puzzles)
     assert [s.agent for s in scores] == ["random", "greedy"] and scores[1] == greedy
 

@@ -19,7 +19,7 @@ from trinity_env.core.writes import open_append, write_text
 from trinity_env.evaluation.accuracy import score_network, validation_set
 from trinity_env.evaluation.endgames import DEFAULT_SUITE, load_suite, score_agent
 from trinity_env.evaluation.match import seat_swapped_points
-from trinity_env.evaluation.ratings import wilson_interval
+from trinity_env.evaluation.ratings import Share
 from trinity_env.spec.agent import Agent
 
 from .config import YAMLConfig
@@ -56,14 +56,13 @@ def evaluate_agent(learner: Agent, config: YAMLConfig, seed: int, progress: bool
         points = seat_swapped_points(
             learner, opponent, config.env, range(config.eval_games), lambda k: seed + k, lambda k, _: bar.update()
         )
-        low, high = wilson_interval(points, config.eval_games)
-        results[spec] = (points / config.eval_games, low, high)
+        results[spec] = _row(Share(points, config.eval_games))
     if config.eval_endgames:
         suite = [endgame for endgame in load_suite(DEFAULT_SUITE) if endgame.value == 1]
         bar.set_postfix_str("the endgame suite")
         suite = _Ticking(suite, bar)
-        share = score_agent(learner, suite)
-        results[ENDGAMES] = (share, *wilson_interval(share * len(suite), len(suite)))
+        hits = round(score_agent(learner, suite) * len(suite))  # score_agent's share is hits / len(suite)
+        results[ENDGAMES] = _row(Share(hits, len(suite)))
     bar.close()
     evaluate = getattr(learner, "evaluate", None)
     if getattr(config, "eval_accuracy", False) and callable(evaluate):
@@ -103,8 +102,13 @@ def exact_results(evaluate) -> Results:
             hits = sum(share(r).hits for r in chosen)
             total = sum(share(r).total for r in chosen)
             if total:
-                results[f"{EXACT}{name}{suffix}"] = (hits / total, *wilson_interval(hits, total))
+                results[f"{EXACT}{name}{suffix}"] = _row(Share(hits, total))
     return results
+
+
+def _row(share: Share) -> tuple[float, float, float]:
+    """A result as the run's history and ``metrics.csv`` hold it: ``(rate, low, high)``."""
+    return (share.value, *share.interval)
 
 
 def selection_score(results: Results) -> float:

@@ -50,15 +50,6 @@ PROTOCOLS = {
 """``quick``: a few minutes for a network, intervals about twice as wide; ``full``: the figures to publish."""
 
 
-def _share(hits: int, total: int) -> dict[str, Any]:
-    """``evaluation.accuracy.Share``'s JSON (hits, total, share and its Wilson interval); all ``None`` for nothing."""
-    from trinity_env.evaluation.accuracy import Share
-
-    if not total:
-        return {"hits": 0, "total": 0, "share": None, "low": None, "high": None}
-    return Share(hits, total).to_json()
-
-
 @dataclass
 class ScoreCard:
     """What ``benchmark`` measured (the JSON it writes is ``to_json()``)."""
@@ -199,6 +190,7 @@ def benchmark(
     from trinity_env.agents.spec import AgentSpec, player
     from trinity_env.evaluation import accuracy, endgames, puzzles
     from trinity_env.evaluation.anchored import POOL_VERSION, rate_against_pool
+    from trinity_env.evaluation.ratings import Share
 
     plan = check_protocol(protocol)
     who = player(policy)
@@ -216,24 +208,22 @@ def benchmark(
     agent = who.build()
     positions = accuracy.first_per_count(accuracy.load_set(), plan.accuracy_per_count)
     scored = accuracy.score_agent(agent, positions, seed, label=who.label)
-    moves = {str(row.empty): _share(row.moves.hits, row.moves.total) for row in scored.counts}
-    signs = {
-        str(row.empty): _share(row.value_sign.hits, row.value_sign.total)
-        for row in scored.counts
-        if row.value_sign is not None
-    } or None
+    moves = {str(row.empty): row.moves.to_json() for row in scored.counts}
+    signs = {str(row.empty): row.value_sign.to_json() for row in scored.counts if row.value_sign is not None} or None
     solved = puzzles.score_agent(agent, puzzles.load_puzzles(puzzles.DEFAULT_SET)[: plan.puzzles], seed)
     suite = None
     if plan.endgames:
         won = [e for e in endgames.load_suite(endgames.DEFAULT_SUITE) if e.value == 1]
         played = puzzles.agent_moves(agent, [e.position for e in won], 0)  # endgames.score_agent's seeds: 0, 1, ...
-        suite = _share(sum(move in e.best_moves for move, e in zip(played, won)), len(won))
-    card = ScoreCard(
-        who.label, plan, seed, rating, moves, signs, _share(solved.solved, solved.total), suite, agent_sha256=sha256
-    )
+        suite = Share(sum(move in e.best_moves for move, e in zip(played, won)), len(won)).to_json()
+    card = ScoreCard(who.label, plan, seed, rating, moves, signs, solved.share.to_json(), suite, agent_sha256=sha256)
     if exploit_steps is not None:
         from training.exploit import exploit
 
         found = exploit(agent, exploit_steps, seed=seed, progress=progress)
-        card.exploitability = {"steps": found.steps, "games": found.games, **_share(round(found.points), found.games)}
+        card.exploitability = {
+            "steps": found.steps,
+            "games": found.games,
+            **Share(round(found.points), found.games).to_json(),
+        }
     return card

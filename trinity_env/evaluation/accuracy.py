@@ -46,7 +46,7 @@ from trinity_env.agents.spec import AgentSpec, make, player
 from trinity_env.core import ArgumentError, GameState, PositionError, records
 from trinity_env.evaluation.match import RunInterrupted
 from trinity_env.evaluation.puzzles import agent_move, agent_moves, parse_moves
-from trinity_env.evaluation.ratings import wilson_interval
+from trinity_env.evaluation.ratings import Share
 from trinity_env.search.solver import Solver, SolverBudgetError
 from trinity_env.spec.agent import Agent
 from trinity_env.spec.config import make_config
@@ -317,36 +317,6 @@ def first_per_count(positions: Sequence[Position], limit: int) -> list[Position]
 
 
 @dataclass(frozen=True)
-class Share:
-    """``hits`` of ``total``, with its 95% Wilson interval."""
-
-    hits: int
-    total: int
-
-    @property
-    def share(self) -> float:
-        return self.hits / self.total if self.total else float("nan")
-
-    @property
-    def interval(self) -> tuple[float, float]:
-        return wilson_interval(self.hits, self.total)
-
-    def text(self) -> str:
-        if not self.total:
-            return "-"
-        low, high = self.interval
-        return f"{self.share:.1%} [{low:.1%}, {high:.1%}]"
-
-    def to_json(self) -> dict[str, Any]:
-        low, high = self.interval
-        return {"hits": self.hits, "total": self.total, "share": self.share, "low": low, "high": high}
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Share:
-        return cls(data["hits"], data["total"])
-
-
-@dataclass(frozen=True)
 class CountScore:
     """An agent's figures on the positions with one count of empty tiles."""
 
@@ -373,12 +343,12 @@ class CountScore:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> CountScore:
         if "value_sign" not in data:
-            return cls(data["empty_tiles"], Share.from_json(data["moves"]))
-        policy = Share.from_json(data["policy_top1"]) if data["policy_top1"] else None
+            return cls(data["empty_tiles"], Share.from_json(data["moves"], "moves"))
+        policy = Share.from_json(data["policy_top1"], "policy_top1") if data["policy_top1"] else None
         return cls(
             data["empty_tiles"],
-            Share.from_json(data["moves"]),
-            Share.from_json(data["value_sign"]),
+            Share.from_json(data["moves"], "moves"),
+            Share.from_json(data["value_sign"], "value_sign"),
             data["value_mse"],
             policy,
         )
@@ -570,7 +540,7 @@ def plot(results: Sequence[AgentAccuracy], path: str | Path, expected: dict[int,
     ax = fig.add_subplot()
     for r in results:
         xs = [c.empty for c in r.counts if c.moves.total]
-        shares = [c.moves.share for c in r.counts if c.moves.total]
+        shares = [c.moves.value for c in r.counts if c.moves.total]
         lows = [c.moves.interval[0] for c in r.counts if c.moves.total]
         highs = [c.moves.interval[1] for c in r.counts if c.moves.total]
         (line,) = ax.plot(xs, shares, marker="o", ms=3, label=r.agent)

@@ -34,7 +34,7 @@ from trinity_env.core import ArgumentError, Replay
 from trinity_env.core.limits import check_workers
 from trinity_env.core.writes import write_text
 from trinity_env.evaluation.match import RunInterrupted, chunk_results, seat_swapped_points
-from trinity_env.evaluation.ratings import bootstrap_elo, fit_elo, wilson_interval
+from trinity_env.evaluation.ratings import Share, bootstrap_elo, fit_elo
 from trinity_env.spec.agent import Agent
 from trinity_env.spec.config import EnvConfig, make_config
 
@@ -126,8 +126,9 @@ class ArenaResult:
         np.fill_diagonal(rate, np.nan)
         return rate
 
-    def interval(self, i: int, j: int) -> tuple[float, float]:
-        return wilson_interval(self.score[i, j], int(self.games[i, j]))
+    def share(self, i: int, j: int) -> Share:
+        """Agent i's points against agent j, of the games they played, with its 95% interval."""
+        return Share(float(self.score[i, j]), int(self.games[i, j]))
 
     def order(self) -> list[int]:
         """Agents from the highest rating down."""
@@ -158,7 +159,7 @@ class ArenaResult:
                 elif not self.games[i, j]:
                     cells.append(f"{'no games':^17}")
                 else:
-                    low, high = self.interval(i, j)
+                    low, high = self.share(i, j).interval
                     cells.append(f"{self.win_rate[i, j]:5.0%} [{low:3.0%}-{high:3.0%}]".center(17))
             elo = f"{self.ratings[i]:+6.0f} [{self.rating_low[i]:+.0f}, {self.rating_high[i]:+.0f}]"
             lines.append(f"{self.agents[i]:<{width}} | " + " | ".join(cells) + f" | {elo}")
@@ -180,7 +181,7 @@ class ArenaResult:
                 elif not self.games[i, j]:
                     cells.append("no games")
                 else:
-                    low, high = self.interval(i, j)
+                    low, high = self.share(i, j).interval
                     cells.append(f"{self.win_rate[i, j]:.1%} [{low:.1%}, {high:.1%}]")
             elo = f"{self.ratings[i]:+.0f} [{self.rating_low[i]:+.0f}, {self.rating_high[i]:+.0f}]"
             lines.append(f"| {self.agents[i]} | " + " | ".join(cells) + f" | {elo} |")
@@ -211,7 +212,7 @@ class ArenaResult:
             writer = csv.writer(handle)
             writer.writerow(["agent", "opponent", "games", "score", "win_rate", "ci_low", "ci_high"])
             for i, j in ((i, j) for i in range(len(self.agents)) for j in range(len(self.agents)) if i != j):
-                low, high = self.interval(i, j)
+                low, high = self.share(i, j).interval
                 writer.writerow(
                     [
                         self.agents[i],

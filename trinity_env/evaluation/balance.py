@@ -46,7 +46,8 @@ from trinity_env.core.limits import check_workers
 from trinity_env.core.state import DRAFT, LANE_CONTROL
 from trinity_env.evaluation.arena import _check_picklable
 from trinity_env.evaluation.match import RunInterrupted, chunk_results, play_game
-from trinity_env.evaluation.ratings import wilson_interval
+from trinity_env.evaluation.ratings import Share
+from trinity_env.spec.agent import Agent
 from trinity_env.spec.config import make_config
 
 DEFAULT_AGENTS = ("mcts:200,draft=search", "ppo-standard:sample=draft")
@@ -74,9 +75,10 @@ class GameRecord:
 
 
 def play_recorded(agents: tuple[object, object], config: dict[str, Any], seed: int) -> GameRecord:
-    """One game (``agents[p]``, any policy ``agents.spec.player`` takes, built afresh in seat p) and its record."""
+    """One game (``agents[p]`` in seat p: an ``Agent`` as it is, reset by the game's seed; any other policy
+    ``agents.spec.player`` takes built afresh) and its record."""
     states: list[GameState] = []
-    seats = (player(agents[0]).build(), player(agents[1]).build())
+    seats = tuple(a if isinstance(a, Agent) else player(a).build() for a in agents)
     final = play_game(seats, make_config(config), seed, on_state=states.append)
     start = next(s for s in states if s.phase != DRAFT)  # hands as play begins
     hands = (start.hand_indices(0), start.hand_indices(1))
@@ -96,15 +98,8 @@ def play_recorded(agents: tuple[object, object], config: dict[str, Any], seed: i
 
 def _play_chunk(task: tuple) -> tuple[str, list[GameRecord]]:
     study, who, config, seeds = task
-    return study, [play_recorded((who, who), config, s) for s in seeds]
-
-
-def _share(hits: float, total: int) -> dict[str, Any]:
-    """A share with its 95% interval; ``None`` for all three when there is nothing to count."""
-    if not total:
-        return {"share": None, "low": None, "high": None, "n": 0}
-    low, high = wilson_interval(hits, total)
-    return {"share": hits / total, "low": low, "high": high, "n": total}
+    seats = (who.build(), who.build())  # once a chunk (a file read once), reset by each game's seed as the arena does
+    return study, [play_recorded(seats, config, s) for s in seeds]
 
 
 def _summarise(records: list[GameRecord], deck: list[Card]) -> dict[str, Any]:
@@ -119,8 +114,8 @@ def _summarise(records: list[GameRecord], deck: list[Card]) -> dict[str, Any]:
             {
                 "card": card.notation,
                 "index": i,
-                "picked": _share(len(held), 2 * n),
-                "win_rate_when_picked": _share(wins, len(held)),
+                "picked": Share(len(held), 2 * n).to_json(),
+                "win_rate_when_picked": Share(wins, len(held)).to_json(),
             }
         )
     uneven = [r for r in records if r.domino_flips[0] != r.domino_flips[1]]
@@ -130,11 +125,11 @@ def _summarise(records: list[GameRecord], deck: list[Card]) -> dict[str, Any]:
     )
     return {
         "games": n,
-        "first_mover_wins": _share(first_wins, n),
-        "lane_control_endings": _share(sum(r.termination == LANE_CONTROL for r in records), n),
-        "domino_fired": _share(sum(sum(r.domino_flips) > 0 for r in records), n),
-        "domino_in_last_placement": _share(sum(r.last_domino for r in records), n),
-        "more_domino_flips_wins": _share(more_domino_wins, len(uneven)),
+        "first_mover_wins": Share(first_wins, n).to_json(),
+        "lane_control_endings": Share(sum(r.termination == LANE_CONTROL for r in records), n).to_json(),
+        "domino_fired": Share(sum(sum(r.domino_flips) > 0 for r in records), n).to_json(),
+        "domino_in_last_placement": Share(sum(r.last_domino for r in records), n).to_json(),
+        "more_domino_flips_wins": Share(more_domino_wins, len(uneven)).to_json(),
         "mean_placements": sum(r.placements for r in records) / n if n else None,
         "mean_a_cards": sum(sum(r.a_cards) for r in records) / (2 * n) if n else None,
         "cards": cards,
@@ -279,10 +274,8 @@ def _mean(value: float | None, digits: int) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
-def _cell(share: dict[str, float]) -> str:
-    if not share["n"]:
-        return "-"
-    return f"{share['share']:.1%} [{share['low']:.1%}, {share['high']:.1%}]"
+def _cell(share: dict[str, Any]) -> str:
+    return Share.from_json(share).text()
 
 
 def _studies(agents: list[Player], a_limits: tuple[int, ...]) -> list[tuple[str, Player, dict[str, Any]]]:
@@ -377,7 +370,7 @@ def check_balance(
 
 def _error_bars(shares: list[dict[str, Any]]) -> list[list[float]]:
     """Matplotlib's asymmetric error bars for shares (empty shares drawn as zero)."""
-    known = [(s["share"], s["low"], s["high"]) if s["n"] else (0.0, 0.0, 0.0) for s in shares]
+    known = [(s["share"], s["low"], s["high"]) if s["total"] else (0.0, 0.0, 0.0) for s in shares]
     return [[max(0.0, v - low) for v, low, _ in known], [max(0.0, high - v) for v, _, high in known]]
 
 
@@ -448,7 +441,7 @@ def plot_report(report: BalanceReport, out: Path) -> list[Path]:
         xs = [k for k, _ in limits]
         for key, label in keys[:2]:
             shares = [s[key] for _, s in limits]
-            ys = [share["share"] if share["n"] else math.nan for share in shares]
+            ys = [share["share"] if share["total"] else math.nan for share in shares]
             ax.errorbar(xs, ys, yerr=_error_bars(shares), marker="o", capsize=3, label=label)
         ax.set_xticks(xs)
         ax.set_xlabel("max_a_cards")

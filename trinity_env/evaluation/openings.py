@@ -61,7 +61,7 @@ from trinity_env.core.board import EMPTY
 from trinity_env.core.files import read_text
 from trinity_env.core.writes import write_text
 from trinity_env.evaluation.match import RunInterrupted, chunk_results
-from trinity_env.evaluation.ratings import wilson_interval
+from trinity_env.evaluation.ratings import Share
 from trinity_env.search.solver import Solver, SolverBudgetError
 from trinity_env.spec.config import make_config
 
@@ -653,13 +653,6 @@ def ray_cluster(address: str, cpus: int | None = None) -> Iterator[RayCluster]:
 # ---------------------------------------------------------------------- the summary
 
 
-def _share(hits: int, total: int) -> dict[str, Any]:
-    if not total:
-        return {"share": None, "low": None, "high": None, "n": 0}
-    low, high = wilson_interval(hits, total)
-    return {"share": hits / total, "low": low, "high": high, "n": total}
-
-
 def _bounds(wins: int, unsolved: int, deals: int) -> dict[str, Any] | None:
     """The first player's share of wins over every deal, with each unsolved deal counted first as
     not a win (``low``), then as a win (``high``); ``interval`` is the 95% Wilson interval that
@@ -669,7 +662,7 @@ def _bounds(wins: int, unsolved: int, deals: int) -> dict[str, Any] | None:
     return {
         "low": wins / deals,
         "high": (wins + unsolved) / deals,
-        "interval": [wilson_interval(wins, deals)[0], wilson_interval(wins + unsolved, deals)[1]],
+        "interval": [Share(wins, deals).interval[0], Share(wins + unsolved, deals).interval[1]],
         "n": deals,
     }
 
@@ -710,9 +703,9 @@ def summarise(records: Iterable[dict], top: int = 10) -> dict[str, Any]:
         "seeds": [records[0]["seed"], records[-1]["seed"]] if records else None,
         "budget_nodes": sorted({r["budget_nodes"] for r in records}),
         "first_player": {
-            "wins": _share(outcomes[1], len(solved)),
-            "draws": _share(outcomes[0], len(solved)),
-            "losses": _share(outcomes[-1], len(solved)),
+            "wins": Share(outcomes[1], len(solved)).to_json(),
+            "draws": Share(outcomes[0], len(solved)).to_json(),
+            "losses": Share(outcomes[-1], len(solved)).to_json(),
         },
         "wins_all_deals": _bounds(outcomes[1], len(unsolved), len(records)),
         "all_best_moves": sum(r["all_best_moves"] for r in solved),
@@ -723,10 +716,6 @@ def summarise(records: Iterable[dict], top: int = 10) -> dict[str, Any]:
         "seconds_solved": {"median": statistics.median(seconds), "max": max(seconds)} if seconds else None,
         "unsolved_seeds": [r["seed"] for r in unsolved][:100],
     }
-
-
-def _cell(share: dict[str, Any]) -> str:
-    return "-" if not share["n"] else f"{share['share']:.1%} [{share['low']:.1%}, {share['high']:.1%}]"
 
 
 def summary_text(summary: dict[str, Any], source: str = "") -> str:
@@ -742,8 +731,8 @@ def summary_text(summary: dict[str, Any], source: str = "") -> str:
     first = summary["first_player"]
     if summary["solved"]:
         lines.append(
-            f"the first player under perfect play: wins {_cell(first['wins'])}, "
-            f"draws {_cell(first['draws'])}, loses {_cell(first['losses'])} "
+            f"the first player under perfect play: wins {Share.from_json(first['wins']).text()}, "
+            f"draws {Share.from_json(first['draws']).text()}, loses {Share.from_json(first['losses']).text()} "
             f"of {summary['solved']} solved deals"
         )
         shown = ", ".join(f"{p['card']} on tile {p['tile']} ({p['deals']})" for p in summary["placements"])

@@ -37,7 +37,7 @@ import numpy as np
 from trinity_env.agents.spec import AgentSpec, make, player
 from trinity_env.core import ArgumentError, GameState, Phase, PositionError, TrinityError, records
 from trinity_env.evaluation.match import RunInterrupted
-from trinity_env.evaluation.ratings import wilson_interval
+from trinity_env.evaluation.ratings import Share
 from trinity_env.search.solver import Solver, SolverBudgetError
 from trinity_env.spec.agent import Agent
 from trinity_env.spec.config import make_config
@@ -324,29 +324,20 @@ def load_puzzles(path: str | Path) -> list[Puzzle]:
 
 @dataclass(frozen=True)
 class PuzzleScore:
-    """``solved`` of ``total`` puzzles, as a share with its 95% Wilson interval."""
+    """The puzzles ``agent`` solved: ``share``, solved of set, with its 95% Wilson interval."""
 
     agent: str
-    solved: int
-    total: int
-
-    @property
-    def share(self) -> float:
-        return self.solved / self.total if self.total else float("nan")
-
-    @property
-    def interval(self) -> tuple[float, float]:
-        return wilson_interval(self.solved, self.total)
+    share: Share
 
     def to_json(self) -> dict[str, Any]:
-        low, high = self.interval
+        figures = self.share.to_json()
         return {
             "agent": self.agent,
-            "solved": self.solved,
-            "puzzles": self.total,
-            "share": self.share,
-            "low": low,
-            "high": high,
+            "solved": figures["hits"],
+            "puzzles": figures["total"],
+            "share": figures["share"],
+            "low": figures["low"],
+            "high": figures["high"],
         }
 
 
@@ -400,7 +391,7 @@ def score_agent(
     solved = sum(move in p.solution for move, p in zip(moves, puzzles))
     own = who.label if who is not None else getattr(agent, "name", type(agent).__name__)
     name = label if label is not None else own
-    return PuzzleScore(name, solved, len(puzzles))
+    return PuzzleScore(name, Share(solved, len(puzzles)))
 
 
 def describe(puzzles: Sequence[Puzzle]) -> dict[str, Any]:
@@ -431,8 +422,7 @@ def score_table(scores: Sequence[PuzzleScore]) -> str:
     """A markdown table: agent, puzzles solved, share and its 95% interval."""
     lines = ["| agent | solved | share [95% interval] |", "|---|---:|---|"]
     for s in scores:
-        low, high = s.interval
-        lines.append(f"| {s.agent} | {s.solved} / {s.total} | {s.share:.1%} [{low:.1%}, {high:.1%}] |")
+        lines.append(f"| {s.agent} | {s.share.hits} / {s.share.total} | {s.share.text()} |")
     return "\n".join(lines)
 
 

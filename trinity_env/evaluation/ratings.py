@@ -1,5 +1,8 @@
 """Win rates with confidence intervals, and Elo ratings with uncertainty.
 
+``Share`` is every figure that is a proportion (a win rate, accuracy, puzzles solved): ``hits`` of ``total`` with
+its 95% Wilson interval (``wilson_interval``), written to JSON and read back strictly.
+
 Ratings are the Bradley-Terry (Elo) model fitted to every game of the round robin by
 maximum likelihood, with a weak prior (one virtual draw per pair) so an agent that never
 loses still gets a finite rating; their 95% intervals come from bootstrapping the games.
@@ -13,6 +16,9 @@ Elo, with the same prior, and its 95% likelihood-ratio (profile likelihood) inte
 from __future__ import annotations
 
 import math
+import numbers
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -32,6 +38,85 @@ def wilson_interval(successes: float, n: int, z: float = 1.96) -> tuple[float, f
     low = 0.0 if successes <= 0 else max(0.0, centre - half)
     high = 1.0 if successes >= n else min(1.0, centre + half)
     return low, high
+
+
+SHARE_KEYS = ("hits", "total", "share", "low", "high")
+"""A ``Share``'s JSON fields, in the order written."""
+
+
+@dataclass(frozen=True)
+class Share:
+    """``hits`` of ``total``, with its 95% Wilson interval: a win rate (a draw is half a hit, so ``hits`` may hold
+    halves), a share of moves or puzzles. A whole ``hits`` is kept as an ``int`` (``12.0`` and ``12`` are one share).
+
+    Its JSON is ``{"hits", "total", "share", "low", "high"}``; with nothing counted (``total`` 0) the last three are
+    ``null``. ``from_json`` reads it back strictly: every field there, no other, each of its type, and the three
+    figures the ones ``hits`` and ``total`` give."""
+
+    hits: float
+    total: int
+
+    def __post_init__(self) -> None:
+        total, hits = self.total, self.hits
+        if isinstance(total, bool) or not isinstance(total, numbers.Integral) or total < 0:
+            raise ValueError(f"a share's total must be a whole number >= 0, got {total!r}")
+        if isinstance(hits, bool) or not isinstance(hits, numbers.Real) or not 0 <= hits <= total:
+            raise ValueError(f"a share's hits must be a number from 0 to its total {int(total)}, got {hits!r}")
+        object.__setattr__(self, "total", int(total))
+        object.__setattr__(self, "hits", int(hits) if float(hits).is_integer() else float(hits))
+
+    @property
+    def value(self) -> float:
+        """``hits / total`` (NaN when nothing was counted)."""
+        return self.hits / self.total if self.total else float("nan")
+
+    @property
+    def interval(self) -> tuple[float, float]:
+        """The 95% Wilson interval (``wilson_interval``; ``(0, 1)`` when nothing was counted)."""
+        return wilson_interval(self.hits, self.total)
+
+    def text(self) -> str:
+        """``"61.5% [55.0%, 67.6%]"``, or ``"-"`` when nothing was counted."""
+        if not self.total:
+            return "-"
+        low, high = self.interval
+        return f"{self.value:.1%} [{low:.1%}, {high:.1%}]"
+
+    def to_json(self) -> dict[str, Any]:
+        if not self.total:
+            return {"hits": self.hits, "total": 0, "share": None, "low": None, "high": None}
+        low, high = self.interval
+        return {"hits": self.hits, "total": self.total, "share": self.value, "low": low, "high": high}
+
+    @classmethod
+    def from_json(cls, data: object, where: str = "share") -> Share:
+        """The share ``to_json`` wrote; ``ValueError`` in one line (prefixed ``where``) for anything else."""
+        if not isinstance(data, dict):
+            raise ValueError(f"{where}: expected an object with {', '.join(SHARE_KEYS)}, got {type(data).__name__}")
+        missing = [key for key in SHARE_KEYS if key not in data]
+        extra = sorted(str(key) for key in data if key not in SHARE_KEYS)
+        if missing or extra:
+            said = [f"missing {', '.join(missing)}"] * bool(missing) + [f"unknown {', '.join(extra)}"] * bool(extra)
+            raise ValueError(f"{where}: {'; '.join(said)} (a share has {', '.join(SHARE_KEYS)})")
+        for key in ("hits", "total"):
+            if isinstance(data[key], bool) or not isinstance(data[key], int | float):
+                raise ValueError(f"{where}: {key} must be a number, got {data[key]!r}")
+        if isinstance(data["total"], float):
+            raise ValueError(f"{where}: total must be a whole number, got {data['total']!r}")
+        try:
+            share = cls(data["hits"], data["total"])
+        except ValueError as err:
+            raise ValueError(f"{where}: {err}") from None
+        for key, expected in zip(SHARE_KEYS[2:], list(share.to_json().values())[2:]):
+            given = data[key]
+            if expected is None:
+                ok = given is None
+            else:
+                number = isinstance(given, int | float) and not isinstance(given, bool)
+                ok = number and math.isclose(given, expected, rel_tol=1e-9, abs_tol=1e-12)
+            if not ok:
+                raise ValueError(f"{where}: {key} is {given!r}, but {share.hits} of {share.total} gives {expected!r}")
+        return share
 
 
 def fit_elo(score: np.ndarray, games: np.ndarray, iterations: int = 500, anchor: int | None = None) -> np.ndarray:
