@@ -94,6 +94,62 @@ def test_accuracy_explains_a_value_mse_above_1():
     assert "A value MSE above 1 (ppo-standard)" in done.stdout and "unbounded" in done.stdout
 
 
+# ---------------------------------------------------------------------- training's progress and figures
+
+
+def test_the_ppo_bar_shows_losses_and_reward_and_every_evaluation_shows_progress(tmp_path):
+    from tiny_configs import PPO_FOUR_UPDATES
+
+    config = tmp_path / "tiny.yaml"
+    config.write_text(json.dumps(PPO_FOUR_UPDATES | {"eval_endgames": True}))  # JSON is YAML
+    done = trinity("train", str(config), "--run", str(tmp_path / "run"), timeout=300)
+    assert done.returncode == 0, done.stderr
+    bars = done.stderr.replace("\r", "\n")
+    ppo = [line for line in bars.splitlines() if line.startswith("fast_ppo")]
+    assert re.search(r"policy loss -?[0-9.]+, value loss [0-9.]+, reward [-+][0-9.]+", ppo[-1]), ppo[-1]
+    assert re.search(r"random [0-9]+%, greedy [0-9]+%", ppo[-1]), "the last evaluation's win rates"
+    evaluating = [line for line in bars.splitlines() if line.startswith("evaluating")]
+    assert any("vs greedy" in line for line in evaluating) and any("endgame suite" in line for line in evaluating)
+    assert any(re.search(r"\b8/\d+ ", line) for line in evaluating), "counted game by game: 2 opponents x 4 games"
+    out = done.stdout
+    assert "measuring best.pt (from step" in out and out.index("measuring best.pt") < out.index("on fresh games:")
+
+
+def test_the_alphazero_bar_ends_in_a_figure_not_a_comma(tmp_path):
+    from tiny_configs import AZ_TWO_ITERATIONS
+
+    config = tmp_path / "az.yaml"
+    config.write_text(json.dumps(AZ_TWO_ITERATIONS | {"eval_every_games": 16}))  # its bar before any evaluation
+    done = trinity("train", str(config), "--run", str(tmp_path / "run"), timeout=300)
+    assert done.returncode == 0, done.stderr
+    bars = [line for line in done.stderr.replace("\r", "\n").splitlines() if line.startswith("alphazero")]
+    assert any(re.search(r"policy [0-9.]+, value [0-9.]+\]", line) for line in bars), bars
+    assert not any(", ]" in line for line in bars), bars
+
+
+def test_exploit_prints_percentages_as_train_does():
+    done = trinity("exploit", "random", "--steps", "256", "--games", "4", "--seed", "1", timeout=300)
+    assert done.returncode == 0, done.stderr
+    line = next(line for line in done.stdout.splitlines() if line.startswith("exploiter vs random"))
+    assert re.search(r"win rate [0-9]+\.[0-9]% \[[0-9]+\.[0-9]%, [0-9]+\.[0-9]%\] over 4 seat-swapped games", line), (
+        line
+    )
+    assert re.search(r"evaluating: 4/4 games against random, won [0-9.]+% so far", done.stderr), done.stderr
+
+
+def test_the_learning_curve_legend_covers_no_curve():
+    from training.report import learning_curve_figure
+
+    results = {"random": (0.9, 0.8, 0.95), "greedy": (0.6, 0.5, 0.7), "endgames": (0.4, 0.3, 0.5)}
+    history = [{"steps": s, "results": results} for s in (1000, 2000, 3000)]
+    figure = learning_curve_figure(history, "a run", "steps", "learner steps")
+    figure.canvas.draw()
+    axes = figure.axes[0]
+    legend, inside = axes.get_legend().get_window_extent(), axes.get_window_extent()
+    assert legend.x0 >= inside.x1, "the legend stands to the right of the axes"
+    assert legend.x1 <= figure.bbox.x1 and legend.y0 >= figure.bbox.y0, "and inside the picture"
+
+
 # ---------------------------------------------------------------------- trinity play
 
 
