@@ -88,6 +88,38 @@ def considered_table(max_considered: int, simulations: int) -> np.ndarray:
     return table
 
 
+class TreeArrays(NamedTuple):
+    """The node arrays of ``Trees``, as one value the kernels take (indexed ``[game, node]``, the edges'
+    ``[game, node, edge]``)."""
+
+    visits: np.ndarray
+    value_sum: np.ndarray
+    raw_value: np.ndarray
+    to_move: np.ndarray
+    perspective: np.ndarray
+    winner: np.ndarray
+    parent: np.ndarray
+    num_edges: np.ndarray
+    edge_action: np.ndarray
+    edge_logit: np.ndarray
+    edge_prior: np.ndarray
+    edge_child: np.ndarray
+    size: np.ndarray
+    leaf: np.ndarray
+
+
+class Selection(NamedTuple):
+    """How a descent chooses its edges: ``mode`` (``PUCT`` or ``GUMBEL``), PUCT's ``c_puct``, Gumbel's
+    sequential-halving ``table`` (``considered_table``), each root's ``num_considered`` actions and its
+    ``gumbel`` draws by edge."""
+
+    mode: int
+    c_puct: float
+    table: np.ndarray
+    num_considered: np.ndarray
+    gumbel: np.ndarray
+
+
 class Trees:
     """The trees of ``games`` searches, room for ``capacity`` nodes each (one per simulation, plus the root)."""
 
@@ -110,34 +142,20 @@ class Trees:
         self.leaf = np.zeros(g, np.int32)
         self.gumbel = np.zeros((g, e), np.float32)
 
-    def arrays(self):
-        return (
-            self.visits,
-            self.value_sum,
-            self.raw_value,
-            self.to_move,
-            self.perspective,
-            self.winner,
-            self.parent,
-            self.num_edges,
-            self.edge_action,
-            self.edge_logit,
-            self.edge_prior,
-            self.edge_child,
-            self.size,
-            self.leaf,
-        )
+    def arrays(self) -> TreeArrays:
+        return TreeArrays(*(getattr(self, name) for name in TreeArrays._fields))
 
 
 # ---------------------------------------------------------------------------------------- kernels
 
 
 @njit(cache=True)
-def _sigma(g, node, visits, value_sum, raw_value, num_edges, edge_prior_logit, edge_child, out):
+def _sigma(g, node, tree, out):
     """mctx's ``qtransform_completed_by_mix_value`` at ``node``: sigma(completed Q) of each edge into ``out``.
 
     Returns the sum of the children's visits."""
-    n = num_edges[g, node]
+    visits, value_sum, edge_child = tree.visits, tree.value_sum, tree.edge_child
+    n = tree.num_edges[g, node]
     sum_n = 0
     max_n = 0
     sum_p = 0.0
@@ -146,13 +164,13 @@ def _sigma(g, node, visits, value_sum, raw_value, num_edges, edge_prior_logit, e
         c = edge_child[g, node, e]
         nv = visits[g, c] if c >= 0 else 0
         if nv > 0:
-            p = max(math.exp(edge_prior_logit[g, node, e]), 1e-30)
+            p = max(math.exp(tree.edge_logit[g, node, e]), 1e-30)
             q = value_sum[g, c] / nv
             sum_p += p
             weighted += p * q
             sum_n += nv
             max_n = max(max_n, nv)
-    raw = raw_value[g, node]
+    raw = tree.raw_value[g, node]
     mixed = raw if sum_p == 0.0 else (raw + sum_n * weighted / sum_p) / (sum_n + 1)
     low = 1e9
     high = -1e9
@@ -170,36 +188,21 @@ def _sigma(g, node, visits, value_sum, raw_value, num_edges, edge_prior_logit, e
 
 
 @njit(cache=True)
-def _select_edge(
-    g,
-    node,
-    mode,
-    c_puct,
-    table,
-    num_considered,
-    visits,
-    value_sum,
-    raw_value,
-    num_edges,
-    edge_logit,
-    edge_prior,
-    edge_child,
-    gumbel,
-    scratch,
-):
-    n = num_edges[g, node]
+def _select_edge(g, node, selection, tree, scratch):
+    visits, value_sum, edge_logit, edge_child = tree.visits, tree.value_sum, tree.edge_logit, tree.edge_child
+    n = tree.num_edges[g, node]
     best = 0
     best_score = -np.inf
-    if mode == GUMBEL:
-        sum_n = _sigma(g, node, visits, value_sum, raw_value, num_edges, edge_logit, edge_child, scratch)
+    if selection.mode == GUMBEL:
+        sum_n = _sigma(g, node, tree, scratch)
         if node == 0:  # sequential halving among the Gumbel-top-k actions
-            wanted = table[num_considered[g], visits[g, 0] - 1]
+            wanted = selection.table[selection.num_considered[g], visits[g, 0] - 1]
             for e in range(n):
                 c = edge_child[g, node, e]
                 nv = visits[g, c] if c >= 0 else 0
                 if nv != wanted:
                     continue
-                score = gumbel[g, e] + edge_logit[g, node, e] + scratch[e]
+                score = selection.gumbel[g, e] + edge_logit[g, node, e] + scratch[e]
                 if score > best_score:
                     best_score = score
                     best = e
@@ -222,13 +225,13 @@ def _select_edge(
                 best = e
         return best
     # PUCT; an unvisited child counts at the node's own network value (first-play urgency)
-    root_term = c_puct * math.sqrt(max(visits[g, node], 1))
-    first_play = raw_value[g, node]
+    root_term = selection.c_puct * math.sqrt(max(visits[g, node], 1))
+    first_play = tree.raw_value[g, node]
     for e in range(n):
         c = edge_child[g, node, e]
         nv = visits[g, c] if c >= 0 else 0
         q = value_sum[g, c] / nv if nv > 0 else first_play
-        score = q + root_term * edge_prior[g, node, e] / (1.0 + nv)
+        score = q + root_term * tree.edge_prior[g, node, e] / (1.0 + nv)
         if score > best_score:
             best_score = score
             best = e
@@ -236,354 +239,117 @@ def _select_edge(
 
 
 @njit(cache=True)
-def _new_node(
-    g, node, parent_node, to_move_now, visits, value_sum, to_move, perspective, winner, parent, num_edges, size
-):
-    visits[g, node] = 0
-    value_sum[g, node] = 0.0
-    num_edges[g, node] = 0
-    parent[g, node] = parent_node
-    to_move[g, node] = to_move_now
-    winner[g, node] = NOT_OVER
-    size[g] = node + 1
+def _new_node(g, node, parent_node, to_move_now, tree):
+    tree.visits[g, node] = 0
+    tree.value_sum[g, node] = 0.0
+    tree.num_edges[g, node] = 0
+    tree.parent[g, node] = parent_node
+    tree.to_move[g, node] = to_move_now
+    tree.winner[g, node] = NOT_OVER
+    tree.size[g] = node + 1
 
 
 @njit(cache=True)
-def _write_leaf(decks, status, sides, owner, info, s, g, open_hands, observations, masks, buffer):
+def _write_leaf(rows, s, g, open_hands, observations, masks, buffer):
+    decks, status, sides, owner, _, info = rows
     kernels.observe(decks, status, sides, owner, info, s, np.int64(info[s, TO_MOVE]), open_hands, observations[g])
     kernels.legal_mask(decks, status, owner, info, s, masks[g], buffer)
 
 
 @njit(cache=True)
-def start_roots(
-    decks,
-    status,
-    sides,
-    owner,
-    marks,
-    info,
-    games,
-    active,
-    open_hands,
-    observations,
-    masks,
-    need,
-    visits,
-    value_sum,
-    raw_value,
-    to_move,
-    perspective,
-    winner,
-    parent,
-    num_edges,
-    edge_action,
-    edge_logit,
-    edge_prior,
-    edge_child,
-    size,
-    leaf,
-):
-    """Make each active game's root (row g) a fresh tree of one node, to be evaluated."""
+def start_roots(rows, games, active, open_hands, observations, masks, need, tree):
+    """Make each active game's root (row g of the ``Batch`` ``rows``) a fresh tree of one node, to be evaluated."""
+    info = rows.info
     buffer = np.empty(256, np.int64)
     for g in range(games):
         need[g] = 0
         if not active[g]:
             continue
         p = info[g, TO_MOVE]
-        _new_node(g, 0, -1, p, visits, value_sum, to_move, perspective, winner, parent, num_edges, size)
-        perspective[g, 0] = p
-        leaf[g] = 0
+        _new_node(g, 0, -1, p, tree)
+        tree.perspective[g, 0] = p
+        tree.leaf[g] = 0
         if info[g, PHASE] == OVER:
-            winner[g, 0] = info[g, WINNER]
+            tree.winner[g, 0] = info[g, WINNER]
         else:
-            _write_leaf(decks, status, sides, owner, info, g, g, open_hands, observations, masks, buffer)
+            _write_leaf(rows, g, g, open_hands, observations, masks, buffer)
             need[g] = 1
 
 
 @njit(cache=True)
-def _select_one(
-    g,
-    decks,
-    status,
-    sides,
-    owner,
-    marks,
-    info,
-    games,
-    open_hands,
-    observations,
-    masks,
-    need,
-    mode,
-    c_puct,
-    table,
-    num_considered,
-    gumbel,
-    visits,
-    value_sum,
-    raw_value,
-    to_move,
-    perspective,
-    winner,
-    parent,
-    num_edges,
-    edge_action,
-    edge_logit,
-    edge_prior,
-    edge_child,
-    size,
-    leaf,
-    buffer,
-    scratch,
-):
+def _select_one(g, rows, games, open_hands, observations, masks, need, selection, tree, buffer, scratch):
     """One simulation's descent in game g: root row g, scratch row ``games + g``.
 
     Sets ``leaf[g]``; ``need[g] = 1`` where the leaf is to be evaluated (its observation and mask
     written to ``observations[g]``, ``masks[g]``), 0 where the game is over there."""
+    decks, status, sides, owner, marks, info = rows
+    winner, edge_child = tree.winner, tree.edge_child
     s = games + g
     kernels.copy_row(status, sides, owner, info, g, s)
     node = 0
     while True:
-        e = _select_edge(
-            g,
-            node,
-            mode,
-            c_puct,
-            table,
-            num_considered,
-            visits,
-            value_sum,
-            raw_value,
-            num_edges,
-            edge_logit,
-            edge_prior,
-            edge_child,
-            gumbel,
-            scratch,
-        )
-        kernels.apply_action(decks, status, sides, owner, marks, info, s, np.int64(edge_action[g, node, e]))
+        e = _select_edge(g, node, selection, tree, scratch)
+        kernels.apply_action(decks, status, sides, owner, marks, info, s, np.int64(tree.edge_action[g, node, e]))
         child = edge_child[g, node, e]
         if child < 0:
-            child = size[g]
+            child = tree.size[g]
             edge_child[g, node, e] = child
-            _new_node(
-                g,
-                child,
-                node,
-                info[s, TO_MOVE],
-                visits,
-                value_sum,
-                to_move,
-                perspective,
-                winner,
-                parent,
-                num_edges,
-                size,
-            )
-            perspective[g, child] = to_move[g, node]
+            _new_node(g, child, node, info[s, TO_MOVE], tree)
+            tree.perspective[g, child] = tree.to_move[g, node]
             if info[s, PHASE] == OVER:
                 winner[g, child] = info[s, WINNER]
             else:
-                _write_leaf(decks, status, sides, owner, info, s, g, open_hands, observations, masks, buffer)
+                _write_leaf(rows, s, g, open_hands, observations, masks, buffer)
                 need[g] = 1
-            leaf[g] = child
+            tree.leaf[g] = child
             break
         node = child
         if winner[g, node] != NOT_OVER:  # a finished game, reached again
-            leaf[g] = node
+            tree.leaf[g] = node
             break
 
 
 @njit(cache=True)
-def select_leaves(
-    decks,
-    status,
-    sides,
-    owner,
-    marks,
-    info,
-    games,
-    active,
-    open_hands,
-    observations,
-    masks,
-    need,
-    mode,
-    c_puct,
-    table,
-    num_considered,
-    gumbel,
-    visits,
-    value_sum,
-    raw_value,
-    to_move,
-    perspective,
-    winner,
-    parent,
-    num_edges,
-    edge_action,
-    edge_logit,
-    edge_prior,
-    edge_child,
-    size,
-    leaf,
-):
+def select_leaves(rows, games, active, open_hands, observations, masks, need, selection, tree):
     """One simulation's descent in every active game (``_select_one``), one thread."""
     buffer = np.empty(256, np.int64)
     scratch = np.empty(MAX_EDGES, np.float64)
     for g in range(games):
         need[g] = 0
         if active[g]:
-            _select_one(
-                g,
-                decks,
-                status,
-                sides,
-                owner,
-                marks,
-                info,
-                games,
-                open_hands,
-                observations,
-                masks,
-                need,
-                mode,
-                c_puct,
-                table,
-                num_considered,
-                gumbel,
-                visits,
-                value_sum,
-                raw_value,
-                to_move,
-                perspective,
-                winner,
-                parent,
-                num_edges,
-                edge_action,
-                edge_logit,
-                edge_prior,
-                edge_child,
-                size,
-                leaf,
-                buffer,
-                scratch,
-            )
+            _select_one(g, rows, games, open_hands, observations, masks, need, selection, tree, buffer, scratch)
 
 
 @njit(cache=True, parallel=True)
-def select_leaves_parallel(
-    decks,
-    status,
-    sides,
-    owner,
-    marks,
-    info,
-    games,
-    active,
-    open_hands,
-    observations,
-    masks,
-    need,
-    mode,
-    c_puct,
-    table,
-    num_considered,
-    gumbel,
-    visits,
-    value_sum,
-    raw_value,
-    to_move,
-    perspective,
-    winner,
-    parent,
-    num_edges,
-    edge_action,
-    edge_logit,
-    edge_prior,
-    edge_child,
-    size,
-    leaf,
-):
-    """``select_leaves`` over numba's threads (games are independent: the result does not depend on them)."""
+def select_leaves_parallel(rows, games, active, open_hands, observations, masks, need, selection, tree):
+    """``select_leaves`` over numba's threads (games are independent: the result does not depend on them).
+
+    The tuples go to ``_select_one`` whole: unpacked here, before the ``prange`` loop, numba 0.68 loses
+    the writes made through them."""
     for g in prange(games):
         need[g] = 0
         if active[g]:
             buffer = np.empty(256, np.int64)
             scratch = np.empty(MAX_EDGES, np.float64)
-            _select_one(
-                g,
-                decks,
-                status,
-                sides,
-                owner,
-                marks,
-                info,
-                games,
-                open_hands,
-                observations,
-                masks,
-                need,
-                mode,
-                c_puct,
-                table,
-                num_considered,
-                gumbel,
-                visits,
-                value_sum,
-                raw_value,
-                to_move,
-                perspective,
-                winner,
-                parent,
-                num_edges,
-                edge_action,
-                edge_logit,
-                edge_prior,
-                edge_child,
-                size,
-                leaf,
-                buffer,
-                scratch,
-            )
+            _select_one(g, rows, games, open_hands, observations, masks, need, selection, tree, buffer, scratch)
 
 
 @njit(cache=True)
-def expand_backup(
-    games,
-    active,
-    need,
-    masks,
-    logits,
-    values,
-    visits,
-    value_sum,
-    raw_value,
-    to_move,
-    perspective,
-    winner,
-    parent,
-    num_edges,
-    edge_action,
-    edge_logit,
-    edge_prior,
-    edge_child,
-    size,
-    leaf,
-):
+def expand_backup(games, active, need, masks, logits, values, tree):
     """Give each evaluated leaf its edges (softmax of ``logits[g]`` over ``masks[g]``) and back its value up."""
+    edge_logit = tree.edge_logit
     for g in range(games):
         if not active[g]:
             continue
-        node = leaf[g]
+        node = tree.leaf[g]
         if need[g]:
             n = 0
             top = -np.inf
             for a in range(256):
                 if masks[g, a]:
-                    edge_action[g, node, n] = a
+                    tree.edge_action[g, node, n] = a
                     edge_logit[g, node, n] = logits[g, a]
-                    edge_child[g, node, n] = -1
+                    tree.edge_child[g, node, n] = -1
                     top = max(top, logits[g, a])
                     n += 1
             total = 0.0
@@ -592,19 +358,19 @@ def expand_backup(
             shift = top + math.log(total)
             for e in range(n):
                 edge_logit[g, node, e] -= shift
-                edge_prior[g, node, e] = math.exp(edge_logit[g, node, e])
-            num_edges[g, node] = n
+                tree.edge_prior[g, node, e] = math.exp(edge_logit[g, node, e])
+            tree.num_edges[g, node] = n
             value = values[g]
-            raw_value[g, node] = value
-            player = to_move[g, node]
+            tree.raw_value[g, node] = value
+            player = tree.to_move[g, node]
         else:
-            w = winner[g, node]
+            w = tree.winner[g, node]
             player = 0
             value = 0.0 if w == -1 else (1.0 if w == 0 else -1.0)
         while node >= 0:
-            visits[g, node] += 1
-            value_sum[g, node] += value if perspective[g, node] == player else -value
-            node = parent[g, node]
+            tree.visits[g, node] += 1
+            tree.value_sum[g, node] += value if tree.perspective[g, node] == player else -value
+            node = tree.parent[g, node]
 
 
 @njit(cache=True)
@@ -624,26 +390,11 @@ def add_root_noise(games, active, noise, fraction, num_edges, edge_prior):
 
 
 @njit(cache=True)
-def root_results(
-    games,
-    active,
-    mode,
-    gumbel,
-    visits,
-    value_sum,
-    raw_value,
-    num_edges,
-    edge_action,
-    edge_logit,
-    edge_child,
-    out_visits,
-    out_policy,
-    out_action,
-    out_value,
-):
+def root_results(games, active, selection, tree, out_visits, out_policy, out_action, out_value):
     """Per game: root visits by action, the improved policy ``softmax(logits + sigma(completed Q))``,
     the action (Gumbel: the best-scored of the most-visited considered actions; PUCT: the most
     visited, ties to the higher prior) and the root value for its player to move."""
+    visits, edge_action, edge_logit, edge_child = tree.visits, tree.edge_action, tree.edge_logit, tree.edge_child
     scratch = np.empty(MAX_EDGES, np.float64)
     for g in range(games):
         out_visits[g] = 0
@@ -651,11 +402,11 @@ def root_results(
         out_action[g] = -1
         if not active[g]:
             continue
-        out_value[g] = value_sum[g, 0] / max(visits[g, 0], 1)
-        n = num_edges[g, 0]
+        out_value[g] = tree.value_sum[g, 0] / max(visits[g, 0], 1)
+        n = tree.num_edges[g, 0]
         if n == 0:
             continue
-        _sigma(g, 0, visits, value_sum, raw_value, num_edges, edge_logit, edge_child, scratch)
+        _sigma(g, 0, tree, scratch)
         most = 0
         for e in range(n):
             c = edge_child[g, 0, e]
@@ -675,7 +426,7 @@ def root_results(
             nv = visits[g, c] if c >= 0 else 0
             if nv != most:
                 continue
-            score = edge_logit[g, 0, e] + (gumbel[g, e] + scratch[e] if mode == GUMBEL else 0.0)
+            score = edge_logit[g, 0, e] + (selection.gumbel[g, e] + scratch[e] if selection.mode == GUMBEL else 0.0)
             if score > best:
                 best = score
                 out_action[g] = edge_action[g, 0, e]
@@ -761,10 +512,10 @@ class BatchedSearch:
             target[:n] = source
         rows.decks[n : 2 * n] = roots.decks  # the kernels' scratch row of root g is n + g (run with n roots)
         active = (roots.info[:, PHASE] != OVER).astype(np.int8)
-        arrays = trees.arrays()
-        start_roots(*rows, n, active, self.open_hands, self.observations, self.masks, self.need, *arrays)
+        tree = trees.arrays()
+        start_roots(rows, n, active, self.open_hands, self.observations, self.masks, self.need, tree)
         self._evaluate(n, evaluate)
-        expand_backup(n, active, self.need, self.masks, self._logits, self._values, *arrays)
+        expand_backup(n, active, self.need, self.masks, self._logits, self._values, tree)
         num_edges = trees.num_edges[:n, 0]
         num_considered = np.minimum(self.max_considered, num_edges).astype(np.int64)
         trees.gumbel[:n] = 0
@@ -774,41 +525,15 @@ class BatchedSearch:
             noise = _generator(rng).gamma(noise_alpha, size=(n, MAX_EDGES))
             add_root_noise(n, active, noise, noise_fraction, trees.num_edges, trees.edge_prior)
         mode = GUMBEL if self.mode == "gumbel" else PUCT
+        selection = Selection(mode, self.c_puct, self.table, num_considered, trees.gumbel)
         for _ in range(self.simulations):
-            self._select(
-                *rows,
-                n,
-                active,
-                self.open_hands,
-                self.observations,
-                self.masks,
-                self.need,
-                mode,
-                self.c_puct,
-                self.table,
-                num_considered,
-                trees.gumbel,
-                *arrays,
-            )
+            self._select(rows, n, active, self.open_hands, self.observations, self.masks, self.need, selection, tree)
             self._evaluate(n, evaluate)
-            expand_backup(n, active, self.need, self.masks, self._logits, self._values, *arrays)
+            expand_backup(n, active, self.need, self.masks, self._logits, self._values, tree)
         out = SearchResult(
             np.zeros((n, 256), np.int32), np.zeros((n, 256), np.float32), np.zeros(n, np.int64), np.zeros(n, np.float32)
         )
-        root_results(
-            n,
-            active,
-            mode,
-            trees.gumbel,
-            trees.visits,
-            trees.value_sum,
-            trees.raw_value,
-            trees.num_edges,
-            trees.edge_action,
-            trees.edge_logit,
-            trees.edge_child,
-            *out,
-        )
+        root_results(n, active, selection, tree, *out)
         return out
 
     def _evaluate(self, n: int, evaluate: Evaluate) -> None:
