@@ -186,12 +186,21 @@ def _observation(state: GameState, open_hands: bool = True) -> dict:
     return {"observation": encode_observation(state, 0, open_hands), "action_mask": action_mask(state, 0)}
 
 
-def _interrupted(script: str, wait: float = 1.5) -> tuple[int, float, str]:
-    """Run ``script`` in a fresh interpreter; once it prints "started", wait ``wait`` s, send SIGINT,
-    and return its exit code, the seconds it took to exit after the signal, and its output."""
+def _assert_ctrl_c_stops(setup: str, work: str, wait: float = 1.5) -> None:
+    """Run ``setup`` in a fresh interpreter, then ``work`` (one statement); ``wait`` s into ``work``, SIGINT must
+    raise KeyboardInterrupt out of it within 10 s (about a tenth of a second in practice)."""
     prelude = "import signal, sys\nsignal.signal(signal.SIGINT, signal.default_int_handler)\n"
+    tail = f"""
+        print("started", flush=True)
+        try:
+            {work}
+        except KeyboardInterrupt:
+            print("KeyboardInterrupt", flush=True)
+            sys.exit(3)
+        print("returned?!", flush=True)
+        """
     child = subprocess.Popen(
-        [sys.executable, "-c", prelude + textwrap.dedent(script)],
+        [sys.executable, "-c", prelude + textwrap.dedent(setup) + textwrap.dedent(tail)],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -205,16 +214,18 @@ def _interrupted(script: str, wait: float = 1.5) -> tuple[int, float, str]:
         child.send_signal(signal.SIGINT)
         sent = time.perf_counter()
         output = child.communicate(timeout=60)[0]
-        return child.returncode, time.perf_counter() - sent, output
+        seconds = time.perf_counter() - sent
     finally:
         if child.poll() is None:
             child.kill()
             child.wait()
+    assert child.returncode == 3 and "KeyboardInterrupt" in output, output
+    assert seconds < 10, seconds
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 def test_ctrl_c_stops_an_unbounded_solve():
-    code, seconds, output = _interrupted(
+    _assert_ctrl_c_stops(
         """
         import random
         from trinity_env.core import GameState, random_hand, standard_deck
@@ -228,23 +239,15 @@ def test_ctrl_c_stops_an_unbounded_solve():
             solver.solve(state, max_nodes=100)  # compile or load the kernels
         except SolverBudgetError:
             pass
-        print("started", flush=True)
-        try:
-            solver.solve(state)
-        except KeyboardInterrupt:
-            print("KeyboardInterrupt", flush=True)
-            sys.exit(3)
-        print("solved?!", flush=True)
-        """
+        """,
+        "solver.solve(state)",
     )
-    assert code == 3 and "KeyboardInterrupt" in output, output
-    assert seconds < 10, seconds  # about a tenth of a second in practice
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 @pytest.mark.parametrize("open_hands", [True, False])
 def test_ctrl_c_stops_a_huge_mcts_search(open_hands):
-    code, seconds, output = _interrupted(
+    _assert_ctrl_c_stops(
         f"""
         import random
         from trinity_env.agents import MCTSAgent
@@ -258,17 +261,9 @@ def test_ctrl_c_stops_a_huge_mcts_search(open_hands):
                         "action_mask": action_mask(state, state.to_move)}}
         MCTSAgent(simulations=50, seed=0).act(observation)  # compile or load the kernels
         agent = MCTSAgent(simulations=MAX_SIMULATIONS, seed=0)  # the bound: about 5 s of search on a quiet machine
-        print("started", flush=True)
-        try:
-            agent.act(observation)
-        except KeyboardInterrupt:
-            print("KeyboardInterrupt", flush=True)
-            sys.exit(3)
-        print("searched?!", flush=True)
-        """
+        """,
+        "agent.act(observation)",
     )
-    assert code == 3 and "KeyboardInterrupt" in output, output
-    assert seconds < 10, seconds
 
 
 def test_ctrl_c_in_process_leaves_the_solver_exact():
