@@ -2,7 +2,7 @@
 
 - ``state_json``: a position as a seat sees it (``None``: a spectator, who sees everything): the opponent's draft
   picks, and its hand with hidden hands, stay hidden until the game is over; ``transition_json``, ``lanes_json``,
-  ``legal_json`` and ``outcome_json`` show its parts.
+  ``legal_json`` and ``outcome_json`` show its parts, ``flip_reasons`` why each card of a placement flipped.
 - ``seen_by``: the hidden-information filter, a position holding only what a seat may see.
 - ``placement_previews``: what each legal placement would do (captures, domino flips, lanes, the
   end of the game), computed by the rules core on what the player may see, so that the page never
