@@ -53,23 +53,30 @@ def small_positions(count: int, seed: int, empty: int):
             yield state
 
 
+def _solution_matches_minimax(solver: Solver, state: GameState) -> int:
+    """The solution of ``state``: its value is minimax's, and every listed move achieves the value, and every
+    move that does is listed. Returns the value."""
+    expected = minimax(state)
+    solution = solver.solve(state)
+    assert solution.value == expected
+    assert solver.value(state) == expected
+    assert solver.best_move(state)[0] == expected
+    for move in state.legal_moves():
+        child = state.play(*move)
+        if child.is_over:
+            v = 0 if child.winner is None else (1 if child.winner == state.to_move else -1)
+        else:
+            v = minimax(child) if child.to_move == state.to_move else -minimax(child)
+        assert (move in solution.best_moves) == (v == expected), (move, v, expected)
+    return expected
+
+
 def test_the_solver_agrees_with_brute_force_minimax():
     solver = Solver(table_bits=16)
     checked = 0
     for empty in (2, 3, 4, 5):
         for state in small_positions(12, seed=empty, empty=empty):
-            expected = minimax(state)
-            solution = solver.solve(state)
-            assert solution.value == expected
-            assert solver.value(state) == expected
-            # every listed move achieves the value, and every move that does is listed
-            for move in state.legal_moves():
-                child = state.play(*move)
-                if child.is_over:
-                    v = 0 if child.winner is None else (1 if child.winner == state.to_move else -1)
-                else:
-                    v = minimax(child) if child.to_move == state.to_move else -minimax(child)
-                assert (move in solution.best_moves) == (v == expected), (move, v, expected)
+            _solution_matches_minimax(solver, state)
             checked += 1
     assert checked == 48
 
@@ -247,22 +254,6 @@ def loaded_positions(count: int, seed: int, empty: int):
         yield loaded
         if found == count:
             return
-
-
-def _solution_matches_minimax(solver: Solver, state: GameState) -> int:
-    expected = minimax(state)
-    solution = solver.solve(state)
-    assert solution.value == expected
-    assert solver.value(state) == expected
-    assert solver.best_move(state)[0] == expected
-    for move in state.legal_moves():
-        child = state.play(*move)
-        if child.is_over:
-            v = 0 if child.winner is None else (1 if child.winner == state.to_move else -1)
-        else:
-            v = minimax(child) if child.to_move == state.to_move else -minimax(child)
-        assert (move in solution.best_moves) == (v == expected), (move, v, expected)
-    return expected
 
 
 @pytest.mark.e2e  # pure-Python minimax at 6 empty tiles (2-5 empty run by default): make test-e2e
