@@ -94,6 +94,32 @@ def test_accuracy_explains_a_value_mse_above_1():
     assert "A value MSE above 1 (ppo-standard)" in done.stdout and "unbounded" in done.stdout
 
 
+# ---------------------------------------------------------------------- examples/maskable_ppo.py
+
+
+@pytest.mark.e2e  # a MaskablePPO update and four games: about 15 CPU seconds
+def test_the_maskable_ppo_example_says_what_it_does_how_long_and_ends_with_an_interval():
+    pytest.importorskip("sb3_contrib")
+    done = subprocess.run(
+        [sys.executable, "examples/maskable_ppo.py", "--steps", "512", "--eval-games", "4", "--seed", "3"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("MaskablePPO against the random player on dealt hands: 512 training steps")
+    assert "then 4 evaluation games" in lines[0] and "estimate" in lines[0]
+    assert re.fullmatch(r"  512/512 steps, [0-9.]+ (s|min): about [0-9.]+ (s|min) left(; won .*)?", lines[1]), lines
+    assert any(re.fullmatch(r"  4/4 games: won [0-9]+% so far", line) for line in lines), lines
+    assert re.fullmatch(
+        r"MaskablePPO after 512 steps: wins [0-9]+% \[[0-9]+%, [0-9]+%\] of 4 games against random "
+        r"\(95% Wilson interval; [0-9.]+ (s|min) in all\)",
+        lines[-1],
+    ), lines[-1]
+
+
 # ---------------------------------------------------------------------- training's progress and figures
 
 

@@ -154,7 +154,7 @@ def test_the_maskable_ppo_example_trains_and_reports_a_reproducible_win_rate(cap
     example = _maskable_ppo_example()
     argv = ["--steps", "512", "--eval-games", "10", "--seed", "3"]
     win_rate = example.main(argv)
-    assert f"wins {win_rate:.0%} of 10 games against random" in capsys.readouterr().out
+    assert f"wins {win_rate:.0%} [" in capsys.readouterr().out
     assert example.main(argv) == win_rate  # seeded training and evaluation: the same figure
     # a MaskablePPO policy given the env's masks only ever picks legal moves
     env = TrinityTowersEnv(draft="dealt")
