@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -49,26 +50,17 @@ def test_wilson_intervals_end_exactly_at_0_and_1(n):
     assert 0.0 < wilson_interval(0, n)[1] < 1.0 and 0.0 < wilson_interval(n, n)[0] < 1.0  # the other ends
 
 
+def _random_against_greedy(games: int, out: Path, *options: str) -> list[str]:
+    """``trinity arena``'s arguments for ``games`` games of random against greedy on one worker, quiet, reports in
+    ``out``."""
+    quick = ["--games", str(games), "--workers", "1", "--quiet", "--out", str(out)]
+    return ["arena", "--agents", "random", "greedy", *quick, *options]
+
+
 def test_trinity_arena_writes_its_reports(tmp_path, capsys):
     out = tmp_path / "arena"
     summary = tmp_path / "summary.json"
-    code = main(
-        [
-            "arena",
-            "--agents",
-            "random",
-            "greedy",
-            "--games",
-            "6",
-            "--workers",
-            "1",
-            "--quiet",
-            "--out",
-            str(out),
-            "--json",
-            str(summary),
-        ]
-    )
+    code = main(_random_against_greedy(6, out, "--json", str(summary)))
     assert code == 0
     printed = capsys.readouterr().out
     assert "greedy" in printed and "Elo" in printed
@@ -299,23 +291,7 @@ def test_arena_replays_are_the_games_it_scored(tmp_path):
 
 def test_arena_replays_on_the_command_line(tmp_path, capsys):
     out, replays = tmp_path / "out", tmp_path / "games"
-    code = main(
-        [
-            "arena",
-            "--agents",
-            "random",
-            "greedy",
-            "--games",
-            "2",
-            "--workers",
-            "1",
-            "--quiet",
-            "--out",
-            str(out),
-            "--replays",
-            str(replays),
-        ]
-    )
+    code = main(_random_against_greedy(2, out, "--replays", str(replays)))
     assert code == 0 and len(list(replays.glob("*.json"))) == 2
     assert f"wrote 2 replays in {replays}" in capsys.readouterr().out
     (tmp_path / "file").write_text("x")
