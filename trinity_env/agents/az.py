@@ -77,7 +77,17 @@ def make_network(network: str, hidden: int, layers: int, tactics: bool) -> AZMod
 
 
 def evaluator(network: AZModel):
-    """The search's evaluation callback: numpy in, numpy out, one forward pass, no gradients."""
+    """The search's evaluation callback: numpy in, numpy out, no gradients. The board network's is its numpy path
+    (``board_numpy_evaluator``: the forward pass's figures to float rounding, computed for the legal actions only,
+    several times faster, ``benchmarks.az --reference``); the MLP's is its forward pass (``forward_evaluator``)."""
+    if isinstance(network, BoardNetwork):
+        return board_numpy_evaluator(network)
+    return forward_evaluator(network)
+
+
+def forward_evaluator(network: AZModel):
+    """The network's own torch forward pass as the search's callback: one forward pass, no gradients (the reference
+    the numpy paths are tested and timed against)."""
 
     def evaluate(observations: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         with torch.inference_mode():

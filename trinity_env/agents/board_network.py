@@ -21,8 +21,9 @@ structure is built in:
   gets the learned function of its tactical features that ``MLPNetwork`` has
   (``trinity_env.agents.tactics``), under the same parameter names (``placement.0``, ``placement.2``).
 
-``board_numpy_evaluator`` runs the same network in plain numpy (float32) for the search's batches;
-the search layer never sees torch.
+``board_numpy_evaluator`` runs the same network in plain numpy (float32) for the search's batches,
+computing only the legal actions' logits (``trinity_env.agents.board_fast.FastBoardEvaluator``); the search
+layer never sees torch.
 """
 
 from __future__ import annotations
@@ -33,10 +34,10 @@ import numpy as np
 import torch
 from torch import nn
 
+from trinity_env.agents.board_fast import FastBoardEvaluator
 from trinity_env.agents.tactics import FEATURES, tactical_features
 from trinity_env.core.actions import DECK_SIZE
 from trinity_env.core.board import LANES, NEIGHBOURS, POSITIONS, TILES
-from trinity_env.fast.tactics import tactical_batch
 from trinity_env.spec.observation import (
     BOARD_OFFSET,
     OBSERVATION_HIGH,
@@ -144,56 +145,8 @@ class BoardNetwork(nn.Module):
         return logits.masked_fill(~masks.bool(), -1e9), torch.tanh(self.value(g).squeeze(-1))
 
 
-def board_numpy_evaluator(network: BoardNetwork):
-    """The same evaluation as the network's forward pass in plain numpy (float32): the search's small batches
-    pay no torch overhead per operation."""
-    w = {key: tensor.detach().numpy().astype(np.float32) for key, tensor in network.state_dict().items()}
-
-    def linear(name: str) -> tuple[np.ndarray, np.ndarray]:
-        return w[f"{name}.weight"].T.copy(), w[f"{name}.bias"]
-
-    tile, where = linear("tile"), w["where"]
-    rounds = [linear(f"rounds.{k}") for k in range(network.layers)]
-    own_card, their_card = linear("own_card"), linear("their_card")
-    trunk = [linear("trunk.0"), linear("trunk.2")]
-    value = linear("value")
-    draft_card, draft_trunk, draft_out = linear("draft_card"), linear("draft_trunk"), linear("draft_out")
-    place_card, place_tile, place_trunk = linear("place_card"), linear("place_tile"), linear("place_trunk")
-    scale = np.float32(network.scale)
-    if network.tactics:
-        first, second = linear("placement.0"), linear("placement.2")
-    high = np.float32(1 / OBSERVATION_HIGH)
-
-    def apply(x: np.ndarray, layer: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
-        return x @ layer[0] + layer[1]
-
-    def evaluate(observations: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        x = observations.astype(np.float32) * high
-        batch = len(x)
-        scalars = x[:, :SCALARS]
-        tiles = x[:, BOARD_OFFSET:OWN_DECK_OFFSET].reshape(batch, TILES, TILE_FEATURES)
-        own = x[:, OWN_DECK_OFFSET:THEIR_DECK_OFFSET].reshape(batch, DECK_SIZE, OWN_CARD_FEATURES)
-        theirs = x[:, THEIR_DECK_OFFSET:].reshape(batch, DECK_SIZE, THEIR_CARD_FEATURES)
-        padded = np.concatenate([tiles, np.zeros((batch, 1, TILE_FEATURES), np.float32)], axis=1)
-        exists = np.broadcast_to(NEIGHBOUR_EXISTS, (batch, TILES, SIDES))
-        neighbours = padded[:, NEIGHBOUR_TILE]
-        around = [neighbours[..., 0], neighbours[..., 1], padded[:, NEIGHBOUR_TILE, NEIGHBOUR_COLUMN], exists]
-        h = np.maximum(apply(np.concatenate([tiles, *around], axis=2), tile) + where, 0)
-        for layer in rounds:
-            h = h + np.maximum(apply(np.concatenate([h, ADJACENCY @ h], axis=2), layer), 0)
-        cards = np.maximum(apply(own, own_card), 0) * (own[:, :, :SIDES].sum(-1, keepdims=True) > 0)
-        their_cards = np.maximum(apply(theirs, their_card), 0) * (theirs[:, :, :SIDES].sum(-1, keepdims=True) > 0)
-        lanes = h.reshape(batch, LANES, POSITIONS, -1).mean(2).reshape(batch, -1)
-        g = np.concatenate([scalars, lanes, cards.sum(1), their_cards.sum(1)], axis=1)
-        g = np.maximum(apply(np.maximum(apply(g, trunk[0]), 0), trunk[1]), 0)
-        draft = apply(np.maximum(apply(cards, draft_card) + apply(g, draft_trunk)[:, None], 0), draft_out)[..., 0]
-        keys = apply(h, place_tile) + apply(g, place_trunk)[:, None]
-        place = apply(cards, place_card) @ keys.transpose(0, 2, 1) * scale
-        if network.tactics:
-            hidden = np.maximum(apply(tactical_batch(observations), first), 0)
-            place = place + apply(hidden, second).reshape(batch, DECK_SIZE, TILES)
-        logits = np.concatenate([draft, place.reshape(batch, -1)], axis=1).astype(np.float32)
-        logits[masks == 0] = -1e9
-        return logits, np.tanh(apply(g, value)[:, 0]).astype(np.float32)
-
-    return evaluate
+def board_numpy_evaluator(network: BoardNetwork) -> FastBoardEvaluator:
+    """The same evaluation as the network's forward pass in plain numpy (float32), doing only what the search reads
+    (``trinity_env.agents.board_fast``): no torch overhead per operation, no work on illegal actions."""
+    weights = {key: tensor.detach().numpy() for key, tensor in network.state_dict().items()}
+    return FastBoardEvaluator(weights, network.layers, network.tactics)
