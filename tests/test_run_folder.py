@@ -8,7 +8,7 @@ import os
 import socket
 import subprocess
 import sys
-import time
+import threading
 from pathlib import Path
 
 import pytest
@@ -105,33 +105,70 @@ def test_which_fields_may_change_on_resume():
     assert resume_conflicts(CONFIG, saved | {"colour": 1}) == ["colour: unknown field 1"]
 
 
-def test_a_second_trainer_is_refused_and_a_dead_ones_lock_is_taken_over(tmp_path, capsys):
+def _held_elsewhere(run: Path, entered: threading.Event, leave: threading.Event) -> None:
+    """Another trainer (a thread of its own: the lock is on its own open file) holds ``run`` until ``leave``."""
+    with claim(run, CONFIG, "selfplay_ppo"):
+        entered.set()
+        leave.wait(30)
+
+
+def test_a_second_trainer_is_refused_while_the_first_holds_the_folder(tmp_path):
+    run = tmp_path / "run"
+    entered, leave = threading.Event(), threading.Event()
+    first = threading.Thread(target=_held_elsewhere, args=(run, entered, leave))
+    first.start()
+    try:
+        assert entered.wait(30)
+        refused(rf"in use by selfplay_ppo \(pid {os.getpid()} on .*one trainer per run folder", run, CONFIG, "fast_ppo")
+    finally:
+        leave.set()
+        first.join()
+    with claim(run, CONFIG, "fast_ppo", overwrite=True):  # released: the next trainer takes the folder
+        assert json.loads((run / LOCK).read_text())["trainer"] == "fast_ppo"
+
+
+def test_a_lock_file_no_one_holds_is_taken_over_and_one_from_another_host_never(tmp_path, capsys):
     run = tmp_path / "run"
     run.mkdir()
     me = {"pid": os.getpid(), "host": socket.gethostname(), "trainer": "fast_ppo", "since": "now"}
-    (run / LOCK).write_text(json.dumps(me))
-    refused(rf"in use by fast_ppo \(pid {os.getpid()} on .*one trainer per run", run, CONFIG, "fast_ppo")
     (run / LOCK).write_text(json.dumps(me | {"host": "elsewhere"}))
     refused("another host: if nothing runs there, delete", run, CONFIG, "fast_ppo")
-    (run / LOCK).write_text(json.dumps(me | {"pid": dead_pid()}))
-    with claim(run, CONFIG, "fast_ppo"):
-        assert json.loads((run / LOCK).read_text())["pid"] == os.getpid()
-    assert "taking over the lock of fast_ppo" in capsys.readouterr().err and not (run / LOCK).exists()
+    assert (run / LOCK).exists()  # left for its owner
+    for left in (me | {"pid": dead_pid()}, me, "{not json"):  # a killed trainer's, even one naming this pid
+        (run / LOCK).write_text(left if isinstance(left, str) else json.dumps(left))
+        with claim(run, CONFIG, "fast_ppo", overwrite=True):
+            assert json.loads((run / LOCK).read_text())["pid"] == os.getpid()
+        assert not (run / LOCK).exists()
+    err = capsys.readouterr().err
+    assert err.count("taking over the lock of fast_ppo") == 2 and "taking over an unreadable lock" in err
 
 
-def test_a_reused_pid_or_an_abandoned_empty_lock_is_stale(tmp_path, capsys):
-    started = int(Path(f"/proc/{os.getpid()}/stat").read_text().rsplit(")", 1)[1].split()[19])
-    me = {"pid": os.getpid(), "host": socket.gethostname(), "started": started + 1}  # same pid, another process
-    (tmp_path / LOCK).write_text(json.dumps(me))
-    with claim(tmp_path, CONFIG, "fast_ppo", overwrite=True):
-        pass
+def test_an_empty_lock_file_of_a_claimant_that_died_is_taken_at_once(tmp_path, capsys):
     (tmp_path / LOCK).write_text("")  # a claimant that died between creating and writing its lock
-    refused("being written", tmp_path, CONFIG, "fast_ppo", overwrite=True)
-    old = time.time() - 120
-    os.utime(tmp_path / LOCK, (old, old))
-    with claim(tmp_path, CONFIG, "fast_ppo", overwrite=True):
+    with claim(tmp_path, CONFIG, "fast_ppo"):
         pass
-    assert capsys.readouterr().err.count("taking over") == 2
+    assert "taking over" not in capsys.readouterr().err and not (tmp_path / LOCK).exists()
+
+
+def test_a_claim_never_locks_a_lock_file_its_holder_removed(tmp_path, monkeypatch):
+    """The holder removes the lock file while it still holds it; a claimant that opened the old file before
+    then and locks it after must lock the new one instead, or two trainers would hold the folder."""
+    import training.run_folder as run_folder
+
+    real, opened = run_folder._open_lock, []
+
+    def opener(lock: Path) -> int:
+        descriptor = real(lock)
+        if not opened:  # the first file it opened goes away before it is locked: a new one takes its name
+            lock.unlink()
+            lock.write_text("")
+        opened.append(os.fstat(descriptor).st_ino)
+        return descriptor
+
+    monkeypatch.setattr(run_folder, "_open_lock", opener)
+    with claim(tmp_path, CONFIG, "fast_ppo"):
+        assert len(opened) == 2 and os.stat(tmp_path / LOCK).st_ino == opened[1]
+        assert json.loads((tmp_path / LOCK).read_text())["pid"] == os.getpid()
 
 
 def test_bad_run_paths_are_refused(tmp_path):

@@ -3,10 +3,11 @@
 Every trainer (``fast_ppo``, ``selfplay_ppo``, ``rllib_selfplay``) opens its run folder with
 ``claim`` before it writes anything there:
 
-- **one trainer at a time**: ``RUN/run.lock`` holds the owner's pid and host; it is created
-  with ``O_EXCL`` (atomic), so a second trainer on the same folder is refused. A lock whose
-  process is gone (killed, crashed) is stale: the next trainer on this host takes it over
-  and says so. A lock from another host cannot be checked and is never taken over.
+- **one trainer at a time**: the trainer holds ``RUN/run.lock`` locked (``trinity_env.core.locks``: POSIX
+  ``flock``, which the system releases however the trainer ends) and writes its pid and host in it, so a
+  second trainer on the same folder is refused, naming the first. A lock file that no live process holds
+  (its trainer was killed or crashed) is stale: the next trainer on this host takes it over and says so. A
+  lock file naming another host is never taken over (its file system may not share locks between hosts).
 - **a fresh start needs an empty folder**: starting without ``--resume`` where a run
   already lies is refused; ``--overwrite`` deletes that run's files first (only the files
   trainers write: a folder holding anything else is refused even then).
@@ -24,7 +25,7 @@ Every trainer (``fast_ppo``, ``selfplay_ppo``, ``rllib_selfplay``) opens its run
   before anything is written; every file is written through ``trinity_env.core.writes``
   (a ``.tmp`` opened with ``O_EXCL | O_NOFOLLOW``, fsynced, renamed), so a full disk or an
   I/O error is one line and the previous checkpoint stays whole. A lock whose writing fails
-  is removed; a lock naming an impossible pid is stale.
+  is removed.
   Which fields may change is the config's ``resume_may_change`` (for ``TrainConfig``: how
   long to train, the safety stop, the evaluations, TensorBoard) and, for a field outside it, its
   ``resume_equivalent`` (``AZConfig``: ``label_workers`` between positive counts); a field the run's ``config.json``
@@ -44,7 +45,7 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -52,6 +53,7 @@ from typing import Any
 
 from trinity_env.core import TrinityError
 from trinity_env.core.errors import WriteError
+from trinity_env.core.locks import locked
 from trinity_env.core.writes import write_text
 
 from .config import TrainConfigError, YAMLConfig
@@ -76,12 +78,6 @@ RUN_FILES = frozenset(
     }
 )
 """What trainers write in a run folder: what ``--overwrite`` may delete (with ``*.tmp`` leftovers)."""
-
-MAX_PID = 1 << 22
-"""Linux's largest pid (``PID_MAX_LIMIT``): a lock naming a larger one is stale."""
-
-STALE_UNREADABLE_S = 30.0
-"""A lock file that stays empty or unreadable this long belongs to a process that died while writing it."""
 
 
 class RunFolderError(TrinityError):
@@ -135,29 +131,31 @@ def claim(
         except OSError as err:
             raise RunFolderError(f"cannot create run folder {path}: {err.strerror or err}") from None
     _refuse_links(path)
-    owner = _lock(path, trainer)
-    try:
-        if resume:
-            _check_resume(path, config)
-        if unsaved:
-            kept = worth_keeping(path)
-            if kept:
-                raise RunFolderError(
-                    f"cannot resume {path}: it holds no {checkpoint} to continue from, but it holds {', '.join(kept)}; "
-                    "--resume never deletes them (--overwrite deletes the run and starts afresh)"
-                )
-            print(f"{path}: its run stopped before its first checkpoint: starting it again", file=sys.stderr)
-        if not resume or unsaved:
-            _clear(path, overwrite or unsaved)
-        _write_json(path / "config.json", config.to_dict())
-        folder = RunFolder(path, resume and not unsaved, trainer)
-        _HELD[key] = folder
+    with locked(path / LOCK, RunFolderError, held=_in_use(path), opener=_open_lock) as descriptor:
+        _take(path, descriptor, trainer)
         try:
-            yield folder
+            if resume:
+                _check_resume(path, config)
+            if unsaved:
+                kept = worth_keeping(path)
+                if kept:
+                    raise RunFolderError(
+                        f"cannot resume {path}: it holds no {checkpoint} to continue from, but it holds "
+                        f"{', '.join(kept)}; --resume never deletes them "
+                        "(--overwrite deletes the run and starts afresh)"
+                    )
+                print(f"{path}: its run stopped before its first checkpoint: starting it again", file=sys.stderr)
+            if not resume or unsaved:
+                _clear(path, overwrite or unsaved)
+            _write_json(path / "config.json", config.to_dict())
+            folder = RunFolder(path, resume and not unsaved, trainer)
+            _HELD[key] = folder
+            try:
+                yield folder
+            finally:
+                del _HELD[key]
         finally:
-            del _HELD[key]
-    finally:
-        _unlock(path, owner)
+            (path / LOCK).unlink(missing_ok=True)  # while still locked: the next claim locks a file of its own
 
 
 def saved_config(path: Path) -> dict[str, Any]:
@@ -273,129 +271,65 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
 # ---------------------------------------------------------------------------------- the lock
 
 
-def _process_stat(pid: int) -> tuple[str, int] | None:
-    """The state letter and start time (clock ticks after boot) of ``pid`` from ``/proc``, if there is one."""
+def _open_lock(lock: Path) -> int:
+    """The lock file, created if missing, never through a link."""
+    flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        text = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    after = text[text.rindex(")") + 2 :].split()  # the command name may hold spaces and parentheses
-    return after[0], int(after[19])
+        return os.open(lock, flags, 0o644)
+    except OSError as err:
+        raise RunFolderError(f"cannot write to run folder {lock.parent}: {err.strerror or err}") from None
+
+
+def _owner(descriptor: int) -> tuple[dict[str, Any] | None, bool]:
+    """Who the lock file names (``None`` if no one readable), and whether it holds anything at all."""
+    text = os.pread(descriptor, 4096, 0)
+    try:
+        data = json.loads(text.decode("utf-8"))
+    except ValueError:
+        return None, bool(text)
+    return (data if isinstance(data, dict) else None), True
+
+
+def _who(owner: dict[str, Any]) -> str:
+    return f"{owner.get('trainer', 'a trainer')} (pid {owner.get('pid')} on {owner.get('host')})"
+
+
+def _in_use(path: Path) -> Callable[[int], str]:
+    """The refusal while another trainer holds the lock, naming it from what the lock file holds."""
+
+    def message(descriptor: int) -> str:
+        owner, _ = _owner(descriptor)
+        if owner is None:
+            return f"{path} is being claimed by another trainer ({path / LOCK} is being written)"
+        return f"{path} is in use by {_who(owner)} since {owner.get('since')}: one trainer per run folder"
+
+    return message
 
 
 def _me(trainer: str) -> dict[str, Any]:
-    stat = _process_stat(os.getpid())
     return {
         "pid": os.getpid(),
         "host": socket.gethostname(),
-        "started": stat[1] if stat else None,
         "trainer": trainer,
         "since": time.strftime("%Y-%m-%d %H:%M:%S"),
     }
 
 
-def _alive(owner: dict[str, Any]) -> bool | None:
-    """Whether the lock's owner still runs; ``None`` when it runs on another host (cannot tell)."""
-    if owner.get("host") != socket.gethostname():
-        return None
-    pid = owner.get("pid")
-    if type(pid) is not int or not 0 < pid <= MAX_PID:  # no process can have such a pid
-        return False
-    try:
-        os.kill(pid, 0)
-    except (ProcessLookupError, OverflowError):
-        return False
-    except PermissionError:  # another user's process
-        return True
-    stat = _process_stat(pid)
-    if stat is not None:
-        state, started = stat
-        if state in ("Z", "X"):  # killed, not yet reaped
-            return False
-        if owner.get("started") is not None and started != owner["started"]:  # the pid was reused
-            return False
-    return True
-
-
-def _read_lock(lock: Path) -> dict[str, Any] | None:
-    """The lock's owner, or ``None`` while it is empty or unreadable (being written, or its writer died)."""
-    try:
-        data = json.loads(lock.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
-
-
-def _create(lock: Path, owner: dict[str, Any]) -> bool:
-    """Create the lock atomically; ``False`` if it exists."""
-    try:
-        descriptor = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-    except FileExistsError:
-        return False
-    except OSError as err:
-        raise RunFolderError(f"cannot write to run folder {lock.parent}: {err.strerror or err}") from None
-    try:
-        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-            handle.write(json.dumps(owner) + "\n")
-    except OSError as err:  # a full disk: an empty lock left behind would block the next start
-        lock.unlink(missing_ok=True)
-        raise RunFolderError(f"cannot write to run folder {lock.parent}: {err.strerror or err}") from None
-    return True
-
-
-def _lock(path: Path, trainer: str) -> dict[str, Any]:
+def _take(path: Path, descriptor: int, trainer: str) -> None:
+    """With the lock held: refuse a lock file naming another host, say so when taking over a dead trainer's, and
+    write this trainer into it (a write that fails removes it)."""
     lock = path / LOCK
+    owner, written = _owner(descriptor)
+    if owner is not None and owner.get("host") != socket.gethostname():
+        raise RunFolderError(f"{path} is locked by {_who(owner)}, another host: if nothing runs there, delete {lock}")
+    if written:  # its trainer is gone: the lock would still be held otherwise
+        stale = "an unreadable lock" if owner is None else f"the lock of {_who(owner)}, which no longer runs"
+        print(f"{path}: taking over {stale}", file=sys.stderr)
     me = _me(trainer)
-    for _ in range(5):
-        if _create(lock, me):
-            return me
-        owner = _read_lock(lock)
-        if owner is None:
-            try:
-                age = time.time() - lock.stat().st_mtime
-            except FileNotFoundError:
-                continue  # released meanwhile: try again
-            if age < STALE_UNREADABLE_S:
-                raise RunFolderError(f"{path} is being claimed by another trainer ({lock} is being written)")
-            stale = "an unreadable lock"
-        else:
-            alive = _alive(owner)
-            who = f"{owner.get('trainer', 'a trainer')} (pid {owner.get('pid')} on {owner.get('host')})"
-            if alive:
-                since = owner.get("since")
-                raise RunFolderError(f"{path} is in use by {who} since {since}: one trainer per run folder")
-            if alive is None:
-                raise RunFolderError(f"{path} is locked by {who}, another host: if nothing runs there, delete {lock}")
-            stale = f"the lock of {who}, which no longer runs"
-        if _take_over(lock, owner):
-            print(f"{path}: taking over {stale}", file=sys.stderr)
-    raise RunFolderError(f"{path}: could not take its lock ({lock}); another trainer is claiming it")
-
-
-def _take_over(lock: Path, stale: dict[str, Any] | None) -> bool:
-    """Delete the stale lock unless it changed meanwhile; a guard file keeps two claimants apart."""
-    guard = lock.with_name(LOCK + ".takeover")
     try:
-        descriptor = os.open(guard, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-    except FileExistsError:
-        try:
-            if time.time() - guard.stat().st_mtime > STALE_UNREADABLE_S:  # its claimant died
-                guard.unlink(missing_ok=True)
-        except FileNotFoundError:
-            pass
-        time.sleep(0.05)
-        return False
-    os.close(descriptor)
-    try:
-        if _read_lock(lock) == stale:  # not replaced by a live owner since we looked
-            lock.unlink(missing_ok=True)
-            return True
-        return False
-    finally:
-        guard.unlink(missing_ok=True)
-
-
-def _unlock(path: Path, owner: dict[str, Any]) -> None:
-    lock = path / LOCK
-    if _read_lock(lock) == owner:
+        os.ftruncate(descriptor, 0)
+        with os.fdopen(os.dup(descriptor), "w", encoding="utf-8") as handle:
+            handle.write(json.dumps(me) + "\n")
+    except OSError as err:  # a full disk: a lock file left behind would say a trainer holds it
         lock.unlink(missing_ok=True)
+        raise RunFolderError(f"cannot write to run folder {path}: {err.strerror or err}") from None

@@ -17,11 +17,9 @@ changed (their sha256), is refused.
 
 from __future__ import annotations
 
-import contextlib
-import os
 import random
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from trinity_env.core import ArgumentError, GameState
+from trinity_env.core.locks import locked
 from trinity_env.core.writes import write_bytes
 from trinity_env.evaluation.solved_positions import (
     ACTIONS,
@@ -165,23 +164,6 @@ def build_shard(
     return arrays
 
 
-@contextlib.contextmanager
-def _locked(directory: Path) -> Iterator[None]:
-    """The manifest's lock: POSIX ``flock`` on the folder itself (no lock file left behind); elsewhere none,
-    one builder a folder."""
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - not POSIX
-        yield
-        return
-    descriptor = os.open(directory, os.O_RDONLY)
-    try:
-        fcntl.flock(descriptor, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(descriptor)  # closing releases the lock
-
-
 def _header(
     agent: str,
     seed: int,
@@ -265,7 +247,7 @@ def build(
     from trinity_env.agents.registry import spec_sha256
 
     header = _header(agent, seed, empty, games_per_shard, policy_empty, spec_sha256(agent))
-    with _locked(directory):
+    with locked(directory, ArgumentError, blocking=True):  # the manifest's lock: the folder itself, one file less
         if (directory / MANIFEST).exists():
             manifest = read_manifest(directory)
             mine = {k: v for k, v in header.items() if k != "shards"}
@@ -325,7 +307,8 @@ def build(
                 "sha256": _sha256(data),
                 "arrays_sha256": arrays_sha256(arrays),
             }
-            with _locked(directory):  # another builder may have added shards since: merge into the file's manifest
+            # another builder may have added shards since: merge into the file's manifest
+            with locked(directory, ArgumentError, blocking=True):
                 manifest = read_manifest(directory)
                 manifest["shards"][name] = entry
                 _write_manifest(directory, manifest)
