@@ -29,7 +29,7 @@ import pytest
 from trinity_env.agents.spec import make
 from trinity_env.cli import main
 from trinity_env.core import ArgumentError, GameState
-from trinity_env.evaluation import openings
+from trinity_env.evaluation import openings, openings_file
 from trinity_env.evaluation.match import RunInterrupted, play_game
 from trinity_env.evaluation.openings import (
     LateGame,
@@ -44,6 +44,7 @@ from trinity_env.evaluation.openings import (
     summary_text,
 )
 from trinity_env.evaluation.ratings import wilson_interval
+from trinity_env.integrations.ray_cluster import ray_cluster
 from trinity_env.search.solver import Solver, SolverBudgetError
 from trinity_env.spec.config import make_config
 
@@ -347,7 +348,7 @@ def test_a_ctrl_c_between_writing_a_record_and_counting_it_still_counts_it(tmp_p
         if len(synced) == 2:
             raise KeyboardInterrupt
 
-    monkeypatch.setattr(openings.os, "fsync", fsync_then_ctrl_c)
+    monkeypatch.setattr(openings_file.os, "fsync", fsync_then_ctrl_c)
     with pytest.raises(RunInterrupted) as stop:
         solve_openings(range(5), BIG, out, table_bits=BITS, deal=LateGame(9), progress=False)
     run = stop.value.partial
@@ -643,7 +644,7 @@ class _Slow:
 def test_on_ray_the_records_are_the_local_ones_and_a_rerun_skips_them(ray_local, tmp_path):
     local = solve_openings(range(8), BIG, tmp_path / "local.jsonl", table_bits=BITS, deal=LATE, progress=False)
     out = tmp_path / "ray.jsonl"
-    with openings.ray_cluster("local") as cluster:
+    with ray_cluster("local") as cluster:
         run = solve_openings(range(5), BIG, out, table_bits=BITS, deal=LATE, cluster=cluster, progress=False)
         assert sorted(run.new) == [0, 1, 2, 3, 4] and not run.failed
         more = solve_openings(range(8), BIG, out, table_bits=BITS, deal=LATE, cluster=cluster, progress=False)
@@ -656,7 +657,7 @@ def test_on_ray_the_records_are_the_local_ones_and_a_rerun_skips_them(ray_local,
 @pytest.mark.ray
 def test_on_ray_a_killed_task_is_retried_and_a_failed_one_reported_not_recorded(ray_local, tmp_path):
     out = tmp_path / "killed.jsonl"
-    with openings.ray_cluster("local") as cluster:
+    with ray_cluster("local") as cluster:
         run = solve_openings(
             range(4), BIG, out, table_bits=BITS, deal=_KilledOnce(tmp_path, 1), cluster=cluster, progress=False
         )
@@ -664,7 +665,7 @@ def test_on_ray_a_killed_task_is_retried_and_a_failed_one_reported_not_recorded(
     assert sorted(run.new) == [0, 1, 2, 3] and not run.failed
     assert _without_time(run.records[1]) == _without_time(solve_deal(1, BIG, BITS, LATE))
     broken = tmp_path / "broken.jsonl"
-    with openings.ray_cluster("local") as cluster:
+    with ray_cluster("local") as cluster:
         run = solve_openings(range(4), BIG, broken, table_bits=BITS, deal=_Broken(), cluster=cluster, progress=False)
     assert sorted(run.new) == [0, 1, 3] and [seed for seed, _ in run.failed] == [2]
     assert "no deal for seed 2" in run.failed[0][1]
@@ -691,7 +692,7 @@ def test_on_ray_ctrl_c_cancels_the_outstanding_tasks_and_keeps_the_finished(ray_
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     threading.Thread(target=interrupt, daemon=True).start()
     try:
-        with openings.ray_cluster("local") as cluster, pytest.raises(RunInterrupted) as stop:
+        with ray_cluster("local") as cluster, pytest.raises(RunInterrupted) as stop:
             solve_openings(range(8), BIG, out, table_bits=BITS, deal=_Slow(2, 600), cluster=cluster, progress=False)
     finally:
         signal.signal(signal.SIGINT, previous)

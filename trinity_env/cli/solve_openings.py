@@ -91,13 +91,14 @@ def run(args: argparse.Namespace) -> int:
     from contextlib import nullcontext
 
     from trinity_env.evaluation import openings
+    from trinity_env.integrations.ray_cluster import check_ray_address, ray_cluster
     from trinity_env.search.solver import TABLE_SLOT_BYTES
 
     seeds = args.seeds
     threads = args.threads or 1
     openings.check_openings(seeds, args.budget_nodes, threads, args.table_bits, args.classify_nodes)
     if args.ray is not None:
-        openings.check_ray_address(args.ray)
+        check_ray_address(args.ray)
         if args.threads is not None and args.ray != "local":
             raise ArgumentError("--threads: a cluster's own CPUs decide how many deals run at once (--ray local only)")
     if args.ray in (None, "local"):  # each deal running here holds its own solver table
@@ -117,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
         check_file("--json", args.json)
     cluster = nullcontext(None)
     if args.ray is not None:
-        cluster = openings.ray_cluster(args.ray, args.threads if args.ray == "local" else None)
+        cluster = ray_cluster(args.ray, args.threads if args.ray == "local" else None)
     with cluster as connected:  # connecting checks the address: one line, before any deal
         warm(["exact solver"])
         run, _ = interruptible(

@@ -12,8 +12,8 @@ traceback. So every such file is read and written here, under one set of rules:
   Every other bad line is refused in one line naming the file and the line number.
 - **strict fields**: a record's fields are checked by type and range (``Field``): ``"1"`` where a
   number belongs is one line, never a ``TypeError`` later.
-- **one writer**: the file (or, for a build from scratch, its ``.partial``) is locked with POSIX
-  ``flock`` while it is written; a second job is refused at once.
+- **one writer**: the file (or, for a build from scratch, its ``.partial``) is locked while it is written
+  (``trinity_env.core.locks``: POSIX ``flock``); a second job is refused at once.
 - **appends lose nothing**: each record is one line written, flushed and fsynced; a write that fails
   (a full disk) cuts what it wrote back off, so the file ends on a whole line, and raises
   ``WriteError`` in one line naming the file. A rerun goes on from there.
@@ -38,6 +38,7 @@ from typing import Any
 
 from trinity_env.core.errors import TrinityError, WriteError
 from trinity_env.core.files import MAX_DOCUMENT_BYTES, MAX_INPUT_BYTES, cut, one_line, parse_json, short
+from trinity_env.core.locks import locked
 from trinity_env.core.paths import path_kind
 from trinity_env.core.writes import refuse_link
 
@@ -301,19 +302,8 @@ def write(descriptor: int, data: memoryview) -> int:
     return os.write(descriptor, data)
 
 
-def lock(descriptor: int, name: str, error: type[TrinityError], holder: str = "another job") -> None:
-    """An exclusive lock on the open file ``name`` (released when it is closed), or ``error`` when ``holder`` holds
-    it (POSIX ``flock``; elsewhere none)."""
-    try:
-        import fcntl
-    except ImportError:  # Windows: no lock
-        return
-    try:
-        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        raise error(
-            f"{name} is being written by {holder} (it holds the lock): wait for it, or use another file"
-        ) from None
+def _busy(name: str) -> str:
+    return f"{name} is being written by another job (it holds the lock): wait for it, or use another file"
 
 
 @contextmanager
@@ -335,9 +325,7 @@ def appending(
     path = Path(path)
     name = str(path)
     header = json.loads(json.dumps(dict(header)))  # as the file holds it: tuples as lists
-    descriptor = _open(path, error, _OPEN)
-    try:
-        lock(descriptor, name, error)
+    with locked(path, error, held=_busy(name), opener=lambda p: _open(p, error, _OPEN)) as descriptor:
         contents = parse(
             _text(descriptor, name, error), name, check, error, what=what, kind=kind, header=header["format"]
         )
@@ -361,8 +349,6 @@ def appending(
                 out._write((json.dumps(dict(header)) + "\n").encode("utf-8"))
                 contents.header = dict(header)
         yield out, contents
-    finally:
-        os.close(descriptor)
 
 
 def _same(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
@@ -400,9 +386,7 @@ def rebuilding(path: str | Path, header: Mapping[str, Any] | None, error: type[T
     partial = path.with_name(path.name + PARTIAL)
     _refuse_odd(path, error)
     existed = path.exists()
-    descriptor = _open(partial, error, _OPEN)
-    try:
-        lock(descriptor, str(partial), error)
+    with locked(partial, error, held=_busy(str(partial)), opener=lambda p: _open(p, error, _OPEN)) as descriptor:
         os.ftruncate(descriptor, 0)
         out = Rebuild(descriptor, path, partial, existed)
         if header is not None:
@@ -414,5 +398,3 @@ def rebuilding(path: str | Path, header: Mapping[str, Any] | None, error: type[T
                 out.commit()
             raise
         out.commit()
-    finally:
-        os.close(descriptor)

@@ -5,8 +5,9 @@ exactly. Each task deals one game from its seed (the standard deck, hands dealt 
 the first mover drawn, as the arena and the puzzle builder deal: ``dealt_game``) and asks the
 exact solver for the first placement position's value for the player who places first, and
 for the first placements that keep it. Dealt games are independent, so the work spreads over
-processes on one machine (``threads``) or over a Ray cluster (``ray_cluster``), and each
-result is appended to a JSON-lines file as soon as it is known.
+processes on one machine (``threads``) or over a cluster (``Cluster``: a Ray cluster from
+``trinity_env.integrations.ray_cluster``), and each result is appended to a JSON-lines file
+(``trinity_env.evaluation.openings_file``) as soon as it is known.
 
 Budgets are in solver nodes, never seconds, so a record is the same on every machine: a deal
 is solved within ``budget_nodes`` or recorded as unsolved with the nodes spent. One record
@@ -24,43 +25,35 @@ The file is the state of the job: a rerun skips every seed it holds (solved, or 
 within a budget at least as large as the rerun's); an unsolved seed whose budget was smaller
 is solved again with the new budget, its old record dropped first, so the file never holds
 a seed twice. A last line cut short (the process was killed while writing it) is dropped
-before anything is appended, and said. While a job runs, the file is locked (POSIX
-``flock``) so that two jobs cannot append the same seed.
+before anything is appended, and said. While a job runs, the file is locked so that two jobs
+cannot append the same seed.
 
 Ctrl-C stops within about a second: the pool or the cluster's outstanding tasks are
 cancelled, and ``RunInterrupted`` carries the run so far; every finished deal is already on
 disk. ``summarise`` turns records into the designers' figures: the share of solved deals the
 first player wins, draws and loses (Wilson 95% intervals), the count solved and unsolved, and
 the first placements found best most often.
-
-Ray is optional (the ``rllib`` extra) and imported only by ``ray_cluster``.
 """
 
 from __future__ import annotations
 
-import json
-import logging
 import multiprocessing
-import os
 import random
-import re
-import socket
 import statistics
 import time
 from collections import Counter
 from collections.abc import Callable, Container, Iterable, Iterator, Sequence
-from contextlib import contextmanager, nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from tqdm import tqdm
 
-from trinity_env.core import ArgumentError, GameState, records
+from trinity_env.core import ArgumentError, GameState
 from trinity_env.core.board import EMPTY
-from trinity_env.core.files import read_text
-from trinity_env.core.writes import write_text
 from trinity_env.evaluation.match import RunInterrupted, chunk_results
+from trinity_env.evaluation.openings_file import OpeningsError, holding, parse, read_records, whole
 from trinity_env.evaluation.ratings import Share
 from trinity_env.search.solver import Solver, SolverBudgetError
 from trinity_env.spec.config import make_config
@@ -69,20 +62,10 @@ DEFAULT_TABLE_BITS = 24
 """The solver's table per deal: 2**24 slots of 16 bytes, 256 MiB (a process or a Ray task each hold one)."""
 MAX_SEEDS = 1_000_000
 """Deals one run may ask for: the list of seeds still to solve is built before the first task."""
-RAY_RETRIES = 3
-"""How often Ray runs a deal again whose worker died (a killed process, a lost node) before it gives up."""
-WAIT_STEP = 0.5
-"""Seconds the Ray path waits for a result before it looks again (Ctrl-C is honoured between looks)."""
-CONNECT_TIMEOUT = 5.0
-"""Seconds a cluster address gets to accept a connection before ``ray_cluster`` calls it unreachable."""
 PROGRESS_POLL = 1.0
 """Seconds between looks at the running deals' node counts (a pool of processes); Ctrl-C is honoured between."""
 BAR_EVERY = 5.0
 """Seconds between redraws of the progress bar's node counts (a log file gets a line each time)."""
-
-
-class OpeningsError(ArgumentError):
-    """A solved-openings file or a cluster that cannot be used, said in one line (the command exits with 2)."""
 
 
 # ---------------------------------------------------------------------- what is solved
@@ -95,6 +78,17 @@ class Deal(Protocol):
     name: str
 
     def __call__(self, seed: int) -> GameState: ...
+
+
+class Cluster(Protocol):
+    """Where deals run as tasks of a cluster (``trinity_env.integrations.ray_cluster.RayCluster`` is one)."""
+
+    def results(
+        self, tasks: Iterable[tuple[int, int, int, Deal, int]], failed: list[tuple[int, str]]
+    ) -> AbstractContextManager[Iterator[dict]]:
+        """Each task's record (``solve_deal(*task)``) as it finishes; a task that fails for good goes to ``failed``
+        as ``(seed, why)``. Leaving the block early cancels the tasks still running."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -257,102 +251,6 @@ def _count(nodes: int) -> str:
     return str(nodes)
 
 
-# ---------------------------------------------------------------------- the file
-
-
-def _is_int(value: object, low: int, high: int | None = None) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= low and (high is None or value <= high)
-
-
-def _record_problem(record: object) -> str | None:
-    """What is wrong with one parsed line as a record (``None``: nothing)."""
-    if not isinstance(record, dict):
-        return "not a JSON object"
-    checks = [
-        ("seed", _is_int(record.get("seed"), 0)),
-        ("deal", isinstance(record.get("deal"), str)),
-        ("solved", isinstance(record.get("solved"), bool)),
-        ("nodes", _is_int(record.get("nodes"), 0)),
-        ("budget_nodes", _is_int(record.get("budget_nodes"), 1)),
-        ("first_player", _is_int(record.get("first_player"), 0, 1)),
-    ]
-    if record.get("solved") is True:
-        moves = record.get("best_moves")
-        checks += [
-            ("value", _is_int(record.get("value"), -1, 1)),
-            ("all_best_moves", isinstance(record.get("all_best_moves"), bool)),
-            (
-                "best_moves",
-                isinstance(moves, list)
-                and bool(moves)
-                and all(
-                    isinstance(m, dict) and isinstance(m.get("card"), str) and _is_int(m.get("tile"), 0, 14)
-                    for m in moves
-                ),
-            ),
-        ]
-    bad = [name for name, ok in checks if not ok]
-    return f"bad or missing {', '.join(bad)}" if bad else None
-
-
-@dataclass
-class _Contents:
-    records: dict[int, dict]
-    """Each seed's record."""
-    lines: dict[int, str]
-    """Each seed's line as written."""
-    cut: bool
-    """Whether the last line was cut short (written in part when the job was killed): left out."""
-    whole: bool
-    """Whether the file is whole lines only (empty, or ending with a newline after a record)."""
-
-
-def _parse(text: str, name: str) -> _Contents:
-    """The records of a solved-openings file's text; ``OpeningsError`` (one line) for anything but a
-    cut last line, which is left out and reported in ``cut``."""
-    records: dict[int, dict] = {}
-    lines: dict[int, str] = {}
-    first_line: dict[int, int] = {}
-    cut, deals = False, set()
-    pieces = text.split("\n")
-    for number, line in enumerate(pieces, 1):
-        last = number == len(pieces)
-        if last and not line:
-            break  # the file ends with a newline
-        try:
-            record = json.loads(line)
-            problem = _record_problem(record)
-        except ValueError:
-            record, problem = None, "not JSON"
-        if problem is not None:
-            if last:  # no newline after it: the job was killed while writing it
-                cut = True
-                break
-            raise OpeningsError(f"{name} line {number}: not a solved-openings record ({problem})")
-        seed = record["seed"]
-        if seed in records:
-            raise OpeningsError(f"{name} line {number}: seed {seed} again (first on line {first_line[seed]})")
-        records[seed], lines[seed], first_line[seed] = record, line, number
-        deals.add(record["deal"])
-    if len(deals) > 1:
-        raise OpeningsError(f"{name} mixes records of different deals ({', '.join(sorted(deals))})")
-    return _Contents(records, lines, cut, text == "" or text.endswith("\n"))
-
-
-def read_records(path: str | Path) -> dict[int, dict]:
-    """The records of a solved-openings file by seed (a cut last line left out; the file is not changed).
-
-    ``OpeningsError`` in one line for a file that cannot be read, a line that is not a record, or a
-    seed written twice."""
-    text = read_text(path, "solved-openings file", OpeningsError)  # core.files: a regular file, at most 64 MiB
-    return _parse(text, str(path)).records
-
-
-def _lock(handle: Any, name: str) -> None:
-    """An exclusive lock on the open file, or ``OpeningsError`` when another job holds it (``records.lock``)."""
-    records.lock(handle.fileno(), name, OpeningsError, "another solve-openings job")
-
-
 @dataclass
 class OpeningsRun:
     """What one ``solve_openings`` call did. ``records``: the file's records of the seeds asked for,
@@ -391,35 +289,19 @@ def check_openings(
     if len(seeds) > MAX_SEEDS:
         raise ArgumentError(f"seeds: at most {MAX_SEEDS:,} deals a run, got {len(seeds):,}")
     if not isinstance(seeds, range):
-        bad = next((s for s in seeds if not _is_int(s, 0)), None)
+        bad = next((s for s in seeds if not whole(s, 0)), None)
         if bad is not None:
             raise ArgumentError(f"seeds must be ints >= 0, got {bad!r}")
     elif seeds.start < 0 or seeds.step != 1:
         raise ArgumentError(f"seeds must be a range of ints >= 0 in steps of 1, got {seeds!r}")
-    if not _is_int(budget_nodes, 1):
+    if not whole(budget_nodes, 1):
         raise ArgumentError(f"budget_nodes must be a positive int, got {budget_nodes!r}")
-    if not _is_int(classify_nodes, 0):
+    if not whole(classify_nodes, 0):
         raise ArgumentError(f"classify_nodes must be an int >= 0, got {classify_nodes!r}")
-    if not _is_int(threads, 1):
+    if not whole(threads, 1):
         raise ArgumentError(f"threads must be a positive int, got {threads!r}")
-    if not _is_int(table_bits, 2, 32):
+    if not whole(table_bits, 2, 32):
         raise ArgumentError(f"table_bits must be an int from 2 to 32, got {table_bits!r}")
-
-
-def _open_locked(path: Path, name: str) -> Any:
-    handle = open(path, "a+", encoding="utf-8")  # noqa: SIM115 - the caller holds it for the whole run
-    try:
-        _lock(handle, name)
-    except BaseException:
-        handle.close()
-        raise
-    return handle
-
-
-def _replace(path: Path, text: str) -> None:
-    """``path`` holds ``text`` afterwards, or (interrupted, or a failed write) still what it held:
-    written beside it and moved over it (``trinity_env.core.writes``: never through a link)."""
-    write_text(path, text)
 
 
 def solve_openings(
@@ -430,7 +312,7 @@ def solve_openings(
     threads: int = 1,
     table_bits: int = DEFAULT_TABLE_BITS,
     classify_nodes: int = 0,
-    cluster: RayCluster | None = None,
+    cluster: Cluster | None = None,
     deal: Deal | None = None,
     progress: bool = True,
     on_record: Callable[[dict], object] | None = None,
@@ -439,39 +321,21 @@ def solve_openings(
     """Solve the deals of ``seeds`` not yet in ``out``, appending each record to ``out`` as it finishes.
 
     ``threads``: deals solved at once, each in a process of its own (one: in this process); with
-    ``cluster`` (a connected ``RayCluster``) every deal is a Ray task instead and the cluster's CPUs
-    set the pace. ``classify_nodes``: see ``solve_deal``. ``deal``: what each seed gives to solve
-    (default ``dealt_game``, the first placement of the dealt game). ``on_record`` sees each new record
-    once it is on disk; ``on_progress``, about once a second, the nodes each running deal has searched so
-    far by seed (here and in a pool, not on a cluster), which the progress bar shows too. Ctrl-C raises
-    ``RunInterrupted`` whose ``partial`` is the ``OpeningsRun`` so far (``partial=True``).
+    ``cluster`` (a connected ``Cluster``, such as ``trinity_env.integrations.ray_cluster``'s) every deal is a
+    task of the cluster instead and its CPUs set the pace. ``classify_nodes``: see ``solve_deal``. ``deal``: what
+    each seed gives to solve (default ``dealt_game``, the first placement of the dealt game). ``on_record`` sees
+    each new record once it is on disk; ``on_progress``, about once a second, the nodes each running deal has
+    searched so far by seed (here and in a pool, not on a cluster), which the progress bar shows too. Ctrl-C
+    raises ``RunInterrupted`` whose ``partial`` is the ``OpeningsRun`` so far (``partial=True``).
     """
     check_openings(seeds, budget_nodes, threads, table_bits, classify_nodes)
     deal = dealt_game if deal is None else deal
     name, path = str(out), Path(out)
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle = _open_locked(path, name)
-    try:
-        handle.seek(0)
-        try:
-            contents = _parse(handle.read(), name)
-        except UnicodeDecodeError:
-            raise OpeningsError(f"{name}: not UTF-8 text") from None
-        kinds = {r["deal"] for r in contents.records.values()}
-        if kinds and kinds != {deal.name}:
-            raise OpeningsError(f"{name} holds records of deal {kinds.pop()!r}, not {deal.name!r}: use another file")
-        wanted = seeds if isinstance(seeds, range) else set(seeds)
-        retry = {
-            s
-            for s, r in contents.records.items()
-            if s in wanted and not r["solved"] and r["budget_nodes"] < budget_nodes
-        }
-        run = OpeningsRun(name, seeds, retried=len(retry), cut=contents.cut)
-        if retry or not contents.whole:  # every seed once, whole lines only, before anything is appended
-            _replace(path, "".join(contents.lines[s] + "\n" for s in contents.records if s not in retry))
-            handle.close()
-            handle = _open_locked(path, name)
-        run.records = {s: r for s, r in contents.records.items() if s in wanted and s not in retry}
+    wanted = seeds if isinstance(seeds, range) else set(seeds)
+    with holding(path, deal.name, budget_nodes, wanted) as file:
+        run = OpeningsRun(name, seeds, retried=file.retried, cut=file.cut)
+        run.records = {s: r for s, r in file.records.items() if s in wanted}
         run.skipped = len(run.records)
         todo = [s for s in dict.fromkeys(seeds) if s not in run.records]
         tasks = ((seed, budget_nodes, table_bits, deal, classify_nodes) for seed in todo)
@@ -497,9 +361,7 @@ def solve_openings(
                 )
             with pool as results:
                 for record in results:
-                    handle.write(json.dumps(record) + "\n")
-                    handle.flush()
-                    os.fsync(handle.fileno())
+                    file.append(record)
                     run.records[record["seed"]] = record
                     run.new.append(record["seed"])
                     bar.update(1)
@@ -509,8 +371,6 @@ def solve_openings(
             run.partial = True
         finally:
             bar.close()
-    finally:
-        handle.close()
     if run.partial:
         _count_what_reached_the_file(run, path, wanted)
         raise RunInterrupted(run)
@@ -520,134 +380,11 @@ def solve_openings(
 def _count_what_reached_the_file(run: OpeningsRun, path: Path, wanted: Container[int]) -> None:
     """After Ctrl-C the file is the truth: a record whose line was written (closing the file flushed it)
     when the interrupt landed before it was counted is counted now."""
-    on_disk = _parse(path.read_text(encoding="utf-8"), str(path)).records
+    on_disk = parse(path.read_text(encoding="utf-8"), str(path)).records
     for seed, record in on_disk.items():
         if seed in wanted and seed not in run.records:
             run.records[seed] = record
             run.new.append(seed)
-
-
-# ---------------------------------------------------------------------- Ray
-
-
-_ADDRESS_FORMS = "local, auto, HOST:PORT or ray://HOST:PORT"
-
-
-def check_ray_address(address: str) -> tuple[str, int] | None:
-    """The host and port to reach for ``address`` (``None`` for ``local`` and ``auto``); ``OpeningsError``
-    when it is none of the forms Ray takes."""
-    if address in ("local", "auto"):
-        return None
-    rest = address.removeprefix("ray://")
-    host, colon, port = rest.rpartition(":")
-    host = host.strip("[]")
-    if (
-        not colon
-        or not host
-        or not port.isascii()
-        or not port.isdigit()
-        or not 1 <= int(port) <= 65535
-        or any(ch.isspace() or ch in "/?#@" for ch in host)
-    ):
-        raise OpeningsError(f"--ray {address!r}: not a cluster address (expected {_ADDRESS_FORMS})")
-    return host, int(port)
-
-
-class RayCluster:
-    """A connection to a Ray cluster on which each deal is a task (``ray_cluster`` makes one)."""
-
-    def __init__(self, ray: Any, address: str):
-        self.ray = ray
-        self.address = address
-        self._solve = ray.remote(num_cpus=1, max_retries=RAY_RETRIES)(solve_deal)
-
-    def cpus(self) -> int:
-        """The cluster's CPUs (at least one)."""
-        return max(1, int(self.ray.cluster_resources().get("CPU", 1)))
-
-    @contextmanager
-    def results(
-        self, tasks: Iterable[tuple[int, int, int, Deal, int]], failed: list[tuple[int, str]]
-    ) -> Iterator[Iterator[dict]]:
-        """Each task's record as it finishes, with at most two tasks per CPU outstanding. A task that
-        fails for good (its retries spent) is added to ``failed`` instead. Leaving the block early (Ctrl-C)
-        cancels every outstanding task; the finished ones were handed out already."""
-        ray = self.ray
-        pending: dict[Any, int] = {}
-
-        def run() -> Iterator[dict]:
-            window = 2 * self.cpus()
-            queue = iter(tasks)
-            while True:
-                while len(pending) < window and (task := next(queue, None)) is not None:
-                    pending[self._solve.remote(*task)] = task[0]
-                if not pending:
-                    return
-                done, _ = ray.wait(list(pending), num_returns=1, timeout=WAIT_STEP)
-                for ref in done:
-                    seed = pending.pop(ref)
-                    try:
-                        record = ray.get(ref)
-                    except ray.exceptions.RayError as err:
-                        failed.append((seed, _why(err)))
-                        continue
-                    yield record
-
-        try:
-            yield run()
-        finally:
-            for ref in pending:
-                ray.cancel(ref, force=True)
-
-
-def _why(err: BaseException) -> str:
-    """A failed task's error in one line: the task's own exception where Ray wraps one, without colours."""
-    cause = getattr(err, "cause", None)
-    shown = cause if isinstance(cause, BaseException) else err
-    text = re.sub(r"\x1b\[[0-9;]*m", "", str(shown)).strip()
-    return f"{type(shown).__name__}: {text.splitlines()[0]}" if text else type(shown).__name__
-
-
-@contextmanager
-def ray_cluster(address: str, cpus: int | None = None) -> Iterator[RayCluster]:
-    """Connect to the Ray cluster at ``address`` (``HOST:PORT``, ``ray://HOST:PORT`` or ``auto``), or
-    start one in this process (``local``, with ``cpus`` CPUs: the deals solved at once; default all).
-
-    Checked before any work: a bad or unreachable address, or Ray not installed, is an
-    ``OpeningsError`` in one line. If this process is connected already (``ray.init`` was called), that
-    connection is used and left open; otherwise the connection is closed (a local cluster stopped) on leaving.
-    """
-    if not isinstance(address, str):
-        raise ArgumentError(f"the Ray address must be a string, got {address!r}")
-    target = check_ray_address(address)
-    if cpus is not None and not _is_int(cpus, 1):
-        raise ArgumentError(f"cpus must be a positive int, got {cpus!r}")
-    if cpus is not None and address != "local":
-        raise ArgumentError("a cluster's own CPUs decide how many deals run at once: give cpus only for a local one")
-    try:
-        import ray
-    except ModuleNotFoundError:
-        raise OpeningsError("--ray needs Ray, the rllib extra: pip install 'trinity-towers[rllib]'") from None
-    owned = not ray.is_initialized()
-    if owned:
-        if target is not None:
-            try:
-                socket.create_connection(target, timeout=CONNECT_TIMEOUT).close()
-            except OSError as err:
-                raise OpeningsError(f"--ray {address}: cannot reach the cluster ({err.strerror or err})") from None
-        try:
-            if address == "local":
-                ray.init(num_cpus=cpus, include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
-            else:
-                ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING)
-        except (ConnectionError, RuntimeError, ValueError, TimeoutError) as err:
-            message = " ".join(str(err).split()) or type(err).__name__
-            raise OpeningsError(f"--ray {address}: cannot connect ({message})") from None
-    try:
-        yield RayCluster(ray, address)
-    finally:
-        if owned:
-            ray.shutdown()
 
 
 # ---------------------------------------------------------------------- the summary
