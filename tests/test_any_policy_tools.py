@@ -240,8 +240,11 @@ def test_the_web_list_refuses_a_name_already_listed_and_takes_an_onnx_folder(fil
     with pytest.raises(CheckpointError) as refused:
         catalog(onnx_folder(tmp_path))  # built once as the list is made: before any server starts
     assert "broken.onnx" in str(refused.value) and "\n" not in str(refused.value)
-    with pytest.raises(ArgumentError, match="not a folder"):
-        onnx_folder(tmp_path / "broken.onnx")
+    for bad in (tmp_path / "broken.onnx", "/dev/zero"):
+        with pytest.raises(ArgumentError, match="not a folder"):
+            onnx_folder(bad)
+    with pytest.raises(ArgumentError, match="NUL"):
+        onnx_folder(f"{tmp_path}/a\x00b")
 
 
 def test_balance_builds_its_agents_once_a_chunk_and_plays_as_agents_built_afresh(monkeypatch):

@@ -41,6 +41,11 @@ NOT_PATHS = {
     ("solve-openings", "--ray"): "a Ray address",
     ("train", "--ray"): "a Ray address",
     ("serve", "--host"): "a network address",
+    ("serve", "--agents"): "agent specs",
+    (
+        "serve",
+        "--onnx-folder",
+    ): "a folder of ONNX files (web.catalogue.onnx_folder: a folder, no NUL; its files checked)",
 }
 """Options that take a string that is not a path, and what it is instead."""
 

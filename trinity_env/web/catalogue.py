@@ -27,6 +27,7 @@ from trinity_env.agents.registry import shipped
 from trinity_env.agents.spec import AgentSpec, Player, player
 from trinity_env.core import ArgumentError
 from trinity_env.core.files import short as shown
+from trinity_env.core.paths import name_problem
 
 LADDER_FILE = Path(str(resources.files("trinity_env.web") / "ladder.json"))
 """The arena's ``--json`` output for the ladder's agents (a copy of docs/web/ladder.json, which a test keeps equal):
@@ -125,8 +126,11 @@ MAX_ADDED = 100
 def onnx_folder(folder: str | Path) -> list[AgentSpec]:
     """An ``onnx:`` spec for each ``*.onnx`` regular file directly in ``folder``, by name; one ``ArgumentError``
     line for a folder that is not one or holds more than ``MAX_ADDED`` models."""
+    problem = name_problem(folder)
+    if problem is not None:
+        raise ArgumentError(f"--onnx-folder: {problem}")
     where = Path(folder)
-    if not where.is_dir():
+    if not where.is_dir():  # asked without opening: a named pipe or a device is not a folder
         raise ArgumentError(f"--onnx-folder {shown(str(folder))} is not a folder")
     files = sorted(p for p in where.iterdir() if p.suffix == ".onnx" and p.is_file() and not p.is_symlink())
     if len(files) > MAX_ADDED:
