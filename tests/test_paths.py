@@ -42,10 +42,7 @@ NOT_PATHS = {
     ("train", "--ray"): "a Ray address",
     ("serve", "--host"): "a network address",
     ("serve", "--agents"): "agent specs",
-    (
-        "serve",
-        "--onnx-folder",
-    ): "a folder of ONNX files (web.catalogue.onnx_folder: a folder, no NUL; its files checked)",
+    ("serve", "--onnx-folder"): "a folder of ONNX files (web.catalogue.onnx_folder checks it)",
 }
 """Options that take a string that is not a path, and what it is instead."""
 
