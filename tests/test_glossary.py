@@ -19,7 +19,9 @@ CODE = ("trinity_env", "training", "configs")
 TEXT_SUFFIXES = {".py", ".yaml", ".yml", ".json", ".js", ".html", ".md", ".txt"}
 
 RETIRED = {
-    "the draft mode 'random' (now 'dealt')": re.compile(r"""\bdraft["']?\s*[:=]\s*["']?random\b"""),
+    "the draft mode 'random' (RULES.md's spelling, read as 'dealt'; the project writes 'dealt')": re.compile(
+        r"""\bdraft["']?\s*[:=]\s*["']?random\b"""
+    ),
     "the bare training key eval_every (now eval_every_steps, _games or _iterations)": re.compile(
         r"""(?m)^\s*eval_every\s*:|["']eval_every["']\s*:\s*\d|\beval_every\s*="""
     ),
@@ -138,7 +140,7 @@ def test_the_retired_name_patterns_find_what_they_are_for(text):
         'first_player: "random"',
         'retired = {"eval_every": "eval_every_steps"}',
         "eval_every_games: 5000",
-        'RETIRED_DRAFT_MODES = {"random": "dealt"}',
+        'SPEC_DRAFT_SPELLINGS = {"random": "dealt"}',
     ],
 )
 def test_the_retired_name_patterns_leave_the_names_in_use_alone(text):

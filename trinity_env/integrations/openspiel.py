@@ -79,7 +79,7 @@ from trinity_env.core.board import EMPTY
 from trinity_env.core.decks import DEFAULT_MAX_A_CARDS, Deck, check_max_a_cards, legal_a_counts
 from trinity_env.core.errors import ArgumentError, PositionError
 from trinity_env.core.state import DRAFT, IN_HAND, PLAY, PLAYED, UNPICKED
-from trinity_env.spec.config import RETIRED_DRAFT_MODES, ConfigError
+from trinity_env.spec.config import SPEC_DRAFT_SPELLINGS, ConfigError
 from trinity_env.spec.observation import OBSERVATION_SIZE, encode_observation
 
 GAME_NAME = "python_trinity_towers"
@@ -190,11 +190,8 @@ class Rules:
         if unknown:
             raise ConfigError(f"{GAME_NAME}: unknown parameter(s) {', '.join(sorted(unknown))}")
         p = {**DEFAULT_PARAMS, **params}
-        if p["draft"] in RETIRED_DRAFT_MODES:
-            new = RETIRED_DRAFT_MODES[p["draft"]]
-            raise ConfigError(
-                f"{GAME_NAME}: draft {p['draft']!r} is now called {new!r} (hands dealt at random, no draft)"
-            )
+        if isinstance(p["draft"], str):  # RULES.md's "random" is "dealt"
+            p["draft"] = SPEC_DRAFT_SPELLINGS.get(p["draft"], p["draft"])
         if p["draft"] not in DRAFTS:
             raise ConfigError(f"{GAME_NAME}: draft must be 'pick' or 'dealt', got {p['draft']!r}")
         if p["first_player"] not in (RANDOM_FIRST_PLAYER, 0, 1):
