@@ -332,7 +332,7 @@ def test_the_command_survives_a_real_full_disk_and_resumes(tmp_path):
     full = subprocess.run(
         [sys.executable, "-c", RUN_CLI, *argv], capture_output=True, text=True, timeout=300, preexec_fn=limited
     )
-    assert full.returncode == 2, full.stderr
+    assert full.returncode == 1, full.stderr  # a write that failed, not bad input (docs/guide.md)
     assert full.stderr.strip().count("\n") == 0 and f"cannot write {path}: File too large" in full.stderr
     again = subprocess.run([sys.executable, "-c", RUN_CLI, *argv], capture_output=True, text=True, timeout=300)
     assert again.returncode == 0, again.stderr
