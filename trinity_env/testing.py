@@ -31,6 +31,7 @@ Usage, in a test::
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -103,17 +104,7 @@ def hidden_twin(state: GameState, seat: int, rng: random.Random, *, open_hands: 
         return None
     both = list(state.status)
     both[other] = new
-    return GameState(
-        state.phase,
-        state.to_move,
-        state.decks,
-        (both[0], both[1]),
-        state.cards,
-        state.owners,
-        state.max_a_cards,
-        state.first_player,
-        state.outcome,
-    )
+    return dataclasses.replace(state, status=(both[0], both[1]), last=None)
 
 
 def _what_differs(one: GameState, two: GameState, seat: int) -> str:
