@@ -91,6 +91,18 @@ def page(browser):
     context.close()
 
 
+SETUP = {"opponent": "#opponent", "seat": "#seat", "first": "#first", "draft": "#play-draft", "hands": "#play-hands"}
+"""The play page's new-game choices, in the order a person makes them, and their selects."""
+
+
+def start_game(page, **choices: str) -> None:
+    """On the play page, make the new-game ``choices`` (``SETUP``'s names) and start the game."""
+    for name, select in SETUP.items():
+        if name in choices:
+            page.select_option(select, choices[name])
+    page.click("#play-start")
+
+
 def no_script_errors(page, expected: tuple[str, ...] = ()) -> None:
     """No JavaScript error on the page; ``expected``: words of console errors the test provoked (a 4xx logged)."""
     unexpected = [p for p in page.problems if not any(word in p for word in expected)]
@@ -111,12 +123,7 @@ def marked_tiles(page, mark: str) -> list[int]:
 def test_a_whole_drafted_game_against_random_by_clicking(server, page, tmp_path):
     rng = random.Random(0)
     page.goto(f"{server}/play")
-    page.select_option("#opponent", "random")
-    page.select_option("#seat", "0")
-    page.select_option("#first", "you")
-    page.select_option("#play-draft", "pick")
-    page.select_option("#play-hands", "open")
-    page.click("#play-start")
+    start_game(page, opponent="random", seat="0", first="you", draft="pick", hands="open")
     page.wait_for_selector("#my-deck .card.selectable")
     game_id = page.evaluate("() => app.game.id")
     assert f"game={game_id}" in page.url
@@ -207,12 +214,7 @@ def test_a_whole_drafted_game_against_random_by_clicking(server, page, tmp_path)
 
 def test_a_game_with_hidden_dealt_hands_shows_card_backs(server, page):
     page.goto(f"{server}/play")
-    page.select_option("#opponent", "greedy")
-    page.select_option("#seat", "1")
-    page.select_option("#first", "you")
-    page.select_option("#play-draft", "dealt")
-    page.select_option("#play-hands", "hidden")
-    page.click("#play-start")
+    start_game(page, opponent="greedy", seat="1", first="you", draft="dealt", hands="hidden")
     page.wait_for_selector("#my-hand .card.selectable")
     assert page.locator("#hand-0 .card.back").count() == 8
     assert page.locator("#draft").is_hidden()
@@ -381,8 +383,7 @@ def test_bad_requests_from_the_page_get_clear_errors(server, page):
 
 def test_a_game_belongs_to_the_browser_that_started_it(server, browser, page):
     page.goto(f"{server}/play")
-    page.select_option("#opponent", "random")
-    page.click("#play-start")
+    start_game(page, opponent="random")
     page.wait_for_function(HUMAN_TURN)
     game_id = page.evaluate("() => app.game.id")
     assert "trinity_client" not in page.evaluate("() => document.cookie")  # HttpOnly: no script reads it
@@ -664,10 +665,7 @@ def test_a_drafted_game_at_phone_and_tablet_size_shows_every_value_and_nothing_o
         page.wait_for_selector("#opponent option", state="attached")
         assert layout(page)["problems"] == []
         page.screenshot(path=str(artefacts / f"{width}x{height}-setup.png"), full_page=True)
-        page.select_option("#opponent", "random")
-        page.select_option("#seat", "1")
-        page.select_option("#first", "opponent")
-        page.click("#play-start")
+        start_game(page, opponent="random", seat="1", first="opponent")
         page.wait_for_selector("#my-deck .card")
         checked = {"draft": 0, "play": 0}
         for _ in range(60):
@@ -744,11 +742,7 @@ def test_the_rules_panel_opens_and_closes_by_keyboard_and_rule_words_explain_the
     page.wait_for_selector("#rules:not([open])", state="attached")
     assert focused(page)["id"] == "rules-button"
 
-    page.select_option("#opponent", "random")
-    page.select_option("#seat", "0")
-    page.select_option("#first", "you")
-    page.select_option("#play-draft", "dealt")
-    page.click("#play-start")
+    start_game(page, opponent="random", seat="0", first="you", draft="dealt")
     page.wait_for_selector("#my-hand .card.selectable")
     assert focused(page)["key"].startswith("hand:")
     key = focused(page)["key"]
@@ -836,10 +830,7 @@ def test_every_page_passes_an_accessibility_check(server, page, tmp_path):
     page.goto(f"{server}/play")
     page.wait_for_selector("#opponent option", state="attached")
     seen["play setup"] = accessibility_problems(page)
-    page.select_option("#opponent", "random")
-    page.select_option("#seat", "0")
-    page.select_option("#first", "you")
-    page.click("#play-start")
+    start_game(page, opponent="random", seat="0", first="you")
     page.wait_for_selector("#my-deck .card.selectable")
     seen["draft"] = accessibility_problems(page)
     page.keyboard.press("?")
@@ -850,9 +841,7 @@ def test_every_page_passes_an_accessibility_check(server, page, tmp_path):
     page.wait_for_selector("#confirm[open]")
     seen["confirm"] = accessibility_problems(page)
     page.click("#confirm-yes")
-    page.select_option("#play-draft", "dealt")
-    page.select_option("#play-hands", "hidden")
-    page.click("#play-start")
+    start_game(page, draft="dealt", hands="hidden")
     page.wait_for_selector("#my-hand .card.selectable")
     seen["recent games"] = []  # checked below, once a game is in the list
     page.keyboard.press("Enter")  # a card chosen, a tile focused: its preview shows
@@ -915,11 +904,7 @@ BOARD_CARDS = "ts => ts.map(t => t.querySelector('.card') ? t.querySelector('.ca
 
 def test_resign_look_back_resume_and_review_a_game(server, page):
     page.goto(f"{server}/play")
-    page.select_option("#opponent", "greedy")
-    page.select_option("#seat", "1")
-    page.select_option("#first", "you")
-    page.select_option("#play-draft", "dealt")
-    page.click("#play-start")
+    start_game(page, opponent="greedy", seat="1", first="you", draft="dealt")
     for _ in range(2):  # two placements of ours, two of greedy's
         page.wait_for_function(HUMAN_TURN)
         page.locator("#my-hand .card.selectable").first.click()
