@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from trainer_runs import AZ_TWO_ITERATIONS
 
 from trinity_env.agents import make
 from trinity_env.agents.az import AZAgent, AZNetwork, load_network, save_network
@@ -242,25 +243,10 @@ def test_the_solver_option_plays_a_winning_move_in_the_endgame():
 
 # ------------------------------------------------------------------------------ the trainer
 
-TINY = {
-    "seed": 3,
+TINY = AZ_TWO_ITERATIONS | {
     "total_games": 24,
-    "games_per_iteration": 8,
-    "simulations": 4,
-    "max_considered": 4,
-    "hidden": 16,
-    "layers": 1,
-    "batch_size": 16,
-    "replay_size": 400,
-    "solver_empty": 4,
     "draft_share": 0.5,
-    "checkpoint_every": 1,
     "eval_every_games": 24,
-    "eval_games": 2,
-    "eval_simulations": 2,
-    "eval_opponents": ["random"],
-    "eval_endgames": False,
-    "tensorboard": False,
     "label_workers": 0,  # inline labels: tests/test_labelling.py runs the workers
 }
 

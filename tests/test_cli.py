@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
+from processes import reaped
 
 from trinity_env.cli import main
 from trinity_env.core import GameState, Replay, TrinityError
@@ -445,7 +446,7 @@ def _interrupt_when_playing(argv: list[str], stdout: Path) -> tuple[int, float, 
     reader = threading.Thread(target=read_err, daemon=True)
     reader.start()
     started = time.monotonic()
-    try:
+    with reaped(proc):
         while not re.search(rb"\| *[1-9][0-9]*/[0-9]+ ", b"".join(chunks)):
             assert proc.poll() is None, b"".join(chunks).decode(errors="replace")
             assert time.monotonic() - started < 180, "no game finished in 3 minutes"
@@ -455,10 +456,6 @@ def _interrupt_when_playing(argv: list[str], stdout: Path) -> tuple[int, float, 
         proc.send_signal(signal.SIGINT)
         proc.wait(timeout=60)
         seconds = time.monotonic() - sent
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
     reader.join(30)
     proc.stderr.close()
     text = b"".join(chunks).decode(errors="replace")
@@ -509,15 +506,11 @@ def test_ctrl_c_stops_a_long_solve(tmp_path):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
-    try:
+    with reaped(proc):
         time.sleep(3)  # imported and searching
         sent = time.monotonic()
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
     assert proc.returncode == 130 and time.monotonic() - sent < 10
     lines = err.decode().splitlines()
     if lines and lines[0].startswith("preparing the exact solver"):  # loading the cache was slow (a busy machine)

@@ -25,6 +25,8 @@ from pathlib import Path
 import pytest
 import torch
 import yaml
+from processes import reaped
+from trainer_runs import PPO_ONE_UPDATE, saved_when_interrupted
 
 from training.config import TrainConfig
 from training.run_folder import LOCK, RunFolderError, claim
@@ -33,16 +35,7 @@ from trinity_env.core import writes
 from trinity_env.core.errors import WriteError
 
 ROOT = Path(__file__).resolve().parent.parent
-TINY = {
-    "total_steps": 256,
-    "num_games": 16,
-    "rollout_steps": 16,
-    "hidden": 16,
-    "eval_games": 2,
-    "eval_endgames": False,
-    "tensorboard": False,
-    "env": {"draft": "dealt"},
-}
+TINY = PPO_ONE_UPDATE
 CONFIG = TrainConfig.from_dict(TINY)
 
 
@@ -248,23 +241,15 @@ def test_sigterm_is_handled_like_ctrl_c(tmp_path):
     command = trainer(tmp_path, {"total_steps": 10**8, "snapshot_every": 256, "eval_every_steps": 10**7})
     run = tmp_path / "run"
     process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    try:
+    with reaped(process):
         deadline = time.monotonic() + 240
         while not (run / "latest.pt").is_file():
             assert time.monotonic() < deadline and process.poll() is None, "no checkpoint"
             time.sleep(0.2)
         process.send_signal(signal.SIGTERM)
         _, stderr = process.communicate(timeout=120)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
     assert process.returncode == 143, stderr
-    last = stderr.strip().splitlines()[-1]
-    assert last.startswith("python -m training.fast_ppo: interrupted: saved ") and "--resume continues" in last
-    assert not (run / LOCK).exists()
-    steps = int(load_checkpoint(run / "latest.pt")[1]["steps"])
-    assert f"at step {steps:,};" in last
+    saved_when_interrupted(run, stderr)
 
 
 def test_a_write_error_in_a_run_is_one_line_and_exit_1(tmp_path):

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from processes import reaped
 
 import trinity_env.agents.mcts as mcts_agent
 from benchmarks.solver import positions as dealt_positions  # open-hand dealt games played down to N empty tiles
@@ -206,7 +207,7 @@ def _assert_ctrl_c_stops(setup: str, work: str, wait: float = 1.5) -> None:
         stderr=subprocess.STDOUT,
         text=True,
     )
-    try:
+    with reaped(child):
         first = child.stdout.readline()  # after imports and compilation
         assert first.strip() == "started", first + child.stdout.read()
         time.sleep(wait)
@@ -215,10 +216,6 @@ def _assert_ctrl_c_stops(setup: str, work: str, wait: float = 1.5) -> None:
         sent = time.perf_counter()
         output = child.communicate(timeout=60)[0]
         seconds = time.perf_counter() - sent
-    finally:
-        if child.poll() is None:
-            child.kill()
-            child.wait()
     assert child.returncode == 3 and "KeyboardInterrupt" in output, output
     assert seconds < 10, seconds
 

@@ -18,6 +18,8 @@ import numpy as np
 import pytest
 import torch
 import yaml
+from processes import reaped
+from trainer_runs import PPO_FOUR_UPDATES, saved_when_interrupted
 
 from training.config import TrainConfig
 from training.env_state import env_state, load_env_state
@@ -26,18 +28,11 @@ from trinity_env.agents.policy import CheckpointError, load_checkpoint
 from trinity_env.fast.vector_env import TrinityTowersVectorEnv
 
 ROOT = Path(__file__).resolve().parent.parent
-TINY = {
+TINY = PPO_FOUR_UPDATES | {
     "total_steps": 1536,
-    "num_games": 16,
-    "rollout_steps": 16,  # 256 learner steps an update
-    "snapshot_every": 256,
-    "eval_every_steps": 512,
-    "eval_games": 4,
     "eval_endgames": False,
-    "hidden": 32,
     "anneal_lr": True,
     "p_latest": 0.3,  # the rest of the pool: past snapshots
-    "tensorboard": False,
     "env": {"draft": "dealt", "reward": "margin"},
 }
 
@@ -120,7 +115,7 @@ def test_ctrl_c_saves_and_the_resumed_run_is_the_uninterrupted_run(tmp_path):
     run = tmp_path / "run"
     command = [sys.executable, "-m", "training.fast_ppo", "--config", str(config_file), "--run", str(run)]
     process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    try:
+    with reaped(process):
         deadline = time.monotonic() + 240
         while not ((run / "latest.pt").is_file() and load_checkpoint(run / "latest.pt")[1]["steps"] >= 512):
             assert time.monotonic() < deadline and process.poll() is None, "no checkpoint past 512 steps"
@@ -132,17 +127,9 @@ def test_ctrl_c_saves_and_the_resumed_run_is_the_uninterrupted_run(tmp_path):
         asked = time.monotonic()
         process.send_signal(signal.SIGINT)
         _, stderr = process.communicate(timeout=120)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
     assert process.returncode == 130, stderr
     assert time.monotonic() - asked < 60  # an update or less (a few seconds), on a loaded machine
-    last = stderr.strip().splitlines()[-1]
-    assert last.startswith("python -m training.fast_ppo: interrupted: saved ") and "--resume continues" in last
-    assert not (run / "run.lock").exists()
-    saved = int(load_checkpoint(run / "latest.pt")[1]["steps"])
-    assert f"at step {saved:,};" in last
+    saved = saved_when_interrupted(run, stderr)
     end = TrainConfig.from_dict(long | {"total_steps": saved + 512})
     train(end, run, resume=True, progress=False)
     train(end, tmp_path / "whole", progress=False)

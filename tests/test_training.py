@@ -7,6 +7,7 @@ import random
 
 import pytest
 import torch
+from trainer_runs import PPO_FOUR_UPDATES
 
 from training.config import TrainConfig, TrainConfigError
 from training.fast_ppo import train
@@ -16,16 +17,7 @@ from trinity_env.agents.policy import CheckpointError, PolicyNetwork, load_check
 from trinity_env.envs import make_config
 from trinity_env.evaluation.match import play_game
 
-TINY = {
-    "total_steps": 1024,
-    "num_games": 16,
-    "rollout_steps": 16,
-    "snapshot_every": 256,
-    "eval_every_steps": 512,
-    "eval_games": 4,
-    "hidden": 32,
-    "env": {"draft": "dealt"},
-}
+TINY = PPO_FOUR_UPDATES | {"tensorboard": True}
 
 
 def test_train_checkpoints_evaluates_and_reports(tmp_path):

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from trainer_runs import AZ_TWO_ITERATIONS, PPO_FOUR_UPDATES
 
 from training.config import TrainConfig, TrainConfigError
 from training.evaluation import read_metrics
@@ -20,36 +21,8 @@ from training.fast_ppo import train
 from training.skeleton import evaluation_line
 from trinity_env.agents.policy import load_checkpoint
 
-TINY = {
-    "total_steps": 1024,
-    "num_games": 16,
-    "rollout_steps": 16,  # 256 learner steps an update
-    "snapshot_every": 256,
-    "eval_every_steps": 512,
-    "eval_games": 4,
-    "hidden": 32,
-    "tensorboard": False,
-    "env": {"draft": "dealt"},
-}
-AZ_TINY = {
-    "seed": 3,
-    "total_games": 16,
-    "games_per_iteration": 8,
-    "simulations": 4,
-    "max_considered": 4,
-    "hidden": 16,
-    "layers": 1,
-    "batch_size": 16,
-    "replay_size": 400,
-    "solver_empty": 4,
-    "checkpoint_every": 1,
-    "eval_every_games": 8,
-    "eval_games": 2,
-    "eval_simulations": 2,
-    "eval_opponents": ["random"],
-    "eval_endgames": False,
-    "tensorboard": False,
-}
+TINY = PPO_FOUR_UPDATES
+AZ_TINY = AZ_TWO_ITERATIONS
 HEADER = "steps,seconds,measure,rate,low,high"
 
 
