@@ -1,4 +1,4 @@
-"""A perfect player for tests: the exact solver's move (open-hand play positions only)."""
+"""Perfect play for tests: the exact solver's move and the exact value of a move (open-hand play positions only)."""
 
 from __future__ import annotations
 
@@ -15,3 +15,12 @@ class PerfectAgent(Agent):
     def act(self, observation, state=None):
         _, move = self.solver.best_move(state)
         return move.action
+
+
+def value_after(solver: Solver, state, action: int) -> int:
+    """The exact value for ``state``'s mover after ``action``: +1 a win, 0 a draw, -1 a loss."""
+    child = state.apply(action)
+    if child.is_over:
+        return 0 if child.winner is None else (1 if child.winner == state.to_move else -1)
+    value = solver.value(child)
+    return value if child.to_move == state.to_move else -value

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from perfect import value_after
 
 from training.pretrain import PretrainConfig, Targets, check_open_hands, losses, policy_loss, pretrain
 from trinity_env.agents.az import load_network, make_network
@@ -32,14 +33,6 @@ def targets(positions):
     return Targets.from_positions(positions, held_per_count=50)
 
 
-def _value_after(solver: Solver, state, action: int) -> int:
-    child = state.apply(action)
-    if child.is_over:
-        return 0 if child.winner is None else (1 if child.winner == state.to_move else -1)
-    value = solver.value(child)
-    return value if child.to_move == state.to_move else -value
-
-
 def test_the_targets_are_the_solvers_and_the_inputs_the_movers_view(positions, targets):
     solver = Solver()
     rng = np.random.default_rng(3)
@@ -51,7 +44,7 @@ def test_the_targets_are_the_solvers_and_the_inputs_the_movers_view(positions, t
         np.testing.assert_array_equal(targets.observations[row], view["observation"])
         np.testing.assert_array_equal(targets.masks[row], view["action_mask"])
         assert targets.has_best[row]
-        keeps = {a for a in state.legal_actions() if _value_after(solver, state, a) >= targets.values[row]}
+        keeps = {a for a in state.legal_actions() if value_after(solver, state, a) >= targets.values[row]}
         assert set(np.flatnonzero(targets.best[row]).tolist()) == keeps
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from perfect import value_after
 
 from trinity_env.agents.spec import make
 from trinity_env.cli import main as trinity
@@ -28,15 +29,6 @@ ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "docs" / "dataset"
 DEFAULT_BUILD = SAMPLE / "default"
 SMALL = {"agent": "mcts:16", "empty": (4, 8), "games_per_shard": 3, "seed": 5, "policy_empty": (5, 7)}
-
-
-def child_value(solver: Solver, state, action: int) -> int:
-    """The exact value for ``state``'s mover after ``action``."""
-    child = state.apply(action)
-    if child.is_over:
-        return 0 if child.winner is None else (1 if child.winner == state.to_move else -1)
-    value = solver.value(child)
-    return value if child.to_move == state.to_move else -value
 
 
 def files(directory: Path) -> dict[str, bytes]:
@@ -76,7 +68,7 @@ def test_best_moves_are_every_move_that_keeps_the_value_where_recorded(built):
     solver = Solver()
     for row in np.flatnonzero(has):
         state = data.state(int(row))
-        keeps = {a for a in state.legal_actions() if child_value(solver, state, a) >= data.value[row]}
+        keeps = {a for a in state.legal_actions() if value_after(solver, state, a) >= data.value[row]}
         assert set(np.flatnonzero(best[row]).tolist()) == keeps
     assert not best[~has].any()
 
