@@ -124,7 +124,7 @@ def test_the_maskable_ppo_example_says_what_it_does_how_long_and_ends_with_an_in
 
 
 def test_the_ppo_bar_shows_losses_and_reward_and_every_evaluation_shows_progress(tmp_path):
-    from tiny_configs import PPO_FOUR_UPDATES
+    from trainer_runs import PPO_FOUR_UPDATES
 
     config = tmp_path / "tiny.yaml"
     config.write_text(json.dumps(PPO_FOUR_UPDATES | {"eval_endgames": True}))  # JSON is YAML
@@ -142,7 +142,7 @@ def test_the_ppo_bar_shows_losses_and_reward_and_every_evaluation_shows_progress
 
 
 def test_the_alphazero_bar_ends_in_a_figure_not_a_comma(tmp_path):
-    from tiny_configs import AZ_TWO_ITERATIONS
+    from trainer_runs import AZ_TWO_ITERATIONS
 
     config = tmp_path / "az.yaml"
     config.write_text(json.dumps(AZ_TWO_ITERATIONS | {"eval_every_games": 16}))  # its bar before any evaluation
