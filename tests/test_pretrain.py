@@ -4,6 +4,7 @@ value-keeping moves, only open-hand labels of dealt hands are used, and a run is
 from __future__ import annotations
 
 import dataclasses
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -107,12 +108,43 @@ def test_the_command_writes_a_network_the_az_agent_plays(tmp_path):
     out = tmp_path / "pretrained.pt"
     command = [sys.executable, "-m", "training.pretrain", str(SAMPLE), str(out), "--hidden", "16", "--layers", "1"]
     done = subprocess.run(
-        [*command, "--steps", "4", "--eval-every-steps", "2"], capture_output=True, text=True, cwd=ROOT
+        [*command, "--steps", "4", "--eval-every-steps", "2", "--json", str(tmp_path / "curve.json")],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
     )
     assert done.returncode == 0, done.stderr
     assert "step 4/4" in done.stdout and "held out: value sign" in done.stdout
+    curve = json.loads((tmp_path / "curve.json").read_text())["curve"]
+    assert [p["step"] for p in curve] == [2, 4] and "value_sign" in curve[-1]
     network, payload = load_network(out)
     assert payload["pretrain_steps"] == 4 and network.hidden == 16
     bad = subprocess.run([*command[:3], str(tmp_path / "nothing"), str(out)], capture_output=True, text=True, cwd=ROOT)
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
     assert bad.stderr.startswith("python -m training.pretrain: error:")
+
+
+def test_self_play_starts_from_the_pretrained_network(tmp_path):
+    """AlphaZero's ``initial_network``: a new run starts from the pre-trained weights; another shape is refused."""
+    from trainer_runs import AZ_TWO_ITERATIONS
+
+    from training.alphazero import initial_network
+    from training.az_config import AZConfig
+    from trinity_env.agents.az import save_network
+    from trinity_env.agents.policy import CheckpointError
+
+    torch.manual_seed(5)
+    pretrained = make_network("board", 16, 1, True)
+    save_network(tmp_path / "pretrained.pt", pretrained)
+    config = AZConfig.from_dict(
+        AZ_TWO_ITERATIONS | {"network": "board", "initial_network": str(tmp_path / "pretrained.pt")}
+    )
+    started = initial_network(config)
+    assert all(torch.equal(a, b) for a, b in zip(started.state_dict().values(), pretrained.state_dict().values()))
+    fresh = initial_network(AZConfig.from_dict(AZ_TWO_ITERATIONS | {"network": "board"}))
+    assert not all(torch.equal(a, b) for a, b in zip(fresh.state_dict().values(), pretrained.state_dict().values()))
+    wider = AZConfig.from_dict(
+        AZ_TWO_ITERATIONS | {"network": "board", "hidden": 32, "initial_network": str(tmp_path / "pretrained.pt")}
+    )
+    with pytest.raises(CheckpointError, match=r"a board network of hidden 16, layers 1, tactics True; the config asks"):
+        initial_network(wider)

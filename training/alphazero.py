@@ -58,7 +58,7 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from trinity_env.agents.az import AZAgent, AZModel, make_network, save_network
+from trinity_env.agents.az import AZAgent, AZModel, load_network, make_network, resolve_checkpoint, save_network
 from trinity_env.agents.policy import CheckpointError
 from trinity_env.arguments import positive_int
 from trinity_env.core.writes import write_text
@@ -114,7 +114,7 @@ def train(
         if folder.resuming:
             network, optimizer, state = load_latest(run / "latest.pt", config, replay, rng)
         else:
-            network = make_network(config.network, config.hidden, config.layers, config.tactics).eval()
+            network = initial_network(config)
             optimizer = make_optimizer(network, config)
             state = Progress(next_eval=config.eval_every_games)
         with TrainingRun(
@@ -136,6 +136,25 @@ def train(
             saved_at_start=True,
         ) as training:
             return _train_loop(config, training, network, optimizer, replay, rng, state, progress, backend or Backend())
+
+
+def initial_network(config: AZConfig) -> AZModel:
+    """A new run's network: fresh, or ``config.initial_network``'s (a pre-trained one) where it names a file, whose
+    architecture must be the config's; ``CheckpointError`` in one line otherwise."""
+    network = make_network(config.network, config.hidden, config.layers, config.tactics).eval()
+    if not config.initial_network:
+        return network
+    loaded, _ = load_network(resolve_checkpoint(config.initial_network))
+    shape = (config.network, config.hidden, config.layers, config.tactics)
+    found = (loaded.architecture, loaded.hidden, loaded.layers, bool(getattr(loaded, "tactics", False)))
+    if found != shape:
+        raise CheckpointError(
+            f"initial_network {config.initial_network}: a {found[0]} network of hidden {found[1]}, layers "
+            f"{found[2]}, tactics {found[3]}; the config asks for {shape[0]}, hidden {shape[1]}, layers {shape[2]}, "
+            f"tactics {shape[3]}"
+        )
+    network.load_state_dict(loaded.state_dict())
+    return network
 
 
 @dataclass

@@ -61,6 +61,10 @@ class AZConfig(YAMLConfig):
     """Hidden layers of the network (``board``: rounds of message passing over the grid)."""
     tactics: bool = True
     """Give each placement's logit a learned function of its tactical features (captures, domino, lanes)."""
+    initial_network: str = ""
+    """An ``az`` network file to start a new run from instead of a fresh network: one pre-trained on solved
+    positions by ``python -m training.pretrain`` (its architecture must be ``network``/``hidden``/``layers``/
+    ``tactics``). Read when a run starts; a resumed run continues from its own ``latest.pt``."""
     learning_rate: float = 1e-3
     """AdamW's step size (above 0)."""
     anneal_lr: bool = True
@@ -120,6 +124,7 @@ class AZConfig(YAMLConfig):
         "eval_simulations",
         "checkpoint_every",
         "eval_accuracy",
+        "initial_network",
     }
     """How long to train, the safety stop, checkpoints and what is measured: none changes what the learner sees."""
 
@@ -161,6 +166,10 @@ class AZConfig(YAMLConfig):
                 f"{source}: field 'network' must be one of {', '.join(NETWORKS)}, got {self.network!r}"
             )
         self._check_network(source, self.network)
+        if not isinstance(self.initial_network, str) or len(self.initial_network) > 4096:
+            raise TrainConfigError(
+                f"{source}: field 'initial_network' must be a file's path, got {self.initial_network!r}"
+            )
         if self.eval_simulations > MAX_SIMULATIONS:  # the az agent's own bound, checked before training starts
             raise TrainConfigError(
                 f"{source}: field 'eval_simulations' must be at most {MAX_SIMULATIONS:,}, got {self.eval_simulations}"

@@ -19,6 +19,8 @@ dataset, config and seed give the same weights on one machine.
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -28,6 +30,7 @@ import torch
 
 from trinity_env.agents.az import AZModel, make_network, save_network
 from trinity_env.core import ArgumentError
+from trinity_env.core.writes import write_text
 from trinity_env.evaluation.solved_positions import DatasetError, SolvedPositions, load
 from trinity_env.fast.tactics import tactical_batch
 
@@ -228,6 +231,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--eval-every-steps", type=int, default=PretrainConfig.eval_every_steps)
     parser.add_argument("--max-positions", type=int, default=2_000_000, help="refuse a larger dataset")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--json", default=None, help="also write the held-out curve and the settings to this file")
     run_command(parser, _run, argv)
 
 
@@ -254,6 +258,17 @@ def _run(args: argparse.Namespace) -> None:
         )
     steps = curve[-1]["step"] if curve else 0
     save_network(args.out, network, {"pretrain_steps": steps, "pretrain_seed": config.seed})
+    if args.json:
+        document = {
+            "dataset": args.dataset,
+            "network": {"network": args.network, "hidden": args.hidden, "layers": args.layers},
+            "tactics": not args.no_tactics,
+            "config": dataclasses.asdict(config),
+            "train_positions": len(targets.train),
+            "held_out": len(targets.held),
+            "curve": curve,
+        }
+        write_text(args.json, json.dumps(document, indent=1) + "\n")
     if stopper.requested:
         raise TrainingInterrupted(f"the network after {steps:,} steps is in {args.out}")
     print(f"wrote {args.out} after {steps:,} steps", flush=True)
