@@ -38,8 +38,9 @@ def _forward(name: str, guarded: bool) -> property:
 class _DirectAttributes:
     """Mixin: the hot AEC attributes as properties reading the raw env directly."""
 
-    def _bind_raw(self, env: AECEnv) -> None:
+    def __init__(self, env: AECEnv, *args: Any, **kwargs: Any) -> None:
         object.__setattr__(self, "_raw", env.unwrapped)
+        super().__init__(env, *args, **kwargs)  # PettingZoo's wrapper, next in the bases
 
 
 for _name in _FORWARDED:
@@ -47,10 +48,6 @@ for _name in _FORWARDED:
 
 
 class TerminateIllegalWrapper(_DirectAttributes, wrappers.TerminateIllegalWrapper):
-    def __init__(self, env: AECEnv, illegal_reward: float):
-        self._bind_raw(env)
-        super().__init__(env, illegal_reward)
-
     def observe(self, agent: Any) -> Any:
         # PettingZoo's observe, reading the raw env's attributes once each
         observation = self.env.observe(agent)
@@ -82,10 +79,6 @@ class TerminateIllegalWrapper(_DirectAttributes, wrappers.TerminateIllegalWrappe
 
 
 class AssertOutOfBoundsWrapper(_DirectAttributes, wrappers.AssertOutOfBoundsWrapper):
-    def __init__(self, env: AECEnv):
-        self._bind_raw(env)
-        super().__init__(env)
-
     def step(self, action: Any) -> None:
         # A Python int in range is what Discrete(NUM_ACTIONS).contains accepts whatever the agent's state, so
         # PettingZoo's assertion holds without asking gymnasium (a third of this wrapper's time); anything
@@ -98,7 +91,6 @@ class AssertOutOfBoundsWrapper(_DirectAttributes, wrappers.AssertOutOfBoundsWrap
 
 class OrderEnforcingWrapper(_DirectAttributes, wrappers.OrderEnforcingWrapper):
     def __init__(self, env: AECEnv):
-        self._bind_raw(env)
         super().__init__(env)
         # Around the chain ``env()`` builds (AssertOutOfBounds, then TerminateIllegal), a step's
         # observation and a legal action can go to TerminateIllegal at once: the two layers between
