@@ -2,10 +2,16 @@
 
     python -m scripts.make_leaderboard                       # the quick protocol, every agent below
     python -m scripts.make_leaderboard --agents greedy mcts:400 --protocol full
+    python -m scripts.make_leaderboard --outside cleanrl-ppo    # train, export and score an outside library's policy
 
 Each agent's card goes to ``docs/benchmark/<protocol>/<agent>/`` (``scorecard.json``, ``.md``, ``.png``); an agent
 whose card is there already is skipped (a stopped run goes on where it stopped). ``docs/benchmark.md`` shows the
 cards' headline figures, read from those files by its test (tests/test_docs.py).
+
+``OUTSIDE`` lists the policies trained by outside libraries: each with the command that trained and exported it
+(run from the repository root, in the venv its library needs) and the ``trinity benchmark`` command that wrote its
+card to ``docs/benchmark/quick/outside/<name>/``; ``--outside NAME`` runs both (``python`` is the interpreter that
+runs this script). The model files are in ``docs/benchmark/models/``.
 """
 
 from __future__ import annotations
@@ -13,13 +19,88 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import shlex
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from trinity_env.scorecard import PROTOCOLS, benchmark
 
 ROOT = Path(__file__).resolve().parent.parent
-AGENTS = ("random", "greedy", "lookahead", "mcts:400", "ppo-standard", "az-standard:sims=0")
+AGENTS = ("random", "greedy", "lookahead", "mcts:400", "ppo-standard", "az-standard:sims=0", "az-standard")
 """The shipped and built-in agents on the leaderboard, cheapest first."""
+
+
+@dataclass(frozen=True)
+class Outside:
+    """A policy trained by an outside library: its card's folder name, the library, the venv it trains in, the
+    commands that trained and exported it (``python ...``, or ``cp FROM TO``), the spec it is scored by."""
+
+    name: str
+    library: str
+    venv: str
+    train: tuple[str, ...]
+    policy: str
+
+    @property
+    def folder(self) -> Path:
+        return ROOT / "docs" / "benchmark" / "quick" / "outside" / self.name
+
+    @property
+    def score(self) -> str:
+        """The command that wrote its card."""
+        return (
+            f"trinity benchmark {self.policy} --protocol quick --out docs/benchmark/quick/outside/{self.name} --quiet"
+        )
+
+
+MODELS = "docs/benchmark/models"
+OUTSIDE = (
+    Outside(
+        "cleanrl-ppo",
+        "CleanRL-style PPO (torch, exported to ONNX)",
+        "`.venv` (the `train` and `onnx` extras)",
+        (
+            "python examples/cleanrl_ppo.py --total-timesteps 300000 --threads 1 --seed 1 "
+            f"--export {MODELS}/cleanrl-ppo.onnx",
+        ),
+        f"onnx:{MODELS}/cleanrl-ppo.onnx",
+    ),
+    Outside(
+        "tianshou-dqn",
+        "Tianshou DQN (exported to ONNX)",
+        "`.venv` with the `integrations` extra",
+        (
+            "python examples/tianshou_dqn.py --epochs 3 --epoch-steps 5000 --draft dealt --eval-games 50 --seed 0 "
+            f"--export {MODELS}/tianshou-dqn.onnx",
+        ),
+        f"onnx:{MODELS}/tianshou-dqn.onnx",
+    ),
+    Outside(
+        "rllib-ppo",
+        "Ray RLlib PPO (the project's network, its checkpoint)",
+        "`.venv` (the `rllib` extra)",
+        (
+            "python -m training.rllib_selfplay --config docs/benchmark/outside/rllib-ppo.yaml "
+            "--run runs/leaderboard-rllib-ppo --overwrite",
+            f"cp runs/leaderboard-rllib-ppo/best.pt {MODELS}/rllib-ppo.pt",
+        ),
+        f"{MODELS}/rllib-ppo.pt",
+    ),
+    Outside(
+        "benchmarl-mappo",
+        "BenchMARL MAPPO (player_0's actor, exported to ONNX)",
+        "`.venv-benchmarl` (the `benchmarl` extra, with onnx and onnxruntime)",
+        (
+            "python examples/benchmarl_mappo.py --iterations 3 --frames 512 --games 1 --seed 0 "
+            f"--export {MODELS}/benchmarl-mappo.onnx",
+        ),
+        f"onnx:{MODELS}/benchmarl-mappo.onnx",
+    ),
+)
+"""The outside libraries' policies on the leaderboard, each trained at a budget of minutes on one loaded core."""
 
 
 def folder_of(protocol: str, agent: str) -> Path:
@@ -32,6 +113,17 @@ def _cell(share: dict | None) -> str:
     return f"{share['share']:.1%} [{share['low']:.1%}, {share['high']:.1%}]"
 
 
+def _row(card: dict) -> str:
+    r, signs = card["rating"], card["value_sign"] or {}
+    return (
+        f"{r['elo']:+.0f} [{r['low']:+.0f}, {r['high']:+.0f}] | {_cell(card['accuracy'].get('10'))} | "
+        f"{_cell(signs.get('10'))} | {_cell(card['puzzles'])} | {_cell(card['endgames'])} |"
+    )
+
+
+FIGURES = "rating (random = 0) | moves keep the value at 10 empty | value sign at 10 | puzzles | endgames |"
+
+
 def leaderboard(protocol: str = "quick") -> str:
     """The leaderboard's table, from the cards in ``docs/benchmark/<protocol>/``: best rating first."""
     cards = [
@@ -39,17 +131,40 @@ def leaderboard(protocol: str = "quick") -> str:
         for path in sorted((ROOT / "docs" / "benchmark" / protocol).glob("*/scorecard.json"))
     ]
     cards.sort(key=lambda card: -card["rating"]["elo"])
-    head = "| agent | rating (random = 0) | moves keep the value at 10 empty | value sign at 10 | puzzles | endgames |"
-    lines = [head, "|---|---|---|---|---|---|"]
-    for card in cards:
-        r = card["rating"]
-        signs = card["value_sign"] or {}
-        lines.append(
-            f"| `{card['agent']}` | {r['elo']:+.0f} [{r['low']:+.0f}, {r['high']:+.0f}] | "
-            f"{_cell(card['accuracy'].get('10'))} | {_cell(signs.get('10'))} | {_cell(card['puzzles'])} | "
-            f"{_cell(card['endgames'])} |"
-        )
+    lines = ["| agent | " + FIGURES, "|---|---|---|---|---|---|"]
+    lines += [f"| `{card['agent']}` | " + _row(card) for card in cards]
     return "\n".join(lines)
+
+
+def outside_table() -> str:
+    """The outside libraries' policies (``OUTSIDE``, in its order): each card's figures, then the commands that
+    trained and scored it."""
+    lines = ["| library | policy | " + FIGURES, "|---|---|---|---|---|---|---|"]
+    commands = []
+    for entry in OUTSIDE:
+        card = json.loads((entry.folder / "scorecard.json").read_text(encoding="utf-8"))
+        link = f"[`{card['agent']}`](benchmark/quick/outside/{entry.name}/scorecard.md)"
+        lines.append(f"| {entry.library} | {link} | " + _row(card))
+        commands += [f"**{entry.library}**, trained in {entry.venv}, scored in `.venv`:", "", "```bash"]
+        commands += [*entry.train, entry.score, "```", ""]
+    return "\n".join(lines) + "\n\n" + "\n".join(commands).rstrip() + "\n"
+
+
+def run_outside(entry: Outside) -> None:
+    """Train, export and score one outside policy: its training commands (``python`` is this script's interpreter),
+    then its ``trinity benchmark`` command in this process."""
+    from trinity_env.cli import main as trinity
+
+    for command in entry.train:
+        print("$", command, flush=True)
+        words = shlex.split(command)
+        if words[0] == "cp":
+            shutil.copyfile(ROOT / words[1], ROOT / words[2])
+        else:
+            subprocess.run([sys.executable, *words[1:]], cwd=ROOT, check=True)
+    print("$", entry.score, flush=True)
+    if trinity(shlex.split(entry.score)[1:]):
+        raise SystemExit(f"{entry.score} failed")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -57,7 +172,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--agents", nargs="+", default=list(AGENTS))
     parser.add_argument("--protocol", choices=sorted(PROTOCOLS), default="quick")
     parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument(
+        "--outside", nargs="+", choices=[entry.name for entry in OUTSIDE], help="train and score these instead"
+    )
     args = parser.parse_args(argv)
+    if args.outside:
+        for entry in OUTSIDE:
+            if entry.name in args.outside:
+                run_outside(entry)
+        print(outside_table())
+        return
     for agent in args.agents:
         folder = folder_of(args.protocol, agent)
         if (folder / "scorecard.json").is_file():

@@ -616,6 +616,29 @@ def test_the_benchmark_page_shows_the_leaderboard_the_cards_hold():
         assert f"| `{name}` | {plan.rating_games} | {plan.accuracy_per_count} | {plan.puzzles} |" in page
 
 
+def test_the_benchmark_page_shows_the_outside_libraries_cards_and_the_full_protocol_s():
+    """The outside libraries' policies (scripts.make_leaderboard.OUTSIDE) and the full protocol's cards are on the
+    leaderboard as their JSON files hold them, with the commands that trained and scored each."""
+    from scripts.make_leaderboard import OUTSIDE, leaderboard, outside_table
+    from trinity_env.scorecard import BENCHMARK_VERSION, PROTOCOLS
+
+    page = (ROOT / "docs" / "benchmark.md").read_text(encoding="utf-8")
+    assert outside_table() in page and leaderboard("full") in page
+    for entry in OUTSIDE:
+        card = json.loads((entry.folder / "scorecard.json").read_text(encoding="utf-8"))
+        assert card["benchmark"] == BENCHMARK_VERSION and card["agent"] == entry.policy
+        assert card["protocol"]["name"] == "quick" and card["agent_sha256"]  # the model file it read, hashed
+        assert (
+            entry.train[0].startswith("python ") and f"--out docs/benchmark/quick/outside/{entry.name} " in entry.score
+        )
+    full = sorted((ROOT / "docs" / "benchmark" / "full").glob("*/scorecard.json"))
+    assert full  # at least one full-protocol card
+    for path in full:
+        card = json.loads(path.read_text(encoding="utf-8"))
+        plan = PROTOCOLS["full"]
+        assert card["protocol"]["rating_games"] == plan.rating_games and card["puzzles"]["total"] == plan.puzzles
+
+
 def test_the_scaling_study_on_the_alphazero_page_is_the_benchmark_s():
     """The study's table is what benchmarks.value_scaling wrote from its runs (scaling.json), never typed."""
     from benchmarks.value_scaling import table
