@@ -176,7 +176,7 @@ def test_a_full_disk_while_claiming_leaves_no_lock(tmp_path, monkeypatch):
 
     monkeypatch.setattr(run_folder.os, "fdopen", fdopen)
     with (
-        pytest.raises(RunFolderError, match=r"cannot write to run folder .*: No space left on device"),
+        pytest.raises(WriteError, match=rf"cannot write {tmp_path / LOCK}: No space left on device"),
         claim(tmp_path, CONFIG, "fast_ppo"),
     ):
         pass
@@ -186,6 +186,30 @@ def test_a_full_disk_while_claiming_leaves_no_lock(tmp_path, monkeypatch):
     with claim(tmp_path, CONFIG, "fast_ppo"):  # at once, not after the 30 s an abandoned empty lock waits
         pass
     assert time.monotonic() - started < 10
+
+
+def test_a_config_json_not_written_is_a_write_error_and_status_1(tmp_path, monkeypatch, capsys):
+    """A failed write is status 1 (docs/guide.md's table), not the 2 of bad input; the lock goes with it."""
+    import argparse
+
+    from training.session import run_command
+
+    def full(descriptor):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(writes.os, "fsync", full)
+    with pytest.raises(WriteError, match=r"cannot write .*config\.json: No space left"), claim(tmp_path, CONFIG, "a"):
+        pass
+
+    def body(args: argparse.Namespace) -> None:
+        with claim(tmp_path, CONFIG, "fast_ppo"):
+            pass
+
+    with pytest.raises(SystemExit) as stopped:
+        run_command(argparse.ArgumentParser(prog="python -m training.fast_ppo"), body, [])
+    assert stopped.value.code == 1
+    assert "config.json: No space left on device" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
 
 
 # ---------------------------------------------------------------- locks and stops

@@ -33,7 +33,8 @@ Every trainer (``fast_ppo``, ``selfplay_ppo``, ``rllib_selfplay``) opens its run
   touched before these checks pass.
 
 Every refusal is a ``RunFolderError`` with a one-line message; the trainers' command lines
-print it and exit with status 2.
+print it and exit with status 2. A write that fails (``config.json``, the lock) is a ``WriteError``:
+one line and status 1, as for any file not written.
 """
 
 from __future__ import annotations
@@ -147,7 +148,7 @@ def claim(
                 print(f"{path}: its run stopped before its first checkpoint: starting it again", file=sys.stderr)
             if not resume or unsaved:
                 _clear(path, overwrite or unsaved)
-            _write_json(path / "config.json", config.to_dict())
+            write_text(path / "config.json", json.dumps(config.to_dict(), indent=1) + "\n")  # else WriteError
             folder = RunFolder(path, resume and not unsaved, trainer)
             _HELD[key] = folder
             try:
@@ -261,13 +262,6 @@ def _clear(path: Path, overwrite: bool) -> None:
             target.unlink()
 
 
-def _write_json(path: Path, data: dict[str, Any]) -> None:
-    try:
-        write_text(path, json.dumps(data, indent=1) + "\n")
-    except WriteError as err:
-        raise RunFolderError(str(err)) from None
-
-
 # ---------------------------------------------------------------------------------- the lock
 
 
@@ -317,7 +311,7 @@ def _me(trainer: str) -> dict[str, Any]:
 
 def _take(path: Path, descriptor: int, trainer: str) -> None:
     """With the lock held: refuse a lock file naming another host, say so when taking over a dead trainer's, and
-    write this trainer into it (a write that fails removes it)."""
+    write this trainer into it (a write that fails removes it: ``WriteError``)."""
     lock = path / LOCK
     owner, written = _owner(descriptor)
     if owner is not None and owner.get("host") != socket.gethostname():
@@ -332,4 +326,4 @@ def _take(path: Path, descriptor: int, trainer: str) -> None:
             handle.write(json.dumps(me) + "\n")
     except OSError as err:  # a full disk: a lock file left behind would say a trainer holds it
         lock.unlink(missing_ok=True)
-        raise RunFolderError(f"cannot write to run folder {path}: {err.strerror or err}") from None
+        raise WriteError(f"cannot write {lock}: {err.strerror or err}") from None
