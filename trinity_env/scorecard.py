@@ -224,6 +224,6 @@ def benchmark(
         card.exploitability = {
             "steps": found.steps,
             "games": found.games,
-            **Share(round(found.points), found.games).to_json(),
+            **Share(found.points, found.games).to_json(),  # a draw is half a point: kept
         }
     return card
