@@ -8,7 +8,7 @@ first rollout and then about every tenth of the run (with the win rate of the ga
 played), counts the evaluation games as they finish, and ends with the win rate and its 95%
 Wilson interval. ``docs/integrations.md`` gives the time and result of ``--steps 20000``.
 
-Usage: python examples/maskable_ppo.py [--steps N] [--eval-games G] [--seed S]
+Usage: python examples/maskable_ppo.py [--steps N] [--eval-games G] [--seed S] [--save PATH]
 """
 
 from __future__ import annotations
@@ -75,6 +75,7 @@ def main(argv: list[str] | None = None) -> float:
     parser.add_argument("--steps", type=int, default=4096, help="training steps (default 4096)")
     parser.add_argument("--eval-games", type=int, default=100, help="evaluation games (default 100)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--save", default=None, metavar="PATH", help="save the model (an SB3 zip every tool takes)")
     args = parser.parse_args(argv)
 
     print(
@@ -88,6 +89,8 @@ def main(argv: list[str] | None = None) -> float:
     env = TrinityTowersEnv(opponent="random", **config)
     model = MaskablePPO("MlpPolicy", env, n_steps=ROLLOUT_STEPS, batch_size=128, seed=args.seed, verbose=0)
     model.learn(total_timesteps=args.steps, callback=Progress(args.steps))
+    if args.save:
+        model.save(args.save)
     print(f"trained in {minutes(time.perf_counter() - started)}; evaluating:", flush=True)
     win_rate = evaluate(model, args.eval_games, seed=10_000 + args.seed, progress=True, **config)
     low, high = wilson_interval(win_rate * args.eval_games, args.eval_games)
