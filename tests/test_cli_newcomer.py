@@ -202,6 +202,23 @@ def test_play_warns_once_when_a_policy_trained_on_dealt_hands_plays_the_draft(tm
     assert "warning:" not in _play("quit\n", "--opponent", f"{run}/best", "--seed", "0", "--seat", "0")
 
 
+def test_the_draft_warning_is_for_a_game_with_a_draft_only(tmp_path):
+    """Given hands (``draft: fixed``) are no draft either: no picks to be untrained at."""
+    from trinity_env.agents.spec import player
+    from trinity_env.play import untrained_draft
+    from trinity_env.spec.config import EnvConfig
+
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "best.pt").write_bytes((ROOT / "trinity_env" / "agents" / "data" / "ppo-standard.pt").read_bytes())
+    (run / "config.json").write_text(json.dumps({"env": {"draft": "dealt"}}))
+    who = player(f"{run}/best")
+    assert "trained on dealt hands only" in untrained_draft(who, EnvConfig(draft="pick"))
+    hands = (tuple(range(8)), tuple(range(8)))
+    assert untrained_draft(who, EnvConfig(draft="fixed", hands=hands)) is None
+    assert untrained_draft(who, EnvConfig(draft="dealt")) is None
+
+
 def test_play_says_what_my_placement_captured_before_the_opponent_replies(tmp_path):
     dealt = tmp_path / "dealt.yaml"
     dealt.write_text("draft: dealt\n")

@@ -183,7 +183,7 @@ def untrained_draft(who: object, env_config: EnvConfig) -> str | None:
     """One warning line when a game with a draft is played by a checkpoint whose run folder's ``config.json`` says
     it trained on dealt hands only (``env: {draft: dealt}``, no ``draft_share``): its picks are untrained."""
     path = getattr(who, "path", None)
-    if env_config.draft == "dealt" or not path or getattr(who, "name", None) != "file:":
+    if env_config.draft != "pick" or not path or getattr(who, "name", None) != "file:":  # no draft: no picks
         return None
     folder = Path(path) if Path(path).is_dir() else Path(path).parent
     try:
