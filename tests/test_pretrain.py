@@ -122,13 +122,20 @@ def test_the_command_writes_a_network_the_az_agent_plays(tmp_path):
     bad = subprocess.run([*command[:3], str(tmp_path / "nothing"), str(out)], capture_output=True, text=True, cwd=ROOT)
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
     assert bad.stderr.startswith("python -m training.pretrain: error:")
+    for wrong in (["--hidden", "0"], ["--steps", "1.5"], ["--seed", "-1"]):
+        refused = subprocess.run([*command, *wrong], capture_output=True, text=True, cwd=ROOT)
+        assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1, refused.stderr
+    unwritable = subprocess.run(
+        [*command[:3], str(SAMPLE), "/proc/nowhere/x.pt"], capture_output=True, text=True, cwd=ROOT
+    )
+    assert unwritable.returncode == 2 and "pre-training" not in unwritable.stdout  # refused before any step
 
 
 def test_self_play_starts_from_the_pretrained_network(tmp_path):
     """AlphaZero's ``initial_network``: a new run starts from the pre-trained weights; another shape is refused."""
     from trainer_runs import AZ_TWO_ITERATIONS
 
-    from training.alphazero import initial_network
+    from training.alphazero import initial_network, pretrained_weights
     from training.az_config import AZConfig
     from trinity_env.agents.az import save_network
     from trinity_env.agents.policy import CheckpointError
@@ -139,12 +146,27 @@ def test_self_play_starts_from_the_pretrained_network(tmp_path):
     config = AZConfig.from_dict(
         AZ_TWO_ITERATIONS | {"network": "board", "initial_network": str(tmp_path / "pretrained.pt")}
     )
-    started = initial_network(config)
+    started = initial_network(config, pretrained_weights(config))
     assert all(torch.equal(a, b) for a, b in zip(started.state_dict().values(), pretrained.state_dict().values()))
-    fresh = initial_network(AZConfig.from_dict(AZ_TWO_ITERATIONS | {"network": "board"}))
+    fresh_config = AZConfig.from_dict(AZ_TWO_ITERATIONS | {"network": "board"})
+    assert pretrained_weights(fresh_config) is None
+    fresh = initial_network(fresh_config)
     assert not all(torch.equal(a, b) for a, b in zip(fresh.state_dict().values(), pretrained.state_dict().values()))
     wider = AZConfig.from_dict(
         AZ_TWO_ITERATIONS | {"network": "board", "hidden": 32, "initial_network": str(tmp_path / "pretrained.pt")}
     )
     with pytest.raises(CheckpointError, match=r"a board network of hidden 16, layers 1, tactics True; the config asks"):
-        initial_network(wider)
+        pretrained_weights(wider)
+
+
+def test_a_missing_initial_network_is_refused_before_the_run_folder_is_touched(tmp_path):
+    from trainer_runs import AZ_TWO_ITERATIONS
+
+    from training.alphazero import train
+    from training.az_config import AZConfig
+    from trinity_env.agents.policy import CheckpointError
+
+    config = AZConfig.from_dict(AZ_TWO_ITERATIONS | {"network": "board", "initial_network": str(tmp_path / "no.pt")})
+    with pytest.raises(CheckpointError, match=r"no\.pt"):
+        train(config, tmp_path / "run", progress=False)
+    assert not (tmp_path / "run").exists()

@@ -103,6 +103,7 @@ def train(
     ``backend``: where self-play and labelling run (default: this process and ``Labeller`` processes;
     ``training.alphazero_ray`` puts them on Ray actors). The run folder and checkpoint are the same either way.
     """
+    weights = pretrained_weights(config)  # checked before the run folder is touched
     with (
         claim(run, config, "alphazero", resume=resume, overwrite=overwrite, checkpoint="latest.pt") as folder,
         torch_threads(config.torch_threads),
@@ -114,7 +115,7 @@ def train(
         if folder.resuming:
             network, optimizer, state = load_latest(run / "latest.pt", config, replay, rng)
         else:
-            network = initial_network(config)
+            network = initial_network(config, weights)
             optimizer = make_optimizer(network, config)
             state = Progress(next_eval=config.eval_every_games)
         with TrainingRun(
@@ -138,12 +139,11 @@ def train(
             return _train_loop(config, training, network, optimizer, replay, rng, state, progress, backend or Backend())
 
 
-def initial_network(config: AZConfig) -> AZModel:
-    """A new run's network: fresh, or ``config.initial_network``'s (a pre-trained one) where it names a file, whose
-    architecture must be the config's; ``CheckpointError`` in one line otherwise."""
-    network = make_network(config.network, config.hidden, config.layers, config.tactics).eval()
+def pretrained_weights(config: AZConfig) -> dict[str, torch.Tensor] | None:
+    """The weights of ``config.initial_network`` (a pre-trained network) where it names a file, checked to be of the
+    config's architecture; ``CheckpointError`` in one line otherwise; ``None`` without one."""
     if not config.initial_network:
-        return network
+        return None
     loaded, _ = load_network(resolve_checkpoint(config.initial_network))
     shape = (config.network, config.hidden, config.layers, config.tactics)
     found = (loaded.architecture, loaded.hidden, loaded.layers, bool(getattr(loaded, "tactics", False)))
@@ -153,7 +153,15 @@ def initial_network(config: AZConfig) -> AZModel:
             f"{found[2]}, tactics {found[3]}; the config asks for {shape[0]}, hidden {shape[1]}, layers {shape[2]}, "
             f"tactics {shape[3]}"
         )
-    network.load_state_dict(loaded.state_dict())
+    return loaded.state_dict()
+
+
+def initial_network(config: AZConfig, weights: dict[str, torch.Tensor] | None = None) -> AZModel:
+    """A new run's network: fresh (drawn from torch's seeded generator either way, so a seed gives the same run),
+    then given ``weights`` (``pretrained_weights``) where there are some."""
+    network = make_network(config.network, config.hidden, config.layers, config.tactics).eval()
+    if weights is not None:
+        network.load_state_dict(weights)
     return network
 
 

@@ -1,7 +1,7 @@
 """Pre-training the AlphaZero network on solved positions, before self-play.
 
     python -m training.pretrain docs/dataset/default runs/pretrained.pt --steps 20000
-    trinity train --config az-pretrained      # self-play from it (``initial_network`` in the config)
+    trinity train my-az.yaml      # self-play from it: a config with initial_network: runs/pretrained.pt
 
 The targets are the solver's, read from the dataset (``trinity dataset build``): the value is the exact value for the
 player to move, and the policy's target is the set of moves that keep it (the loss is ``-log`` of the probability the
@@ -28,8 +28,10 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from trinity_env.agents.az import AZModel, make_network, save_network
+from trinity_env.agents.az import NETWORKS, AZModel, make_network, save_network
+from trinity_env.arguments import non_negative_int, positive_int, whole_number
 from trinity_env.core import ArgumentError
+from trinity_env.core.paths import prepare_file
 from trinity_env.core.writes import write_text
 from trinity_env.evaluation.solved_positions import DatasetError, SolvedPositions, load
 from trinity_env.fast.tactics import tactical_batch
@@ -223,14 +225,14 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m training.pretrain", description=__doc__.splitlines()[0])
     parser.add_argument("dataset", help="a folder written by trinity dataset build")
     parser.add_argument("out", help="the network file to write (an az checkpoint: az:OUT plays it)")
-    parser.add_argument("--network", default="board", help="the architecture (az-standard's: board)")
-    parser.add_argument("--hidden", type=int, default=128)
-    parser.add_argument("--layers", type=int, default=2)
+    parser.add_argument("--network", default="board", choices=sorted(NETWORKS), help="the architecture (board)")
+    parser.add_argument("--hidden", type=whole_number(1, 1024), default=128)
+    parser.add_argument("--layers", type=whole_number(1, 16), default=2)
     parser.add_argument("--no-tactics", action="store_true", help="without the tactical features")
-    parser.add_argument("--steps", type=int, default=PretrainConfig.steps, help="learner steps")
-    parser.add_argument("--eval-every-steps", type=int, default=PretrainConfig.eval_every_steps)
-    parser.add_argument("--max-positions", type=int, default=2_000_000, help="refuse a larger dataset")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--steps", type=positive_int, default=PretrainConfig.steps, help="learner steps")
+    parser.add_argument("--eval-every-steps", type=positive_int, default=PretrainConfig.eval_every_steps)
+    parser.add_argument("--max-positions", type=positive_int, default=2_000_000, help="refuse a larger dataset")
+    parser.add_argument("--seed", type=non_negative_int, default=0)
     parser.add_argument("--json", default=None, help="also write the held-out curve and the settings to this file")
     run_command(parser, _run, argv)
 
@@ -238,8 +240,13 @@ def main(argv: list[str] | None = None) -> None:
 def _run(args: argparse.Namespace) -> None:
     config = PretrainConfig(steps=args.steps, eval_every_steps=args.eval_every_steps, seed=args.seed)
     network = make_network(args.network, args.hidden, args.layers, not args.no_tactics)
+    for option, path in (("OUT", args.out), ("--json", args.json)):
+        if path:
+            prepare_file(path, option, ArgumentError)  # writable, before any step
     try:
         targets = Targets.from_positions(load(args.dataset, max_positions=args.max_positions), seed=args.seed)
+        if not len(targets.train):
+            raise DatasetError(f"{args.dataset}: no training positions (every game is held out)")
     except DatasetError as error:
         raise ArgumentError(one_line(error)) from None
     print(

@@ -145,6 +145,7 @@ def run_command(parser: argparse.ArgumentParser, body: Callable[[argparse.Namesp
     file not written) or 128 + the stopping signal (130 after Ctrl-C, 143 after SIGTERM), each line starting with the
     command's name (``command_name``'s, else the parser's)."""
     parser.prog = _command_name.get() or parser.prog
+    parser.error = lambda message: parser.exit(EXIT_USAGE, f"{parser.prog}: error: {message}\n")  # one line, no usage
     args = parser.parse_args(argv)
     _stopped_by[0] = EXIT_INTERRUPTED - 128
     token = _command_line.set(True)
