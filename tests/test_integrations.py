@@ -466,6 +466,37 @@ def test_benchmarl_trains_on_float32_observations_and_its_policies_play_legal_ga
         assert rollout["next", "player_0", "info", "termination_code"][-1].item() > 0
 
 
+@pytest.mark.slow  # one BenchMARL iteration: make test-benchmarl
+def test_benchmarl_exports_player_0_s_actor_to_an_onnx_file_that_plays_as_the_actor(tmp_path, monkeypatch):
+    """``--export``: ``player_0``'s actor rebuilt as a plain MLP (``actor_network``) gives the policy's own logits,
+    and its ONNX file (the leaderboard's BenchMARL card) plays their best legal action."""
+    pytest.importorskip("benchmarl", reason="BenchMARL is not installed (make test-benchmarl: .venv-benchmarl)")
+    pytest.importorskip("onnxruntime", reason="the onnx extra is not installed")
+    import torch
+
+    from trinity_env.agents import make
+
+    module = example("benchmarl_mappo")
+    experiments = []
+    original = module.actor_network
+    monkeypatch.setattr(
+        module, "actor_network", lambda experiment: experiments.append(experiment) or original(experiment)
+    )
+    path = tmp_path / "mappo.onnx"
+    module.main(
+        ["--iterations", "1", "--frames", "64", "--games", "1", "--folder", str(tmp_path), "--export", str(path)]
+    )
+    network = original(experiments[0])
+    mlp = experiments[0].group_policies["player_0"].module[0].mlp
+    observations = torch.randint(0, 11, (6, 339)).float()
+    with torch.no_grad():
+        assert torch.equal(network(observations), mlp(observations[:, None])[:, 0])
+        masks = (torch.rand(6, 256) < 0.3).numpy().astype(np.int8)
+        masks[:, 0] = 1
+        best = np.where(masks != 0, network(observations).numpy(), -np.inf).argmax(axis=1)
+    assert (make(f"onnx:{path}").act_batch(observations.numpy().astype(np.int8), masks) == best).all()
+
+
 def test_benchmarl_needs_the_float32_observation(tmp_path):
     """The int8 default fails in BenchMARL's first layer, already when the experiment is built: the reason the option
     exists (and docs/evaluate.md says so)."""
