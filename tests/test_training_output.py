@@ -184,3 +184,19 @@ def test_alphazero_stop_at_ends_a_part_where_it_says_and_resume_goes_on_as_if_un
     with pytest.raises(SystemExit) as exit_:
         az_main(["--config", config, "--run", str(tmp_path / "bad"), "--stop-at", "0"])
     assert exit_.value.code == 2 and "--stop-at" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("progress", [False, True])
+def test_an_evaluation_keeps_no_game_s_states_without_its_bar(monkeypatch, progress):
+    """Without a bar nothing watches the evaluation games, so none records its states; with one each game ticks it."""
+    import trinity_env.evaluation.match as match
+    from training.evaluation import evaluate_agent
+    from trinity_env.agents.spec import make
+
+    recorded = []
+    real = match.play_game
+    monkeypatch.setattr(match, "play_game", lambda *args: recorded.append(args[3] is not None) or real(*args))
+    config = TrainConfig.from_dict(PPO_FOUR_UPDATES | {"eval_opponents": ["random"], "eval_games": 2})
+    config = TrainConfig.from_dict(config.to_dict() | {"eval_endgames": False})
+    assert set(evaluate_agent(make("greedy"), config, seed=0, progress=progress)) == {"random"}
+    assert recorded == [progress, progress]

@@ -53,9 +53,8 @@ def evaluate_agent(learner: Agent, config: YAMLConfig, seed: int, progress: bool
     for spec in config.eval_opponents:
         opponent = make(spec)
         bar.set_postfix_str(f"vs {spec}")
-        points = seat_swapped_points(
-            learner, opponent, config.env, range(config.eval_games), lambda k: seed + k, lambda k, _: bar.update()
-        )
+        ticks = (lambda k, _: bar.update()) if progress else None  # on_game keeps each game's states: only for the bar
+        points = seat_swapped_points(learner, opponent, config.env, range(config.eval_games), lambda k: seed + k, ticks)
         results[spec] = _row(Share(points, config.eval_games))
     if config.eval_endgames:
         suite = [endgame for endgame in load_suite(DEFAULT_SUITE) if endgame.value == 1]
