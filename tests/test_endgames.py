@@ -9,7 +9,8 @@ from perfect import PerfectAgent
 
 from trinity_env.agents import make
 from trinity_env.core import PositionError
-from trinity_env.evaluation.endgames import DEFAULT_SUITE, build_suite, load_suite, save_suite, score_agent
+from trinity_env.evaluation.endgames import DEFAULT_SUITE, build_suite, load_suite, save_suite, score_agent, suite_share
+from trinity_env.evaluation.ratings import Share
 from trinity_env.search.solver import Solver
 
 
@@ -28,6 +29,10 @@ def test_a_suite_is_built_saved_loaded_and_scored(tmp_path):
     loaded = load_suite(path)
     assert [e.best_moves for e in loaded] == [e.best_moves for e in suite]
     assert score_agent(PerfectAgent(), loaded) == 1.0
+    won = sum(e.value == 1 for e in loaded)
+    assert suite_share(PerfectAgent(), loaded) == Share(won, won) and isinstance(
+        suite_share(make("random"), loaded).hits, int
+    )
     assert 0.0 <= score_agent(make("random"), loaded) < 1.0
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from trinity_env.agents.spec import make
 from trinity_env.core.writes import open_append, write_text
 from trinity_env.evaluation.accuracy import score_network, validation_set
-from trinity_env.evaluation.endgames import DEFAULT_SUITE, load_suite, score_agent
+from trinity_env.evaluation.endgames import DEFAULT_SUITE, load_suite, suite_share
 from trinity_env.evaluation.match import seat_swapped_points
 from trinity_env.evaluation.ratings import Share
 from trinity_env.spec.agent import Agent
@@ -60,8 +60,7 @@ def evaluate_agent(learner: Agent, config: YAMLConfig, seed: int, progress: bool
         suite = [endgame for endgame in load_suite(DEFAULT_SUITE) if endgame.value == 1]
         bar.set_postfix_str("the endgame suite")
         suite = _Ticking(suite, bar)
-        hits = round(score_agent(learner, suite) * len(suite))  # score_agent's share is hits / len(suite)
-        results[ENDGAMES] = _row(Share(hits, len(suite)))
+        results[ENDGAMES] = _row(suite_share(learner, suite))
     bar.close()
     evaluate = getattr(learner, "evaluate", None)
     if getattr(config, "eval_accuracy", False) and callable(evaluate):

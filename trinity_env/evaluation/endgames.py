@@ -19,6 +19,7 @@ from tqdm import tqdm
 
 from trinity_env.agents.spec import make
 from trinity_env.core import GameState, PositionError
+from trinity_env.evaluation.ratings import Share
 from trinity_env.search.solver import Solver
 from trinity_env.spec.agent import Agent
 from trinity_env.spec.config import make_config
@@ -104,7 +105,12 @@ def load_suite(path: str | Path) -> list[Endgame]:
 
 
 def score_agent(agent: Agent, suite: Iterable[Endgame]) -> float:
-    """Share of the suite's won positions in which ``agent`` picks a winning move."""
+    """Share of the suite's won positions in which ``agent`` picks a winning move (``suite_share``'s value)."""
+    return suite_share(agent, suite).value
+
+
+def suite_share(agent: Agent, suite: Iterable[Endgame]) -> Share:
+    """The suite's won positions in which ``agent`` picks a winning move, of all its won positions."""
     hits = total = 0
     for endgame in suite:
         if endgame.value != 1:
@@ -117,7 +123,7 @@ def score_agent(agent: Agent, suite: Iterable[Endgame]) -> float:
         step = state.apply(action).last
         hits += (step.card.notation, step.tile) in endgame.best_moves
         total += 1
-    return hits / total if total else float("nan")
+    return Share(hits, total)
 
 
 DEFAULT_SUITE = Path(str(resources.files("trinity_env.evaluation") / "data" / "endgames.jsonl"))
