@@ -5,11 +5,18 @@
     python -m benchmarks.az --endgames az-standard az-standard:sims=0 --json docs/alphazero/endgames.json
     python -m benchmarks.az --labelling 6 8 10     # one az-quick iteration: self-play vs the workers' labelling
     python -m benchmarks.az --network board --hidden 64 --layers 2   # a fresh network of that architecture
+    python -m benchmarks.az --reference --json docs/alphazero/evaluators.json   # the fast evaluation vs torch's
 
 A "simulation" is one descent of one tree, one leaf evaluated by the network (in a batched
 forward pass for all trees) and one backup. It runs on one thread (torch and numba on one
 thread each) and on two (both on two threads), and prints the load average, since the
 machine may be shared: a loaded machine gives lower figures.
+
+``--reference`` times the same search (one thread) with the board network's fast evaluation
+(``trinity_env.agents.board_fast``, what the search uses) and with the network's torch forward pass
+(the reference), alternately in the same run, best of ``--repeats``, in wall-clock and in CPU time (this
+process's: on a shared machine the CPU time counts only the time the search had a core), and prints
+the ratio with the load average.
 """
 
 from __future__ import annotations
@@ -17,6 +24,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -27,7 +36,15 @@ import torch
 from benchmarks import load_average
 from training.az_config import AZConfig
 from training.az_selfplay import make_search, play_games
-from trinity_env.agents.az import NETWORKS, AZModel, AZNetwork, evaluator, load_network, make_network
+from trinity_env.agents.az import (
+    NETWORKS,
+    AZModel,
+    AZNetwork,
+    evaluator,
+    forward_evaluator,
+    load_network,
+    make_network,
+)
 from trinity_env.fast.games import FastGames
 from trinity_env.search.az import BatchedSearch
 
@@ -49,6 +66,35 @@ def simulations_per_second(network: AZModel, games: int, simulations: int, threa
     for k in range(repeats):
         search.run(positions.batch, evaluate, np.random.default_rng(k), gumbel_scale=1.0)
     return repeats * games * simulations / (time.perf_counter() - start)
+
+
+def evaluator_speeds(network: AZModel, games: int, simulations: int, repeats: int) -> dict:
+    """Simulations per second of one-thread ``BatchedSearch`` with the network's forward pass (``reference``) and with
+    the search's evaluation (``fast``), alternately on the same positions: the best of ``repeats`` runs each, in
+    wall-clock and CPU time, and the ratios."""
+    torch.set_num_threads(1)  # numba's threads left unstarted: its threading layer slows torch's
+    positions = FastGames(games, seed=1, draft="dealt")
+    for _ in range(4):
+        positions.step(positions.random_actions(np.arange(games)))
+    search = BatchedSearch(games, simulations)
+    contenders = {"reference": forward_evaluator(network), "fast": evaluator(network)}
+    for evaluate in contenders.values():  # warm-up (and compilation)
+        search.run(positions.batch, evaluate, np.random.default_rng(0))
+    wall = dict.fromkeys(contenders, float("inf"))
+    cpu = dict.fromkeys(contenders, float("inf"))
+    for k in range(repeats):
+        for name, evaluate in contenders.items():
+            start, start_cpu = time.perf_counter(), time.process_time()
+            search.run(positions.batch, evaluate, np.random.default_rng(k), gumbel_scale=1.0)
+            wall[name] = min(wall[name], time.perf_counter() - start)
+            cpu[name] = min(cpu[name], time.process_time() - start_cpu)
+    figures: dict = {"games": games, "simulations": simulations, "repeats": repeats}
+    for name in contenders:
+        figures[f"{name}_simulations_per_second"] = round(games * simulations / wall[name])
+        figures[f"{name}_simulations_per_cpu_second"] = round(games * simulations / cpu[name])
+    figures["ratio"] = round(wall["reference"] / wall["fast"], 2)
+    figures["cpu_ratio"] = round(cpu["reference"] / cpu["fast"], 2)
+    return figures
 
 
 def self_play_games_per_second(network: AZModel, games: int, simulations: int, threads: int) -> float:
@@ -126,7 +172,36 @@ def main(argv: list[str] | None = None) -> None:
         metavar="EMPTY",
         help="time one az-quick iteration's labelling by one worker at these solver_empty values",
     )
+    parser.add_argument(
+        "--reference", action="store_true", help="time the search with the fast evaluation against torch's (one thread)"
+    )
     args = parser.parse_args(argv)
+    if args.reference and os.environ.get("OPENBLAS_NUM_THREADS") != "1":
+        # numpy's BLAS starts its threads when numpy loads: one thread means a process started with it so
+        one_thread = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+        command = [sys.executable, "-m", "benchmarks.az", *(sys.argv[1:] if argv is None else argv)]
+        raise SystemExit(subprocess.run(command, env=one_thread, check=False).returncode)
+    if args.reference:
+        network = load_network(args.checkpoint)[0]
+        before = load_average()
+        print(f"network: {network.architecture}, hidden {network.hidden} x {network.layers}, tactics {network.tactics}")
+        figures = evaluator_speeds(network, args.games, args.simulations, args.repeats)
+        figures |= {"load_before": round(os.getloadavg()[0], 2), "cpu_count": os.cpu_count()}
+        print(
+            f"batched search, {args.games} trees x {args.simulations} simulations, one thread, best of {args.repeats}:"
+        )
+        for name in ("reference", "fast"):
+            print(
+                f"  {name:<9} {figures[f'{name}_simulations_per_second']:>7,} simulations/s wall-clock, "
+                f"{figures[f'{name}_simulations_per_cpu_second']:>7,} per CPU second"
+            )
+        print(f"  fast / reference: {figures['ratio']:.2f}x wall-clock, {figures['cpu_ratio']:.2f}x CPU time")
+        print(f"load average before: {before}; after: {load_average()} on {os.cpu_count()} cores")
+        figures["load_before"], figures["load_after"] = float(before.split()[0]), round(os.getloadavg()[0], 2)
+        if args.json:
+            Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+            Path(args.json).write_text(json.dumps(figures, indent=1) + "\n", encoding="utf-8")
+        return
     if args.labelling:
         network = AZNetwork()  # untrained, as a run starts
         print(f"load average {load_average()} on {os.cpu_count()} cores")

@@ -4,6 +4,7 @@ batches past a chunk), it is what the search uses, and the search plays the same
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -98,3 +99,13 @@ def test_the_search_plays_the_same_moves_with_either_evaluation(shipped):
     assert (results[0].action == results[1].action).all()
     assert (results[0].visits == results[1].visits).all()
     assert np.abs(results[0].policy - results[1].policy).max() < 1e-4
+
+
+def test_the_speed_section_shows_the_figures_the_benchmark_wrote():
+    root = Path(__file__).resolve().parent.parent
+    figures = json.loads((root / "docs" / "alphazero" / "evaluators.json").read_text(encoding="utf-8"))
+    page = (root / "docs" / "alphazero.md").read_text(encoding="utf-8")
+    for key in ("fast_simulations_per_cpu_second", "reference_simulations_per_cpu_second"):
+        assert f"**{figures[key]:,}**" in page
+    assert f"**{figures['cpu_ratio']:.2f}x**" in page and f"{figures['ratio']:.2f}x)" in page
+    assert f"load average {figures['load_before']:.1f} on {figures['cpu_count']} cores" in page
