@@ -248,6 +248,50 @@ def test_a_second_job_on_the_same_file_is_refused_while_one_runs(tmp_path):
     assert seen == [0, 1] and [r["seed"] for r in _lines(out)] == [0, 1]
 
 
+def test_a_rewritten_file_is_locked_before_the_old_one_is_let_go(tmp_path, monkeypatch):
+    """Dropping a cut last line rewrites the file: the job locks the new file while it still holds the old one."""
+    fcntl = pytest.importorskip("fcntl")
+    out = tmp_path / "deals.jsonl"
+    solve_openings(range(2), BIG, out, table_bits=BITS, deal=LATE, progress=False)
+    out.write_text(out.read_text()[:-20])  # seed 1's line cut short: the job rewrites the file
+    old = os.open(out, os.O_RDONLY)  # the file before the rewrite, on a descriptor of its own
+    held = []
+    real = openings_file._open_append
+
+    def opener(path):
+        if not _same_inode(old, path):  # the rewritten file: is the old one still locked?
+            try:
+                fcntl.flock(old, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                held.append(False)
+            except BlockingIOError:
+                held.append(True)
+        return real(path)
+
+    monkeypatch.setattr(openings_file, "_open_append", opener)
+    try:
+        run = solve_openings(range(2), BIG, out, table_bits=BITS, deal=LATE, progress=False)
+    finally:
+        os.close(old)
+    assert run.cut and run.new == [1] and held == [True]
+
+
+def _same_inode(descriptor: int, path: Path) -> bool:
+    named, held = os.stat(path), os.fstat(descriptor)
+    return (named.st_dev, named.st_ino) == (held.st_dev, held.st_ino)
+
+
+def test_a_records_file_that_is_a_link_is_refused_in_one_line(tmp_path):
+    target = tmp_path / "elsewhere.jsonl"
+    target.write_text("")
+    out = tmp_path / "deals.jsonl"
+    out.symlink_to(target)
+    with pytest.raises(OpeningsError, match=r"deals\.jsonl is a symbolic link: a solve-openings job never writes"):
+        solve_openings(range(1), BIG, out, table_bits=BITS, deal=LATE, progress=False)
+    code, printed, err = _cli(["solve-openings", "--seeds", "0", "--budget-nodes", "10", "--records", str(out)])
+    assert code == 2 and printed == "" and err.count("\n") == 1 and "is a symbolic link" in err, err
+    assert target.read_text() == "" and out.is_symlink()
+
+
 # ---------------------------------------------------------------------- Ctrl-C
 
 

@@ -118,7 +118,14 @@ def read_records(path: str | Path) -> dict[int, dict]:
 
 
 def _open_append(path: Path) -> int:
-    return os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND | getattr(os, "O_CLOEXEC", 0), 0o644)
+    """``path`` opened to read and append (created if missing), never through a link."""
+    flags = os.O_RDWR | os.O_CREAT | os.O_APPEND | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        return os.open(path, flags, 0o644)
+    except OSError:
+        if path.is_symlink():
+            raise OpeningsError(f"{path} is a symbolic link: a solve-openings job never writes through one") from None
+        raise
 
 
 @dataclass
@@ -153,7 +160,7 @@ def holding(path: str | Path, deal: str, budget_nodes: int, wanted: Container[in
         descriptor = stack.enter_context(locked(path, OpeningsError, held=busy, opener=_open_append))
         return stack.enter_context(open(descriptor, "a+", encoding="utf-8", closefd=False))
 
-    with ExitStack() as stack:
+    with ExitStack() as stack, ExitStack() as rewritten:
         handle = lock(stack)
         handle.seek(0)
         try:
@@ -169,9 +176,10 @@ def holding(path: str | Path, deal: str, budget_nodes: int, wanted: Container[in
             if s in wanted and not r["solved"] and r["budget_nodes"] < budget_nodes
         }
         if retry or not contents.whole:  # every seed once, whole lines only, before anything is appended
-            # written beside it and moved over it (core.writes: never through a link), then that file locked
+            # written beside it and moved over it (core.writes: never through a link); that file is locked before
+            # the old one is let go, so no other job finds the path unlocked meanwhile
             write_text(path, "".join(contents.lines[s] + "\n" for s in contents.records if s not in retry))
+            handle = lock(rewritten)
             stack.close()
-            handle = lock(stack)
         kept = {s: r for s, r in contents.records.items() if s not in retry}
         yield HeldFile(name, handle, kept, contents.cut, len(retry))
