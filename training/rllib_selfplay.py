@@ -226,6 +226,7 @@ def build_algorithm(config: RLlibConfig, versions: int = 0):
     }
     ppo = (
         PPOConfig()
+        # a dict, not the EnvConfig: RLlib deep-updates env_config into a dict (EnvContext), which the env parses once
         .environment(register(), env_config=config.env.to_dict())
         # no sample timeout: on a busy machine RLlib's 60 s default drops whole iterations' samples
         .env_runners(
