@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from trinity_env.arguments import empty_range, folder_path, output_path, whole_number
-from trinity_env.cli.common import EXIT_INTERRUPTED, check_file, say, write_json
+from trinity_env.cli.common import EXIT_INTERRUPTED, EXIT_TERMINATED, check_file, say, write_json
 from trinity_env.evaluation.solved_positions import (
     DEFAULT_AGENT,
     DEFAULT_GAMES_PER_SHARD,
@@ -117,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
         )
     except KeyboardInterrupt:
         say("trinity dataset", "interrupted; finished shards are kept (run the same command to resume)")
-        return EXIT_INTERRUPTED if stopped[0] == signal.SIGINT else 128 + int(stopped[0])
+        return EXIT_TERMINATED if stopped[0] == signal.SIGTERM else EXIT_INTERRUPTED
     rate = report.positions_built / report.seconds if report.seconds else 0.0
     print(
         f"{args.directory}: built {len(report.built)} shard(s) ({report.positions_built} positions, "
