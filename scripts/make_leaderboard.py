@@ -59,6 +59,13 @@ class Outside:
 MODELS = "docs/benchmark/models"
 OUTSIDE = (
     Outside(
+        "sb3-maskable-ppo",
+        "SB3 MaskablePPO (sb3-contrib)",
+        "`.venv` (the `train` extra)",
+        (f"python examples/maskable_ppo.py --steps 60000 --seed 0 --save {MODELS}/sb3-maskable-ppo.zip",),
+        f"{MODELS}/sb3-maskable-ppo.zip",
+    ),
+    Outside(
         "cleanrl-ppo",
         "CleanRL-style PPO (torch, exported to ONNX)",
         "`.venv` (the `train` and `onnx` extras)",
