@@ -63,7 +63,7 @@ test-integrations: $(STAMP)
 .PHONY: test-benchmarl
 test-benchmarl:
 	$(PYTHON) -m venv .venv-benchmarl
-	.venv-benchmarl/bin/python -m pip install --quiet -e ".[benchmarl]" "torch==2.13.0" pytest
+	.venv-benchmarl/bin/python -m pip install --quiet -e ".[benchmarl,onnx]" "torch==2.13.0" pytest
 	.venv-benchmarl/bin/python -m pytest -q -p no:cacheprovider --durations=5 tests/test_integrations.py -k benchmarl
 
 ## test-lowest: the env's tests under the lowest PettingZoo the project supports (1.23), in .venv-lowest
