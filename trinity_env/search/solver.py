@@ -248,8 +248,11 @@ class Solver:
             action = next(a for a in moves if self._action_value(rows, row, a, value, budget) >= value)
         return value, Move.from_action(action)
 
-    def _action_value(self, rows: Batch, row: int, action: int, value: int, budget: _Budget) -> int:
-        """``_move_value`` of ``action`` in game ``row``, the child made by the fast engine's own kernel."""
+    def _action_value(
+        self, rows: Batch, row: int, action: int, value: int, budget: _Budget, order: np.ndarray | None = None
+    ) -> int:
+        """The value of ``action`` in game ``row`` for the mover if it is at least ``value``; otherwise something
+        lower. The child is made by the fast engine's own kernel; ``order``: its move order (hints), if any."""
         child = Batch(*(array[row : row + 1].copy() for array in rows))
         mover = int(rows.info[row, TO_MOVE])
         apply_action(child.decks, child.status, child.sides, child.owner, child.marks, child.info, 0, action)
@@ -259,24 +262,9 @@ class Solver:
         if value == -1:
             return -1  # every move achieves a loss
         if int(child.info[0, TO_MOVE]) == mover:  # the opponent has to pass
-            return self._search_row(child, 0, value - 1, value + 1, budget)
-        return -self._search_row(child, 0, -value - 1, -value + 1, budget)
-
-    def _move_value(
-        self, state: GameState, move: tuple[str, int], value: int, budget: _Budget, hints: _Hints | None = None
-    ) -> int:
-        """The value of ``move`` for the mover if it is at least ``value``; otherwise something lower."""
-        mover = state.to_move
-        child = state.play(*move)
-        if child.is_over:
-            return 0 if child.winner is None else (1 if child.winner == mover else -1)
-        if value == -1:
-            return -1  # every move achieves a loss
-        order = None if hints is None else hints.order(hints.child(0, state, move), child)
-        if child.to_move == mover:  # the opponent has to pass
-            return self._search(child, value - 1, value + 1, budget, order)
+            return self._search_row(child, 0, value - 1, value + 1, budget, order)
         # a null window around `value`: is this move as good as the best one?
-        return -self._search(child, -value - 1, -value + 1, budget, order)
+        return -self._search_row(child, 0, -value - 1, -value + 1, budget, order)
 
     def solve(self, state: GameState, *, max_nodes: int | None = None, max_seconds: float | None = None) -> Solution:
         """The value of ``state`` and every move that achieves it; the budget covers both."""
@@ -288,7 +276,13 @@ class Solver:
     def _solve(self, state: GameState, budget: _Budget, hints: _Hints | None) -> Solution:
         mover = state.to_move
         value = self._search(state, -1, 1, budget, None if hints is None else hints.order(0, state))
-        best = [move for move in state.legal_moves() if self._move_value(state, move, value, budget, hints) >= value]
+        rows, deck, best = _rows(state), state.decks[mover], []
+        for action in _distinct_actions(rows, 0):  # GameState.legal_moves, in its order
+            card, tile = divmod(action - PLACE_OFFSET, TILES)
+            move = (deck[card].notation, tile)
+            order = None if hints is None else hints.order(hints.child(0, state, move), state.play(*move))
+            if self._action_value(rows, 0, action, value, budget, order) >= value:
+                best.append(move)
         winner = None if value == 0 else (mover if value == 1 else 1 - mover)
         return Solution(winner, value, best, budget.searched, budget.seconds)
 
