@@ -14,6 +14,7 @@ import textwrap
 
 import numpy as np
 import pytest
+from terminal_play import FirstLegal
 
 from trinity_env.agents.policies import BatchedPolicy
 from trinity_env.agents.spec import AgentSpec, player
@@ -106,29 +107,6 @@ def label(value: object) -> str:
     return player(value).label
 
 
-def first_legal_reader(monkeypatch):
-    """A ``read`` for ``play_in_terminal`` playing the first legal move of the position it last showed."""
-    import trinity_env.play as play_module
-
-    shown = {}
-    original = play_module._show
-
-    def spy(state, me, open_hands, out):
-        shown["state"] = state
-        original(state, me, open_hands, out)
-
-    monkeypatch.setattr(play_module, "_show", spy)
-
-    def read(prompt: str) -> str:
-        state = shown["state"]
-        if state.phase.name == "DRAFT":
-            return str(state.legal_actions()[0])
-        card, tile = state.legal_moves()[0]
-        return f"{card} {tile}"
-
-    return read
-
-
 @pytest.fixture(scope="module")
 def short_replay() -> Replay:
     """A game from a position with 6 empty tiles (a replay of draft 'position'): a few placements to review."""
@@ -200,7 +178,7 @@ def test_balance(kind, kinds):
 def test_play(kind, kinds, monkeypatch, tmp_path):
     out = io.StringIO()
     final = play_in_terminal(
-        kinds[kind], seat=0, seed=2, read=first_legal_reader(monkeypatch), out=out, save=tmp_path / "game.json"
+        kinds[kind], seat=0, seed=2, read=FirstLegal(monkeypatch), out=out, save=tmp_path / "game.json"
     )
     assert final.is_over
     assert Replay.load(tmp_path / "game.json").agents == ("human", label(kinds[kind]))

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from terminal_play import FirstLegal
 
 from trinity_env.cli import main
 from trinity_env.core import TrinityError
@@ -80,32 +81,9 @@ def test_a_person_can_play_and_bad_input_is_answered():
     assert "deck numbers are 0-15" in text
 
 
-def test_a_whole_game_typed_in():
+def test_a_whole_game_typed_in(monkeypatch):
     """Answer every prompt with the first legal move: the game reaches its end."""
-    from trinity_env.core import GameState
-
-    holder: dict[str, GameState] = {}
-
-    def first_legal(prompt: str) -> str:
-        state = holder["state"]
-        if state.phase == "draft":
-            return str(state.legal_actions()[0])
-        card, tile = state.legal_moves()[0]
-        return f"{card} {tile}"
-
-    import trinity_env.play as play_module
-
-    original = play_module._show
-
-    def spy(state, me, open_hands, out):
-        holder["state"] = state
-        original(state, me, open_hands, out)
-
-    play_module._show = spy
-    try:
-        final = play_in_terminal("random", seat=1, seed=4, read=first_legal, out=io.StringIO())
-    finally:
-        play_module._show = original
+    final = play_in_terminal("random", seat=1, seed=4, read=FirstLegal(monkeypatch), out=io.StringIO())
     assert final.is_over
 
 
@@ -219,24 +197,9 @@ def test_ctrl_c_in_trinity_play_is_one_line_and_130(capsys, monkeypatch):
 
 def test_play_saves_the_game_as_a_replay_that_replays_it(tmp_path, monkeypatch):
     """``trinity play --save``: something to run ``trinity review`` and the replay view on."""
-    import trinity_env.play as play_module
     from trinity_env.core import Replay
 
-    holder = {}
-    original = play_module._show
-
-    def spy(state, me, open_hands, out):
-        holder["state"] = state
-        original(state, me, open_hands, out)
-
-    def first_legal(prompt: str) -> str:
-        state = holder["state"]
-        if state.phase.name == "DRAFT":
-            return str(state.legal_actions()[0])
-        card, tile = state.legal_moves()[0]
-        return f"{card} {tile}"
-
-    monkeypatch.setattr(play_module, "_show", spy)
+    first_legal = FirstLegal(monkeypatch)
     out = io.StringIO()
     final = play_in_terminal("random", seat=0, seed=7, read=first_legal, out=out, save=tmp_path / "game.json")
     assert final.is_over and f"replay saved to {tmp_path / 'game.json'}" in out.getvalue()
@@ -246,10 +209,9 @@ def test_play_saves_the_game_as_a_replay_that_replays_it(tmp_path, monkeypatch):
     played = []
 
     def quit_after_two_placements(prompt: str) -> str:
-        state = holder["state"]
-        if state.phase.name == "PLAY" and len(played) >= 2:
+        if first_legal.state.phase.name == "PLAY" and len(played) >= 2:
             return "quit"
-        if state.phase.name == "PLAY":
+        if first_legal.state.phase.name == "PLAY":
             played.append(1)
         return first_legal(prompt)
 

@@ -7,6 +7,7 @@ import io
 import json
 
 import pytest
+from terminal_play import FirstLegal
 
 from trinity_env.agents import GreedyAgent
 from trinity_env.cli import main
@@ -66,31 +67,8 @@ def test_arena_replays_name_the_agent_in_each_seat(tmp_path):
     assert first.agents == ("random", "greedy") and second.agents == ("greedy", "random")
 
 
-def first_legal_player(monkeypatch) -> object:
-    """A ``read`` for ``play_in_terminal`` that plays the first legal move of the position it was last shown."""
-    import trinity_env.play as play_module
-
-    shown = {}
-    original = play_module._show
-
-    def spy(state, me, open_hands, out):
-        shown["state"] = state
-        original(state, me, open_hands, out)
-
-    monkeypatch.setattr(play_module, "_show", spy)
-
-    def read(prompt: str) -> str:
-        state = shown["state"]
-        if state.phase.name == "DRAFT":
-            return str(state.legal_actions()[0])
-        card, tile = state.legal_moves()[0]
-        return f"{card} {tile}"
-
-    return read
-
-
 def test_a_played_game_names_the_person_and_the_opponent(tmp_path, monkeypatch):
-    read = first_legal_player(monkeypatch)
+    read = FirstLegal(monkeypatch)
     for seat, agents in ((0, (HUMAN, "greedy")), (1, ("greedy", HUMAN))):
         path = tmp_path / f"game{seat}.json"
         play_in_terminal(GreedyAgent(), seat=seat, seed=3, read=read, out=io.StringIO(), save=path)
