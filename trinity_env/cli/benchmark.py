@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 
 from trinity_env.arguments import folder_path, non_negative_int, output_path, positive_int, process_count
-from trinity_env.cli.common import check_file, check_folder, write_json
+from trinity_env.cli.common import add_allow_code, check_file, check_folder, write_json
 from trinity_env.prepare import families_for, warm
 
 OUTPUT_FILES = ("scorecard.json", "scorecard.md", "scorecard.png")
@@ -40,11 +40,7 @@ def add(commands: argparse._SubParsersAction) -> None:
     )
     card.add_argument("--out", type=folder_path, default="benchmark", help="folder for the card (json, md, png)")
     card.add_argument("--json", type=output_path, default=None, help="also write the card's JSON to this file")
-    card.add_argument(
-        "--allow-code",
-        action="store_true",
-        help="allow a py:package.module:factory policy (its code is imported and run)",
-    )
+    add_allow_code(card)
     card.add_argument("--quiet", action="store_true", help="no progress")
     card.set_defaults(run=run)
 
