@@ -237,22 +237,12 @@ def test_openspiel_position_strings_round_trip():
 # ---------------------------------------------------------------------- OpenSpiel: algorithms
 
 
-def _play(game, bots, rng: np.random.RandomState):
-    state = game.new_initial_state()
-    while not state.is_terminal():
-        if state.is_chance_node():
-            outcomes, probabilities = zip(*state.chance_outcomes())
-            state.apply_action(int(rng.choice(outcomes, p=probabilities)))
-        else:
-            state.apply_action(bots[state.current_player()].step(state))
-    return state.returns()
-
-
 def test_openspiel_mcts_bot_plays_full_games_and_beats_random():
     pyspiel, tos = openspiel()
     from open_spiel.python.algorithms import mcts
     from open_spiel.python.bots import uniform_random
 
+    play = example("openspiel_mcts").play  # chance sampled from rng, the bots' moves otherwise
     game = pyspiel.load_game(tos.GAME_NAME, {"draft": "dealt"})  # open hands: nothing hidden once dealt
     rng = np.random.RandomState(0)
     evaluator = mcts.RandomRolloutEvaluator(1, np.random.RandomState(1))
@@ -263,7 +253,7 @@ def test_openspiel_mcts_bot_plays_full_games_and_beats_random():
         bots = [bot, uniform_random.UniformRandomBot(1, np.random.RandomState(number))]
         if seat == 1:
             bots = [uniform_random.UniformRandomBot(0, np.random.RandomState(number)), bot]
-        returns = _play(game, bots, rng)
+        returns = play(game, bots, rng)
         assert sorted(returns) == [-1.0, 1.0]
         wins += returns[seat] > 0
     assert wins >= 3
@@ -274,13 +264,14 @@ def test_openspiel_ismcts_bot_plays_hidden_hands():
     from open_spiel.python.algorithms import ismcts, mcts
     from open_spiel.python.bots import uniform_random
 
+    play = example("openspiel_mcts").play
     rng = np.random.RandomState(3)
     evaluator = mcts.RandomRolloutEvaluator(1, np.random.RandomState(4))
     for params in ({"draft": "dealt", "open_hands": False}, {"open_hands": False}):  # dealt, then drafted
         game = pyspiel.load_game(tos.GAME_NAME, params)
         bot = ismcts.ISMCTSBot(game, evaluator, 2.0, 40, random_state=np.random.RandomState(5))
         # the bot asserts that every resampled state has the root's information state
-        returns = _play(game, [bot, uniform_random.UniformRandomBot(1, np.random.RandomState(6))], rng)
+        returns = play(game, [bot, uniform_random.UniformRandomBot(1, np.random.RandomState(6))], rng)
         assert sorted(returns) == [-1.0, 1.0]
 
 
