@@ -229,6 +229,9 @@ def test_rules_md_spelling_draft_random_is_read_as_dealt(tmp_path):
     assert make_config(draft="random").new_game(random.Random(0)) == dealt.new_game(random.Random(0))
     with pytest.raises(ConfigError, match=r"draft must be one of 'pick', 'dealt', 'fixed' \(RULES.md's 'random'"):
         make_config(draft="deal")
+    from trinity_env.spec.config import draft_mode  # the one check, public for the integrations (OpenSpiel)
+
+    assert [draft_mode(d) for d in ("random", "dealt", "pick", "fixed")] == ["dealt", "dealt", "pick", "fixed"]
 
 
 def test_bad_config_files_are_named(tmp_path):

@@ -79,7 +79,7 @@ from trinity_env.core.board import EMPTY
 from trinity_env.core.decks import DEFAULT_MAX_A_CARDS, Deck, check_max_a_cards, legal_a_counts
 from trinity_env.core.errors import ArgumentError, PositionError
 from trinity_env.core.state import DRAFT, IN_HAND, PLAY, PLAYED, UNPICKED
-from trinity_env.spec.config import SPEC_DRAFT_SPELLINGS, ConfigError
+from trinity_env.spec.config import ConfigError, draft_mode
 from trinity_env.spec.observation import OBSERVATION_SIZE, encode_observation
 
 GAME_NAME = "python_trinity_towers"
@@ -190,10 +190,13 @@ class Rules:
         if unknown:
             raise ConfigError(f"{GAME_NAME}: unknown parameter(s) {', '.join(sorted(unknown))}")
         p = {**DEFAULT_PARAMS, **params}
-        if isinstance(p["draft"], str):  # RULES.md's "random" is "dealt"
-            p["draft"] = SPEC_DRAFT_SPELLINGS.get(p["draft"], p["draft"])
-        if p["draft"] not in DRAFTS:
+        try:
+            draft = draft_mode(p["draft"])  # RULES.md's "random" is "dealt"
+        except ConfigError:
+            draft = None
+        if draft not in DRAFTS:  # no 'fixed': a game here is dealt or drafted
             raise ConfigError(f"{GAME_NAME}: draft must be 'pick' or 'dealt', got {p['draft']!r}")
+        p["draft"] = draft
         if p["first_player"] not in (RANDOM_FIRST_PLAYER, 0, 1):
             raise ConfigError(f"{GAME_NAME}: first_player must be -1 (random), 0 or 1, got {p['first_player']!r}")
         max_a_cards = check_max_a_cards(p["max_a_cards"])

@@ -71,7 +71,7 @@ class EnvConfig:
     (a ``RewardMode``, a string: ``config.reward == "margin"``; ``trinity_env.core.rewards`` pays it)."""
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "draft", _draft_mode(self.draft))  # built by hand: checked and read here too
+        object.__setattr__(self, "draft", draft_mode(self.draft))  # built by hand: checked and read here too
         if not isinstance(self.reward, RewardMode):  # built by hand rather than by make_config
             object.__setattr__(self, "reward", _reward_mode(self.reward))
 
@@ -169,7 +169,7 @@ def _load_yaml(config: str | Path) -> dict[str, Any]:
 
 
 def _validate(raw: dict[str, Any]) -> EnvConfig:
-    draft = _draft_mode(raw.get("draft", "pick"))
+    draft = draft_mode(raw.get("draft", "pick"))
     first_player = raw.get("first_player", "random")
     is_seat = isinstance(first_player, int) and not isinstance(first_player, bool) and first_player in (0, 1)
     if not (is_seat or (isinstance(first_player, str) and first_player == "random")):
@@ -207,8 +207,9 @@ def _validate(raw: dict[str, Any]) -> EnvConfig:
     return EnvConfig(draft, first_player, open_hands, max_a_cards, (decks[0], decks[1]), hands, reward)
 
 
-def _draft_mode(value: Any) -> str:
-    """The one check of a draft mode; RULES.md's ``"random"`` is read as ``"dealt"``."""
+def draft_mode(value: Any) -> str:
+    """The one check of a draft mode, ``ConfigError`` if it is none: one of ``DRAFT_MODES``, RULES.md's ``"random"``
+    read as ``"dealt"`` (``SPEC_DRAFT_SPELLINGS``)."""
     if isinstance(value, str) and value in SPEC_DRAFT_SPELLINGS:
         return SPEC_DRAFT_SPELLINGS[value]
     if not isinstance(value, str) or value not in DRAFT_MODES:
