@@ -213,7 +213,7 @@ def test_the_web_list_refuses_a_name_already_listed_and_takes_an_onnx_folder(fil
 
     with pytest.raises(ArgumentError, match="'greedy' is already on the list"):
         catalog(["greedy"])
-    assert f"onnx:{files['onnx']}" in catalog(onnx_folder(files["onnx"].parent))
+    assert "onnx:linear" in catalog(onnx_folder(files["onnx"].parent))  # linear.onnx: by its file name
     (tmp_path / "broken.onnx").write_bytes(b"not a model")
     with pytest.raises(CheckpointError) as refused:
         catalog(onnx_folder(tmp_path))  # built once as the list is made: before any server starts
@@ -223,6 +223,27 @@ def test_the_web_list_refuses_a_name_already_listed_and_takes_an_onnx_folder(fil
             onnx_folder(bad)
     with pytest.raises(ArgumentError, match="NUL"):
         onnx_folder(f"{tmp_path}/a\x00b")
+
+
+def test_a_folder_model_is_named_by_its_file_name_never_by_its_path_on_the_server(files):
+    """The list a browser reads and the replays it downloads name linear.onnx ``onnx:linear``, not its full path."""
+    pytest.importorskip("starlette")
+    if importlib.util.find_spec("httpx2") is None and importlib.util.find_spec("httpx") is None:
+        pytest.skip("starlette's TestClient needs httpx2 (or httpx): install the dev extra")
+    from starlette.testclient import TestClient
+
+    from trinity_env.web.app import create_app
+    from trinity_env.web.catalogue import catalog, onnx_folder
+    from trinity_env.web.store import GameStore
+
+    client = TestClient(create_app(GameStore(catalog(onnx_folder(files["onnx"].parent)))))
+    listing = client.get("/api/agents").text
+    assert '"name":"onnx:linear"' in listing.replace(" ", "") and str(files["onnx"].parent) not in listing
+    view = client.post("/api/games", json={"mode": "watch", "agents": ["onnx:linear", "random"], "seed": 3}).json()
+    while not view["state"]["outcome"]:
+        view = client.post(f"/api/games/{view['id']}/advance", json={"ply": view["ply"]}).json()
+    replay = client.get(f"/api/games/{view['id']}/replay").text
+    assert Replay.from_json(replay).agents == ("onnx:linear", "random") and str(files["onnx"].parent) not in replay
 
 
 def test_balance_builds_its_agents_once_a_chunk_and_plays_as_agents_built_afresh(monkeypatch):

@@ -6,7 +6,8 @@ spec string, so no request can load a checkpoint, read a file or ask for an unbo
 
 ``added(...)``: the policies the server's operator adds to the list (``trinity serve --agents ... --onnx-folder DIR``,
 ``serve(agents=...)``): any policy ``agents.spec.player`` takes, each built once as the list is made (a file that
-loading refuses stops the server before it starts), grouped ``added``. Only the operator adds them: a browser still
+loading refuses stops the server before it starts), grouped ``added``; a folder's models are named by file name
+(``FolderModel``), not by their path on the server. Only the operator adds them: a browser still
 names agents from the list only, and outside code (``py:``) runs only when the operator's spec was parsed with
 ``allow_code`` (``--allow-code``).
 """
@@ -28,6 +29,7 @@ from trinity_env.agents.spec import AgentSpec, Player, player
 from trinity_env.core import ArgumentError
 from trinity_env.core.files import short as shown
 from trinity_env.core.paths import name_problem
+from trinity_env.spec.agent import Agent
 
 LADDER_FILE = Path(str(resources.files("trinity_env.web") / "ladder.json"))
 """The arena's ``--json`` output for the ladder's agents (a copy of docs/web/ladder.json, which a test keeps equal):
@@ -123,8 +125,24 @@ MAX_ADDED = 100
 """The most policies an operator may add to the list (``added``), a folder's ONNX files included."""
 
 
-def onnx_folder(folder: str | Path) -> list[AgentSpec]:
-    """An ``onnx:`` spec for each ``*.onnx`` regular file directly in ``folder``, by name; one ``ArgumentError``
+@dataclass(frozen=True)
+class FolderModel:
+    """A model of an ``--onnx-folder``: a ``Player`` labelled by its file name (``onnx:NAME`` for ``NAME.onnx``), so
+    that the list, the browsers and the replays never see where it lies on the server; ``spec`` builds it."""
+
+    label: str
+    spec: AgentSpec
+
+    @property
+    def families(self) -> tuple[str, ...]:
+        return self.spec.families
+
+    def build(self) -> Agent:
+        return self.spec.build()
+
+
+def onnx_folder(folder: str | Path) -> list[FolderModel]:
+    """A ``FolderModel`` for each ``*.onnx`` regular file directly in ``folder``, by name; one ``ArgumentError``
     line for a folder that is not one or holds more than ``MAX_ADDED`` models."""
     problem = name_problem(folder)
     if problem is not None:
@@ -135,7 +153,7 @@ def onnx_folder(folder: str | Path) -> list[AgentSpec]:
     files = sorted(p for p in where.iterdir() if p.suffix == ".onnx" and p.is_file() and not p.is_symlink())
     if len(files) > MAX_ADDED:
         raise ArgumentError(f"--onnx-folder {shown(str(folder))} holds {len(files)} ONNX files, more than {MAX_ADDED}")
-    return [AgentSpec.parse(f"onnx:{path}") for path in files]
+    return [FolderModel(f"onnx:{path.stem}", AgentSpec.parse(f"onnx:{path}")) for path in files]
 
 
 def added(agents: Sequence[object]) -> list[AgentChoice]:
