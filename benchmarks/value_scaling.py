@@ -2,6 +2,7 @@
 
     python -m benchmarks.value_scaling --sizes 30000 --variants board-128x2 --steps 2000   # one short run, printed
     python -m benchmarks.value_scaling --write   # the study: every variant and size, to docs/alphazero/scaling.*
+    python -m benchmarks.value_scaling --sizes 300000 --variants board-128x2 --append   # one more run, added
 
 The data is the solved-positions dataset (``docs/dataset/default``, ``trinity dataset``):
 exact values at 4-10 empty tiles and, at 4-9, every move that keeps the value. Every game whose
@@ -180,7 +181,7 @@ def plot(runs: list[dict], path: Path) -> None:
     figure, axes = plt.subplots(1, 2, figsize=(12, 4.5))
     for r in runs:
         x = [p["cpu_seconds"] / 60 for p in r["curve"]]
-        name = f"{r['variant']}, {r['positions'] // 1000}k"
+        name = f"{r['variant']}, {r['positions'] // 1000}k, {r['steps'] // 1000}k steps"
         axes[0].plot(x, [p["value_sign"]["all"] for p in r["curve"]], marker=".", label=name)
         axes[1].plot(x, [p["policy_keeps"]["all"] for p in r["curve"]], marker=".", label=name)
     for axis, title in zip(axes, ("held-out value sign (4-10 empty)", "raw policy keeps the value (4-9 empty)")):
@@ -205,6 +206,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--held-out", type=int, default=3000, help="held-out positions of each empty count, at most")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--write", action="store_true", help="write docs/alphazero/scaling.{json,md,png}")
+    parser.add_argument(
+        "--append",
+        action="store_true",
+        help="add these runs to docs/alphazero/scaling.json (a run of the same variant, positions, steps and seed "
+        "is replaced) and write the table and plot of them all",
+    )
     args = parser.parse_args(argv)
     variants = args.variants.split(",")
     unknown = [v for v in variants if v not in VARIANTS]
@@ -229,23 +236,32 @@ def main(argv: list[str] | None = None) -> None:
         done.add(size)
         for variant in variants:
             runs.append(run(variant, size, data, args.steps, args.eval_every, args.seed))
-    text = table(runs)
-    print(text)
+            runs[-1] |= {
+                "dataset_positions": len(positions),
+                "held_out": len(data.held),
+                "load_average": load_average(),
+            }
+    print(table(runs))
     print(f"{time.perf_counter() - began:.0f} s; load average {load_average()}")
-    if args.write:
-        document = {
-            "dataset": args.dataset,
-            "dataset_positions": len(positions),
-            "held_out": len(data.held),
-            "steps": args.steps,
-            "seed": args.seed,
-            "load_average": load_average(),
-            "runs": runs,
-        }
-        (DOCS / "scaling.json").write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
-        (DOCS / "scaling.md").write_text(text + "\n", encoding="utf-8")
-        plot(runs, DOCS / "scaling.png")
-        print(f"wrote {DOCS / 'scaling.md'}, scaling.json and scaling.png")
+    if args.write or args.append:
+        write(args.dataset, runs, append=args.append)
+
+
+def _key(run: dict) -> tuple:
+    return run["variant"], run["positions"], run["steps"], run["seed"]
+
+
+def write(dataset: str, runs: list[dict], append: bool) -> None:
+    """``docs/alphazero/scaling.{json,md,png}``: these runs, or (``append``) these beside the ones already there."""
+    path = DOCS / "scaling.json"
+    if append and path.exists():
+        kept = [r for r in json.loads(path.read_text(encoding="utf-8"))["runs"] if _key(r) not in map(_key, runs)]
+        runs = sorted(kept + runs, key=lambda r: (r["steps"], r["positions"], list(VARIANTS).index(r["variant"])))
+    document = {"dataset": dataset, "runs": runs}
+    path.write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
+    (DOCS / "scaling.md").write_text(table(runs) + "\n", encoding="utf-8")
+    plot(runs, DOCS / "scaling.png")
+    print(f"wrote {DOCS / 'scaling.md'}, scaling.json and scaling.png ({len(runs)} runs)")
 
 
 if __name__ == "__main__":
