@@ -183,6 +183,26 @@ def test_round_robin_checks_its_arguments_first():
     check_arena(["random", "greedy"], np.int64(3))  # numpy integers are integers
 
 
+@pytest.mark.parametrize("name", ["x" * 1001, "line\nbreak", ""])
+def test_a_label_no_replay_can_hold_is_refused_before_any_game(tmp_path, name):
+    """An agent named so that a replay cannot hold its label (too long, not printable, empty) is one line before
+    the run: it once failed in a worker after its first game, with replays being written."""
+    from trinity_env.agents.spec import make
+    from trinity_env.evaluation.arena import check_arena
+
+    class Named:  # a Player: any label it likes
+        label, families = name, ()
+
+        def build(self):
+            return make("greedy")
+
+    with pytest.raises(ValueError, match=r"agent 2's label must be 1 to 1000 printable characters"):
+        check_arena(["random", Named()], 2)
+    with pytest.raises(ValueError, match=r"agent 2's label must be"):
+        round_robin(["random", Named()], 2, workers=1, progress=False, replays=tmp_path / "replays")
+    assert not (tmp_path / "replays").exists() or not any((tmp_path / "replays").iterdir())
+
+
 def test_ctrl_c_in_trinity_play_is_one_line_and_130(capsys, monkeypatch):
     def interrupted(prompt):
         raise KeyboardInterrupt

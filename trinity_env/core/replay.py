@@ -302,12 +302,18 @@ def _agents(agents: object, error: type[TrinityError]) -> tuple[str, str] | None
     if isinstance(agents, str) or not isinstance(agents, Sequence) or len(agents) != 2:
         raise error(f"replay field 'agents' names the agent of each seat: two labels, got {short(agents)}")
     for seat, label in enumerate(agents):
-        if not isinstance(label, str) or not 0 < len(label) <= MAX_AGENT_LABEL or not label.isprintable():
+        if not agent_label(label):
             raise error(
                 f"replay agents[{seat}] must be a label of 1 to {MAX_AGENT_LABEL} printable characters, "
                 f"got {short(label)}"
             )
     return agents[0], agents[1]
+
+
+def agent_label(label: object) -> bool:
+    """Whether ``label`` can name a seat's agent in a replay: a string of 1 to ``MAX_AGENT_LABEL`` printable
+    characters (what a tool that writes replays checks before it plays)."""
+    return isinstance(label, str) and 0 < len(label) <= MAX_AGENT_LABEL and label.isprintable()
 
 
 def _card_lists(lists: object, field: str) -> tuple[tuple[Card, ...], tuple[Card, ...]]:

@@ -31,7 +31,9 @@ from tqdm import tqdm
 
 from trinity_env.agents.spec import Player, player
 from trinity_env.core import ArgumentError, Replay
+from trinity_env.core.files import short
 from trinity_env.core.limits import check_workers
+from trinity_env.core.replay import MAX_AGENT_LABEL, agent_label
 from trinity_env.core.writes import write_text
 from trinity_env.evaluation.match import RunInterrupted, chunk_results, seat_swapped_points
 from trinity_env.evaluation.ratings import Share, bootstrap_elo, fit_elo
@@ -305,14 +307,23 @@ def check_arena(agents: list, games: int, workers: int | None = None) -> list[Pl
     Returns the agents as ``Player`` values (a spec string parsed by ``AgentSpec.parse``), checked and not built:
     their labels are their specs as given (stripped). A built-in name always means the built-in agent and a file
     or folder is named by a path (``trinity_env.agents.registry``), so a checkpoint is never labelled ``greedy``
-    because a file ``greedy.pt`` lay in the working directory.
+    because a file ``greedy.pt`` lay in the working directory. A label no replay could hold
+    (``core.replay.agent_label``: empty, longer than ``MAX_AGENT_LABEL``, not printable) is refused here, not when
+    the first replay is written.
     """
     if len(agents) < 2:
         raise ValueError(f"the arena needs at least two agents, got {len(agents)}")
     if isinstance(games, bool) or not isinstance(games, numbers.Integral) or games < 1:
         raise ValueError(f"games must be a whole number, at least 1, got {games!r}")
     arena_workers(len(agents), int(games), workers)
-    return [player(agent) for agent in agents]
+    players = [player(agent) for agent in agents]
+    for index, who in enumerate(players):  # each names its seat in the replays: refused here, not mid-run
+        if not agent_label(who.label):
+            raise ValueError(
+                f"agent {index + 1}'s label must be 1 to {MAX_AGENT_LABEL} printable characters "
+                f"(its name in tables and replays), got {short(who.label)}"
+            )
+    return players
 
 
 def round_robin(
