@@ -12,13 +12,14 @@ a pool or a Ray cluster) and summarises the first mover's share; ``trinity train
 from a config; ``trinity exploit`` trains a best response to an agent and reports its win
 rate; ``trinity prepare`` compiles the engine once. ``-`` reads standard input.
 
-Bad input — a usage error, a file that cannot be read or is not UTF-8 JSON, a bad position,
-agent spec, rules config or output path — is reported in one line on stderr,
-``trinity <command>: <problem>``, with exit status 2, never as a traceback, and before any
-work starts. Ctrl-C stops a long run within moments: ``arena`` and ``balance`` write what
-was played (marked partial), ``solve-openings`` keeps every deal finished (its file is
-appended to as each one finishes), and the command says so in one line and exits with 130. Each exit status
-means one thing (``trinity_env.cli.common``; the table in docs/guide.md).
+Every error is one line on stderr, ``trinity <command>: <problem>``, never a traceback, and its exit status
+says which kind it is. Bad input — a usage error, a file that cannot be read or is not UTF-8 JSON, a bad
+position, agent spec, rules config or output path — is status 2, found before any work starts; a file that
+could not be written (a full disk, a read-only folder), standard output closed or deals failed on a cluster
+is 1; a search that spent its budget is 3. Ctrl-C stops a long run within moments: ``arena`` and ``balance``
+write what was played (marked partial), ``solve-openings`` keeps every deal finished (its file is appended to
+as each one finishes), and the command says so in one line and exits with 130 (143 after SIGTERM). Each exit
+status means one thing (``trinity_env.cli.common``; the table in docs/guide.md).
 
 Each command's module (``trinity_env.cli.arena``...) has ``add(commands)``, which defines its
 options and registers its handler ``run``; ``trinity_env.cli.common`` holds what they share.
