@@ -260,6 +260,20 @@ def take_back(own, hand, card, beaten, key, tile_terms, hand_terms, p, i, t, fli
 
 
 @njit(cache=True, inline="always")
+def place_action(board, p, action):
+    """``place`` on a board's arrays (``Board.arrays``) by action id (``16 + 15 * slot + tile``): the tiles flipped."""
+    own, hand, card, beaten, key, wins, copies, tile_terms, hand_terms = board
+    return place(own, hand, card, beaten, key, wins, tile_terms, hand_terms, p, (action - 16) // 15, (action - 16) % 15)
+
+
+@njit(cache=True, inline="always")
+def take_back_action(board, p, action, flipped):
+    """Undo ``place_action`` (its return value is ``flipped``)."""
+    own, hand, card, beaten, key, wins, copies, tile_terms, hand_terms = board
+    take_back(own, hand, card, beaten, key, tile_terms, hand_terms, p, (action - 16) // 15, (action - 16) % 15, flipped)
+
+
+@njit(cache=True, inline="always")
 def holds_a_lane(mask):
     """Whether the owner mask ``mask`` holds all five tiles of some lane."""
     return (mask & 0x1F) == 0x1F or (mask & 0x3E0) == 0x3E0 or (mask & 0x7C00) == 0x7C00

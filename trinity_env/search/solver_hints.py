@@ -18,7 +18,7 @@ from trinity_env.core.board import EMPTY
 from trinity_env.core.position import IN_HAND
 from trinity_env.fast.convert import write_state
 from trinity_env.fast.layout import Batch
-from trinity_env.search.bitboard import POPCOUNT, place, take_back
+from trinity_env.search.bitboard import POPCOUNT, place_action, take_back_action
 from trinity_env.search.mcts import BRANCHING, Tree, run_search, search_rows
 from trinity_env.search.solver_kernel import LOWER, LOWEST_BIT, MAX_DEPTH, TABLE_MIN_EMPTY, _key, _store
 
@@ -41,7 +41,7 @@ def plant_hints(board, table, action, player, first_child, children, visits, min
     A hint is stored as a lower bound of -1: always true, so it never cuts anything off;
     it only makes that move the first one searched there.
     """
-    own, hand, card, beaten, key, wins, copies, tile_terms, hand_terms = board
+    own, hand, copies = board[0], board[1], board[6]
     keys, data = table
     node_at = np.zeros(MAX_DEPTH + 1, np.int64)
     next_at = np.zeros(MAX_DEPTH + 1, np.int64)
@@ -72,40 +72,14 @@ def plant_hints(board, table, action, player, first_child, children, visits, min
         if children[n] > 0 and c < first_child[n] + children[n] and d < MAX_DEPTH:
             next_at[d] = c + 1
             if visits[c] >= min_visits and children[c] > 0:
-                q = np.int64(player[c])
-                flipped_at[d] = place(
-                    own,
-                    hand,
-                    card,
-                    beaten,
-                    key,
-                    wins,
-                    tile_terms,
-                    hand_terms,
-                    q,
-                    (np.int64(action[c]) - 16) // 15,
-                    (np.int64(action[c]) - 16) % 15,
-                )
+                flipped_at[d] = place_action(board, np.int64(player[c]), np.int64(action[c]))
                 d += 1
                 node_at[d] = c
                 next_at[d] = first_child[c]
                 entered = True
         else:  # node n is done: back to its parent
             if d > 0:
-                q = np.int64(player[n])
-                take_back(
-                    own,
-                    hand,
-                    card,
-                    beaten,
-                    key,
-                    tile_terms,
-                    hand_terms,
-                    q,
-                    (np.int64(action[n]) - 16) // 15,
-                    (np.int64(action[n]) - 16) % 15,
-                    flipped_at[d - 1],
-                )
+                take_back_action(board, np.int64(player[n]), np.int64(action[n]), flipped_at[d - 1])
             d -= 1
     return planted
 

@@ -50,8 +50,10 @@ from trinity_env.search.bitboard import (
     holds_a_lane,
     mix,
     place,
+    place_action,
     scored,
     take_back,
+    take_back_action,
 )
 
 EXACT, LOWER, UPPER = 0, 1, 2
@@ -321,39 +323,23 @@ def _look_ahead(board, p, moves, scores, d, n, tiles, lanes):
     """Ordering by one step, for nodes high in the tree: each move is played; one that lets
     the opponent complete a lane at once goes last, one that leaves the mover lanes to
     complete next time goes early (the opponent can rarely stop two)."""
-    own, hand, card, beaten, key, wins, copies, tile_terms, hand_terms = board
+    own, hand = board[0], board[1]
     o = 1 - p
     for k in range(n):
-        i = (moves[d, k] - 16) // 15
-        t = (moves[d, k] - 16) % 15
-        f = place(own, hand, card, beaten, key, wins, tile_terms, hand_terms, p, i, t)
+        f = place_action(board, p, moves[d, k])
         if ends(own, hand, p) == 2:
             if hand[o] != 0 and _lane_completions(board, o, FIRST_WIN, tiles, lanes, d) >= 0:
                 scores[d, k] -= LOSES_AT_ONCE
             else:
                 scores[d, k] += THREAT_BONUS * _lane_completions(board, p, COUNT_TILES, tiles, lanes, d)
-        take_back(own, hand, card, beaten, key, tile_terms, hand_terms, p, i, t, f)
+        take_back_action(board, p, moves[d, k], f)
 
 
 @njit(cache=True, inline="always")
 def _unwind(board, frames, d):
     """Take back every move on the path to depth ``d`` (a search that stopped)."""
-    own, hand, card, beaten, key, wins, copies, tile_terms, hand_terms = board
     for up in range(d - 1, -1, -1):
-        action = frames[up, F_MOVE]
-        take_back(
-            own,
-            hand,
-            card,
-            beaten,
-            key,
-            tile_terms,
-            hand_terms,
-            frames[up, F_PLAYER],
-            (action - 16) // 15,
-            (action - 16) % 15,
-            frames[up, F_FLIPPED],
-        )
+        take_back_action(board, frames[up, F_PLAYER], frames[up, F_MOVE], frames[up, F_FLIPPED])
 
 
 @njit(cache=True, nogil=True)
@@ -516,14 +502,12 @@ def negamax(board, p, alpha, beta, table, moves, scores, history, killers, tiles
                     )
                 step = RETURN
                 continue
-            i = (action - 16) // 15
-            t = (action - 16) % 15
-            f = place(own, hand, card, beaten, key, wins, tile_terms, hand_terms, p, i, t)
+            f = place_action(board, p, action)
             v = ends(own, hand, p)
             frames[d, F_MOVE] = action
             frames[d, F_FLIPPED] = f
             if v != 2:  # the game is over
-                take_back(own, hand, card, beaten, key, tile_terms, hand_terms, p, i, t, f)
+                take_back_action(board, p, action, f)
                 step = HANDLE
                 continue
             if hand[o] != 0:
@@ -543,20 +527,7 @@ def negamax(board, p, alpha, beta, table, moves, scores, history, killers, tiles
             p = frames[d, F_PLAYER]
             if frames[d + 1, F_PLAYER] != p:
                 v = -v
-            action = frames[d, F_MOVE]
-            take_back(
-                own,
-                hand,
-                card,
-                beaten,
-                key,
-                tile_terms,
-                hand_terms,
-                p,
-                (action - 16) // 15,
-                (action - 16) % 15,
-                frames[d, F_FLIPPED],
-            )
+            take_back_action(board, p, frames[d, F_MOVE], frames[d, F_FLIPPED])
             step = HANDLE
         else:  # HANDLE: the value v of node d's last move
             action = frames[d, F_MOVE]
