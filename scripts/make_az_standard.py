@@ -60,6 +60,13 @@ def measurements(previous: str) -> dict[str, list[str]]:
     old = f"az:docs/alphazero/{previous}/{PREVIOUS_NETWORK}"
     trinity = [sys.executable, "-m", "trinity_env.cli"]
     module = [sys.executable, "-m"]
+
+    def exploit(simulations: int) -> list[str]:
+        """``trinity exploit``: a million PPO steps against az-standard with ``simulations`` per move."""
+        spec = f"az-standard:sims={simulations}"
+        json = f"docs/exploitability/az-standard-sims{simulations}-1m.json"
+        return [*trinity, "exploit", spec, "--steps", "1000000", "--seed", "0", "--quiet", "--json", json]
+
     return {
         "previous": [
             *trinity,
@@ -151,30 +158,8 @@ def measurements(previous: str) -> dict[str, list[str]]:
         ],
         "accuracy": [*module, "benchmarks.accuracy", "--rescore", "az-standard:sims=0", "az-standard"],
         "speed": [*module, "benchmarks.az", "--json", "docs/alphazero/benchmark.json"],
-        "exploit-raw": [
-            *trinity,
-            "exploit",
-            "az-standard:sims=0",
-            "--steps",
-            "1000000",
-            "--seed",
-            "0",
-            "--quiet",
-            "--json",
-            "docs/exploitability/az-standard-sims0-1m.json",
-        ],
-        "exploit-searched": [
-            *trinity,
-            "exploit",
-            "az-standard:sims=64",
-            "--steps",
-            "1000000",
-            "--seed",
-            "0",
-            "--quiet",
-            "--json",
-            "docs/exploitability/az-standard-sims64-1m.json",
-        ],
+        "exploit-raw": exploit(0),
+        "exploit-searched": exploit(64),
     }
 
 
