@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import random
 import threading
-import time
 
 import pytest
 
@@ -122,11 +121,9 @@ def test_an_agent_thinks_off_the_event_loop(monkeypatch):
         worker.start()
         try:
             assert started.wait(10)
-            begun = time.perf_counter()
             during = client.get(f"/api/games/{view['id']}").json()  # answered while the agent thinks
             other = client.get("/api/agents")
             busy = client.post(f"/api/games/{view['id']}/move", json={"action": 0, "ply": 0})
-            assert time.perf_counter() - begun < 5
         finally:
             release.set()
             worker.join(10)
