@@ -74,30 +74,39 @@ def strongest_pick(observation: Observation) -> int:
     return int(strongest_pick_row(batch.decks, batch.status, batch.info, 0))
 
 
-class GreedyAgent(Agent):
+class _Baseline(Agent):
+    """What the baselines share: the draft rule (``strongest_pick``), then ``_choose`` among the legal placements on
+    the observed position (the opponent's unknown cards all in hand when ``all_unknown_in_hand``)."""
+
+    all_unknown_in_hand = False
+
+    def act(self, observation: Observation, state: GameState | None = None) -> int:
+        if observation["observation"][0]:
+            return strongest_pick(observation)
+        legal = np.flatnonzero(observation["action_mask"]).astype(np.int64)
+        return self._choose(_rows(observation["observation"], self.all_unknown_in_hand), legal)
+
+    def _choose(self, batch: Batch, legal: np.ndarray) -> int:
+        raise NotImplementedError
+
+
+class GreedyAgent(_Baseline):
     """Flips the most cards now (see the module docstring for ties and the draft)."""
 
     name = "greedy"
 
-    def act(self, observation: Observation, state: GameState | None = None) -> int:
-        if observation["observation"][0]:
-            return strongest_pick(observation)
-        legal = np.flatnonzero(observation["action_mask"]).astype(np.int64)
-        batch = _rows(observation["observation"], all_unknown_in_hand=False)
+    def _choose(self, batch: Batch, legal: np.ndarray) -> int:
         keys = np.zeros((legal.size, 5), np.int64)
         return int(greedy_action(*batch, legal, legal.size, keys))
 
 
-class LookaheadAgent(Agent):
+class LookaheadAgent(_Baseline):
     """Two plies: each move against the opponent's best reply (see the module docstring)."""
 
     name = "lookahead"
+    all_unknown_in_hand = True
 
-    def act(self, observation: Observation, state: GameState | None = None) -> int:
-        if observation["observation"][0]:
-            return strongest_pick(observation)
-        legal = np.flatnonzero(observation["action_mask"]).astype(np.int64)
-        batch = _rows(observation["observation"], all_unknown_in_hand=True)
+    def _choose(self, batch: Batch, legal: np.ndarray) -> int:
         values = np.zeros(legal.size, np.int64)
         lookahead_values(*batch, legal, legal.size, values)
         keys = np.zeros((legal.size, 5), np.int64)
