@@ -14,8 +14,8 @@ and in the arena, and what a spec means does not depend on the working directory
 1. ``file:PATH`` names a file or folder, whatever ``PATH`` is (``file:greedy`` plays
    ``greedy.pt`` or the run folder ``greedy``).
 2. Otherwise a spec whose name (before the first ``:``) is built in (``random``, ``greedy``,
-   ``lookahead``, ``mcts``, ``az``, ``az-standard``, ``ppo-standard``, ``level``: the difficulty ladder,
-   ``level:1`` ... ``level:8``, ``trinity_env.agents.ladder``) means that agent, even
+   ``lookahead``, ``mcts``, ``az``, ``az-standard``, ``ppo-standard``, ``onnx``, ``state_dict``, ``level``: the
+   difficulty ladder, ``level:1`` ... ``level:8``, ``trinity_env.agents.ladder``) means that agent, even
    when a file ``greedy.pt`` or a folder ``mcts`` lies in the working directory.
 3. Otherwise a spec holding a path separator (``./model``, ``runs/quick``,
    ``runs/quick/best``) or ending in ``.pt`` or ``.zip`` (``model.pt``) names a trained
@@ -158,6 +158,46 @@ def _onnx(path: str | None = None, threads: str | None = None) -> Agent:
     return OnnxPolicyAgent.from_file(path, threads=1 if threads is None else spec_int("threads", threads))
 
 
+STATE_DICT = "state_dict"
+"""``state_dict:PATH,trainer=ppo|az,sims=N``: a bare torch ``state_dict`` of one of the project's networks, which
+network and its size read from its keys and shapes (``trinity_env.agents.state_dict``)."""
+STATE_DICT_TRAINERS = ("ppo", "az")
+"""Whose MLP a ``state_dict:`` file holds (``trainer=``): PPO's and AlphaZero's have the same keys and shapes."""
+STATE_DICT_ARGUMENTS = {"trainer": ("trainer", _text)} | AZ_ARGUMENTS
+"""``state_dict:PATH``'s keywords: ``trainer``, then an AlphaZero network's search, as ``az:`` takes it."""
+
+
+def state_dict_arguments(given: dict[str, str]) -> tuple[str | None, dict[str, Any]]:
+    """The ``trainer`` (``None`` when not given) and the ``AZAgent`` keywords given in a ``state_dict:`` spec's
+    keyword arguments, each checked against its bound (``sims`` 0 unless given: the raw policy); reads no file."""
+    arguments = spec_arguments(STATE_DICT, given, STATE_DICT_ARGUMENTS)
+    trainer = arguments.pop("trainer", None)
+    if trainer is not None and trainer not in STATE_DICT_TRAINERS:
+        raise ValueError(f"trainer must be one of {', '.join(STATE_DICT_TRAINERS)}, got {short(trainer)}")
+    if trainer == "ppo" and arguments:
+        searched = ", ".join(sorted(set(given) - {"trainer"}))
+        raise ValueError(
+            f"trainer=ppo plays PPO's raw policy: it takes none of AlphaZero's search arguments, got {searched}"
+        )
+    try:
+        from trinity_env.agents.az import AZAgent
+    except ImportError:
+        raise AgentSpecError("state_dict policies need torch: install the train extra") from None
+    AZAgent.check_arguments(**({"simulations": 0} | arguments))
+    return trainer, arguments
+
+
+def _state_dict(path: str | None = None, **given: str) -> Agent:
+    """``state_dict:PATH,trainer=ppo|az,sims=N``: a bare ``state_dict`` of a project network (the ``train`` extra):
+    its raw policy, or an AlphaZero network's search with ``sims=N`` and ``az:``'s other arguments."""
+    if path is None:
+        raise ValueError(f"state_dict needs a file: {STATE_DICT}:PATH[,trainer=ppo|az][,sims=N]")
+    trainer, search = state_dict_arguments(given)  # every bound before the file is read
+    from trinity_env.agents.state_dict import state_dict_agent
+
+    return state_dict_agent(path, trainer, **search)
+
+
 def _level(level: str | None = None) -> Agent:
     """``level:N``: the agent of the difficulty ladder's level N (``trinity_env.agents.ladder``); ``build`` and
     ``make`` label it ``level:N``. The ladder names built-in agents only, so their factories build them here."""
@@ -174,6 +214,7 @@ AGENTS: dict[str, Callable[..., Agent]] = {
     "az": _az,
     AZ_STANDARD: _az_standard,
     "onnx": _onnx,
+    STATE_DICT: _state_dict,
     LEVEL: _level,
 }
 
@@ -373,7 +414,7 @@ def spec_files(spec: str) -> list[Path] | None:
     name, _, rest = text.partition(":")
     if name in shipped():  # ppo-standard and az-standard (whatever their arguments)
         return [SHIPPED_DIR / f"{name}.pt"]
-    if name == "onnx":  # onnx:PATH,threads=N
+    if name in ("onnx", STATE_DICT):  # onnx:PATH,threads=N and state_dict:PATH,...
         args, _ = _arguments(rest)
         return [Path(args[0])] if args else None
     if name != "az":

@@ -102,6 +102,12 @@ def _check(name: str, args: tuple[str, ...], keywords: dict[str, str]) -> Path |
             raise registry.AgentSpecError("az agents need torch: install the train extra") from None
         AZAgent.check_arguments(**registry.spec_arguments("az", arguments, registry.AZ_ARGUMENTS))
         return None if path is None else Path(path)
+    elif name == registry.STATE_DICT:
+        path = arguments.pop("path", None)
+        if path is None:
+            raise ValueError(f"state_dict needs a file: {registry.STATE_DICT}:PATH[,trainer=ppo|az][,sims=N]")
+        registry.state_dict_arguments(arguments)
+        return Path(path)
     elif name == LEVEL:
         level_spec(arguments.get("level"))  # 1 ... 8, else one line listing the levels
     elif name == "onnx":
@@ -164,10 +170,12 @@ class AgentSpec:
         path = None
         if isinstance(where, Path):
             registry.refuse_special(where, registry.AgentSpecError)
-            if not where.exists() and (name == "onnx" or not Path(f"{where}.pt").exists()):
+            one_file = name in ("onnx", registry.STATE_DICT)  # never PATH.pt, never a run folder
+            if not where.exists() and (one_file or not Path(f"{where}.pt").exists()):
                 raise CheckpointError(f"no checkpoint at {where}")
-            if name == "onnx" and where.is_dir():
-                raise CheckpointError(f"{where} is a folder, not an ONNX model file")
+            if one_file and where.is_dir():
+                what = "an ONNX model file" if name == "onnx" else "a state_dict file"
+                raise CheckpointError(f"{where} is a folder, not {what}")
             path = str(where)
         elif name in registry.shipped():
             path = str(registry.SHIPPED_DIR / f"{name}.pt")
@@ -216,6 +224,8 @@ class AgentSpec:
         """The numba kernel families the agent runs on (``trinity_env.prepare``); the PPO networks need none."""
         if self.name == LEVEL:  # a ladder level runs on its agent's kernels
             return AgentSpec.parse(level_spec(self.args[0])).families
+        if self.name == registry.STATE_DICT:  # an AlphaZero network's, unless the spec says PPO's
+            return () if ("trainer", "ppo") in self.keywords else _family("az")
         return _family(self.name)
 
     def build(self) -> Agent:
