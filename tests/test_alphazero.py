@@ -393,52 +393,52 @@ def test_a_damaged_latest_checkpoint_is_refused_on_resume_naming_it(tmp_path):
         train(AZConfig.from_dict(TINY), tmp_path / "run", resume=True, progress=False)
 
 
-def test_the_old_spelling_threads_still_loads_as_torch_threads(tmp_path):
-    """``threads`` was renamed ``torch_threads`` (``TrainConfig``'s spelling): old YAML files still load."""
-    from training.az_config import AZConfig
-
-    assert "threads" not in AZConfig().to_dict() and AZConfig().torch_threads == 1
-    for count in (1, 2):
-        old = tmp_path / f"old-{count}.yaml"
-        old.write_text(f"seed: 0\nthreads: {count}\n")
-        assert AZConfig.load(old).torch_threads == count
-        assert AZConfig.from_dict(TINY | {"threads": count}).torch_threads == count
-    assert AZConfig.load(old, torch_threads=3).torch_threads == 3  # an override under the new name wins
-
-
-def test_both_spellings_of_torch_threads_are_refused_naming_both(tmp_path):
+def test_the_old_spelling_threads_is_refused_in_one_line_naming_torch_threads(tmp_path):
+    """``threads`` was renamed ``torch_threads`` (``TrainConfig``'s spelling): an old YAML file, a mapping or a keyword
+    that says ``threads`` (alone or beside ``torch_threads``) is refused naming the new name (0.x: no translation)."""
     from training.az_config import AZConfig
     from training.config import TrainConfigError
 
+    assert "threads" not in AZConfig().to_dict() and AZConfig().torch_threads == 1
+    old = tmp_path / "old.yaml"
+    old.write_text("seed: 0\nthreads: 2\n")
     both = tmp_path / "both.yaml"
     both.write_text("threads: 1\ntorch_threads: 1\n")
-    for load in (lambda: AZConfig.load(both), lambda: AZConfig.from_dict(TINY | {"threads": 1, "torch_threads": 2})):
-        with pytest.raises(TrainConfigError, match=r"'threads' and 'torch_threads'"):
+    loads = (
+        lambda: AZConfig.load(old),
+        lambda: AZConfig.load(old, torch_threads=3),
+        lambda: AZConfig.load(both),
+        lambda: AZConfig.load("az-quick", threads=2),
+        lambda: AZConfig.from_dict(TINY | {"threads": 2}),
+        lambda: AZConfig.from_dict(TINY | {"threads": 1, "torch_threads": 2}),
+    )
+    for load in loads:
+        with pytest.raises(
+            TrainConfigError, match=r"field 'threads' is an older version's name: rename it 'torch_threads'"
+        ) as error:
             load()
+        assert "\n" not in str(error.value)
 
 
-def test_a_run_from_before_the_rename_resumes(tmp_path):
-    """A run folder whose ``config.json`` says ``threads`` (written before the rename) resumes, and a resume that
-    changes the thread count is still refused under either spelling."""
-    from training.alphazero import train
+def test_a_run_whose_config_json_says_threads_is_refused_on_resume(tmp_path):
+    """A run folder whose ``config.json`` says ``threads`` (written before the rename) is refused in one line naming
+    ``torch_threads``, before anything in it is touched."""
     from training.az_config import AZConfig
-    from training.run_folder import RunFolderError, resume_conflicts
+    from training.config import TrainConfigError
+    from training.run_folder import RunFolderError, claim, resume_conflicts
 
-    config = AZConfig.from_dict(TINY | {"total_games": 16, "eval_every_games": 16})
+    config = AZConfig.from_dict(TINY)
     run = tmp_path / "run"
-    train(config, run, progress=False, stop_at=8)
-    saved = json.loads((run / "config.json").read_text())
-    old = {("threads" if name == "torch_threads" else name): value for name, value in saved.items()}
-    assert resume_conflicts(config, old) == []
-    assert resume_conflicts(AZConfig.from_dict(TINY | {"torch_threads": 2}), old) == ["torch_threads: 1 -> 2"]
-    (run / "config.json").write_text(json.dumps(old | {"torch_threads": 1}))
-    with pytest.raises(RunFolderError, match=r"'threads' and 'torch_threads'"):
-        train(config, run, resume=True, progress=False)
-    (run / "config.json").write_text(json.dumps(old))
-    history = train(config, run, resume=True, progress=False)
-    assert history[-1]["games"] == 16
-    saved = json.loads((run / "config.json").read_text())
-    assert saved["torch_threads"] == 1 and "threads" not in saved  # rewritten in the new spelling
+    run.mkdir()
+    saved = {("threads" if name == "torch_threads" else name): value for name, value in config.to_dict().items()}
+    (run / "config.json").write_text(json.dumps(saved))
+    with pytest.raises(TrainConfigError, match=r"config\.json: field 'threads' .*rename it 'torch_threads'"):
+        resume_conflicts(config, saved)
+    with pytest.raises(RunFolderError) as error, claim(run, config, "alphazero", resume=True):
+        pass
+    message = str(error.value)
+    assert "\n" not in message and f"cannot resume {run}: config.json: field 'threads'" in message
+    assert json.loads((run / "config.json").read_text()) == saved  # untouched
 
 
 def test_importing_the_search_does_not_load_torch():

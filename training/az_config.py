@@ -137,10 +137,8 @@ class AZConfig(YAMLConfig):
             return (old > 0) == (new > 0)
         return YAMLConfig.resume_equivalent(name, old, new)
 
-    renamed: ClassVar[dict[str, str]] = {"threads": "torch_threads"}
+    retired: ClassVar[dict[str, str]] = {"eval_every": "eval_every_games", "threads": "torch_threads"}
     """``threads`` is ``TrainConfig``'s ``torch_threads``: one spelling for both trainers."""
-
-    retired: ClassVar[dict[str, str]] = {"eval_every": "eval_every_games"}
 
     def check(self, source: str = "config") -> None:
         self._check_common(source)

@@ -55,14 +55,11 @@ class YAMLConfig:
                 return False
         return old == new
 
-    renamed: ClassVar[dict[str, str]] = {}
-    """Old field name -> its name now: an old YAML file or a run's ``config.json`` that spells a field the old way
-    still loads (and resumes) as the new one; giving both names is an error naming both."""
-
     retired: ClassVar[dict[str, str]] = {}
     """Old field name -> its name now, for names an older version wrote and this one refuses (in a YAML file, a
     mapping, a keyword or a run's ``config.json``: resuming such a run refuses too) with one line naming the new
-    name: ``eval_every``, whose unit differed by trainer, is now ``eval_every_steps``, ``_games`` or ``_iterations``."""
+    name: ``eval_every``, whose unit differed by trainer, is now ``eval_every_steps``, ``_games`` or ``_iterations``;
+    AlphaZero's ``threads`` is ``torch_threads``."""
 
     @classmethod
     def load(cls, name_or_path: str | Path, budget: dict[str, int] | None = None, **overrides: Any):
@@ -76,7 +73,9 @@ class YAMLConfig:
         if not isinstance(data, dict):
             raise TrainConfigError(f"training config {path}: expected a mapping of fields, got {type(data).__name__}")
         source = str(path)
-        return cls.from_dict(cls.current_names(data, source) | cls.current_names(overrides, source), source=source)
+        cls.refuse_retired(data, source)
+        cls.refuse_retired(overrides, source)
+        return cls.from_dict(data | overrides, source=source)
 
     @classmethod
     def _budget_fields(cls, budget: dict[str, int]) -> dict[str, int]:
@@ -91,8 +90,9 @@ class YAMLConfig:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], source: str = "config"):
-        """A checked config from a mapping of fields (missing fields keep their defaults; old names, ``renamed``)."""
-        data = cls.current_names(data, source)
+        """A checked config from a mapping of fields (missing fields keep their defaults; a ``retired`` name is refused
+        naming the new one)."""
+        cls.refuse_retired(data, source)
         known = {f.name for f in fields(cls)}
         unknown = set(data) - known
         if unknown:
@@ -104,20 +104,12 @@ class YAMLConfig:
         return config
 
     @classmethod
-    def current_names(cls, data: dict[str, Any], source: str = "config") -> dict[str, Any]:
-        """``data`` with each old field name of ``renamed`` replaced by its name now (the order kept); both names
-        given is a ``TrainConfigError`` naming both, and so is a ``retired`` name, naming the new one."""
+    def refuse_retired(cls, data: dict[str, Any], source: str = "config") -> None:
+        """A ``TrainConfigError`` naming the new name if ``data`` gives a field under a ``retired`` name."""
         retired = [old for old in cls.retired if old in data]
         if retired:
             old, new = retired[0], cls.retired[retired[0]]
             raise TrainConfigError(f"{source}: field {old!r} is an older version's name: rename it {new!r}")
-        both = [(old, new) for old, new in cls.renamed.items() if old in data and new in data]
-        if both:
-            old, new = both[0]
-            raise TrainConfigError(
-                f"{source}: fields {old!r} and {new!r} are one field ({old!r} is its old name): give only {new!r}"
-            )
-        return {cls.renamed.get(name, name): value for name, value in data.items()}
 
     def check(self, source: str = "config") -> None:
         """Raise ``TrainConfigError`` naming the first bad field."""

@@ -29,7 +29,7 @@ Every trainer (``fast_ppo``, ``selfplay_ppo``, ``rllib_selfplay``) opens its run
   Which fields may change is the config's ``resume_may_change`` (for ``TrainConfig``: how
   long to train, the safety stop, the evaluations, TensorBoard) and, for a field outside it, its
   ``resume_equivalent`` (``AZConfig``: ``label_workers`` between positive counts); a field the run's ``config.json``
-  spells the old way (the config's ``renamed``) is compared under its name now. Nothing in the folder is
+  spells the old way (the config's ``retired``) is refused naming its name now. Nothing in the folder is
   touched before these checks pass.
 
 Every refusal is a ``RunFolderError`` with a one-line message; the trainers' command lines
@@ -176,9 +176,9 @@ def resume_conflicts(config: YAMLConfig, saved: dict[str, Any]) -> list[str]:
     """``field: saved -> new`` for every field that differs and may not change on resume.
 
     A field missing from ``saved`` (a run from before the field existed) counts as its default; a field spelt the old
-    way (the config's ``renamed``: a run from before the rename) counts under its name now.
+    way (the config's ``retired``: a run from before the rename) is a ``TrainConfigError`` naming its name now.
     """
-    saved = config.current_names(saved, "config.json")
+    config.refuse_retired(saved, "config.json")
     new = json.loads(json.dumps(config.to_dict()))  # tuples as lists, as config.json holds them
     defaults = json.loads(json.dumps(type(config)().to_dict()))
     names = {f.name for f in fields(config)}
@@ -193,7 +193,7 @@ def resume_conflicts(config: YAMLConfig, saved: dict[str, Any]) -> list[str]:
 def _check_resume(path: Path, config: YAMLConfig) -> None:
     try:
         conflicts = resume_conflicts(config, saved_config(path))
-    except TrainConfigError as err:  # its config.json gives a field under its old and its new name
+    except TrainConfigError as err:  # its config.json gives a field under a retired name
         raise RunFolderError(f"cannot resume {path}: {err}") from None
     if conflicts:
         may = ", ".join(sorted(config.resume_may_change))
