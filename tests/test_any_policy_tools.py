@@ -1,6 +1,7 @@
 """Every evaluation tool takes every policy kind (issue 41): the arena, accuracy, puzzles, exploit, review, balance,
 play and the web app's list each play an ``Agent``, a function ``(observation, mask) -> action``, a ``BatchedPolicy``,
-an ONNX file (``onnx:PATH``), a checkpoint of the project's own network (a path) and outside code (``py:``, allowed);
+an ONNX file (``onnx:PATH``), a checkpoint of the project's own network (a path), a bare ``state_dict`` of one
+(``state_dict:PATH``) and outside code (``py:``, allowed);
 on the command line every command that takes agents parses ``py:`` only with ``--allow-code`` and refuses it in one
 line without. Budgets are tiny: this file checks that each tool plays each kind, not how well."""
 
@@ -59,7 +60,9 @@ class LinearAgent(Agent):
 
 @pytest.fixture(scope="module")
 def files(tmp_path_factory):
-    """The policy's ONNX export, a checkpoint of the project's own (tiny) network, and a module of outside code."""
+    """The policy's ONNX export, a checkpoint of the project's own (tiny) network, a bare ``state_dict`` of a (tiny)
+    AlphaZero board network, and a module of outside code."""
+    from trinity_env.agents.board_network import BoardNetwork
     from trinity_env.agents.onnx_policy import export_policy
     from trinity_env.agents.policy import PolicyNetwork, save_checkpoint
 
@@ -70,6 +73,7 @@ def files(tmp_path_factory):
     onnx = export_policy(module, folder / "linear.onnx")
     torch.manual_seed(0)
     save_checkpoint(folder / "tiny.pt", PolicyNetwork(8, 1))
+    torch.save(BoardNetwork(4, 1).state_dict(), folder / "board.pt")
     (folder / f"{MODULE}.py").write_text(
         textwrap.dedent(
             """
@@ -84,7 +88,7 @@ def files(tmp_path_factory):
         ),
         encoding="utf-8",
     )
-    return {"onnx": onnx, "checkpoint": folder / "tiny.pt", "code": folder}
+    return {"onnx": onnx, "checkpoint": folder / "tiny.pt", "state_dict": folder / "board.pt", "code": folder}
 
 
 @pytest.fixture
@@ -96,11 +100,12 @@ def kinds(files, monkeypatch):
         "BatchedPolicy": BatchedPolicy(scores, name="linear-batched"),
         "onnx": f"onnx:{files['onnx']}",
         "checkpoint": str(files["checkpoint"]),
+        "state_dict": f"state_dict:{files['state_dict']}",
         "py": AgentSpec.parse(f"py:{MODULE}:make", allow_code=True),
     }
 
 
-KINDS = ["Agent", "function", "BatchedPolicy", "onnx", "checkpoint", "py"]
+KINDS = ["Agent", "function", "BatchedPolicy", "onnx", "checkpoint", "state_dict", "py"]
 
 
 def label(value: object) -> str:
