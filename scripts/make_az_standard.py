@@ -18,7 +18,6 @@
 from __future__ import annotations
 
 import argparse
-import csv
 import hashlib
 import json
 import shutil
@@ -194,13 +193,12 @@ def ship(run: Path, network_file: str) -> None:
 
 
 def _curve(path: Path) -> dict[str, list[tuple[float, float]]]:
-    """``metrics.csv`` (with or without its header row) as (training minutes, share) by measure."""
+    """``metrics.csv`` (``training.evaluation.read_metrics``) as (training minutes, share) by measure."""
+    from training.evaluation import read_metrics
+
     curves: dict[str, list[tuple[float, float]]] = {}
-    with path.open(encoding="utf-8") as handle:
-        for row in csv.reader(handle):
-            if row[0] == "games":
-                continue
-            curves.setdefault(row[2], []).append((float(row[1]) / 60, float(row[3])))
+    for row in read_metrics(path):
+        curves.setdefault(row[2], []).append((float(row[1]) / 60, float(row[3])))
     return curves
 
 

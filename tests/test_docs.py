@@ -225,7 +225,7 @@ def test_the_readme_quotes_the_alphazero_figures_the_arena_measured():
 
 
 def test_the_readme_quotes_the_make_train_run_it_ships_the_report_of():
-    from training.evaluation import read_metrics  # with or without the header row
+    from training.evaluation import read_metrics
 
     readme = (ROOT / "README.md").read_text(encoding="utf-8").replace("\n", " ")
     rows = read_metrics(ROOT / "docs" / "train-quick" / "metrics.csv")
@@ -254,7 +254,7 @@ def test_the_rllib_page_quotes_the_runs_it_ships_the_metrics_of():
 
 
 def test_the_rllib_row_of_the_libraries_table_quotes_the_documented_runs_last_evaluation():
-    from training.evaluation import read_metrics  # with or without the header row
+    from training.evaluation import read_metrics
 
     rows = read_metrics(ROOT / "docs" / "rllib-run" / "metrics.csv")
     final = {row[2]: float(row[3]) for row in rows if row[0] == rows[-1][0]}

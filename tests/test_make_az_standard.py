@@ -26,11 +26,11 @@ def place(tmp_path, monkeypatch):
         (docs.parent / name).write_text(f"old {name}")
     for name in script.RUN_FILES:
         (docs / name).write_text(f"old {name}")
-    (docs / "metrics.csv").write_text("12032,368.5,mcts:400,0.6,0.5,0.69\n12032,368.5,endgames,0.7,0.6,0.8\n")
+    header = "games,seconds,measure,rate,low,high\n"
+    (docs / "metrics.csv").write_text(header + "12032,368.5,mcts:400,0.6,0.5,0.69\n12032,368.5,endgames,0.7,0.6,0.8\n")
     save_network(run / "latest.pt", make_network("board", 8, 1, True), {"games": 4_096})
     for name in script.RUN_FILES:
         (run / name).write_text(f"new {name}")
-    header = "games,seconds,measure,rate,low,high\n"
     (run / "metrics.csv").write_text(header + "4096,600.0,mcts:400,0.7,0.6,0.8\n4096,600.0,endgames,0.9,0.8,0.95\n")
     monkeypatch.setattr(script, "DOCS", docs)
     monkeypatch.setattr(script, "MEASURED", docs / "measured.json")

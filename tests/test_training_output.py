@@ -1,7 +1,7 @@
 """Training runs that say what is happening (issue 26, item 4).
 
-Each evaluation printed as it finishes, ``metrics.csv`` with a header row (and old runs' files without
-one still read and resumed), ``--resume`` on a finished run saying so at once, and ``--total-steps`` /
+Each evaluation printed as it finishes, ``metrics.csv`` with a header row (a file without one refused in one line,
+every committed one with it), ``--resume`` on a finished run saying so at once, and ``--total-steps`` /
 ``--total-games`` extending a run from the command line. Tiny configs: each run takes seconds.
 """
 
@@ -20,6 +20,7 @@ from training.fast_ppo import main as ppo_main
 from training.fast_ppo import train
 from training.skeleton import evaluation_line
 from trinity_env.agents.policy import load_checkpoint
+from trinity_env.core import TrinityError
 
 TINY = PPO_FOUR_UPDATES
 AZ_TINY = AZ_TWO_ITERATIONS
@@ -60,20 +61,32 @@ def test_the_evaluation_line_puts_the_measures_against_perfect_play_on_a_second_
     )
 
 
-def test_a_run_from_before_the_header_gets_it_once_when_resumed(tmp_path):
+def test_a_metrics_csv_without_its_header_is_refused_in_one_line_and_a_resume_rewrites_it_whole(tmp_path):
     config = TrainConfig.from_dict(TINY)
     train(config, tmp_path, progress=False, stop_at=512)
     metrics = tmp_path / "metrics.csv"
     lines = metrics.read_text().splitlines()
     assert lines[0] == HEADER
     metrics.write_text("\n".join(lines[1:]) + "\n")  # as a run from before the header wrote it
-    assert [r[0] for r in read_metrics(metrics)] == ["512"] * 3  # read the same with or without the header
+    with pytest.raises(TrinityError, match=r"not a metrics\.csv \(its first row must be the header") as error:
+        read_metrics(metrics)
+    assert "\n" not in str(error.value) and "got '512," in str(error.value)
     train(config, tmp_path, resume=True, progress=False)
     text = metrics.read_text()
     assert text.splitlines()[0] == HEADER and text.count(HEADER) == 1
     rows = read_metrics(metrics)
     assert [int(r[0]) for r in rows] == [512] * 3 + [1024] * 3  # each evaluation once
     assert len(text.splitlines()) == 1 + len(rows)
+
+
+def test_every_committed_metrics_csv_has_its_header():
+    """The documented runs' files are in the current format: ``read_metrics`` reads each, figures and all."""
+    root = Path(__file__).resolve().parent.parent
+    paths = sorted((root / "docs").rglob("*metrics.csv"))
+    assert len(paths) >= 7
+    for path in paths:
+        rows = read_metrics(path)
+        assert rows and all(len(row) == 6 and row[0].isdigit() for row in rows), path
 
 
 def test_resuming_a_finished_run_says_so_at_once_and_total_steps_extends_it(tmp_path, capsys):

@@ -15,6 +15,7 @@ import os
 from pathlib import Path
 
 from trinity_env.agents.spec import make
+from trinity_env.core import TrinityError
 from trinity_env.core.writes import open_append, write_text
 from trinity_env.evaluation.accuracy import score_network, validation_set
 from trinity_env.evaluation.endgames import DEFAULT_SUITE, load_suite, suite_share
@@ -34,12 +35,14 @@ EXACT_COUNT = 10
 
 Results = dict[str, tuple[float, float, float]]
 
+METRICS_UNITS = ("steps", "games")
+"""What ``metrics.csv``'s first column counts: learner steps (PPO, RLlib) or self-play games (AlphaZero)."""
 METRICS_COLUMNS = ("seconds", "measure", "rate", "low", "high")
 """``metrics.csv``'s columns after the first, which is the run's count (its header names it: ``steps`` for the PPO
 trainers, RLlib's ``main`` decisions included, ``games`` for AlphaZero's self-play games). ``seconds``: training time
 so far; ``measure``: an evaluation opponent's agent spec (the win rate against it, draws half), ``endgames`` (the
 endgame suite's share) or an ``exact:*`` key (``EXACT``); ``rate``, ``low``, ``high``: the share and its 95% Wilson
-interval. Runs from before the header have none: ``read_metrics`` reads both."""
+interval."""
 
 
 def evaluate_agent(learner: Agent, config: YAMLConfig, seed: int, progress: bool = False) -> Results:
@@ -126,8 +129,8 @@ class RunLog:
     ``resume_from``: the checkpoint's step count and evaluation history when a run resumes.
     ``metrics.csv`` is then rewritten from that history and TensorBoard hides every event past
     that step, so rows and points logged after the checkpoint (by a killed or stopped
-    session) are gone and the resumed run continues both files as if never stopped (a run from
-    before the header row gets it then, once). ``unit``: the first column's name (``METRICS_COLUMNS``).
+    session) are gone and the resumed run continues both files as if never stopped. ``unit``: the first column's
+    name (``METRICS_COLUMNS``).
     """
 
     def __init__(
@@ -181,10 +184,17 @@ class RunLog:
 
 def read_metrics(path: Path) -> list[list[str]]:
     """The rows of a ``metrics.csv`` as strings (``[count, seconds, measure, rate, low, high]``), without its header
-    row: a run's file from before the header has none, and is read the same."""
+    row; a file whose first row is not the header (``steps`` or ``games``, then ``METRICS_COLUMNS``) is a
+    ``TrinityError`` in one line."""
     with open(path, encoding="utf-8", newline="") as handle:
         rows = list(csv.reader(handle))
-    return rows[1:] if rows and not rows[0][0].isdigit() else rows
+    if not rows or rows[0][0] not in METRICS_UNITS or tuple(rows[0][1:]) != METRICS_COLUMNS:
+        first = ",".join(rows[0]) if rows else "nothing"
+        raise TrinityError(
+            f"{path}: not a metrics.csv (its first row must be the header steps or games,{','.join(METRICS_COLUMNS)};"
+            f" got {first[:80]!r})"
+        )
+    return rows[1:]
 
 
 def _rows(steps: int, seconds: float, results: Results) -> list[list]:
