@@ -93,7 +93,7 @@ class AZConfig(YAMLConfig):
     root value, both for the mover; in [0, 1] (0: the result alone)."""
     torch_threads: int = 1
     """torch's intra-op threads while training (fixed, so that results do not depend on the machine's core count).
-    Spelt ``threads`` before: an old YAML file or ``config.json`` with ``threads`` still loads and resumes."""
+    Spelt ``threads`` before: that name is refused naming this one (``retired``)."""
     checkpoint_every: int = 1
     """Iterations between two ``latest.pt`` (what a killed run may lose)."""
     eval_every_games: int = 5_000
