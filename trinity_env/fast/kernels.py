@@ -531,30 +531,25 @@ def observe(decks, status, sides, owner, info, b, seat, open_hands, out):
             out[base + 1] = 1
         for k in range(4):
             out[base + 2 + k] = sides[b, t, k]
-    for i in range(16):
-        s = status[b, seat, i]
-        if s == ABSENT:
-            continue
-        base = _OWN + OWN_CARD_FEATURES * i
-        for k in range(4):
-            out[base + k] = decks[b, seat, i, k]
-        out[base + 4 + s] = 1
     visible = open_hands and phase != DRAFT
-    for i in range(16):
-        s = status[b, other, i]
-        if s == ABSENT:
-            continue
-        base = _THEIRS + THEIR_CARD_FEATURES * i
-        for k in range(4):
-            out[base + k] = decks[b, other, i, k]
-        if s == PLAYED:
-            out[base + 4] = 1
-        elif not visible:
-            out[base + 7] = 1
-        elif s == IN_HAND:
-            out[base + 5] = 1
-        else:
-            out[base + 6] = 1
+    for who in (seat, other):  # each card's sides, then its status: the seat's own, or what it sees of theirs
+        for i in range(16):
+            s = status[b, who, i]
+            if s == ABSENT:
+                continue
+            base = _OWN + OWN_CARD_FEATURES * i if who == seat else _THEIRS + THEIR_CARD_FEATURES * i
+            for k in range(4):
+                out[base + k] = decks[b, who, i, k]
+            if who == seat:
+                out[base + 4 + s] = 1
+            elif s == PLAYED:
+                out[base + 4] = 1
+            elif not visible:
+                out[base + 7] = 1
+            elif s == IN_HAND:
+                out[base + 5] = 1
+            else:
+                out[base + 6] = 1
 
 
 @njit(cache=True)
