@@ -5,6 +5,7 @@ naming it, checked before torch reads the file."""
 
 from __future__ import annotations
 
+import re
 import zipfile
 from pathlib import Path
 
@@ -240,3 +241,16 @@ def test_the_command_line_plays_it_and_refuses_a_bad_one_in_one_line(tmp_path, c
     assert main(["accuracy", "--agents", f"state_dict:{ambiguous}", "--empty", "4", "--limit", "2"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("trinity accuracy: ") and err.count("\n") == 1 and "trainer=ppo" in err
+
+
+def test_a_bare_state_dict_given_as_a_checkpoint_path_is_pointed_to_state_dict(tmp_path):
+    path = saved(tmp_path / "weights.pt", PolicyNetwork(8, 2).state_dict())
+    for spec in (str(path), f"az:{path}"):
+        with pytest.raises(
+            CheckpointError, match=f"not a trinity-towers .* plays as state_dict:{re.escape(str(path))}$"
+        ) as refused:
+            make(spec)
+        assert "\n" not in str(refused.value)
+    full = saved(tmp_path / "other.pt", {"format": "other", "model": PolicyNetwork(8, 2).state_dict()})
+    with pytest.raises(CheckpointError, match=r"no format 'trinity-towers-policy'\)$"):
+        make(str(full))  # a dict with fields is not a bare state_dict: no hint

@@ -433,7 +433,9 @@ def network_fields(
     limits. ``network``: the architecture, one of ``networks`` (a file without the field holds an ``"mlp"``);
     ``tactics_default``: the value of a missing ``tactics`` field (``None``: the field is required)."""
     if not isinstance(payload, dict) or payload.get("format") != format_name:
-        raise CheckpointError(f"{name} is not a trinity-towers {kind} checkpoint (no format {format_name!r})")
+        bare = isinstance(payload, dict) and payload and all(isinstance(v, TensorInfo) for v in payload.values())
+        hint = f"; a bare state_dict of a project network plays as state_dict:{name}" if bare else ""
+        raise CheckpointError(f"{name} is not a trinity-towers {kind} checkpoint (no format {format_name!r}){hint}")
     network = payload.get("network", "mlp")
     if type(network) is not str or network not in networks:
         raise CheckpointError(f"{name}: field 'network' must be one of {', '.join(networks)}, got {network!r:.60}")
