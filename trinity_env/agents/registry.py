@@ -161,8 +161,6 @@ def _onnx(path: str | None = None, threads: str | None = None) -> Agent:
 STATE_DICT = "state_dict"
 """``state_dict:PATH,trainer=ppo|az,sims=N``: a bare torch ``state_dict`` of one of the project's networks, which
 network and its size read from its keys and shapes (``trinity_env.agents.state_dict``)."""
-STATE_DICT_TRAINERS = ("ppo", "az")
-"""Whose MLP a ``state_dict:`` file holds (``trainer=``): PPO's and AlphaZero's have the same keys and shapes."""
 STATE_DICT_ARGUMENTS = {"trainer": ("trainer", _text)} | AZ_ARGUMENTS
 """``state_dict:PATH``'s keywords: ``trainer``, then an AlphaZero network's search, as ``az:`` takes it."""
 
@@ -171,18 +169,19 @@ def state_dict_arguments(given: dict[str, str]) -> tuple[str | None, dict[str, A
     """The ``trainer`` (``None`` when not given) and the ``AZAgent`` keywords given in a ``state_dict:`` spec's
     keyword arguments, each checked against its bound (``sims`` 0 unless given: the raw policy); reads no file."""
     arguments = spec_arguments(STATE_DICT, given, STATE_DICT_ARGUMENTS)
+    try:
+        from trinity_env.agents.az import AZAgent
+        from trinity_env.agents.state_dict import TRAINERS
+    except ImportError:
+        raise AgentSpecError("state_dict policies need torch: install the train extra") from None
     trainer = arguments.pop("trainer", None)
-    if trainer is not None and trainer not in STATE_DICT_TRAINERS:
-        raise ValueError(f"trainer must be one of {', '.join(STATE_DICT_TRAINERS)}, got {short(trainer)}")
+    if trainer is not None and trainer not in TRAINERS:
+        raise ValueError(f"trainer must be one of {', '.join(TRAINERS)}, got {short(trainer)}")
     if trainer == "ppo" and arguments:
         searched = ", ".join(sorted(set(given) - {"trainer"}))
         raise ValueError(
             f"trainer=ppo plays PPO's raw policy: it takes none of AlphaZero's search arguments, got {searched}"
         )
-    try:
-        from trinity_env.agents.az import AZAgent
-    except ImportError:
-        raise AgentSpecError("state_dict policies need torch: install the train extra") from None
     AZAgent.check_arguments(**({"simulations": 0} | arguments))
     return trainer, arguments
 

@@ -43,11 +43,12 @@ from trinity_env.agents.checkpoint import (
     read_torch,
 )
 from trinity_env.agents.policy import NetworkAgent, PolicyNetwork
-from trinity_env.agents.registry import STATE_DICT_TRAINERS
 from trinity_env.core.board import TILES
 from trinity_env.spec.agent import Agent
 from trinity_env.spec.observation import OBSERVATION_SIZE
 
+TRAINERS = ("ppo", "az")
+"""Whose MLP a ``state_dict:`` file holds (``trainer=``): PPO's (``PolicyNetwork``) or AlphaZero's (``AZNetwork``)."""
 EXPECTED = (
     f"an MLP's (body.0.weight [hidden, {OBSERVATION_SIZE}], body.2.weight ... one a layer, policy.weight "
     f"[256, hidden], value.weight [1, hidden]) or a board network's (tile.weight [hidden, {TILE_INPUTS}], "
@@ -124,8 +125,8 @@ def _trainer_of(name: str, shape: NetworkShape, trainer: str | None) -> str:
 def load_state_dict(path: str | Path, trainer: str | None = None) -> tuple[torch.nn.Module, NetworkShape, str]:
     """The network a bare ``state_dict`` file holds, with its weights, its shape and its trainer (``"ppo"`` or
     ``"az"``); everything is checked on the dry run, before torch reads the file (see the module)."""
-    if trainer is not None and trainer not in STATE_DICT_TRAINERS:
-        raise ValueError(f"trainer must be one of {', '.join(STATE_DICT_TRAINERS)}, got {trainer!r}")
+    if trainer is not None and trainer not in TRAINERS:
+        raise ValueError(f"trainer must be one of {', '.join(TRAINERS)}, got {trainer!r}")
     name = str(path)
     found: list[tuple[NetworkShape, str]] = []
 
