@@ -119,16 +119,28 @@ def test_the_command_writes_a_network_the_az_agent_plays(tmp_path):
     assert [p["step"] for p in curve] == [2, 4] and "value_sign" in curve[-1]
     network, payload = load_network(out)
     assert payload["pretrain_steps"] == 4 and network.hidden == 16
-    bad = subprocess.run([*command[:3], str(tmp_path / "nothing"), str(out)], capture_output=True, text=True, cwd=ROOT)
-    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
-    assert bad.stderr.startswith("python -m training.pretrain: error:")
-    for wrong in (["--hidden", "0"], ["--steps", "1.5"], ["--seed", "-1"]):
-        refused = subprocess.run([*command, *wrong], capture_output=True, text=True, cwd=ROOT)
-        assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1, refused.stderr
-    unwritable = subprocess.run(
-        [*command[:3], str(SAMPLE), "/proc/nowhere/x.pt"], capture_output=True, text=True, cwd=ROOT
-    )
-    assert unwritable.returncode == 2 and "pre-training" not in unwritable.stdout  # refused before any step
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        ["nothing-here", "out.pt"],
+        [str(SAMPLE), "out.pt", "--hidden", "0"],
+        [str(SAMPLE), "out.pt", "--steps", "1.5"],
+        [str(SAMPLE), "out.pt", "--seed", "-1"],
+        [str(SAMPLE), "/proc/nowhere/x.pt"],
+    ],
+)
+def test_bad_input_is_one_line_and_status_2_before_any_step(arguments, tmp_path, monkeypatch, capsys):
+    from training.pretrain import main
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as stop:
+        main(arguments)
+    captured = capsys.readouterr()
+    assert stop.value.code == 2 and len(captured.err.strip().splitlines()) == 1, captured.err
+    assert captured.err.startswith("python -m training.pretrain: error:") and "pre-training" not in captured.out
+    assert not (tmp_path / "out.pt").exists()
 
 
 def test_self_play_starts_from_the_pretrained_network(tmp_path):
