@@ -130,20 +130,36 @@ def _argv(command: str, option: str, value: str) -> list[str]:
     return [command, *positional, *base]
 
 
+PEAK = (
+    "import atexit, os, runpy, sys\n"
+    "def peak():\n"
+    "    with open('/proc/self/status') as status, open(os.environ['PEAK_FILE'], 'w') as out:\n"
+    "        out.write(next(line.split()[1] for line in status if line.startswith('VmHWM:')))\n"
+    "atexit.register(peak)\n"
+    "sys.argv[0] = 'trinity'\n"
+    "runpy.run_module('trinity_env.cli', run_name='__main__', alter_sys=True)\n"
+)
+"""``python -m trinity_env.cli`` that writes its own peak resident memory (``VmHWM``, KiB) at exit: the memory of
+this process since its ``exec``, not the pages of the (large) test process it was forked from, which a child's
+``ru_maxrss`` counts."""
+
+
 def _run(argv: list[str], cwd: Path) -> tuple[int, str, int]:
     """``trinity ARGV`` in a process of its own: exit status, stderr and peak memory (KiB); killed after 60 s."""
     err_path = cwd / "stderr.txt"
+    peak_path = cwd.parent / f"{cwd.name}.peak"
     with open(err_path, "wb") as err:
         child = subprocess.Popen(
-            [sys.executable, "-m", "trinity_env.cli", *argv],
+            [sys.executable, "-c", PEAK, *argv],
             cwd=cwd,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=err,
+            env=os.environ | {"PEAK_FILE": str(peak_path)},
         )
         deadline = time.monotonic() + 60
         while True:
-            pid, status, usage = os.wait4(child.pid, os.WNOHANG)
+            pid, status, _ = os.wait4(child.pid, os.WNOHANG)
             if pid:
                 break
             if time.monotonic() > deadline:
@@ -152,7 +168,7 @@ def _run(argv: list[str], cwd: Path) -> tuple[int, str, int]:
                 pytest.fail(f"trinity {' '.join(map(ascii, argv))} was still running after 60 s (blocked or reading)")
             time.sleep(0.05)
     child.returncode = os.waitstatus_to_exitcode(status)  # reaped here: Popen must not wait for it again
-    return child.returncode, err_path.read_text(errors="replace"), usage.ru_maxrss
+    return child.returncode, err_path.read_text(errors="replace"), int(peak_path.read_text())
 
 
 KINDS = ["fifo", "device", "folder", "nul"]
