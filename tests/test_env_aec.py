@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import random
 import warnings
 
@@ -212,7 +213,6 @@ def test_bad_config_values_are_named(kwargs, message):
 def test_rules_md_spelling_draft_random_is_read_as_dealt(tmp_path):
     """RULES.md §2 (the spec) calls dealt hands ``draft: "random"``; the project's name is ``dealt`` (issue 40).
     Wherever a config enters, the spec's spelling is read as ``dealt``: the same config, the same games."""
-    from training.config import TrainConfig
     from trinity_env.fast.games import FastGames
     from trinity_env.spec.config import EnvConfig
 
@@ -222,10 +222,11 @@ def test_rules_md_spelling_draft_random_is_read_as_dealt(tmp_path):
     assert EnvConfig(draft="random") == EnvConfig(draft="dealt")  # built by hand, past make_config
     assert raw_env(draft="random").config == raw_env(draft="dealt").config
     assert FastGames(2, draft="random").config == FastGames(2, draft="dealt").config
-    assert (
-        TrainConfig.from_dict({"env": {"draft": "random"}}).env
-        == TrainConfig.from_dict({"env": {"draft": "dealt"}}).env
-    )
+    if importlib.util.find_spec("torch") is not None:  # the trainers' configs (make test-lowest has no torch)
+        from training.config import TrainConfig
+
+        spelt = TrainConfig.from_dict({"env": {"draft": "random"}})
+        assert spelt.env == TrainConfig.from_dict({"env": {"draft": "dealt"}}).env
     assert make_config(draft="random").new_game(random.Random(0)) == dealt.new_game(random.Random(0))
     with pytest.raises(ConfigError, match=r"draft must be one of 'pick', 'dealt', 'fixed' \(RULES.md's 'random'"):
         make_config(draft="deal")
