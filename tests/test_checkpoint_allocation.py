@@ -174,14 +174,18 @@ def test_a_storage_smaller_than_its_tensor_is_refused(tmp_path):
         load_checkpoint(gone)
 
 
-def test_compressed_members_of_a_torch_file_are_refused(tmp_path):
-    good = saved(tmp_path / "good.pt", policy_payload())
-    with zipfile.ZipFile(good) as archive:
+def compressed_copy(path: Path, target: Path) -> Path:
+    """``path``'s zip members written again deflated into ``target`` (torch never compresses them)."""
+    with zipfile.ZipFile(path) as archive:
         members = [(info.filename, archive.read(info.filename)) for info in archive.infolist()]
-    packed = tmp_path / "packed.pt"
-    with zipfile.ZipFile(packed, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+    with zipfile.ZipFile(target, "w", compression=zipfile.ZIP_DEFLATED) as archive:
         for name, data in members:
             archive.writestr(name, data)
+    return target
+
+
+def test_compressed_members_of_a_torch_file_are_refused(tmp_path):
+    packed = compressed_copy(saved(tmp_path / "good.pt", policy_payload()), tmp_path / "packed.pt")
     with pytest.raises(CheckpointError, match=r"packed\.pt: the zip member .* is compressed"):
         load_checkpoint(packed)
 

@@ -6,13 +6,12 @@ naming it, checked before torch reads the file."""
 from __future__ import annotations
 
 import re
-import zipfile
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
-from test_checkpoint_allocation import rewrite_record
+from test_checkpoint_allocation import compressed_copy, rewrite_record
 from test_checkpoint_safety import Payload, real_observations
 
 from trinity_env.agents import make
@@ -207,12 +206,7 @@ def test_a_huge_declared_tensor_is_refused_before_anything_is_built(tmp_path):
     short = rewrite_record(good, tmp_path / "short.pt", lambda n, d: d[:8] if n.endswith("data/0") else d)
     with pytest.raises(CheckpointError, match=r"short\.pt: storage '0' declares .* but its record holds 8 bytes"):
         make(f"state_dict:{short},trainer=ppo")
-    with zipfile.ZipFile(good) as archive:
-        members = [(info.filename, archive.read(info.filename)) for info in archive.infolist()]
-    packed = tmp_path / "packed.pt"
-    with zipfile.ZipFile(packed, "w", compression=zipfile.ZIP_DEFLATED) as archive:
-        for name, data in members:
-            archive.writestr(name, data)
+    packed = compressed_copy(good, tmp_path / "packed.pt")
     with pytest.raises(CheckpointError, match=r"packed\.pt: the zip member .* is compressed"):
         make(f"state_dict:{packed},trainer=ppo")
 
