@@ -48,7 +48,7 @@ def check_open_hands(positions: SolvedPositions) -> None:
     draft = positions.manifest.get("draft")
     if draft != "dealt":
         raise DatasetError(f"pre-training needs a dataset of dealt hands (its manifest says draft {draft!r})")
-    if positions.manifest.get("open_hands", True) is not True:
+    if positions.manifest.get("open_hands") is not True:  # a manifest without the field is not trusted
         raise DatasetError(
             "pre-training needs open hands: an exact label sees both hands, a hidden-hand mover sees one"
         )
