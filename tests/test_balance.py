@@ -188,5 +188,20 @@ def test_the_perfect_play_line_bounds_the_share_over_all_deals_when_some_are_uns
         f"Over all 6 deals, each unsolved one counted as not won, then as won: "
         f"{wins / 6:.1%} to {(wins + unsolved) / 6:.1%}."
     )
-    old = {key: value for key, value in openings.items() if key != "wins_all_deals"}  # a report from before
-    assert "Over all" not in BalanceReport(["greedy"], 2, 0, {}, False, old).openings_line()
+    data = BalanceReport(["greedy"], 2, 0, {}, False, openings).to_json()
+    assert BalanceReport.from_json(json.loads(json.dumps(data))).openings_line() == line
+
+
+def test_a_saved_report_whose_openings_summary_lacks_the_all_deals_bounds_is_refused_in_one_line():
+    from pathlib import Path
+
+    from trinity_env.core import ArgumentError
+    from trinity_env.evaluation.balance import BalanceReport
+
+    saved = json.loads((Path(__file__).resolve().parents[1] / "docs" / "balance" / "openings-summary.json").read_text())
+    data = BalanceReport(["greedy"], 2, 0, {}, False, saved).to_json()
+    assert "Over all" in BalanceReport.from_json(data).openings_line()  # the committed summary: bounds and all
+    del data["openings"]["wins_all_deals"]  # a report written before the bounds were summarised
+    with pytest.raises(ArgumentError, match=r"^a balance report's openings summary lacks 'wins_all_deals'") as refused:
+        BalanceReport.from_json(data)
+    assert "\n" not in str(refused.value)

@@ -164,6 +164,8 @@ class BalanceReport:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> BalanceReport:
         openings = data.get("openings")
+        if openings is not None and "wins_all_deals" not in openings:
+            raise ArgumentError("a balance report's openings summary lacks 'wins_all_deals' (rerun trinity balance)")
         return cls(
             list(data["agents"]),
             int(data["games"]),
@@ -185,8 +187,8 @@ class BalanceReport:
             f"{where}): the first mover wins {_cell(first['wins'])}, draws {_cell(first['draws'])}, "
             f"loses {_cell(first['losses'])} of the solved."
         )
-        bounds = o.get("wins_all_deals")  # absent from reports written before it was summarised
-        if o["unsolved"] and bounds:
+        bounds = o["wins_all_deals"]
+        if o["unsolved"]:
             line += (
                 f" Over all {bounds['n']} deals, each unsolved one counted as not won, then as won: "
                 f"{bounds['low']:.1%} to {bounds['high']:.1%}."
