@@ -187,6 +187,12 @@ def trainers():
 
 
 ALLOW_CODE_HELP = "allow py:package.module:factory agents (their code is imported and run)"
+POLICY_KINDS = (
+    "a name (greedy, mcts:400, level:5, az-standard), a checkpoint or run folder by path (./model.pt), "
+    "onnx:PATH, state_dict:PATH,trainer=ppo, or py:package.module:factory with --allow-code"
+)
+"""The kinds of agent spec a command's policy argument takes, for its help (arena, benchmark, exploit, review,
+serve: the same words everywhere)."""
 
 
 def add_allow_code(parser: argparse.ArgumentParser) -> None:
