@@ -6,7 +6,16 @@ from __future__ import annotations
 import argparse
 
 from trinity_env.arguments import input_path, non_negative_int, output_path, positive_int
-from trinity_env.cli.common import add_allow_code, check_file, finish, interruptible, loading, read_document, source
+from trinity_env.cli.common import (
+    POLICY_KINDS,
+    add_allow_code,
+    check_file,
+    finish,
+    interruptible,
+    loading,
+    read_document,
+    source,
+)
 from trinity_env.core import REPLAY_FORMAT, PositionError, Replay
 from trinity_env.prepare import families_for, warm
 
@@ -25,7 +34,7 @@ def add(commands: argparse._SubParsersAction) -> None:
     review.add_argument(
         "--agent",
         default="mcts:1600",
-        help="agent spec estimating where the solver gives up (default mcts:1600; any policy: onnx:model.onnx...)",
+        help=f"the agent estimating where the solver gives up (default mcts:1600): {POLICY_KINDS}",
     )
     review.add_argument("--seed", type=non_negative_int, default=0)
     review.add_argument("--json", type=output_path, default=None, help="also write the review as JSON to this path")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from trinity_env.arguments import positive_int, whole_number
-from trinity_env.cli.common import add_allow_code
+from trinity_env.cli.common import POLICY_KINDS, add_allow_code
 from trinity_env.core import TrinityError
 
 
@@ -25,8 +25,7 @@ def add(commands: argparse._SubParsersAction) -> None:
         nargs="+",
         default=[],
         metavar="SPEC",
-        help="also offer these agents (onnx:model.onnx, a checkpoint by path, py:... with --allow-code); a browser "
-        "names only agents on the list",
+        help=f"also offer these agents, each {POLICY_KINDS}; a browser names only agents on the list",
     )
     serve.add_argument("--onnx-folder", default=None, metavar="DIR", help="also offer every *.onnx model in DIR")
     add_allow_code(serve)
