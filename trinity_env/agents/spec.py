@@ -271,3 +271,17 @@ def built(opponent: object) -> object:
     if isinstance(opponent, AgentSpec) or (isinstance(opponent, str) and opponent != "random"):
         return make(opponent)
     return opponent
+
+
+def parse_recorded(text: object, build: str) -> AgentSpec:
+    """The self-play agent of a build whose files name their agent by its spec and the sha256 of the files it
+    reads, and go on from that name (``trinity accuracy --build``, ``trinity puzzles --build``, ``trinity dataset
+    build``): any spec but outside code, which such a name cannot pin down, so these builds take no
+    ``--allow-code``. ``build`` names the build in the one-line refusal."""
+    if isinstance(text, str) and text.strip().startswith(CODE_PREFIX):
+        raise registry.AgentSpecError(
+            f"{build} takes no outside code ({short(text.strip())}): its files name their self-play agent by its "
+            "spec and the sha256 of the files it reads, which cannot pin down code; export the policy to ONNX "
+            "(onnx:PATH) or give a checkpoint"
+        )
+    return AgentSpec.parse(text)

@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from trinity_env.agents.registry import spec_sha256
-from trinity_env.agents.spec import AgentSpec, make, player
+from trinity_env.agents.spec import make, parse_recorded, player
 from trinity_env.core import ArgumentError, GameState, PositionError, records
 from trinity_env.evaluation.match import RunInterrupted
 from trinity_env.evaluation.puzzles import agent_move, agent_moves, parse_moves
@@ -110,7 +110,7 @@ def check_build(per_count: int, empty: tuple[int, int], agent: str, max_nodes: i
         raise ArgumentError(f"max_nodes must be a whole number >= 1, got {max_nodes!r}")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ArgumentError(f"seed must be a whole number >= 0, got {seed!r}")
-    AgentSpec.parse(agent)
+    parse_recorded(agent, "a position set's build (trinity accuracy --build)")
 
 
 def game_positions(agent: Agent, seed: int, game: int, empty: tuple[int, int]) -> dict[int, GameState]:

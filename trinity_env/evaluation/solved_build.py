@@ -66,9 +66,9 @@ def check_build(agent: str, seed: int, empty: tuple[int, int], games_per_shard: 
         raise ArgumentError(f"agent must be an agent spec such as 'mcts:200', got {agent!r}")
     _whole("seed", seed, 0, MAX_SEED)
     _whole("games_per_shard", games_per_shard, 1, MAX_GAMES_PER_SHARD)
-    from trinity_env.agents.spec import AgentSpec
+    from trinity_env.agents.spec import parse_recorded
 
-    AgentSpec.parse(agent)
+    parse_recorded(agent, "a dataset build (trinity dataset build)")
     return check_empty(empty)
 
 
