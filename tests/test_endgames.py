@@ -9,7 +9,15 @@ from perfect import PerfectAgent
 
 from trinity_env.agents import make
 from trinity_env.core import PositionError
-from trinity_env.evaluation.endgames import DEFAULT_SUITE, build_suite, load_suite, save_suite, score_agent, suite_share
+from trinity_env.evaluation.endgames import (
+    DEFAULT_SUITE,
+    FORMAT,
+    build_suite,
+    load_suite,
+    save_suite,
+    score_agent,
+    suite_share,
+)
 from trinity_env.evaluation.ratings import Share
 from trinity_env.search.solver import Solver
 
@@ -23,8 +31,8 @@ def test_a_suite_is_built_saved_loaded_and_scored(tmp_path):
     path = tmp_path / "suite.jsonl"
     save_suite(suite, path)
     lines = path.read_text().splitlines()
-    assert len(lines) == 4
-    record = json.loads(lines[0])
+    assert len(lines) == 5 and json.loads(lines[0]) == {"format": FORMAT}
+    record = json.loads(lines[1])
     assert record["position"]["phase"] == "play" and record["winner"] == record["position"]["to_move"]
     loaded = load_suite(path)
     assert [e.best_moves for e in loaded] == [e.best_moves for e in suite]
@@ -38,9 +46,23 @@ def test_a_suite_is_built_saved_loaded_and_scored(tmp_path):
 
 def test_a_corrupt_suite_names_the_line(tmp_path):
     path = tmp_path / "bad.jsonl"
-    path.write_text('{"position": {"phase": "play"}, "value": 1, "best_moves": []}\n')
-    with pytest.raises(PositionError, match="line 1"):
+    path.write_text(
+        json.dumps({"format": FORMAT}) + '\n{"position": {"phase": "play"}, "value": 1, "best_moves": []}\n'
+    )
+    with pytest.raises(PositionError, match=r"bad\.jsonl, line 2: not an endgame record"):
         load_suite(path)
+
+
+def test_a_suite_from_before_the_header_is_refused_in_one_line(tmp_path):
+    """The shipped suite starts with its header; the same records without it (the old format) are refused."""
+    first, rest = DEFAULT_SUITE.read_text(encoding="utf-8").split("\n", 1)
+    assert json.loads(first) == {"format": FORMAT}
+    old = tmp_path / "old.jsonl"
+    old.write_text(rest, encoding="utf-8")
+    with pytest.raises(PositionError) as refused:
+        load_suite(old)
+    expected = f"{old}, line 1: not an endgame suite (its first line must be a header with format {FORMAT!r})"
+    assert str(refused.value) == expected
 
 
 def test_the_shipped_suite_is_sound():

@@ -15,6 +15,7 @@ from trinity_env.evaluation.endgames import DEFAULT_SUITE
 from trinity_env.evaluation.match import RunInterrupted
 from trinity_env.evaluation.puzzles import (
     DEFAULT_SET,
+    FORMAT,
     Puzzle,
     agent_move,
     build_puzzles,
@@ -65,7 +66,8 @@ def test_built_puzzles_are_re_solved_and_sound(tmp_path):
     save_puzzles(report.puzzles, path)
     loaded = load_puzzles(path)
     assert [(p.position, p.solution) for p in loaded] == [(p.position, p.solution) for p in report.puzzles]
-    record = json.loads(path.read_text().splitlines()[0])
+    header, record = (json.loads(line) for line in path.read_text().splitlines()[:2])
+    assert header == {"format": FORMAT}  # saved by hand: the format alone
     assert record["value"] == 1 and record["source"] == {"agent": "greedy", "seed": 1, "game": record["source"]["game"]}
     assert record["legal_moves"] == len(loaded[0].position.legal_moves())
     # a build is reproducible, and a longer one starts with the shorter one's puzzles
@@ -116,6 +118,19 @@ def test_the_endgame_suite_can_be_scored_as_puzzles():
     assert len(puzzles) >= 50 and all(p.solution for p in puzzles)
 
 
+@pytest.mark.parametrize("shipped", [DEFAULT_SET, DEFAULT_SUITE], ids=["puzzles", "endgames"])
+def test_a_file_from_before_the_header_is_refused_in_one_line(tmp_path, shipped):
+    """The shipped files start with their header; the same records without it (the old format) are refused."""
+    first, rest = shipped.read_text(encoding="utf-8").split("\n", 1)
+    assert json.loads(first)["format"] in (FORMAT, "trinity-towers-endgames")
+    old = tmp_path / "old.jsonl"
+    old.write_text(rest, encoding="utf-8")
+    with pytest.raises(PositionError) as refused:
+        load_puzzles(old)
+    expected = "line 1: not a puzzle file (its first line must be a header with format 'trinity-towers-puzzles' or"
+    assert str(refused.value).startswith(f"{old}, {expected}") and "\n" not in str(refused.value)
+
+
 @pytest.mark.parametrize(
     "line, message",
     [
@@ -126,7 +141,7 @@ def test_the_endgame_suite_can_be_scored_as_puzzles():
 )
 def test_a_bad_record_names_its_line(tmp_path, line, message):
     path = tmp_path / "bad.jsonl"
-    path.write_text("\n" + line + "\n")
+    path.write_text(json.dumps({"format": FORMAT}) + "\n" + line + "\n")
     with pytest.raises(PositionError, match=f"line 2: not a puzzle record.*{re.escape(message)}"):
         load_puzzles(path)
 
@@ -141,7 +156,7 @@ def test_records_that_cannot_be_puzzles_are_refused(tmp_path):
     }
     for expected, bad in cases.items():
         path = tmp_path / "bad.jsonl"
-        path.write_text(json.dumps(bad) + "\n")
+        path.write_text(json.dumps({"format": FORMAT}) + "\n" + json.dumps(bad) + "\n")
         with pytest.raises(PositionError, match=expected if expected != "position" else "needs 'solution'"):
             load_puzzles(path)
     (tmp_path / "empty.jsonl").write_text("\n")

@@ -104,6 +104,21 @@ def test_a_file_without_the_header_or_with_another_build_is_refused_and_left_alo
     assert path.read_bytes() == before
 
 
+def test_a_reader_may_take_one_of_several_formats_and_every_file_starts_with_one():
+    def read(text: str) -> records.Contents:
+        return records.parse(text, "f.jsonl", check, PositionError, kind="test file", header=("test-records", "other"))
+
+    assert read(lines(HEADER, {"game": 0, "value": 1})).header == HEADER
+    assert read(lines({"format": "other"}, {"game": 0, "value": 1})).records == [(2, {"game": 0, "value": 1})]
+    message = (
+        r"^f\.jsonl, line 2: not a test file \(its first line must be a header with format 'test-records' or 'other'\)$"
+    )
+    with pytest.raises(PositionError, match=message):  # a file from before headers: refused, not read headless
+        read("\n" + lines({"game": 0, "value": 1}))
+    with pytest.raises(PositionError, match="its first line must be a header with format 'test-records' or 'other'"):
+        read(lines({"format": "third"}, {"game": 0, "value": 1}))
+
+
 def test_a_second_writer_is_refused_while_the_first_holds_the_lock(tmp_path):
     pytest.importorskip("fcntl")
     path = tmp_path / "set.jsonl"
@@ -167,11 +182,11 @@ def test_a_stopped_rebuild_leaves_the_old_file_whole_and_its_records_beside_it(t
 
 def test_a_stopped_build_with_no_old_file_keeps_what_it_wrote(tmp_path):
     path = tmp_path / "new.jsonl"
-    with pytest.raises(KeyboardInterrupt), records.rebuilding(path, None, PositionError) as out:
+    with pytest.raises(KeyboardInterrupt), records.rebuilding(path, HEADER, PositionError) as out:
         assert not out.existed
         out.append({"game": 0, "value": 1})
         raise KeyboardInterrupt
-    assert path.read_text() == lines({"game": 0, "value": 1})
+    assert path.read_text() == lines(HEADER, {"game": 0, "value": 1})
     assert not (tmp_path / "new.jsonl.partial").exists()
 
 

@@ -126,16 +126,15 @@ def parse(
     *,
     what: str = "record",
     kind: str = "record file",
-    header: str | None = None,
-    header_optional: bool = False,
+    header: str | tuple[str, ...] | None = None,
     skip_blank: bool = True,
 ) -> Contents:
     """The records of a record file's ``text``; ``error`` in one line naming the file and the line for any bad
     line but a cut last one, which is left out (``cut``).
 
     ``check(record)``: what is wrong with a record (``None``: nothing). ``header``: the format the first
-    line must name (``header_optional``: a file may also start straight with a record). ``what``: a record,
-    ``kind``: the file, in messages."""
+    line must name (or the formats it may name, a tuple). ``what``: a record, ``kind``: the file, in messages."""
+    formats = (header,) if isinstance(header, str) else header
     contents = Contents()
     pieces = text.split("\n")
     offset = 0
@@ -160,13 +159,11 @@ def parse(
                 contents.cut = True
                 break
             raise error(f"{where}: not {_a(what)} ({err})") from None
-        if header is not None and contents.header is None and not contents.records:
-            if isinstance(record, dict) and record.get("format") == header:
-                contents.header = record
-            elif not header_optional:
-                raise error(f"{where}: not {_a(kind)} (its first line must be a header with format {header!r})")
-            else:
-                _add(contents, number, record, check, where, what, error, header)
+        if formats is not None and contents.header is None:
+            if not isinstance(record, dict) or record.get("format") not in formats:
+                named = " or ".join(repr(name) for name in formats)
+                raise error(f"{where}: not {_a(kind)} (its first line must be a header with format {named})")
+            contents.header = record
         else:
             _add(contents, number, record, check, where, what, error, header)
         offset += len(line.encode("utf-8")) + (0 if last else 1)
@@ -183,7 +180,7 @@ def _add(
     where: str,
     what: str,
     error: type[TrinityError],
-    header: str | None,
+    header: str | tuple[str, ...] | None,
 ) -> None:
     if header is not None and isinstance(record, dict) and "format" in record:
         raise error(f"{where}: a header (format {short(record['format'])}) where a {what} belongs")
@@ -375,8 +372,8 @@ class Rebuild(RecordFile):
 
 
 @contextmanager
-def rebuilding(path: str | Path, header: Mapping[str, Any] | None, error: type[TrinityError]) -> Iterator[Rebuild]:
-    """Build ``path`` from scratch (``header`` its first line, if given): written to ``path.partial``, locked,
+def rebuilding(path: str | Path, header: Mapping[str, Any], error: type[TrinityError]) -> Iterator[Rebuild]:
+    """Build ``path`` from scratch (``header`` its first line): written to ``path.partial``, locked,
     and renamed over ``path`` when the block ends well.
 
     When the block raises (Ctrl-C, a full disk), a ``path`` that was there is left as it was and the records so far
@@ -389,8 +386,7 @@ def rebuilding(path: str | Path, header: Mapping[str, Any] | None, error: type[T
     with locked(partial, error, held=_busy(str(partial)), opener=lambda p: _open(p, error, _OPEN)) as descriptor:
         os.ftruncate(descriptor, 0)
         out = Rebuild(descriptor, path, partial, existed)
-        if header is not None:
-            out._write((json.dumps(dict(header)) + "\n").encode("utf-8"))
+        out._write((json.dumps(dict(header)) + "\n").encode("utf-8"))
         try:
             yield out
         except BaseException:

@@ -4,11 +4,13 @@ Positions come from games between baseline agents (open hands, standard deck), t
 when 6 to 10 tiles are empty, and are solved exactly. An agent is scored on the positions
 that are won for the player to move and where not every move wins: the share in which
 its move is one of the winning moves.
+
+A suite file is JSON lines (``trinity_env.core.records``): a header (``{"format": FORMAT}``), then
+one solved position a line (``position``, ``empty_tiles``, ``value``, ``winner``, ``best_moves``).
 """
 
 from __future__ import annotations
 
-import json
 import random
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -18,12 +20,14 @@ from pathlib import Path
 from tqdm import tqdm
 
 from trinity_env.agents.spec import make
-from trinity_env.core import GameState, PositionError
+from trinity_env.core import GameState, PositionError, records
 from trinity_env.evaluation.ratings import Share
 from trinity_env.search.solver import Solver
 from trinity_env.spec.agent import Agent
 from trinity_env.spec.config import make_config
 from trinity_env.spec.observation import observation_dict
+
+FORMAT = "trinity-towers-endgames"
 
 
 @dataclass(frozen=True)
@@ -80,18 +84,23 @@ def build_suite(count: int, seed: int = 0, empty: tuple[int, int] = (6, 10), pro
 
 
 def save_suite(suite: Iterable[Endgame], path: str | Path) -> None:
-    lines = [json.dumps(endgame.to_json()) for endgame in suite]
-    Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    """Write ``suite`` to ``path``, its header first, replacing it only once written whole."""
+    with records.rebuilding(path, {"format": FORMAT}, PositionError) as out:
+        for endgame in suite:
+            out.append(endgame.to_json())
 
 
 def load_suite(path: str | Path) -> list[Endgame]:
-    """Read a suite written by ``save_suite``; a malformed line is reported with its number."""
+    """Read a suite written by ``save_suite``; ``PositionError`` names the file and the first bad line (a file
+    whose first line is not the header included); a last line cut short is left out, with a warning."""
+    contents = records.read(
+        path, lambda record: None, PositionError, what="endgame record", kind="endgame suite", header=FORMAT
+    )
+    if contents.cut:
+        records.warn_cut(str(path))
     suite = []
-    for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
+    for number, data in contents.records:
         try:
-            data = json.loads(line)
             suite.append(
                 Endgame(
                     GameState.from_dict(data["position"]),
@@ -99,7 +108,7 @@ def load_suite(path: str | Path) -> list[Endgame]:
                     frozenset((m["card"], int(m["tile"])) for m in data["best_moves"]),
                 )
             )
-        except (ValueError, KeyError, TypeError) as err:
+        except (ValueError, KeyError, TypeError, RecursionError) as err:
             raise PositionError(f"{path}, line {number}: not an endgame record ({err})") from None
     return suite
 

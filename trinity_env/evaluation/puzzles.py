@@ -15,8 +15,8 @@ can be scored: this module's puzzle files (``solution``), and the endgame suite'
 that are won for the mover (``best_moves`` with ``value`` 1).
 
 A puzzle file is JSON lines (``trinity_env.core.records``): a header naming the build
-(``format``, ``agent``, ``seed``, ``empty``, ``max_nodes``; files from before it have none) and
-one puzzle a line. ``build_file`` builds one from scratch without destroying the old one
+(``format``, ``agent``, ``seed``, ``empty``, ``max_nodes``; only ``format`` for a set picked by hand)
+and one puzzle a line. ``build_file`` builds one from scratch without destroying the old one
 first: it writes ``FILE.partial`` and renames it over ``FILE`` only when the build is complete,
 so a build stopped by Ctrl-C or a full disk leaves ``FILE`` as it was (the puzzles found so far
 in ``FILE.partial``); where no ``FILE`` was, the puzzles found so far become it.
@@ -36,6 +36,7 @@ import numpy as np
 
 from trinity_env.agents.spec import AgentSpec, make, player
 from trinity_env.core import ArgumentError, GameState, Phase, PositionError, TrinityError, records
+from trinity_env.evaluation.endgames import FORMAT as SUITE_FORMAT
 from trinity_env.evaluation.match import RunInterrupted
 from trinity_env.evaluation.ratings import Share
 from trinity_env.search.solver import Solver, SolverBudgetError
@@ -246,8 +247,9 @@ def puzzle_line(puzzle: Puzzle) -> str:
 
 
 def save_puzzles(puzzles: Iterable[Puzzle], path: str | Path) -> None:
-    """Write ``puzzles`` to ``path`` (no header: a set picked by hand), replacing it only once written whole."""
-    with records.rebuilding(path, None, PositionError) as out:
+    """Write ``puzzles`` to ``path`` (a header with the format alone: a set picked by hand), replacing it only once
+    written whole."""
+    with records.rebuilding(path, {"format": FORMAT}, PositionError) as out:
         for puzzle in puzzles:
             out.append(puzzle.to_json())
 
@@ -291,8 +293,8 @@ def _puzzle(data: object) -> Puzzle | None:
 
 
 def load_puzzles(path: str | Path) -> list[Puzzle]:
-    """Read a puzzle file (JSON lines, a header first or none); ``PositionError`` names the file and the first
-    bad line; a last line cut short (a build killed while writing it) is left out, with a warning."""
+    """Read a puzzle file or an endgame suite (JSON lines, the header first); ``PositionError`` names the file and
+    the first bad line; a last line cut short (a build killed while writing it) is left out, with a warning."""
     if not Path(path).exists():
         raise PositionError(f"cannot read puzzle file {path}: No such file or directory")
     contents = records.read(
@@ -301,8 +303,7 @@ def load_puzzles(path: str | Path) -> list[Puzzle]:
         PositionError,
         what="puzzle record",
         kind="puzzle file",
-        header=FORMAT,
-        header_optional=True,
+        header=(FORMAT, SUITE_FORMAT),
     )
     if contents.cut:
         records.warn_cut(str(path))
