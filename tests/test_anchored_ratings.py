@@ -12,15 +12,20 @@ from trinity_env.agents import ladder
 from trinity_env.agents.registry import AgentSpecError
 from trinity_env.agents.spec import AgentSpec, make
 from trinity_env.cli import main
+from trinity_env.core import ArgumentError
+from trinity_env.evaluation import anchored
 from trinity_env.evaluation.anchored import (
     POOL_FILE,
+    POOL_FILES,
     PoolError,
     ReferencePool,
+    pool_for,
     rate_against_pool,
     rate_all_against_pool,
 )
 from trinity_env.evaluation.arena import round_robin
 from trinity_env.evaluation.ratings import ELO_SCALE, fit_against_fixed, fit_elo
+from trinity_env.spec.config import make_config
 
 CHEAP = ["random", "mcts:2", "greedy"]
 """Pool members quick enough for tests: the shipped pool cut to them keeps their frozen ratings."""
@@ -134,12 +139,15 @@ def test_bad_results_are_refused_in_one_line(fixed, score, games, problem):
 # ---------------------------------------------------------------------- the shipped pool
 
 
-def test_the_shipped_pool_is_the_ladder_fitted_once_with_random_at_0():
-    pool = ReferencePool.load()
-    data = json.loads(POOL_FILE.read_text(encoding="utf-8"))
+@pytest.mark.parametrize("draft", sorted(POOL_FILES))
+def test_each_shipped_pool_is_the_ladder_fitted_once_on_its_draft_mode_with_random_at_0(draft):
+    pool = ReferencePool.load(POOL_FILES[draft])
+    data = json.loads(POOL_FILES[draft].read_text(encoding="utf-8"))
     assert list(pool.agents) == list(ladder.LADDER.values())
     assert data["levels"] == [f"level:{n}" for n in ladder.LADDER]
-    assert pool.anchor == "random" and pool.elo[0] == 0.0 and pool.config == {"draft": "dealt"}
+    assert pool.anchor == "random" and pool.elo[0] == 0.0 and pool.config == {"draft": draft}
+    assert pool.rules == make_config(draft=draft) and pool.name == POOL_FILES[draft].stem
+    assert ("--draft pick" in pool.command) == (draft == "pick")
     assert list(pool.elo) == sorted(pool.elo)  # each level above the last
     score, games = np.array(data["score"]), np.array(data["games"])
     assert (games + np.eye(len(pool.agents), dtype=int) * pool.games_per_pair == pool.games_per_pair).all()
@@ -180,6 +188,72 @@ def test_a_pool_cut_keeps_its_ratings_and_refuses_an_agent_it_lacks():
         pool.only(["mcts:7"])
 
 
+def test_the_default_pool_is_the_dealt_one():
+    assert POOL_FILES["dealt"] == POOL_FILE and ReferencePool.load().config == {"draft": "dealt"}
+
+
+def write_pool(path, draft: str, agents=("random", "greedy"), elo=(0.0, 532.434)) -> ReferencePool:
+    """A small pool file of cheap members (test figures: the dealt pool's ratings of these two) on ``draft``'s
+    rules, as ``scripts/make_reference_pool.py`` would write one."""
+    document = {
+        "version": anchored.POOL_VERSION,
+        "agents": list(agents),
+        "elo": list(elo),
+        "elo_95": [[x - 30.0, x + 30.0] for x in elo],
+        "anchor": "random",
+        "games_per_pair": 4,
+        "seed": 7,
+        "config": {"draft": draft},
+        "command": f"python -m scripts.make_reference_pool --draft {draft}",
+    }
+    path.write_text(json.dumps(document), encoding="utf-8")
+    return ReferencePool.load(path)
+
+
+@pytest.fixture
+def pools(tmp_path):
+    """Two small pools, named as the shipped ones, by draft mode (``POOL_FILES``' shape)."""
+    files = {"dealt": tmp_path / "reference_pool.json", "pick": tmp_path / "reference_pool_draft.json"}
+    for draft, path in files.items():
+        write_pool(path, draft)
+    return files
+
+
+def test_the_pool_is_the_one_fitted_on_the_games_rules(pools):
+    assert pool_for(make_config(draft="dealt"), pools).name == "reference_pool"
+    assert pool_for(make_config("standard"), pools).name == "reference_pool_draft"
+    assert pool_for(make_config(draft="pick"), pools).rules == make_config("standard")
+    assert pool_for(make_config(draft="dealt", reward="margin"), pools).name == "reference_pool"  # same games
+    assert pool_for(make_config(draft="dealt")).config == {"draft": "dealt"}  # the shipped files by default
+
+
+@pytest.mark.parametrize(
+    "config, rules",
+    [
+        ("hidden_hands", "open_hands: false"),
+        ("random_decks", 'decks: ["random", "random"]'),
+        ({"draft": "fixed", "hands": [[5, 6, 7, 8, 9, 10, 11, 12], [5, 6, 7, 8, 9, 10, 11, 12]]}, "draft: fixed"),
+        ({"draft": "dealt", "first_player": 0}, "first_player: 0"),
+        ({"max_a_cards": 2}, "max_a_cards: 2"),
+    ],
+)
+def test_rules_no_pool_was_fitted_on_are_refused_in_one_line_naming_the_pools(pools, config, rules):
+    with pytest.raises(ArgumentError) as caught:
+        pool_for(make_config(config), pools)
+    message = str(caught.value)
+    assert (
+        "\n" not in message and message.startswith("no reference pool was fitted on these rules") and rules in message
+    )
+    assert "reference_pool (the standard rules with draft: dealt)" in message
+    assert "reference_pool_draft (the standard rules)" in message
+
+
+def test_a_missing_pool_file_is_named_where_its_rules_are_refused(pools):
+    pools["pick"].unlink()
+    with pytest.raises(ArgumentError, match=r"pools exist for: reference_pool \(.*not found: reference_pool_draft"):
+        pool_for(make_config("standard"), pools)
+
+
 # ---------------------------------------------------------------------- rating a new agent
 
 
@@ -207,6 +281,19 @@ def test_rating_is_the_same_with_one_and_two_workers():
     pool = ReferencePool.load().only(["random", "greedy"])
     one = rate_against_pool("mcts:50", 10, seed=3, workers=1, pool=pool)
     assert rate_against_pool("mcts:50", 10, seed=3, workers=2, pool=pool) == one
+
+
+def test_a_rating_against_the_draft_pool_plays_drafted_games_the_same_with_one_or_two_workers(tmp_path):
+    """Against a pool fitted on the draft, every game starts with the draft (the round robin's games on those
+    rules, seeded the same way), deterministic for a seed and independent of the worker count."""
+    pool = write_pool(tmp_path / "reference_pool_draft.json", "pick")
+    one = rate_against_pool("mcts:2", 6, seed=3, workers=1, pool=pool)
+    assert rate_against_pool("mcts:2", 6, seed=3, workers=2, pool=pool) == one
+    assert rate_against_pool("mcts:2", 6, seed=3, workers=1, pool=pool) == one
+    drafted = round_robin(["random", "greedy", "mcts:2"], 6, seed=3, config={"draft": "pick"}, workers=1)
+    assert one.games == (6, 6) and one.score == (drafted.score[2, 0], drafted.score[2, 1])
+    other = rate_against_pool("mcts:2", 6, seed=4, workers=1, pool=pool)
+    assert (other.score, other.elo) != (one.score, one.elo)
 
 
 @pytest.mark.parametrize(
@@ -244,8 +331,28 @@ def test_trinity_arena_anchored_adds_columns_and_leaves_the_plain_json_as_it_was
     assert "anchored Elo (95% CI)" in capsys.readouterr().out
 
 
-def test_trinity_arena_anchored_refuses_a_rules_config_in_one_line(tmp_path, capsys):
-    args = ["arena", "--agents", "random", "greedy", "--anchored", "--config", "standard", "--out", str(tmp_path)]
+def test_trinity_arena_anchored_with_the_draft_rates_against_the_draft_pool(pools, monkeypatch, tmp_path):
+    """``--config standard`` (the draft): the round robin is drafted, and so are the anchored games, against the
+    pool fitted on the draft, seeded as ``rate_all_against_pool`` seeds them."""
+    monkeypatch.setattr(anchored, "POOL_FILES", pools)
+    args = ["arena", "--agents", "random", "mcts:2", "--games", "2", "--seed", "1", "--quiet", "--workers", "1"]
+    assert main([*args, "--config", "standard", "--anchored", "--out", str(tmp_path / "a")]) == 0
+    document = json.loads((tmp_path / "a" / "anchored.json").read_text(encoding="utf-8"))
+    assert document["pool_name"] == "reference_pool_draft" and document["config"] == {"draft": "pick"}
+    expected = rate_all_against_pool(["random", "mcts:2"], 2, 1, 1, pool=ReferencePool.load(pools["pick"]))
+    assert [r["score"] for r in document["ratings"]] == [list(r.score) for r in expected]
+    assert [r["elo"] for r in document["ratings"]] == [r.elo for r in expected]
+
+
+@pytest.mark.parametrize("config", ["hidden_hands", "random_decks"])
+def test_trinity_arena_anchored_refuses_rules_without_a_pool_before_any_game(config, tmp_path, capsys, monkeypatch):
+    def no_games(*args, **kwargs):
+        raise AssertionError("a game was played")
+
+    monkeypatch.setattr("trinity_env.evaluation.arena.round_robin", no_games)
+    out = tmp_path / "out"
+    args = ["arena", "--agents", "random", "greedy", "--anchored", "--config", config, "--out", str(out)]
     assert main(args) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "--anchored rates on the reference pool's rules" in err
+    assert err.count("\n") == 1 and err.startswith("trinity arena: --anchored: no reference pool was fitted on")
+    assert "reference_pool (the standard rules with draft: dealt)" in err and not out.exists()

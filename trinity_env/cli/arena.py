@@ -5,7 +5,15 @@ from __future__ import annotations
 import argparse
 
 from trinity_env.arguments import config_path, folder_path, non_negative_int, output_path, positive_int, process_count
-from trinity_env.cli.common import add_allow_code, check_file, check_folder, finish, interruptible, write_json
+from trinity_env.cli.common import (
+    POLICY_KINDS,
+    add_allow_code,
+    check_file,
+    check_folder,
+    finish,
+    interruptible,
+    write_json,
+)
 from trinity_env.core.errors import ArgumentError
 from trinity_env.prepare import families_for, warm
 
@@ -16,7 +24,7 @@ def add(commands: argparse._SubParsersAction) -> None:
         "--agents",
         nargs="+",
         required=True,
-        help="two or more agent specs, e.g. random greedy mcts:400 (a checkpoint or run folder by path: ./model.pt)",
+        help=f"two or more agents (e.g. random greedy mcts:400), each {POLICY_KINDS}",
     )
     arena.add_argument("--games", type=positive_int, default=100, help="games per pair (default 100)")
     arena.add_argument("--seed", type=non_negative_int, default=0)
@@ -39,8 +47,9 @@ def add(commands: argparse._SubParsersAction) -> None:
     arena.add_argument(
         "--anchored",
         action="store_true",
-        help="also rate each agent on the reference pool's fixed scale (--games games against each pool member; "
-        "docs/arena.md): anchored.json in --out, anchored_elo in --json",
+        help="also rate each agent on the fixed scale of the reference pool of the games' rules (dealt hands, or the "
+        "draft with --config standard; --games games against each pool member; docs/arena.md): anchored.json in "
+        "--out, anchored_elo in --json",
     )
     arena.add_argument("--quiet", action="store_true", help="no progress bar")
     add_allow_code(arena)
@@ -49,7 +58,7 @@ def add(commands: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from trinity_env.agents.spec import AgentSpec
-    from trinity_env.evaluation.arena import OUTPUT_FILES, check_arena, load_files, round_robin
+    from trinity_env.evaluation.arena import ARENA_DEFAULTS, OUTPUT_FILES, check_arena, load_files, round_robin
     from trinity_env.spec.config import make_config
 
     specs = [AgentSpec.parse(text, allow_code=args.allow_code) for text in args.agents]  # parsed once, not built
@@ -57,11 +66,12 @@ def run(args: argparse.Namespace) -> int:
     config = make_config(args.config) if args.config else None
     pool = None
     if args.anchored:
-        from trinity_env.evaluation.anchored import ReferencePool, check_rating
+        from trinity_env.evaluation.anchored import check_rating, pool_for
 
-        if args.config:
-            raise ArgumentError("--anchored rates on the reference pool's rules (dealt hands): leave out --config")
-        pool = ReferencePool.load()
+        try:
+            pool = pool_for(config or make_config(ARENA_DEFAULTS))
+        except ArgumentError as err:
+            raise ArgumentError(f"--anchored: {err}") from None
         check_rating(players, args.games, args.workers, pool)
     load_files(players)  # a checkpoint that loading refuses stops here, before any folder is made
     check_folder("--out", args.out, OUTPUT_FILES + (("anchored.json",) if args.anchored else ()))

@@ -1,12 +1,15 @@
 """Ratings on a fixed scale: an agent rated against the frozen reference pool.
 
 A round robin fits its ratings to mean 0 among the agents present, so one policy's Elo moves with the company it
-keeps. The reference pool (``POOL_FILE``, made by ``scripts/make_reference_pool.py``) is the difficulty ladder's
-eight agents (``trinity_env.agents.ladder``) with ratings fitted once, on many games, and shipped: ``random``
-(``level:1``) is rated 0 and the others relative to it. ``rate_against_pool`` plays a new agent against each pool
-member (seats swapped, hands dealt as the pool's games were) and finds the Elo that best explains its results with
-the pool's ratings held fixed (``ratings.fit_against_fixed``: the one-dimensional maximum likelihood, with a 95%
-likelihood-ratio interval). Its games are only against the pool, so its rating does not depend on which other
+keeps. A reference pool (made by ``scripts/make_reference_pool.py``) is the difficulty ladder's eight agents
+(``trinity_env.agents.ladder``) with ratings fitted once, on many games, and shipped: ``random`` (``level:1``) is
+rated 0 and the others relative to it. There is one pool a draft mode (``POOL_FILES``): ``dealt`` (hands dealt at
+random, the arena's default) and ``pick`` (the secret draft, the standard rules), each fitted on its own games, so
+a rating says which rules it was measured on; ``pool_for`` picks the pool of a game's rules and refuses rules no
+pool was fitted on (hidden hands, random decks, fixed hands, any other change). ``rate_against_pool`` plays a new
+agent against each pool member (seats swapped, on the pool's rules) and finds the Elo that best explains its
+results with the pool's ratings held fixed (``ratings.fit_against_fixed``: the one-dimensional maximum likelihood,
+with a 95% likelihood-ratio interval). Its games are only against the pool, so its rating does not depend on which other
 agents are being rated: "our agent is rated X" means the same in every report.
 
 Game ``k`` against pool member ``m`` is seeded by ``arena.game_seed(seed, m, len(pool), k)``, the pool member in
@@ -16,10 +19,11 @@ same with any number of workers and whatever else is rated at the same time.
 
 from __future__ import annotations
 
+import json
 import math
 import numbers
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -31,13 +35,18 @@ from trinity_env.agents.spec import AgentSpec, Player, player
 from trinity_env.core import ArgumentError, TrinityError
 from trinity_env.core.files import read_json, short
 from trinity_env.core.limits import check_workers
+from trinity_env.core.rewards import RewardMode
 from trinity_env.evaluation.arena import _BUILT, CHUNK, _check_picklable, _play_chunk
 from trinity_env.evaluation.match import chunk_results
 from trinity_env.evaluation.ratings import fit_against_fixed
 from trinity_env.spec.config import EnvConfig, make_config
 
-POOL_FILE = Path(str(resources.files("trinity_env.evaluation") / "data" / "reference_pool.json"))
-"""The shipped reference pool (``scripts/make_reference_pool.py`` wrote it; docs/arena.md shows it)."""
+_DATA = Path(str(resources.files("trinity_env.evaluation") / "data"))
+POOL_FILES = {"dealt": _DATA / "reference_pool.json", "pick": _DATA / "reference_pool_draft.json"}
+"""The shipped reference pools by draft mode (``scripts/make_reference_pool.py [--draft pick]`` wrote them;
+docs/arena.md shows them): the pool file's ``config`` says the rules its games were played on."""
+POOL_FILE = POOL_FILES["dealt"]
+"""The default pool: dealt hands, the rules of the arena's default games."""
 POOL_VERSION = 1
 MAX_POOL_AGENTS = 64
 """The most agents a pool file may list (the shipped one has 8)."""
@@ -51,7 +60,8 @@ class PoolError(TrinityError):
 class ReferencePool:
     """Agents (spec strings) with ratings held fixed: ``elo[m]`` is ``agents[m]``'s rating, ``elo_95[m]`` its 95%
     bootstrap interval from the games that fitted it; ``anchor`` is the agent rated 0, ``config`` the rules the
-    pool's games were played on (the arena's dealt hands), ``command`` what made the file."""
+    pool's games were played on, ``command`` what made the file, ``name`` the file's stem (``reference_pool``,
+    ``reference_pool_draft``)."""
 
     agents: tuple[str, ...]
     elo: tuple[float, ...]
@@ -61,6 +71,7 @@ class ReferencePool:
     games_per_pair: int
     seed: int
     command: str
+    name: str = "reference_pool"
 
     @classmethod
     def load(cls, path: str | Path = POOL_FILE) -> ReferencePool:
@@ -98,6 +109,7 @@ class ReferencePool:
             dict(config),
             *counts,
             command,
+            Path(path).stem,
         )
 
     def players(self) -> list[AgentSpec]:
@@ -123,7 +135,46 @@ class ReferencePool:
             self.games_per_pair,
             self.seed,
             self.command,
+            self.name,
         )
+
+    @property
+    def rules(self) -> EnvConfig:
+        """The rules the pool's games were played on (``config``, parsed)."""
+        return make_config(self.config)
+
+
+def _rules(config: EnvConfig) -> EnvConfig:
+    """The part of a config that decides the games: every field but the reward, which pays the same outcomes."""
+    return replace(config, reward=RewardMode.WIN_LOSS)
+
+
+def pool_for(config: EnvConfig, files: Mapping[str, str | Path] | None = None) -> ReferencePool:
+    """The reference pool whose games were played on ``config``'s rules (the reward aside), from ``files`` (default
+    ``POOL_FILES``: the shipped pools); ``ArgumentError`` in one line naming the rules that have a pool where none
+    was fitted on these (hidden hands, random decks, fixed hands, any other change), ``PoolError`` for a bad file."""
+    files = POOL_FILES if files is None else files
+    pools = [ReferencePool.load(path) for path in files.values() if Path(path).is_file()]
+    wanted = _rules(config)
+    for pool in pools:
+        if _rules(pool.rules) == wanted:
+            return pool
+    have = "; ".join(f"{pool.name} ({describe_rules(pool.rules)})" for pool in pools) or "none"
+    missing = [Path(path).name for path in files.values() if not Path(path).is_file()]
+    raise ArgumentError(
+        f"no reference pool was fitted on these rules ({describe_rules(config)}); pools exist for: {have}"
+        + (f" (not found: {', '.join(missing)}; scripts/make_reference_pool.py writes it)" if missing else "")
+    )
+
+
+def describe_rules(config: EnvConfig) -> str:
+    """A config's rules in words for a message: ``the standard rules with draft: dealt, open_hands: false``."""
+    changes = _rules(config).changes()
+    if not changes:
+        return "the standard rules"
+    return "the standard rules with " + ", ".join(
+        f"{key}: {value if isinstance(value, str) else json.dumps(value)}" for key, value in changes.items()
+    )
 
 
 def _numbers(values: object, length: int) -> bool:
@@ -188,7 +239,8 @@ def rate_all_against_pool(
     pool: ReferencePool | None = None,
     progress: bool = False,
 ) -> list[AnchoredRating]:
-    """Each of ``players`` (spec strings or ``Player`` values) rated against ``pool`` (default: the shipped one):
+    """Each of ``players`` (spec strings or ``Player`` values) rated against ``pool`` (default: the dealt-hands one,
+    ``POOL_FILE``; ``pool_for`` picks the pool of other rules), on the pool's rules:
     ``games_per_opponent`` games against each member, seats swapped. Each rating comes from that agent's games
     alone, seeded as the module says, so it is the same whatever else is rated with it and however many
     ``workers`` play."""
@@ -198,7 +250,7 @@ def rate_all_against_pool(
     workers = check_rating(players, games_per_opponent, workers, pool)
     who: list[Player] = [player(p) for p in players]
     members = pool.players()
-    env_config: EnvConfig = make_config(pool.config)
+    env_config: EnvConfig = pool.rules
     games, index = int(games_per_opponent), len(members)
     if workers > 1:
         _check_picklable(who)
@@ -264,7 +316,10 @@ def anchored_table(ratings: Sequence[AnchoredRating], pool: ReferencePool) -> st
         lines.append(
             f"{r.agent:<{width}} | {r.elo:+6.0f} [{r.low:+.0f}, {r.high:+.0f}]".ljust(width + 25) + f" | {sum(r.games)}"
         )
-    lines.append(f"On the reference pool's fixed scale ({pool.anchor} = 0; {len(pool.agents)} agents held fixed).")
+    lines.append(
+        f"On the fixed scale of the reference pool {pool.name} ({describe_rules(pool.rules)}; {pool.anchor} = 0; "
+        f"{len(pool.agents)} agents held fixed)."
+    )
     return "\n".join(lines)
 
 
@@ -277,6 +332,8 @@ def anchored_document(ratings: Sequence[AnchoredRating], pool: ReferencePool) ->
     """The ratings with the pool they were measured against (``anchored.json``): every agent's games and points."""
     return {
         "pool": dict(zip(pool.agents, pool.elo)),
+        "pool_name": pool.name,
+        "config": dict(pool.config),
         "anchor": pool.anchor,
         "interval": "95% likelihood ratio, the pool's ratings held fixed",
         "ratings": [r.to_json() for r in ratings],
