@@ -163,12 +163,13 @@ def test_the_rules_say_whose_deck_a_pick_comes_from_the_unplayed_card_and_what_e
 def test_every_link_into_the_rules_lands_with_its_heading_visible(server, sized):  # noqa: F811
     page = sized
     start(page, server)
-    sections = page.evaluate("() => RULE_SECTIONS")
+    sections = page.evaluate('async () => (await import("/static/dialogs.js")).RULE_SECTIONS')  # the page's module
     on_page = set(page.eval_on_selector_all("#game .rule-word", "ws => ws.map(w => w.dataset.rule)"))
     assert {"a", "draft", "capture", "domino", "majority"} <= on_page  # the draft's own rule words
     # the rest show on other screens (the result: lane, far tower): the page's own ruleWord makes them here
     page.evaluate(
-        "(rules) => rules.forEach((r) => document.getElementById('draft').append(ruleWord(r, r)))",
+        """async (rules) => { const { ruleWord } = await import("/static/dialogs.js");
+            rules.forEach((r) => document.getElementById('draft').append(ruleWord(r, r))); }""",
         sorted(set(sections) - on_page),
     )
     for rule, section in sorted(sections.items()):
