@@ -10,13 +10,14 @@ from perfect import PerfectAgent
 
 from trinity_env.agents import make
 from trinity_env.cli import main
-from trinity_env.core import GameState, PositionError
+from trinity_env.core import ArgumentError, GameState, PositionError
 from trinity_env.evaluation.endgames import DEFAULT_SUITE
 from trinity_env.evaluation.match import RunInterrupted
 from trinity_env.evaluation.puzzles import (
     DEFAULT_SET,
     FORMAT,
     Puzzle,
+    PuzzleBuild,
     agent_move,
     build_puzzles,
     describe,
@@ -56,7 +57,7 @@ def assert_sound(puzzle: Puzzle, solver: Solver) -> None:
 
 def test_built_puzzles_are_re_solved_and_sound(tmp_path):
     found = []
-    report = build_puzzles(3, seed=1, on_puzzle=found.append, **SMALL)
+    report = build_puzzles(PuzzleBuild(3, seed=1, **SMALL), on_puzzle=found.append)
     assert len(report.puzzles) == 3 and found == report.puzzles and not report.partial
     solver = Solver(table_bits=18)
     for puzzle in report.puzzles:
@@ -71,8 +72,18 @@ def test_built_puzzles_are_re_solved_and_sound(tmp_path):
     assert record["value"] == 1 and record["source"] == {"agent": "greedy", "seed": 1, "game": record["source"]["game"]}
     assert record["legal_moves"] == len(loaded[0].position.legal_moves())
     # a build is reproducible, and a longer one starts with the shorter one's puzzles
-    again = build_puzzles(4, seed=1, **SMALL)
+    again = build_puzzles(PuzzleBuild(4, seed=1, **SMALL))
     assert [p.to_json() for p in again.puzzles[:3]] == [p.to_json() for p in report.puzzles]
+
+
+def test_a_build_is_checked_once_when_made_and_names_itself_in_the_header():
+    with pytest.raises(ArgumentError, match="count must be a whole number >= 1, got 0"):
+        PuzzleBuild(0)
+    with pytest.raises(ArgumentError, match="empty tiles must be a range within 1-14"):
+        PuzzleBuild(3, empty=(9, 4))
+    build = PuzzleBuild(3, seed=7, **SMALL)
+    assert build.header() == {"format": FORMAT, "agent": "greedy", "seed": 7, "empty": [5, 7], "max_nodes": 2_000_000}
+    assert (build.game_limit, PuzzleBuild(3, max_games=10).game_limit) == (150, 10)
 
 
 def test_the_shipped_set_is_sound():
@@ -93,7 +104,7 @@ def test_every_shipped_puzzle_re_solves():
 
 
 def test_scores_are_shares_with_wilson_intervals(tmp_path):
-    puzzles = build_puzzles(3, seed=2, **SMALL).puzzles
+    puzzles = build_puzzles(PuzzleBuild(3, seed=2, **SMALL)).puzzles
     perfect = score_agent(PerfectAgent(), puzzles)
     assert (perfect.share.hits, perfect.share.total, perfect.share.value) == (3, 3, 1.0)
     assert perfect.share.interval == wilson_interval(3, 3)
@@ -147,7 +158,7 @@ def test_a_bad_record_names_its_line(tmp_path, line, message):
 
 
 def test_records_that_cannot_be_puzzles_are_refused(tmp_path):
-    puzzle = build_puzzles(1, seed=3, **SMALL).puzzles[0]
+    puzzle = build_puzzles(PuzzleBuild(1, seed=3, **SMALL)).puzzles[0]
     record = puzzle.to_json()
     cases = {
         "empty": {**record, "solution": []},
@@ -249,7 +260,7 @@ def test_ctrl_c_keeps_the_puzzles_found(tmp_path, capsys, monkeypatch):
 
     monkeypatch.setattr(module, "classify", interrupted_after_two)
     with pytest.raises(RunInterrupted) as stop:
-        build_puzzles(5, seed=1, **SMALL)
+        build_puzzles(PuzzleBuild(5, seed=1, **SMALL))
     assert stop.value.partial.partial and len(stop.value.partial.puzzles) == 2
 
     found["n"] = 0

@@ -63,34 +63,27 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _build(args: argparse.Namespace) -> int:
-    from trinity_env.evaluation.puzzles import DEFAULT_AGENT, DEFAULT_EMPTY, DEFAULT_MAX_NODES, build_file, check_build
+    from trinity_env.evaluation.puzzles import DEFAULT_AGENT, DEFAULT_EMPTY, DEFAULT_MAX_NODES, PuzzleBuild, build_file
 
     if args.agents is not None or args.json is not None:
         raise ArgumentError("--agents and --json are for scoring (--score FILE), not for building (--build FILE)")
-    count = args.count or 200
-    empty = args.empty or DEFAULT_EMPTY
-    agent = args.agent or DEFAULT_AGENT
-    max_nodes = args.max_nodes or DEFAULT_MAX_NODES
-    check_build(count, empty, agent, max_nodes)
+    build = PuzzleBuild(
+        count=args.count or 200,
+        empty=args.empty or DEFAULT_EMPTY,
+        agent=args.agent or DEFAULT_AGENT,
+        seed=args.seed,
+        max_nodes=args.max_nodes or DEFAULT_MAX_NODES,
+        max_games=args.max_games,
+    )
     check_file("--build", args.build)
     # written beside --build (never a pipe or device), moved over it when complete: Ctrl-C leaves the old one whole
-    report, _ = interruptible(
-        build_file,
-        args.build,
-        count,
-        empty=empty,
-        agent=agent,
-        seed=args.seed,
-        max_nodes=max_nodes,
-        max_games=args.max_games,
-        progress=not args.quiet,
-    )
+    report, _ = interruptible(build_file, args.build, build, progress=not args.quiet)
     print(f"{report.summary()}; wrote {report.file}")
     if report.partial:
         kept = f" ({args.build} is left as it was)" if report.kept else ""
         return finish("puzzles", True, f"{len(report.puzzles)} puzzles written to {report.file}{kept}")
-    if len(report.puzzles) < count:
-        print(f"found {len(report.puzzles)} of {count} puzzles within {report.games} games (--max-games)")
+    if len(report.puzzles) < build.count:
+        print(f"found {len(report.puzzles)} of {build.count} puzzles within {report.games} games (--max-games)")
     return 0
 
 

@@ -110,6 +110,39 @@ def check_build(count: int, empty: tuple[int, int], agent: str, max_nodes: int) 
     AgentSpec.parse(agent)
 
 
+@dataclass(frozen=True)
+class PuzzleBuild:
+    """What a build looks for, checked when made (``check_build``), before any game is played: ``count`` puzzles
+    from games of ``agent`` against itself, reproducible from ``seed``, each position taken with a number of empty
+    tiles in ``empty`` and solved within ``max_nodes`` nodes; the build gives up after ``max_games`` games (default
+    ``50 * count``)."""
+
+    count: int
+    empty: tuple[int, int] = DEFAULT_EMPTY
+    agent: str = DEFAULT_AGENT
+    seed: int = 0
+    max_nodes: int = DEFAULT_MAX_NODES
+    max_games: int | None = None
+
+    def __post_init__(self) -> None:
+        check_build(self.count, self.empty, self.agent, self.max_nodes)
+
+    @property
+    def game_limit(self) -> int:
+        """Games played at the most before the build gives up."""
+        return 50 * self.count if self.max_games is None else self.max_games
+
+    def header(self) -> dict[str, Any]:
+        """The puzzle file's header naming this build."""
+        return {
+            "format": FORMAT,
+            "agent": self.agent,
+            "seed": self.seed,
+            "empty": list(self.empty),
+            "max_nodes": self.max_nodes,
+        }
+
+
 @dataclass
 class BuildReport:
     """What a build found: the puzzles, and how many games and positions it went through."""
@@ -133,25 +166,15 @@ class BuildReport:
 
 
 def build_puzzles(
-    count: int,
-    *,
-    empty: tuple[int, int] = DEFAULT_EMPTY,
-    agent: str = DEFAULT_AGENT,
-    seed: int = 0,
-    max_nodes: int = DEFAULT_MAX_NODES,
-    max_games: int | None = None,
-    progress: bool = False,
-    on_puzzle: Callable[[Puzzle], object] | None = None,
+    build: PuzzleBuild, *, progress: bool = False, on_puzzle: Callable[[Puzzle], object] | None = None
 ) -> BuildReport:
-    """``count`` puzzles from games of ``agent`` against itself, reproducible from ``seed``.
+    """The puzzles ``build`` asks for, from self-play.
 
-    Game ``k`` is seeded by ``seed`` and ``k`` alone, so a longer build starts with the puzzles
+    Game ``k`` is seeded by the build's ``seed`` and ``k`` alone, so a longer build starts with the puzzles
     of a shorter one. ``on_puzzle`` sees each puzzle as it is found (to write it at once).
-    Gives up after ``max_games`` games (default ``50 * count``). Ctrl-C raises
-    ``RunInterrupted`` whose ``partial`` is the report of the puzzles found so far.
+    Ctrl-C raises ``RunInterrupted`` whose ``partial`` is the report of the puzzles found so far.
     """
-    check_build(count, empty, agent, max_nodes)
-    max_games = 50 * count if max_games is None else max_games
+    count, empty, agent, seed = build.count, build.empty, build.agent, build.seed
     config = make_config(draft="dealt", open_hands=True)
     players = (make(agent), make(agent))
     solver = Solver()
@@ -163,7 +186,7 @@ def build_puzzles(
 
         bar = tqdm(total=count, desc="puzzles", unit="puzzle")
     try:
-        while len(report.puzzles) < count and report.games < max_games:
+        while len(report.puzzles) < count and report.games < build.game_limit:
             game = report.games
             report.games += 1
             rng = random.Random(seed * 1_000_003 + game)
@@ -178,7 +201,7 @@ def build_puzzles(
                         seen.add(key)
                         position = GameState.from_dict(state.to_dict())
                         try:
-                            solution = classify(position, solver, max_nodes)
+                            solution = classify(position, solver, build.max_nodes)
                             report.positions += 1
                         except SolverBudgetError:
                             solution = None
@@ -206,34 +229,13 @@ def build_puzzles(
 # ---------------------------------------------------------------------- files
 
 
-def build_file(
-    path: str | Path,
-    count: int,
-    *,
-    empty: tuple[int, int] = DEFAULT_EMPTY,
-    agent: str = DEFAULT_AGENT,
-    seed: int = 0,
-    max_nodes: int = DEFAULT_MAX_NODES,
-    max_games: int | None = None,
-    progress: bool = False,
-) -> BuildReport:
+def build_file(path: str | Path, build: PuzzleBuild, *, progress: bool = False) -> BuildReport:
     """``build_puzzles`` into the file ``path``, each puzzle on disk as it is found; ``path`` is replaced only when
     the build is complete (the module's docstring). Ctrl-C raises ``RunInterrupted`` whose ``partial`` report says
     where the puzzles found are (``file``) and whether an older ``path`` was kept (``kept``)."""
-    check_build(count, empty, agent, max_nodes)
-    header = {"format": FORMAT, "agent": agent, "seed": seed, "empty": list(empty), "max_nodes": max_nodes}
-    with records.rebuilding(path, header, PositionError) as out:
+    with records.rebuilding(path, build.header(), PositionError) as out:
         try:
-            report = build_puzzles(
-                count,
-                empty=empty,
-                agent=agent,
-                seed=seed,
-                max_nodes=max_nodes,
-                max_games=max_games,
-                progress=progress,
-                on_puzzle=lambda puzzle: out.append(puzzle.to_json()),
-            )
+            report = build_puzzles(build, progress=progress, on_puzzle=lambda puzzle: out.append(puzzle.to_json()))
         except RunInterrupted as stop:
             stop.partial.file = str(out.partial if out.existed else out.path)
             stop.partial.kept = out.existed
