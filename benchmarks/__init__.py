@@ -4,9 +4,24 @@ Each module is a script, run from the repository root as ``python -m benchmarks.
 (``engine``, ``env``, ``fast``, ``solver``, ``mcts``, ``endgames``, ``trainers``, ``rllib``).
 """
 
+import json
 import os
+from collections.abc import Iterable
 
 
 def load_average() -> str:
     """The 1-, 5- and 15-minute load averages, printed beside every timing: a busy machine slows figures unevenly."""
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def report(result: dict[str, object], as_json: bool, lines: Iterable[str], load_before: str) -> None:
+    """Print a benchmark's figures, with the load averages from before its timings (``load_before``) and now, both
+    also kept in ``result``: ``result`` as one JSON object with ``--json`` (for scripts), else ``lines`` and the load
+    averages, for a person (``lines`` is read only then)."""
+    result["load_average_before"], result["load_average_after"] = load_before, load_average()
+    if as_json:
+        print(json.dumps(result))
+        return
+    for line in lines:
+        print(line)
+    print(f"  load average before: {load_before}; after: {result['load_average_after']} ({os.cpu_count()} cores)")

@@ -10,12 +10,13 @@ Usage: python -m benchmarks.engine [--games N] [--runs R] [--seed S] [--json]
 from __future__ import annotations
 
 import argparse
-import json
 import platform
 import random
 import statistics
 import time
+from collections.abc import Iterator
 
+from benchmarks import load_average, report
 from trinity_env.core import GameState, random_hand, standard_deck
 
 
@@ -58,6 +59,7 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     args = parser.parse_args()
 
+    load_before = load_average()
     rng = random.Random(args.seed)
     games_per_s, transitions_per_s, placements_per_s = [], [], []
     for _ in range(args.runs):
@@ -74,13 +76,16 @@ def main() -> None:
         "core_transitions_per_s": statistics.median(transitions_per_s),
         "core_placements_per_s": statistics.median(placements_per_s),
     }
-    if args.json:
-        print(json.dumps(result))
-        return
-    print(f"trinity-towers core, Python {result['python']}, median of {args.runs} runs of {args.games} games")
-    print(f"  full games (draft + play) : {result['core_full_games_per_s']:>10,.0f} games/s")
-    print(f"                            : {result['core_transitions_per_s']:>10,.0f} picks+placements/s")
-    print(f"  play phase only           : {result['core_placements_per_s']:>10,.0f} placements/s")
+    report(result, args.json, text(result), load_before)
+
+
+def text(result: dict) -> Iterator[str]:
+    """The figures of ``main``'s result, for a person."""
+    runs, games = result["runs"], result["games_per_run"]
+    yield f"trinity-towers core, Python {result['python']}, median of {runs} runs of {games} games"
+    yield f"  full games (draft + play) : {result['core_full_games_per_s']:>10,.0f} games/s"
+    yield f"                            : {result['core_transitions_per_s']:>10,.0f} picks+placements/s"
+    yield f"  play phase only           : {result['core_placements_per_s']:>10,.0f} placements/s"
 
 
 if __name__ == "__main__":

@@ -11,15 +11,14 @@ Usage: python -m benchmarks.env [--steps N] [--runs R] [--json]
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import statistics
 import time
 import warnings
+from collections.abc import Iterator
 
 import numpy as np
 
-from benchmarks import load_average
+from benchmarks import load_average, report
 
 
 def steps_per_second(make_env, n_steps: int, seed: int) -> float:
@@ -64,16 +63,15 @@ def main() -> None:
         "connect_four_steps_per_s": statistics.median(theirs),
     }
     result["ratio"] = result["trinity_steps_per_s"] / result["connect_four_steps_per_s"]
-    result["load_average_before"] = load_before
-    result["load_average_after"] = load_average()
-    if args.json:
-        print(json.dumps(result))
-        return
-    print(f"AEC steps/s, random legal play, median of {args.runs} runs of {args.steps} steps")
-    print(f"  trinity_env.env()        : {result['trinity_steps_per_s']:>9,.0f}")
-    print(f"  connect_four_v3.env()    : {result['connect_four_steps_per_s']:>9,.0f}")
-    print(f"  ratio (target >= 2)      : {result['ratio']:>9.2f}")
-    print(f"  load average before: {load_before}; after: {result['load_average_after']} ({os.cpu_count()} cores)")
+    report(result, args.json, text(result, args.runs, args.steps), load_before)
+
+
+def text(result: dict, runs: int, steps: int) -> Iterator[str]:
+    """The figures of ``main``'s result, for a person."""
+    yield f"AEC steps/s, random legal play, median of {runs} runs of {steps} steps"
+    yield f"  trinity_env.env()        : {result['trinity_steps_per_s']:>9,.0f}"
+    yield f"  connect_four_v3.env()    : {result['connect_four_steps_per_s']:>9,.0f}"
+    yield f"  ratio (target >= 2)      : {result['ratio']:>9.2f}"
 
 
 if __name__ == "__main__":
