@@ -3,10 +3,13 @@
     python -m scripts.make_leaderboard                       # the quick protocol, every agent below
     python -m scripts.make_leaderboard --agents greedy mcts:400 --protocol full
     python -m scripts.make_leaderboard --outside cleanrl-ppo    # train, export and score an outside library's policy
+    python -m scripts.make_leaderboard --outside cleanrl-ppo --score-only    # score its model file again
 
 Each agent's card goes to ``docs/benchmark/<protocol>/<agent>/`` (``scorecard.json``, ``.md``, ``.png``); an agent
-whose card is there already is skipped (a stopped run goes on where it stopped). ``docs/benchmark.md`` shows the
-cards' headline figures, read from those files by its test (tests/test_docs.py).
+whose card is there already, of the current protocol version (``scorecard.BENCHMARK_VERSION``), is skipped (a
+stopped run goes on where it stopped), and a card of an older version is measured again. ``docs/benchmark.md``
+shows the cards' headline figures, read from those files by its test (tests/test_docs.py); the tables refuse a card
+of an older version, naming it.
 
 ``OUTSIDE`` lists the policies trained by outside libraries: each with the command that trained and exported it
 (run from the repository root, in the venv its library needs) and the ``trinity benchmark`` command that wrote its
@@ -26,7 +29,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from trinity_env.scorecard import PROTOCOLS, benchmark
+from trinity_env.scorecard import BENCHMARK_VERSION, PROTOCOLS, benchmark
 
 ROOT = Path(__file__).resolve().parent.parent
 AGENTS = ("random", "greedy", "lookahead", "mcts:400", "ppo-standard", "az-standard:sims=0", "az-standard")
@@ -120,25 +123,42 @@ def _cell(share: dict | None) -> str:
     return f"{share['share']:.1%} [{share['low']:.1%}, {share['high']:.1%}]"
 
 
+def _elo(rating: dict) -> str:
+    return f"{rating['elo']:+.0f} [{rating['low']:+.0f}, {rating['high']:+.0f}]"
+
+
 def _row(card: dict) -> str:
-    r, signs = card["rating"], card["value_sign"] or {}
+    signs = card["value_sign"] or {}
     return (
-        f"{r['elo']:+.0f} [{r['low']:+.0f}, {r['high']:+.0f}] | {_cell(card['accuracy'].get('10'))} | "
+        f"{_elo(card['rating'])} | {_elo(card['rating_draft'])} | {_cell(card['accuracy'].get('10'))} | "
         f"{_cell(signs.get('10'))} | {_cell(card['puzzles'])} | {_cell(card['endgames'])} |"
     )
 
 
-FIGURES = "rating (random = 0) | moves keep the value at 10 empty | value sign at 10 | puzzles | endgames |"
+FIGURES = (
+    "rating, dealt hands (random = 0) | rating, with the draft (random = 0) | moves keep the value at 10 empty | "
+    "value sign at 10 | puzzles | endgames |"
+)
+RULE = "|---" * (FIGURES.count("|") + 1) + "|"
+"""The markdown rule under a header of ``FIGURES`` and the agent's column."""
+
+
+def read_card(path: Path) -> dict:
+    """A card of the current protocol version; an older card is refused, naming it and what measures it again."""
+    card = json.loads(path.read_text(encoding="utf-8"))
+    if card.get("benchmark") != BENCHMARK_VERSION:
+        raise ValueError(
+            f"{path} is a benchmark {card.get('benchmark')} card, not {BENCHMARK_VERSION}: measure it again "
+            "(python -m scripts.make_leaderboard [--protocol P --agents A], or --outside NAME --score-only)"
+        )
+    return card
 
 
 def leaderboard(protocol: str = "quick") -> str:
     """The leaderboard's table, from the cards in ``docs/benchmark/<protocol>/``: best rating first."""
-    cards = [
-        json.loads(path.read_text(encoding="utf-8"))
-        for path in sorted((ROOT / "docs" / "benchmark" / protocol).glob("*/scorecard.json"))
-    ]
+    cards = [read_card(path) for path in sorted((ROOT / "docs" / "benchmark" / protocol).glob("*/scorecard.json"))]
     cards.sort(key=lambda card: -card["rating"]["elo"])
-    lines = ["| agent | " + FIGURES, "|---|---|---|---|---|---|"]
+    lines = ["| agent | " + FIGURES, RULE]
     lines += [f"| `{card['agent']}` | " + _row(card) for card in cards]
     return "\n".join(lines)
 
@@ -146,10 +166,10 @@ def leaderboard(protocol: str = "quick") -> str:
 def outside_table() -> str:
     """The outside libraries' policies (``OUTSIDE``, in its order): each card's figures, then the commands that
     trained and scored it."""
-    lines = ["| library | policy | " + FIGURES, "|---|---|---|---|---|---|---|"]
+    lines = ["| library | policy | " + FIGURES, "|---" + RULE]
     commands = []
     for entry in OUTSIDE:
-        card = json.loads((entry.folder / "scorecard.json").read_text(encoding="utf-8"))
+        card = read_card(entry.folder / "scorecard.json")
         link = f"[`{card['agent']}`](benchmark/quick/outside/{entry.name}/scorecard.md)"
         lines.append(f"| {entry.library} | {link} | " + _row(card))
         commands += [f"**{entry.library}**, trained in {entry.venv}, scored in `.venv`:", "", "```bash"]
@@ -157,12 +177,13 @@ def outside_table() -> str:
     return "\n".join(lines) + "\n\n" + "\n".join(commands).rstrip() + "\n"
 
 
-def run_outside(entry: Outside) -> None:
-    """Train, export and score one outside policy: its training commands (``python`` is this script's interpreter),
-    then its ``trinity benchmark`` command in this process."""
+def run_outside(entry: Outside, train: bool = True) -> None:
+    """Train, export and score one outside policy: its training commands (``python`` is this script's interpreter;
+    left out where ``train`` is false, the model file kept), then its ``trinity benchmark`` command in this
+    process."""
     from trinity_env.cli import main as trinity
 
-    for command in entry.train:
+    for command in entry.train if train else ():
         print("$", command, flush=True)
         words = shlex.split(command)
         if words[0] == "cp":
@@ -182,22 +203,34 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--outside", nargs="+", choices=[entry.name for entry in OUTSIDE], help="train and score these instead"
     )
+    parser.add_argument(
+        "--score-only", action="store_true", help="with --outside: score the model files already trained, no training"
+    )
     args = parser.parse_args(argv)
+    if args.score_only and not args.outside:
+        parser.error("--score-only goes with --outside NAME")
     if args.outside:
         for entry in OUTSIDE:
             if entry.name in args.outside:
-                run_outside(entry)
+                run_outside(entry, train=not args.score_only)
         print(outside_table())
         return
     for agent in args.agents:
         folder = folder_of(args.protocol, agent)
-        if (folder / "scorecard.json").is_file():
+        if _version(folder / "scorecard.json") == BENCHMARK_VERSION:
             print(f"{agent}: already there ({folder})", flush=True)
             continue
         card = benchmark(agent, args.protocol, workers=args.workers)
         card.write(folder)
         print(f"{agent}: rating {card.rating['elo']:+.0f}, wrote {folder}", flush=True)
     print(leaderboard(args.protocol))
+
+
+def _version(path: Path) -> object:
+    """The protocol version of the card at ``path`` (``benchmark``), ``None`` where there is no card."""
+    if not path.is_file():
+        return None
+    return json.loads(path.read_text(encoding="utf-8")).get("benchmark")
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ import json
 
 import numpy as np
 import pytest
+from pools import small_pools, write_pool
 
 from trinity_env.agents import ladder
 from trinity_env.agents.registry import AgentSpecError
@@ -192,31 +193,9 @@ def test_the_default_pool_is_the_dealt_one():
     assert POOL_FILES["dealt"] == POOL_FILE and ReferencePool.load().config == {"draft": "dealt"}
 
 
-def write_pool(path, draft: str, agents=("random", "greedy"), elo=(0.0, 532.434)) -> ReferencePool:
-    """A small pool file of cheap members (test figures: the dealt pool's ratings of these two) on ``draft``'s
-    rules, as ``scripts/make_reference_pool.py`` would write one."""
-    document = {
-        "version": anchored.POOL_VERSION,
-        "agents": list(agents),
-        "elo": list(elo),
-        "elo_95": [[x - 30.0, x + 30.0] for x in elo],
-        "anchor": "random",
-        "games_per_pair": 4,
-        "seed": 7,
-        "config": {"draft": draft},
-        "command": f"python -m scripts.make_reference_pool --draft {draft}",
-    }
-    path.write_text(json.dumps(document), encoding="utf-8")
-    return ReferencePool.load(path)
-
-
 @pytest.fixture
 def pools(tmp_path):
-    """Two small pools, named as the shipped ones, by draft mode (``POOL_FILES``' shape)."""
-    files = {"dealt": tmp_path / "reference_pool.json", "pick": tmp_path / "reference_pool_draft.json"}
-    for draft, path in files.items():
-        write_pool(path, draft)
-    return files
+    return small_pools(tmp_path)
 
 
 def test_the_pool_is_the_one_fitted_on_the_games_rules(pools):

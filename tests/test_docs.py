@@ -606,12 +606,16 @@ def test_the_benchmark_page_shows_the_leaderboard_the_cards_hold():
     from trinity_env.scorecard import BENCHMARK_VERSION, PROTOCOLS
 
     page = (ROOT / "docs" / "benchmark.md").read_text(encoding="utf-8")
-    assert leaderboard("quick") in page
+    assert f"## The protocol (benchmark {BENCHMARK_VERSION})" in page and f'`"benchmark": {BENCHMARK_VERSION}`' in page
+    assert leaderboard("quick") in page  # an older card is refused there, naming it and what measures it again
     for agent in AGENTS:
         card = json.loads((folder_of("quick", agent) / "scorecard.json").read_text(encoding="utf-8"))
         assert card["benchmark"] == BENCHMARK_VERSION and card["agent"] == agent
         quick = PROTOCOLS["quick"]
         assert card["protocol"]["rating_games"] == quick.rating_games and card["puzzles"]["total"] == quick.puzzles
+        for key, pool in (("rating", "reference_pool"), ("rating_draft", "reference_pool_draft")):
+            rating = card[key]
+            assert rating["pool_name"] == pool and rating["games"] == quick.rating_games * len(rating["opponents"])
     for name, plan in PROTOCOLS.items():
         assert f"| `{name}` | {plan.rating_games} | {plan.accuracy_per_count} | {plan.puzzles} |" in page
 
@@ -636,7 +640,9 @@ def test_the_benchmark_page_shows_the_outside_libraries_cards_and_the_full_proto
     for path in full:
         card = json.loads(path.read_text(encoding="utf-8"))
         plan = PROTOCOLS["full"]
+        assert card["benchmark"] == BENCHMARK_VERSION, path
         assert card["protocol"]["rating_games"] == plan.rating_games and card["puzzles"]["total"] == plan.puzzles
+        assert card["rating_draft"]["games"] == plan.rating_games * len(card["rating_draft"]["opponents"])
 
 
 def test_the_scaling_study_on_the_alphazero_page_is_the_benchmark_s():

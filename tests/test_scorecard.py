@@ -9,17 +9,29 @@ import textwrap
 
 import numpy as np
 import pytest
+from pools import write_pool
 
 import trinity_env
 from trinity_env import scorecard
 from trinity_env.agents.registry import AgentSpecError
 from trinity_env.agents.spec import AgentSpec
 from trinity_env.cli import main as trinity
+from trinity_env.evaluation import anchored
 
 TINY = scorecard.Protocol("tiny", rating_games=2, accuracy_per_count=3, puzzles=8)
 """A protocol small enough for a test: two games against each pool member, 3 positions a count, 8 puzzles."""
 
 WEIGHTS = np.random.default_rng(1).normal(size=(339, 256)).astype(np.float32)
+
+
+@pytest.fixture(autouse=True)
+def draft_pool(tmp_path, monkeypatch):
+    """The cards' rating with the draft is against a small draft pool written here (``random`` and ``greedy``, so the
+    tests stay quick); the dealt rating against the shipped pool. test_anchored_ratings checks the shipped draft
+    pool itself."""
+    pool = write_pool(tmp_path / "reference_pool_draft.json", "pick")
+    monkeypatch.setattr(anchored, "POOL_FILES", {"dealt": anchored.POOL_FILE, "pick": tmp_path / f"{pool.name}.json"})
+    return pool
 
 
 def linear(observation: np.ndarray, mask: np.ndarray) -> int:
@@ -74,8 +86,13 @@ def outside(tmp_path_factory):
 def check_card(data: dict, agent: str) -> None:
     assert data["benchmark"] == scorecard.BENCHMARK_VERSION and data["env"] == trinity_env.ENV_ID
     assert data["agent"] == agent and data["protocol"]["name"] == "tiny"
-    rating = data["rating"]
-    assert rating["low"] <= rating["elo"] <= rating["high"] and rating["games"] == 2 * len(rating["opponents"])
+    for key, name, config in [
+        ("rating", "reference_pool", {"draft": "dealt"}),
+        ("rating_draft", "reference_pool_draft", {"draft": "pick"}),
+    ]:
+        rating = data[key]
+        assert rating["low"] <= rating["elo"] <= rating["high"] and rating["games"] == 2 * len(rating["opponents"])
+        assert rating["pool_name"] == name and rating["config"] == config and rating["pool"] == anchored.POOL_VERSION
     assert set(data["accuracy"]) >= {"4", "10"} and all(c["total"] <= 3 for c in data["accuracy"].values())
     assert data["puzzles"]["total"] == 8 and data["endgames"]["total"] > 0
 
@@ -110,6 +127,7 @@ def test_every_outside_policy_kind_gets_a_card_through_the_command_line(outside,
         assert trinity([*argv, *extra]) == 0
         printed = capsys.readouterr().out
         assert f"### `{policy}`" in printed and "| puzzles solved (8) |" in printed
+        assert "| rating, with the draft (reference pool, 4 games) |" in printed
         data = json.loads((out / "scorecard.json").read_text())
         check_card({**data, "protocol": {**data["protocol"], "name": "tiny"}}, policy)
         assert json.loads((tmp_path / (out.name + ".json")).read_text()) == data
@@ -136,6 +154,34 @@ def test_a_card_depends_on_the_seed_alone_not_on_the_workers():
     assert one == two
     other = scorecard.benchmark("greedy", TINY, seed=4, workers=1).to_json()
     assert other["rating"]["score"] != one["rating"]["score"] or other["rating"]["elo"] != one["rating"]["elo"]
+    assert other["rating_draft"]["score"] != one["rating_draft"]["score"]
+
+
+def test_a_card_carries_both_ratings_the_draft_one_against_the_draft_pool(draft_pool):
+    """Version 2: the rating on dealt hands and the rating with the draft, each from the same number of games
+    against each member of its own pool, seeded alike; both in the JSON and in the markdown card."""
+    assert scorecard.BENCHMARK_VERSION == 2
+    card = scorecard.benchmark("greedy", TINY, seed=3, workers=1)
+    data = card.to_json()
+    assert data["benchmark"] == 2 and sorted(data["rating_draft"]) == sorted(data["rating"])
+    dealt = anchored.rate_against_pool("greedy", 2, seed=3, workers=1, pool=anchored.ReferencePool.load())
+    drafted = anchored.rate_against_pool("greedy", 2, seed=3, workers=1, pool=draft_pool)
+    for key, rating in (("rating", dealt), ("rating_draft", drafted)):
+        assert data[key]["opponents"] == list(rating.opponents) and data[key]["score"] == list(rating.score)
+        assert (data[key]["elo"], data[key]["low"], data[key]["high"]) == (rating.elo, rating.low, rating.high)
+    text = card.markdown()
+    assert "Trinity Towers benchmark 2," in text
+    assert f"| rating, dealt hands (reference pool, {2 * 8} games) | {dealt.elo:+.0f} [{dealt.low:+.0f}, " in text
+    assert f"| rating, with the draft (reference pool, 4 games) | {drafted.elo:+.0f} [{drafted.low:+.0f}, " in text
+
+
+def test_a_card_is_refused_before_any_game_where_a_pool_is_missing(monkeypatch, tmp_path):
+    monkeypatch.setattr(anchored, "POOL_FILES", {"dealt": anchored.POOL_FILE, "pick": tmp_path / "none.json"})
+    monkeypatch.setattr(anchored, "rate_against_pool", lambda *args, **kwargs: pytest.fail("a game was played"))
+    from trinity_env.core import ArgumentError
+
+    with pytest.raises(ArgumentError, match=r"no reference pool was fitted on these rules \(the standard rules\)"):
+        scorecard.benchmark("greedy", TINY, seed=0, workers=1)
 
 
 def test_a_bad_protocol_is_one_line():

@@ -4,9 +4,13 @@
 a spec such as ``onnx:model.onnx`` or ``mcts:400``, an ``Agent``, a function ``(observation, mask) ->
 action``, a ``BatchedPolicy``: ``trinity_env.agents.policies``) report, each with its 95% interval:
 
-- **rating**: Elo on the fixed scale of the frozen reference pool (``trinity_env.evaluation.anchored``): the
-  policy plays every pool member, seats swapped, on dealt hands, and its rating is fitted with the pool's
-  ratings held fixed, so it means the same whatever else was measured beside it;
+- **rating**, dealt hands: Elo on the fixed scale of the frozen dealt-hands reference pool
+  (``trinity_env.evaluation.anchored``): the policy plays every pool member, seats swapped, on dealt hands, and
+  its rating is fitted with the pool's ratings held fixed, so it means the same whatever else was measured
+  beside it;
+- **rating, with the draft** (``rating_draft``): the same against the draft pool, the same number of games
+  against each member, every game starting with the secret draft (the standard rules), which the policy plays
+  through the same observation and mask as its placements: the whole game, its draft included;
 - **accuracy** against perfect play: how often its move keeps the exact value, by empty tiles, on the shipped
   accuracy set (``trinity_env.evaluation.accuracy``), and its value head's sign where it has one;
 - **puzzles**: the share of the shipped 200-puzzle set it solves with its first move;
@@ -14,8 +18,11 @@ action``, a ``BatchedPolicy``: ``trinity_env.agents.policies``) report, each wit
 - optionally **exploitability**: what a best response trained for a stated number of learner steps wins
   against it (``training.exploit``).
 
-The protocol is versioned (``BENCHMARK_VERSION``, written as ``benchmark`` in the JSON): its sets, its pool
+The protocol is versioned (``BENCHMARK_VERSION``, written as ``benchmark`` in the JSON): its sets, its pools
 and its budgets are frozen, and any change to them or to the rules bumps it (and the env id with the rules).
+Version 2 added the rating with the draft (``rating_draft``, against the draft pool
+``reference_pool_draft.json``); each rating also names its pool (``pool_name``) and rules (``config``). Version 1
+cards have the dealt-hands rating alone.
 Two protocols: ``quick`` (a few minutes for a network) and ``full``. Budgets are in games and positions,
 never seconds; the results depend on the seed alone, not on the worker count.
 """
@@ -27,13 +34,15 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-BENCHMARK_VERSION = 1
-"""The protocol's version: the sets, the pool and the budgets below; bumped by any change to them."""
+BENCHMARK_VERSION = 2
+"""The protocol's version: the sets, the pools and the budgets below; bumped by any change to them (2: the rating
+with the draft added)."""
 
 
 @dataclass(frozen=True)
 class Protocol:
-    """What one protocol measures: games against each pool member (dealt hands), positions of the accuracy set per
+    """What one protocol measures: games against each pool member (in each pool: dealt hands, and with the draft),
+    positions of the accuracy set per
     count of empty tiles (its first ones), puzzles of the shipped set (its first ones), and the endgame suite."""
 
     name: str
@@ -58,6 +67,7 @@ class ScoreCard:
     protocol: Protocol
     seed: int
     rating: dict[str, Any]
+    rating_draft: dict[str, Any]
     accuracy: dict[str, dict[str, Any]]
     value_sign: dict[str, dict[str, Any]] | None
     puzzles: dict[str, Any]
@@ -80,6 +90,7 @@ class ScoreCard:
             "agent_sha256": self.agent_sha256,
             "seed": self.seed,
             "rating": self.rating,
+            "rating_draft": self.rating_draft,
             "accuracy": self.accuracy,
             "value_sign": self.value_sign,
             "puzzles": self.puzzles,
@@ -97,7 +108,7 @@ class ScoreCard:
                 return "-"
             return f"{cell['share']:.1%} [{cell['low']:.1%}, {cell['high']:.1%}]"
 
-        rating = self.rating
+        rating, draft = self.rating, self.rating_draft
         lines = [
             f"### `{self.agent}`",
             "",
@@ -108,6 +119,8 @@ class ScoreCard:
             "|---|---|",
             f"| rating, dealt hands (reference pool, {rating['games']} games) | "
             f"{rating['elo']:+.0f} [{rating['low']:+.0f}, {rating['high']:+.0f}] |",
+            f"| rating, with the draft (reference pool, {draft['games']} games) | "
+            f"{draft['elo']:+.0f} [{draft['low']:+.0f}, {draft['high']:+.0f}] |",
             f"| puzzles solved ({self.puzzles['total']}) | {share(self.puzzles)} |",
         ]
         if self.endgames is not None:
@@ -189,22 +202,16 @@ def benchmark(
     """The score card of ``policy`` (see the module) under ``protocol``; deterministic for a seed."""
     from trinity_env.agents.spec import AgentSpec, player
     from trinity_env.evaluation import accuracy, endgames, puzzles
-    from trinity_env.evaluation.anchored import POOL_VERSION, rate_against_pool
+    from trinity_env.evaluation.anchored import pool_for
+    from trinity_env.evaluation.arena import ARENA_DEFAULTS
     from trinity_env.evaluation.ratings import Share
+    from trinity_env.spec.config import make_config
 
     plan = check_protocol(protocol)
     who = player(policy)
     sha256 = who.sha256() if isinstance(who, AgentSpec) else None
-    anchored = rate_against_pool(who, plan.rating_games, seed=seed, workers=workers, progress=progress)
-    rating = {
-        "elo": anchored.elo,
-        "low": anchored.low,
-        "high": anchored.high,
-        "games": sum(anchored.games),
-        "pool": POOL_VERSION,
-        "opponents": list(anchored.opponents),
-        "score": list(anchored.score),
-    }
+    pools = [pool_for(make_config(ARENA_DEFAULTS)), pool_for(make_config(draft="pick"))]  # both read before a game
+    rating, draft = (_rating(who, plan, pool, seed, workers, progress) for pool in pools)
     agent = who.build()
     positions = accuracy.first_per_count(accuracy.load_set(), plan.accuracy_per_count)
     scored = accuracy.score_agent(agent, positions, seed, label=who.label)
@@ -216,7 +223,9 @@ def benchmark(
         won = [e for e in endgames.load_suite(endgames.DEFAULT_SUITE) if e.value == 1]
         played = puzzles.agent_moves(agent, [e.position for e in won], 0)  # endgames.score_agent's seeds: 0, 1, ...
         suite = Share(sum(move in e.best_moves for move, e in zip(played, won)), len(won)).to_json()
-    card = ScoreCard(who.label, plan, seed, rating, moves, signs, solved.share.to_json(), suite, agent_sha256=sha256)
+    card = ScoreCard(
+        who.label, plan, seed, rating, draft, moves, signs, solved.share.to_json(), suite, agent_sha256=sha256
+    )
     if exploit_steps is not None:
         from training.exploit import exploit
 
@@ -227,3 +236,22 @@ def benchmark(
             **Share(found.points, found.games).to_json(),  # a draw is half a point: kept
         }
     return card
+
+
+def _rating(who: Any, plan: Protocol, pool: Any, seed: int, workers: int | None, progress: bool) -> dict[str, Any]:
+    """``who``'s anchored rating against ``pool`` (``plan.rating_games`` games against each member), as the card
+    writes it: the Elo and its interval, the games, the pool (version, name, rules) and the points against each."""
+    from trinity_env.evaluation.anchored import POOL_VERSION, rate_against_pool
+
+    anchored = rate_against_pool(who, plan.rating_games, seed=seed, workers=workers, pool=pool, progress=progress)
+    return {
+        "elo": anchored.elo,
+        "low": anchored.low,
+        "high": anchored.high,
+        "games": sum(anchored.games),
+        "pool": POOL_VERSION,
+        "pool_name": pool.name,
+        "config": dict(pool.config),
+        "opponents": list(anchored.opponents),
+        "score": list(anchored.score),
+    }

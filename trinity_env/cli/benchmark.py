@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 
 from trinity_env.arguments import folder_path, non_negative_int, output_path, positive_int, process_count
-from trinity_env.cli.common import add_allow_code, check_file, check_folder, write_json
+from trinity_env.cli.common import POLICY_KINDS, add_allow_code, check_file, check_folder, write_json
 from trinity_env.prepare import families_for, warm
 
 OUTPUT_FILES = ("scorecard.json", "scorecard.md", "scorecard.png")
@@ -20,10 +20,11 @@ OUTPUT_FILES = ("scorecard.json", "scorecard.md", "scorecard.png")
 def add(commands: argparse._SubParsersAction) -> None:
     from trinity_env.scorecard import PROTOCOLS
 
-    card = commands.add_parser("benchmark", help="the score card of a policy: anchored rating, accuracy, puzzles")
-    card.add_argument(
-        "policy", metavar="POLICY", help="an agent spec: onnx:PATH, a checkpoint, az-standard, mcts:400..."
+    card = commands.add_parser(
+        "benchmark",
+        help="the score card of a policy: anchored ratings (dealt hands, and with the draft), accuracy, puzzles",
     )
+    card.add_argument("policy", metavar="POLICY", help=f"the policy: {POLICY_KINDS}")
     card.add_argument(
         "--protocol",
         choices=sorted(PROTOCOLS),

@@ -1,0 +1,77 @@
+"""The leaderboard's cards (scripts/make_leaderboard.py) under protocol version 2: a card of an older version is
+measured again rather than skipped, the tables show the rating with the draft beside the dealt one, and an older
+card is refused there by name rather than shown with an empty cell."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from scripts import make_leaderboard
+from trinity_env.scorecard import BENCHMARK_VERSION
+
+
+def card(agent: str, version: int = BENCHMARK_VERSION, elo: float = 100.0) -> dict:
+    """A card's JSON as the tables read it (test figures)."""
+    share = {"hits": 1, "total": 2, "share": 0.5, "low": 0.1, "high": 0.9}
+    rating = {"elo": elo, "low": elo - 20, "high": elo + 20, "games": 4, "opponents": ["random", "greedy"]}
+    return {
+        "benchmark": version,
+        "agent": agent,
+        "rating": rating,
+        "rating_draft": {**rating, "elo": elo - 50, "low": elo - 80, "high": elo - 10},
+        "accuracy": {"10": share},
+        "value_sign": None,
+        "puzzles": share,
+        "endgames": share,
+    }
+
+
+@pytest.fixture
+def root(tmp_path, monkeypatch):
+    monkeypatch.setattr(make_leaderboard, "ROOT", tmp_path)
+    return tmp_path
+
+
+def put(agent: str, data: dict, protocol: str = "quick") -> None:
+    folder = make_leaderboard.folder_of(protocol, agent)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "scorecard.json").write_text(json.dumps(data), encoding="utf-8")
+
+
+def test_only_a_card_of_the_current_version_is_skipped(root, monkeypatch):
+    put("greedy", card("greedy"))
+    put("random", card("random", version=BENCHMARK_VERSION - 1))
+    measured = []
+
+    class Card:
+        def __init__(self, agent):
+            self.agent, self.rating = agent, {"elo": 0.0}
+
+        def write(self, folder):
+            put(self.agent, card(self.agent))
+
+    def fake_benchmark(agent, protocol, workers=None):
+        measured.append(agent)
+        return Card(agent)
+
+    monkeypatch.setattr(make_leaderboard, "benchmark", fake_benchmark)
+    make_leaderboard.main(["--agents", "greedy", "random", "lookahead"])
+    assert measured == ["random", "lookahead"]  # the older card measured again, the missing one made
+
+
+def test_the_table_shows_both_ratings_under_a_header_of_as_many_columns(root):
+    put("greedy", card("greedy", elo=500.0))
+    put("random", card("random", elo=0.0))
+    lines = make_leaderboard.leaderboard("quick").splitlines()
+    assert "| rating, dealt hands (random = 0) | rating, with the draft (random = 0) |" in lines[0]
+    assert all(line.count("|") == lines[0].count("|") for line in lines)
+    assert lines[2].startswith("| `greedy` | +500 [+480, +520] | +450 [+420, +490] | 50.0% [10.0%, 90.0%] |")
+
+
+def test_an_older_card_is_refused_by_name_in_the_tables(root):
+    put("greedy", card("greedy"))
+    put("random", card("random", version=1))
+    with pytest.raises(ValueError, match=r"random/scorecard.json is a benchmark 1 card, not 2: measure it again"):
+        make_leaderboard.leaderboard("quick")
