@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from trinity_env.agents.spec import AgentSpec, make, player
+from trinity_env.agents.spec import make, parse_recorded, player
 from trinity_env.core import ArgumentError, GameState, Phase, PositionError, TrinityError, records
 from trinity_env.evaluation.endgames import FORMAT as SUITE_FORMAT
 from trinity_env.evaluation.match import RunInterrupted
@@ -107,7 +107,7 @@ def check_build(count: int, empty: tuple[int, int], agent: str, max_nodes: int) 
         raise ArgumentError(f"empty tiles must be a range within 1-14 (low <= high), got {low}-{high}")
     if isinstance(max_nodes, bool) or not isinstance(max_nodes, int) or max_nodes < 1:
         raise ArgumentError(f"max_nodes must be a whole number >= 1, got {max_nodes!r}")
-    AgentSpec.parse(agent)
+    parse_recorded(agent, "a puzzle set's build (trinity puzzles --build)")
 
 
 @dataclass(frozen=True)
