@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 from trinity_env.arguments import UsageError
-from trinity_env.core import REPLAY_FORMAT, GameState, PositionError, TrinityError
+from trinity_env.core import REPLAY_FORMAT, GameState, PositionError, Replay, TrinityError
 from trinity_env.core.errors import ArgumentError
 from trinity_env.core.files import read_json
 from trinity_env.core.paths import prepare_file, prepare_folder
@@ -123,6 +123,22 @@ def load_position(path: str) -> GameState:
             f"`trinity show {path} --all` draws every state"
         )
     return loading(source(path), "position", lambda: GameState.from_dict(data))
+
+
+def replay_states(name: str, data: object) -> tuple[Replay, list[GameState]]:
+    """The replay document ``data`` (read from ``name``) and every state it plays back through; one that is not a
+    legal game is refused in one line naming ``name``."""
+    replay = loading(name, "replay", lambda: Replay.from_dict(data))
+    return replay, loading(name, "replay", replay.states)
+
+
+def load_replay(path: str) -> Replay:
+    """The replay in ``path`` (``-``: standard input), checked to play back before any work; any other document is
+    refused in one line."""
+    data = read_document(path)
+    if not isinstance(data, dict) or data.get("format") != REPLAY_FORMAT:
+        raise PositionError(f"{source(path)} is not a replay (a replay's 'format' is {REPLAY_FORMAT!r})")
+    return replay_states(source(path), data)[0]
 
 
 # ---------------------------------------------------------------------- output paths

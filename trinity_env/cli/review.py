@@ -6,17 +6,7 @@ from __future__ import annotations
 import argparse
 
 from trinity_env.arguments import input_path, non_negative_int, output_path, positive_int
-from trinity_env.cli.common import (
-    POLICY_KINDS,
-    add_allow_code,
-    check_file,
-    finish,
-    interruptible,
-    loading,
-    read_document,
-    source,
-)
-from trinity_env.core import REPLAY_FORMAT, PositionError, Replay
+from trinity_env.cli.common import POLICY_KINDS, add_allow_code, check_file, finish, interruptible, load_replay, source
 from trinity_env.prepare import families_for, warm
 
 
@@ -51,12 +41,7 @@ def run(args: argparse.Namespace) -> int:
     from trinity_env.evaluation.review import check_review, review_replay
 
     agent = check_review(AgentSpec.parse(args.agent, allow_code=args.allow_code), args.max_nodes)
-    data = read_document(args.file)
-    name = source(args.file)
-    if not isinstance(data, dict) or data.get("format") != REPLAY_FORMAT:
-        raise PositionError(f"{name} is not a replay (a replay's 'format' is {REPLAY_FORMAT!r})")
-    replay = loading(name, "replay", lambda: Replay.from_dict(data))
-    loading(name, "replay", replay.states)  # a replay that does not play back is refused before any work
+    replay = load_replay(args.file)
     for option, path in (("--json", args.json), ("--png", args.png)):
         if path:
             check_file(option, path)
@@ -68,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
         agent=agent,
         seed=args.seed,
         progress=not args.quiet,
-        source=name,
+        source=source(args.file),
     )
     print(review.text())
     if args.json:

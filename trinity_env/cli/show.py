@@ -7,8 +7,8 @@ from __future__ import annotations
 import argparse
 
 from trinity_env.arguments import input_path
-from trinity_env.cli.common import loading, read_document, source
-from trinity_env.core import REPLAY_FORMAT, GameState, Phase, Replay
+from trinity_env.cli.common import loading, read_document, replay_states, source
+from trinity_env.core import REPLAY_FORMAT, GameState, Phase
 
 
 def add(commands: argparse._SubParsersAction) -> None:
@@ -21,8 +21,7 @@ def add(commands: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> None:
     data = read_document(args.file)
     if isinstance(data, dict) and data.get("format") == REPLAY_FORMAT:
-        replay = loading(source(args.file), "replay", lambda: Replay.from_dict(data))
-        states = loading(source(args.file), "replay", replay.states)
+        replay, states = replay_states(source(args.file), data)
         if replay.agents is not None:
             print(f"player 0 (w): {replay.agents[0]}; player 1 (b): {replay.agents[1]}")
         shown = states if args.all else states[-1:]
