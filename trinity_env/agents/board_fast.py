@@ -1,29 +1,36 @@
-"""The board network's forward pass for the search, in float32 numpy, doing only the work the search reads.
+"""The board network's forward pass for the search, in numpy and numba, doing only the work the search reads.
 
 ``BoardNetwork`` (``trinity_env.agents.board_network``) gives 256 logits and a value per position; the search
 reads the logits of the legal actions only. ``FastBoardEvaluator`` computes the same numbers as the network's
-forward pass (to float rounding: the sums are taken in another order) and skips the rest:
+forward pass (in float32 to float rounding: the sums are taken in another order) and skips the rest:
 
 - **Layout.** Tiles are kept tile-major, ``[TILES, B, hidden]``: every layer over tiles is one matrix product
-  over all ``TILES x B`` rows (not ``B`` small ones), the message of a round is ONE product of the grid's
-  adjacency matrix with ``[TILES, B * hidden]``, and the lanes' means are sums over a reshape. A round's
-  ``Linear(2h, h)`` over ``[h, adjacency @ h]`` is ``h @ W1 + adjacency @ (h @ W2)``: no concatenation.
+  over all ``TILES x B`` rows (not ``B`` small ones). A round's ``Linear(2h, h)`` over ``[h, adjacency @ h]`` is
+  ``h @ own + adjacency @ (h @ around)``: ONE product ``h @ [own | around]``, then one compiled pass adds each
+  tile's neighbours' halves, the bias, the ReLU and the residual (``_round``), no temporaries.
 - **Tile inputs.** Each tile's inputs are columns of the observation (its own six, and per side the
   neighbour's owner and facing side), gathered by one precomputed index; where there is no neighbour the
   index points at a zero column, and the constant "the neighbour exists" inputs are folded into a per-tile bias
   (with the learned embedding of where the tile is).
 - **Heads.** A draft pick's logit is computed only where the pick is legal; a placement's only for legal
-  placements: the card's query only for cards in hand, the tile's key only for empty tiles, then one dot product
-  per legal placement (and the tactical head on those rows only). Illegal actions are ``-1e9``, as the network's.
+  placements. The bilinear product ``(card query) . (tile key)`` is taken in the other order: the tile's key layer
+  is folded into the card's query layer (``M = W_card W_tile^T``), so there is one product per card in hand and one
+  per position, none per tile, then one dot product per legal placement with the tile's embedding (and the
+  tactical head on those rows only). Illegal actions are ``-1e9``, as the network's.
 - **Empty boards.** A position with an empty board (every draft position, and the first placement) has the
   same tile embeddings whatever the hands: they are computed once, when the evaluator is built.
+- **Precision** (``PRECISIONS``). ``float32``: numpy's BLAS, the forward pass's figures to float rounding.
+  ``bfloat16``: the matrix products take bfloat16 inputs (torch's oneDNN products; sums, biases, ReLUs and the
+  residual stream stay float32), twice the products per second where the processor multiplies bfloat16 natively
+  (``fastest_precision``), within ``BFLOAT16_LOGIT_TOLERANCE`` / ``BFLOAT16_VALUE_TOLERANCE`` of the forward pass.
 
-Nothing here imports torch: the weights come in as numpy arrays (``BoardNetwork.state_dict``'s names).
+The float32 path imports no torch: the weights come in as numpy arrays (``BoardNetwork.state_dict``'s names).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import cache
 
 import numpy as np
 from numba import njit
@@ -43,7 +50,13 @@ from trinity_env.spec.observation import (
     TILE_FEATURES,
 )
 
-__all__ = ["FastBoardEvaluator"]
+__all__ = [
+    "BFLOAT16_LOGIT_TOLERANCE",
+    "BFLOAT16_VALUE_TOLERANCE",
+    "PRECISIONS",
+    "FastBoardEvaluator",
+    "fastest_precision",
+]
 
 SIDES = 4
 PLACEMENTS = DECK_SIZE * TILES
@@ -51,6 +64,15 @@ ZERO = OBSERVATION_SIZE
 """A tile input's column where there is no neighbour: the input is zero."""
 CHUNK = 64
 """Positions evaluated at once: a chunk's tile embeddings stay in the core's cache (measured: 256 at once is slower)."""
+PRECISIONS = ("float32", "bfloat16")
+BFLOAT16_LOGIT_TOLERANCE = 0.25
+"""The most a legal action's logit may differ from the forward pass's with bfloat16 products (measured on the shipped
+network, 128 x 2: at most about 0.1 on logits up to about 20; bfloat16 keeps 8 bits of each input)."""
+BFLOAT16_VALUE_TOLERANCE = 0.02
+"""The most a value (in [-1, 1]) may differ from the forward pass's with bfloat16 products (measured: about 0.01)."""
+NATIVE_BFLOAT16 = ("avx512_bf16", "amx_bf16")
+"""The processor flags (Linux's ``/proc/cpuinfo``) of native bfloat16 products; without them oneDNN emulates them,
+slower than float32."""
 
 
 def _tile_columns() -> tuple[np.ndarray, np.ndarray]:
@@ -71,10 +93,42 @@ def _tile_columns() -> tuple[np.ndarray, np.ndarray]:
 
 
 TILE_COLUMNS, TILE_EXISTS = _tile_columns()
-ADJACENCY = np.zeros((TILES, TILES), np.float32)
+NEIGHBOUR_TILES = np.full((TILES, SIDES), -1, np.int64)
+"""Per tile, its neighbours' indices (-1 past the last): the grid's adjacency as ``_round`` reads it."""
 for _t, _neighbours in enumerate(NEIGHBOURS):
-    for _n, _side, _back in _neighbours:
-        ADJACENCY[_t, _n] = 1.0
+    NEIGHBOUR_TILES[_t, : len(_neighbours)] = [n for n, _side, _back in _neighbours]
+
+
+@cache
+def fastest_precision() -> str:
+    """``bfloat16`` where this processor multiplies bfloat16 natively (``NATIVE_BFLOAT16``, read from Linux's
+    ``/proc/cpuinfo``) and torch (whose oneDNN products the bfloat16 path uses) is installed; else ``float32``."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as info:
+            flags = next((line.split(":", 1)[1].split() for line in info if line.startswith("flags")), [])
+        import torch  # noqa: F401
+    except (OSError, ImportError):
+        return "float32"
+    return "bfloat16" if any(flag in flags for flag in NATIVE_BFLOAT16) else "float32"
+
+
+def _float32_product(x: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    return x @ weight
+
+
+def _bfloat16(weight: np.ndarray):
+    """A weight matrix as a bfloat16 torch tensor (torch imported here, on the bfloat16 path only)."""
+    import torch
+
+    return torch.from_numpy(np.ascontiguousarray(weight)).to(torch.bfloat16)
+
+
+def _bfloat16_product(x: np.ndarray, weight) -> np.ndarray:
+    """``x @ weight`` with ``x`` rounded to bfloat16, ``weight`` a bfloat16 tensor: float32 out (oneDNN sums in
+    float32; the result is rounded to bfloat16 on the way out, so the relative error is about 2^-8 per entry)."""
+    import torch
+
+    return torch.mm(torch.from_numpy(x).to(torch.bfloat16), weight).float().numpy()
 
 
 @njit(cache=True)
@@ -85,73 +139,110 @@ def _tile_inputs(observations, rows, high, out):
         for t in range(TILE_COLUMNS.shape[0]):
             for k in range(TILE_COLUMNS.shape[1]):
                 column = TILE_COLUMNS[t, k]
-                out[t, r, k] = observations[b, column] * high if column != ZERO else 0.0
+                out[t, r, k] = np.float32(observations[b, column]) * high if column != ZERO else np.float32(0.0)
 
 
 @njit(cache=True)
-def _embed_cards(observations, offset, width, weight, bias, high, embeddings, total):
-    """Each present card's embedding ``relu(x @ weight + bias)`` (``embeddings[b, i]``, zero for a card that is not
-    there) and their sum per position (``total[b]``), for the deck of ``width`` features a card at ``offset``."""
+def _round(h, products, bias):
+    """One message-passing round in place: ``h[t] += relu(products[t, :, :H] + bias + sum of products[n, :, H:]
+    over t's neighbours n)``, where ``products`` is ``h @ [own | around]`` (``[TILES, B, 2H]``)."""
+    hidden = h.shape[2]
+    total = np.empty(hidden, np.float32)
+    for t in range(h.shape[0]):
+        for b in range(h.shape[1]):
+            for j in range(hidden):
+                total[j] = products[t, b, j] + bias[j]
+            for s in range(NEIGHBOUR_TILES.shape[1]):
+                n = NEIGHBOUR_TILES[t, s]
+                if n >= 0:
+                    for j in range(hidden):
+                        total[j] += products[n, b, hidden + j]
+            for j in range(hidden):
+                if total[j] > 0:
+                    h[t, b, j] += total[j]
+
+
+@njit(cache=True)
+def _embed_cards(observations, offset, width, weight, bias, high, embeddings, total, keep):
+    """Each present card's embedding ``relu(x @ weight + bias)`` (into ``embeddings[b, i]`` where ``keep``, zero for
+    a card that is not there) and their sum per position (``total[b]``), for the deck of ``width`` features a card
+    at ``offset``."""
     hidden = weight.shape[1]
+    row = np.empty(hidden, np.float32)
     for b in range(observations.shape[0]):
-        total[b, :] = 0.0
+        for j in range(hidden):
+            total[b, j] = 0.0
         for i in range(DECK_SIZE):
             base = offset + width * i
             present = False
             for k in range(SIDES):
                 present |= observations[b, base + k] != 0
             if not present:
-                embeddings[b, i, :] = 0.0
+                if keep:
+                    for j in range(hidden):
+                        embeddings[b, i, j] = 0.0
                 continue
-            row = embeddings[b, i]
-            row[:] = bias
+            for j in range(hidden):
+                row[j] = bias[j]
             for k in range(width):
                 value = observations[b, base + k]
                 if value != 0:
-                    scaled = value * high
+                    scaled = np.float32(value) * high
                     for j in range(hidden):
                         row[j] += scaled * weight[k, j]
             for j in range(hidden):
                 if row[j] < 0:
                     row[j] = 0.0
                 total[b, j] += row[j]
+            if keep:
+                for j in range(hidden):
+                    embeddings[b, i, j] = row[j]
 
 
 @njit(cache=True)
-def _legal_rows(masks, card_slot, tile_slot, card_rows, tile_rows, draft_rows):
-    """Number the (position, card) and (position, tile) pairs that a legal placement uses and the legal draft picks:
-    ``card_slot[b, i]`` / ``tile_slot[b, t]`` index ``card_rows`` (``b * DECK_SIZE + i``) / ``tile_rows``
-    (tile-major: ``t * B + b``); the counts of each."""
-    batch = masks.shape[0]
-    cards = tiles = drafts = 0
-    for b in range(batch):
+def _legal_rows(masks, card_slot, card_rows, draft_rows):
+    """Number the (position, card) pairs that a legal placement uses and the legal draft picks: ``card_slot[b, i]``
+    indexes ``card_rows`` (``b * DECK_SIZE + i``), -1 where card ``i`` has no legal placement; the counts of each."""
+    cards = drafts = 0
+    for b in range(masks.shape[0]):
         for i in range(DECK_SIZE):
             if masks[b, i]:
                 draft_rows[drafts] = b * DECK_SIZE + i
                 drafts += 1
-        tile_slot[b, :] = -1
         for i in range(DECK_SIZE):
             card_slot[b, i] = -1
             for t in range(TILES):
                 if masks[b, DECK_SIZE + TILES * i + t]:
-                    if card_slot[b, i] < 0:
-                        card_slot[b, i] = cards
-                        card_rows[cards] = b * DECK_SIZE + i
-                        cards += 1
-                    if tile_slot[b, t] < 0:
-                        tile_slot[b, t] = tiles
-                        tile_rows[tiles] = t * batch + b
-                        tiles += 1
-    return cards, tiles, drafts
+                    card_slot[b, i] = cards
+                    card_rows[cards] = b * DECK_SIZE + i
+                    cards += 1
+                    break
+    return cards, drafts
 
 
 @njit(cache=True, fastmath=True)
 def _legal_logits(
-    masks, card_slot, tile_slot, queries, keys, draft, draft_out, draft_bias, tactics, features, first, second, logits
+    masks,
+    card_slot,
+    queries,
+    cards,
+    aims,
+    offsets,
+    h,
+    draft,
+    draft_out,
+    draft_bias,
+    tactics,
+    features,
+    first,
+    second,
+    logits,
 ):
     """Every legal action's logit into ``logits`` (the rest ``-1e9``): a draft pick's from its hidden layer
-    ``draft`` (in ``_legal_rows``' order), a placement's as its card's query against its tile's key, plus the
-    tactical head on its features when ``tactics``."""
+    ``draft`` (in ``_legal_rows``' order); a placement's as its card's query (``queries``, already through the tile's
+    key layer) against the tile's embedding ``h[t, b]``, plus the card against the position's aim (``cards[b, i]``
+    dot ``aims[b]``, plus ``offsets[b]``): the bilinear head's product taken in another order; plus the tactical
+    head on its features when ``tactics``."""
     hidden = queries.shape[1]
     drafts = 0
     small = first[0].shape[1]
@@ -170,14 +261,16 @@ def _legal_logits(
             q = card_slot[b, i]
             if q < 0:
                 continue
+            card = offsets[b]
+            for j in range(hidden):
+                card += cards[b, i, j] * aims[b, j]
             for t in range(TILES):
                 action = DECK_SIZE + TILES * i + t
                 if not masks[b, action]:
                     continue
-                k = tile_slot[b, t]
-                total = np.float32(0.0)
+                total = card
                 for j in range(hidden):
-                    total += queries[q, j] * keys[k, j]
+                    total += queries[q, j] * h[t, b, j]
                 if tactics:
                     layer[:] = first[1]
                     for f in range(features.shape[3]):
@@ -194,9 +287,13 @@ class FastBoardEvaluator:
     """``evaluate(observations int8 [B, 339], masks int8 [B, 256]) -> (logits float32 [B, 256], values [B])`` of a
     board network given by its weights (``state_dict`` names, as numpy arrays), ``layers`` rounds of message
     passing and whether it has the tactical head: the search's evaluation callback (see the module). Batches are
-    evaluated ``CHUNK`` positions at a time."""
+    evaluated ``CHUNK`` positions at a time. ``precision`` (``PRECISIONS``): the matrix products' inputs, float32
+    (numpy's BLAS) or bfloat16 (torch's oneDNN; float32 sums, ``BFLOAT16_LOGIT_TOLERANCE``)."""
 
-    def __init__(self, weights: Mapping[str, np.ndarray], layers: int, tactics: bool):
+    def __init__(self, weights: Mapping[str, np.ndarray], layers: int, tactics: bool, precision: str = "float32"):
+        if precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, not {precision!r}")
+        self.precision = precision
         w = {key: np.asarray(value, np.float32) for key, value in weights.items()}
 
         def linear(name: str) -> tuple[np.ndarray, np.ndarray]:
@@ -210,49 +307,54 @@ class FastBoardEvaluator:
         self.tile_w = np.ascontiguousarray(tile_w[:inputs])
         # the bias of each tile: the layer's, where it is, and the constant "neighbour exists" inputs
         self.tile_bias = (tile_b + w["where"] + TILE_EXISTS @ tile_w[inputs:])[:, None, :].astype(np.float32)
-        self.rounds = []
-        for k in range(layers):
-            weight, bias = linear(f"rounds.{k}")
-            self.rounds.append((np.ascontiguousarray(weight[:hidden]), np.ascontiguousarray(weight[hidden:]), bias))
+        # a round's Linear(2h, h) over [h, adjacency @ h] is h @ own + adjacency @ (h @ around): one product
+        # h @ [own | around], the neighbours' sum in ``_round``
+        rounds = [linear(f"rounds.{k}") for k in range(layers)]
+        self.rounds = [(np.concatenate([weight[:hidden], weight[hidden:]], axis=1), bias) for weight, bias in rounds]
         self.own_card, self.their_card = linear("own_card"), linear("their_card")
-        self.trunk_first, self.trunk_second = linear("trunk.0"), linear("trunk.2")
+        trunk_first, self.trunk_second = linear("trunk.0"), linear("trunk.2")
         # a lane's input is the mean of its tiles: the 1 / POSITIONS goes into the weights, the lane is a sum
-        self.trunk_first[0][SCALARS : SCALARS + LANES * hidden] /= POSITIONS
+        trunk_first[0][SCALARS : SCALARS + LANES * hidden] /= POSITIONS
+        self.trunk_first = trunk_first
         value_w, value_b = linear("value")
         # the trunk's output feeds three layers: one product gives the draft's and the placement's terms and the value
         draft_trunk, place_trunk = linear("draft_trunk"), linear("place_trunk")
+        tile_key_w, tile_key_b = linear("place_tile")
         self.heads = (
             np.ascontiguousarray(np.concatenate([draft_trunk[0], place_trunk[0], value_w], axis=1)),
-            np.concatenate([draft_trunk[1], place_trunk[1], value_b]),
+            np.concatenate([draft_trunk[1], place_trunk[1] + tile_key_b, value_b]),  # the tile key's bias too
         )
         self.draft_card = linear("draft_card")
         draft_out_w, draft_out_b = linear("draft_out")
         self.draft_out, self.draft_bias = draft_out_w[:, 0].copy(), np.float32(draft_out_b[0])
+        # the placement's logit is s (e W_c + b_c) . (h W_t + aim), aim = b_t + the trunk's term, s = hidden^-1/2:
+        # (e M + m) . h + e . (s W_c aim) + s b_c . aim with M = s W_c W_t^T, m = s b_c W_t^T; one product per card
+        # in hand and one per position instead of one per card and one per empty tile
         scale = np.float32(hidden**-0.5)
-        card_w, card_b = linear("place_card")
-        self.place_card = (card_w * scale, card_b * scale)  # the bilinear product's scale, folded in
-        self.place_tile = linear("place_tile")
+        card_w, card_b = (np.asarray(a, np.float64) for a in linear("place_card"))
+        key_w = np.asarray(tile_key_w, np.float64)
+        self.place_card = ((scale * card_w @ key_w.T).astype(np.float32), (scale * card_b @ key_w.T).astype(np.float32))
+        self.aim = (np.ascontiguousarray((scale * card_w.T).astype(np.float32)), (scale * card_b).astype(np.float32))
         if tactics:
             self.first, self.second = linear("placement.0"), linear("placement.2")
         else:  # placeholders of the kernel's types, never read
             self.first = (np.zeros((1, 1), np.float32), np.zeros(1, np.float32))
             self.second = (np.zeros((1, 1), np.float32), np.zeros(1, np.float32))
         self.no_features = np.zeros((1, 1, 1, 1), np.float32)
-        # the tile embeddings of an empty board: every input zero but the constant ones
+        self.round_product = _float32_product
+        # the tile embeddings of an empty board, every input zero but the constant ones: in float32 either way
         self.empty_tiles = self._rounds(np.maximum(np.broadcast_to(self.tile_bias, (TILES, 1, hidden)), 0))
+        if precision == "bfloat16":  # the rounds' products: the rest are too small to gain (measured)
+            self.round_product = _bfloat16_product
+            self.rounds = [(_bfloat16(weight), bias) for weight, bias in self.rounds]
 
     def _rounds(self, h: np.ndarray) -> np.ndarray:
-        """The message-passing rounds over tile-major embeddings ``[TILES, B, hidden]`` (float32)."""
+        """The message-passing rounds over tile-major embeddings ``[TILES, B, hidden]`` (float32), in place."""
         tiles, batch, hidden = h.shape
         h = np.ascontiguousarray(h)
-        for own, around, bias in self.rounds:
-            flat = h.reshape(tiles * batch, hidden)
-            message = (flat @ around).reshape(tiles, batch * hidden)
-            out = (ADJACENCY @ message).reshape(tiles * batch, hidden)
-            out += flat @ own
-            out += bias
-            np.maximum(out, 0, out=out)
-            h = h + out.reshape(tiles, batch, hidden)
+        for weight, bias in self.rounds:
+            products = self.round_product(h.reshape(tiles * batch, hidden), weight)
+            _round(h, products.reshape(tiles, batch, 2 * hidden), bias)
         return h
 
     def tiles(self, observations: np.ndarray) -> np.ndarray:
@@ -285,6 +387,11 @@ class FastBoardEvaluator:
             self._evaluate(observations[start:end], masks[start:end], logits[start:end], values[start:end])
         return logits, values
 
+    def _layer(self, x: np.ndarray, layer: tuple, relu: bool = False) -> np.ndarray:
+        out = x @ layer[0]
+        out += layer[1]
+        return np.maximum(out, 0, out=out) if relu else out
+
     def _evaluate(self, observations: np.ndarray, masks: np.ndarray, logits: np.ndarray, values: np.ndarray) -> None:
         batch, hidden = len(observations), self.hidden
         h = self.tiles(observations)
@@ -295,44 +402,34 @@ class FastBoardEvaluator:
         lanes[:] = h.reshape(LANES, POSITIONS, batch, hidden).sum(axis=1).transpose(1, 0, 2)
         own_sum = trunk[:, SCALARS + LANES * hidden : SCALARS + (LANES + 1) * hidden]
         their_sum = trunk[:, SCALARS + (LANES + 1) * hidden :]
-        _embed_cards(observations, OWN_DECK_OFFSET, OWN_CARD_FEATURES, *self.own_card, self.high, cards, own_sum)
-        their_cards = np.empty((batch, DECK_SIZE, hidden), np.float32)
+        _embed_cards(observations, OWN_DECK_OFFSET, OWN_CARD_FEATURES, *self.own_card, self.high, cards, own_sum, True)
         _embed_cards(
-            observations, THEIR_DECK_OFFSET, THEIR_CARD_FEATURES, *self.their_card, self.high, their_cards, their_sum
-        )
-        g = trunk @ self.trunk_first[0]
-        g += self.trunk_first[1]
-        np.maximum(g, 0, out=g)
-        g = g @ self.trunk_second[0]
-        g += self.trunk_second[1]
-        np.maximum(g, 0, out=g)
-        heads = g @ self.heads[0]
-        heads += self.heads[1]  # [B, the draft's hidden | the placement's hidden | value]
+            observations, THEIR_DECK_OFFSET, THEIR_CARD_FEATURES, *self.their_card, self.high, cards, their_sum, False
+        )  # the opponent's cards: their sum only
+        g = self._layer(self._layer(trunk, self.trunk_first, relu=True), self.trunk_second, relu=True)
+        heads = self._layer(g, self.heads)  # [B, the draft's hidden | the placement's aim | value]
         np.tanh(heads[:, 2 * hidden], out=values)
         card_slot = np.empty((batch, DECK_SIZE), np.int64)
-        tile_slot = np.empty((batch, TILES), np.int64)
         card_rows = np.empty(batch * DECK_SIZE, np.int64)
-        tile_rows = np.empty(batch * TILES, np.int64)
         draft_rows = np.empty(batch * DECK_SIZE, np.int64)
-        n_cards, n_tiles, n_drafts = _legal_rows(masks, card_slot, tile_slot, card_rows, tile_rows, draft_rows)
+        n_cards, n_drafts = _legal_rows(masks, card_slot, card_rows, draft_rows)
         flat_cards = cards.reshape(batch * DECK_SIZE, hidden)
         draft_rows = draft_rows[:n_drafts]
-        draft = flat_cards[draft_rows] @ self.draft_card[0]
-        draft += self.draft_card[1]
+        draft = self._layer(np.ascontiguousarray(flat_cards[draft_rows]), self.draft_card)
         draft += heads[draft_rows // DECK_SIZE, :hidden]
-        queries = flat_cards[card_rows[:n_cards]] @ self.place_card[0]
-        queries += self.place_card[1]
-        tile_rows = tile_rows[:n_tiles]
-        keys = h.reshape(TILES * batch, hidden)[tile_rows] @ self.place_tile[0]
-        keys += self.place_tile[1]
-        keys += heads[tile_rows % batch, hidden : 2 * hidden]
+        queries = self._layer(np.ascontiguousarray(flat_cards[card_rows[:n_cards]]), self.place_card)
+        aims = np.ascontiguousarray(heads[:, hidden : 2 * hidden])
+        offsets = aims @ self.aim[1]
+        aims = aims @ self.aim[0]
         features = tactical_batch(observations) if self.tactics and n_cards else self.no_features
         _legal_logits(
             masks,
             card_slot,
-            tile_slot,
             queries,
-            keys,
+            cards,
+            aims,
+            offsets,
+            h,
             draft,
             self.draft_out,
             self.draft_bias,
