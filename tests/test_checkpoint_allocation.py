@@ -42,13 +42,21 @@ MEMORY_LIMIT_MB = 200
 def policy_payload(**change) -> dict:
     torch.manual_seed(0)
     network = PolicyNetwork(8, 2)
-    return {"format": FORMAT, "hidden": 8, "layers": 2, "tactics": False, "model": network.state_dict()} | change
+    return {
+        "format": FORMAT,
+        "network": "mlp",
+        "hidden": 8,
+        "layers": 2,
+        "tactics": False,
+        "model": network.state_dict(),
+    } | change
 
 
 def az_payload(**change) -> dict:
     torch.manual_seed(0)
     network = AZNetwork(8, 2, tactics=False)
-    return {"format": AZ_FORMAT, "hidden": 8, "layers": 2, "tactics": False, "model": network.state_dict()} | change
+    payload = {"format": AZ_FORMAT, "network": "mlp", "hidden": 8, "layers": 2, "tactics": False}
+    return payload | {"model": network.state_dict()} | change
 
 
 def saved(path: Path, payload) -> Path:

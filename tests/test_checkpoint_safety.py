@@ -122,8 +122,8 @@ def observations():
 def good_payload(**change) -> dict:
     torch.manual_seed(0)
     network = PolicyNetwork(8, 2)
-    payload = {"format": FORMAT, "hidden": 8, "layers": 2, "tactics": False, "model": network.state_dict(), "steps": 5}
-    return payload | change
+    payload = {"format": FORMAT, "network": "mlp", "hidden": 8, "layers": 2, "tactics": False, "steps": 5}
+    return payload | {"model": network.state_dict()} | change
 
 
 # ---------------------------------------------------------------- SB3 zips: same play, no code
@@ -313,6 +313,13 @@ def malformed_pts(tmp_path: Path) -> list[tuple[Path, str]]:
         ("nohidden", {k: v for k, v in good.items() if k != "hidden"}, "missing the field 'hidden'"),
         ("nolayers", {k: v for k, v in good.items() if k != "layers"}, "missing the field 'layers'"),
         ("nomodel", {k: v for k, v in good.items() if k != "model"}, "missing the field 'model'"),
+        (
+            "nonetwork",
+            {k: v for k, v in good.items() if k != "network"},
+            r"missing the field 'network' \(one of mlp\)$",
+        ),
+        ("notactics", {k: v for k, v in good.items() if k != "tactics"}, "missing the field 'tactics'$"),
+        ("network", good_payload(network="board"), "field 'network' must be one of mlp, got 'board'"),
         ("noformat", {k: v for k, v in good.items() if k != "format"}, "not a trinity-towers policy"),
         ("format", good_payload(format="other"), "not a trinity-towers policy"),
         ("negative", good_payload(hidden=-1), "'hidden' must be at least 1"),
@@ -394,7 +401,7 @@ _values = st.one_of(
     st.lists(st.integers(), max_size=3),
     st.sampled_from([torch.zeros(2), torch.ones(8, 339), torch.tensor(3)]),
 )
-_fields = st.sampled_from(["format", "hidden", "layers", "tactics", "model", "steps", "other"])
+_fields = st.sampled_from(["format", "network", "hidden", "layers", "tactics", "model", "steps", "other"])
 
 
 @settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

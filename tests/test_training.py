@@ -84,7 +84,14 @@ def test_corrupt_or_mismatched_checkpoints_are_refused(tmp_path):
         make(str(tmp_path / "missing.pt"))
     other = tmp_path / "other.pt"
     torch.save(
-        {"format": "trinity-towers-policy", "hidden": 64, "layers": 2, "model": PolicyNetwork(32, 2).state_dict()},
+        {
+            "format": "trinity-towers-policy",
+            "network": "mlp",
+            "hidden": 64,
+            "layers": 2,
+            "tactics": False,
+            "model": PolicyNetwork(32, 2).state_dict(),
+        },
         other,
     )
     with pytest.raises(CheckpointError, match="does not match"):

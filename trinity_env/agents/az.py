@@ -139,7 +139,7 @@ def load_network(path: str | Path) -> tuple[AZModel, dict[str, Any]]:
 
     Checked on a dry run before any tensor is built, then read weights-only, the weights cast to float32 and
     checked finite (``trinity_env.agents.checkpoint.load_network``)."""
-    return checkpoint.load_network(path, NETWORKS, FORMAT, "az", tactics_default=None)
+    return checkpoint.load_network(path, NETWORKS, FORMAT, "az")
 
 
 def resolve_checkpoint(spec: str) -> Path:

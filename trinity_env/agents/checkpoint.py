@@ -427,16 +427,17 @@ def int_field(name: str, payload: dict, key: str, low: int, high: int | None = N
 
 
 def network_fields(
-    name: str, payload: Any, format_name: str, kind: str, tactics_default: bool | None, networks: tuple[str, ...]
+    name: str, payload: Any, format_name: str, kind: str, networks: tuple[str, ...]
 ) -> tuple[str, int, int, bool]:
-    """``(network, hidden, layers, tactics)`` of a described network checkpoint, each checked against the size
-    limits. ``network``: the architecture, one of ``networks`` (a file without the field holds an ``"mlp"``);
-    ``tactics_default``: the value of a missing ``tactics`` field (``None``: the field is required)."""
+    """``(network, hidden, layers, tactics)`` of a described network checkpoint, each required and checked against
+    the size limits. ``network``: the architecture, one of ``networks``."""
     if not isinstance(payload, dict) or payload.get("format") != format_name:
         bare = isinstance(payload, dict) and payload and all(isinstance(v, TensorInfo) for v in payload.values())
         hint = f"; a bare state_dict of a project network plays as state_dict:{name}" if bare else ""
         raise CheckpointError(f"{name} is not a trinity-towers {kind} checkpoint (no format {format_name!r}){hint}")
-    network = payload.get("network", "mlp")
+    if "network" not in payload:
+        raise CheckpointError(f"{name} is missing the field 'network' (one of {', '.join(networks)})")
+    network = payload["network"]
     if type(network) is not str or network not in networks:
         raise CheckpointError(f"{name}: field 'network' must be one of {', '.join(networks)}, got {network!r:.60}")
     hidden = int_field(name, payload, "hidden", 1)
@@ -444,7 +445,9 @@ def network_fields(
     problem = network_size_problem(hidden, layers, network)
     if problem:
         raise CheckpointError(f"{name}: {problem}")
-    tactics = payload.get("tactics", tactics_default)
+    if "tactics" not in payload:
+        raise CheckpointError(f"{name} is missing the field 'tactics'")
+    tactics = payload["tactics"]
     if type(tactics) is not bool:
         raise CheckpointError(f"{name}: field 'tactics' must be a bool, got {type(tactics).__name__} {tactics!r:.60}")
     if "model" not in payload:
@@ -483,7 +486,6 @@ def load_network(
     builds: dict[str, Callable[[int, int, bool], Any]],
     format_name: str,
     kind: str,
-    tactics_default: bool | None,
     validate_extra: Callable[[str, dict], None] | None = None,
 ) -> tuple[Any, dict[str, Any]]:
     """The network ``builds[network](hidden, layers, tactics)`` with a checkpoint's weights, and the whole payload.
@@ -498,9 +500,7 @@ def load_network(
     name = str(path)
 
     def validate(payload: Any) -> None:
-        network, hidden, layers, tactics = network_fields(
-            name, payload, format_name, kind, tactics_default, tuple(builds)
-        )
+        network, hidden, layers, tactics = network_fields(name, payload, format_name, kind, tuple(builds))
         with torch.device("meta"):
             expected = {key: tuple(t.shape) for key, t in builds[network](hidden, layers, tactics).state_dict().items()}
         check_state_dict(name, payload["model"], expected, f"{kind} {network} network")
@@ -508,8 +508,7 @@ def load_network(
             validate_extra(name, payload)
 
     payload = read_torch(Path(path), name, validate)
-    build = builds[payload.get("network", "mlp")]
-    network = build(payload["hidden"], payload["layers"], payload.get("tactics", tactics_default))
+    network = builds[payload["network"]](payload["hidden"], payload["layers"], payload["tactics"])
     network.load_state_dict(float32_weights(name, payload["model"]))
     network.eval()
     return network, payload

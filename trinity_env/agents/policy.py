@@ -4,8 +4,8 @@ and an agent that plays one.
 What is safe to load: a ``.pt`` checkpoint is first read dry (``trinity_env.agents.checkpoint``:
 no tensor is built, every storage and view is checked against the bytes the file really
 holds), its fields checked strictly: ``format``, ``hidden`` and ``layers`` (ints, not bools,
-floats or strings, inside the shared size limits), ``tactics`` (a bool, absent means
-``False``), ``steps`` when present (an int, at least 0) and ``model`` (floating-point
+floats or strings, inside the shared size limits), ``network`` (``"mlp"``), ``tactics`` (a
+bool), ``steps`` when present (an int, at least 0) and ``model`` (floating-point
 tensors with exactly the names and shapes of the network those fields describe). Only
 then is it read with ``torch.load(..., weights_only=True)``, which never imports or calls a
 class named in the file, and the weights are cast to float32 and checked finite. Other
@@ -59,7 +59,7 @@ def load_checkpoint(path: str | Path) -> tuple[PolicyNetwork, dict[str, Any]]:
     Checked on a dry run before any tensor is built, then read with ``weights_only=True`` (no code in it can
     run): see the module's docstring and ``trinity_env.agents.checkpoint.load_network``.
     """
-    return load_network(path, {"mlp": PolicyNetwork}, FORMAT, "policy", tactics_default=False, validate_extra=_steps)
+    return load_network(path, {"mlp": PolicyNetwork}, FORMAT, "policy", validate_extra=_steps)
 
 
 def _steps(name: str, payload: dict) -> None:
