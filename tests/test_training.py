@@ -126,13 +126,15 @@ def test_every_config_field_is_documented():
     import itertools
     from dataclasses import fields
 
+    from training.az_config import AZConfig
     from training.rllib_selfplay import RLlibConfig
 
-    for cls in (TrainConfig, RLlibConfig):
-        body = ast.parse(inspect.getsource(cls)).body[0].body
-        documented = {
+    for cls in (TrainConfig, RLlibConfig, AZConfig):
+        documented = {  # in the class or a config class it inherits fields from (``PPOFields``, ``TrainerFields``)
             statement.target.id
-            for statement, following in itertools.pairwise(body)
+            for declaring in cls.__mro__
+            if "__dataclass_fields__" in vars(declaring)
+            for statement, following in itertools.pairwise(ast.parse(inspect.getsource(declaring)).body[0].body)
             if isinstance(statement, ast.AnnAssign)
             and isinstance(following, ast.Expr)
             and isinstance(following.value, ast.Constant)

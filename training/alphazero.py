@@ -72,7 +72,7 @@ from .labelling import Labeller
 from .replay_buffer import ReplayBuffer, exchange_labels
 from .report import format_results, label, plot_learning_curve
 from .run_folder import claim
-from .session import add_run_arguments, command_line_budget, run_command, torch_threads
+from .session import command_line_budget, run_command, torch_threads, trainer_parser
 from .skeleton import TrainingRun
 
 # ------------------------------------------------------------------------------ training
@@ -193,7 +193,6 @@ def _train_loop(
     if replay.awaiting is not None and not workers:
         selfplay.close()
         raise CheckpointError("latest.pt holds positions awaiting labelling workers, but this config has none")
-    last_eval = ""
     # the workers start inside ``running()``: a Ctrl-C while they start is a graceful stop like any other
     with (
         contextlib.closing(selfplay),
@@ -205,14 +204,7 @@ def _train_loop(
         bar = tqdm(total=training.total, initial=state.games, disable=not progress, desc="alphazero", unit="game")
         while True:
             due = state.iterations % config.checkpoint_every == 0 and not training.saved()
-            if training.evaluation_due():
-                results = training.evaluate()
-                if results is not None:
-                    last_eval = ", ".join(f"{label(k)} {v[0]:.0%}" for k, v in results.items())
-                due = True
-            if due:
-                training.checkpoint()
-            if training.should_stop():
+            if training.evaluate_save_or_stop(due):
                 break
             started = time.perf_counter()
             seed = config.seed * 1_000_003 + state.iterations
@@ -230,6 +222,7 @@ def _train_loop(
             state.learner_steps += steps
             state.positions += len(played.values)
             bar.update(played.games)
+            last_eval = ", ".join(f"{label(k)} {v[0]:.0%}" for k, v in (training.last_results or {}).items())
             bar.set_postfix_str(
                 ", ".join(filter(None, [f"policy {stats['policy']:.3f}", f"value {stats['value']:.3f}", last_eval]))
             )
@@ -288,8 +281,7 @@ def write_report(run: Path, history: list[dict], title: str) -> Path:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m training.alphazero", description=__doc__.splitlines()[0])
-    add_run_arguments(parser, default_config="az-quick", default_run="runs/az-quick", resume=True)
+    parser = trainer_parser("alphazero", __doc__, default_config="az-quick", default_run="runs/az-quick")
     add_stop_at_argument(parser)
     run_command(parser, _command, argv)
 

@@ -51,7 +51,7 @@ from .alphazero import Backend, add_stop_at_argument, run_and_report, train
 from .az_config import AZConfig
 from .az_selfplay import SelfPlay, make_search, play_games
 from .labelling import LabellingError, _warm_up, split
-from .session import add_run_arguments, command_line_budget, run_command
+from .session import command_line_budget, run_command, trainer_parser
 
 LOCAL = "local"
 """``--ray local`` (or ``--ray`` alone): a cluster started in this process on this machine's cores."""
@@ -300,8 +300,7 @@ def add_ray_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m training.alphazero_ray", description=__doc__.splitlines()[0])
-    add_run_arguments(parser, default_config="az-quick", default_run="runs/az-quick", resume=True)
+    parser = trainer_parser("alphazero_ray", __doc__, default_config="az-quick", default_run="runs/az-quick")
     add_stop_at_argument(parser)
     add_ray_arguments(parser)
     run_command(parser, _command, argv)

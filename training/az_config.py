@@ -15,7 +15,7 @@ from trinity_env.search.az import MODES, Trees
 from trinity_env.search.solver import TABLE_BITS, TABLE_SLOT_BYTES
 from trinity_env.spec.config import EnvConfig, make_config
 
-from .config import EVALUATION_FIELDS, TrainConfigError, YAMLConfig
+from .config import EVALUATION_FIELDS, TrainConfigError, TrainerFields, YAMLConfig
 from .replay_buffer import ReplayBuffer
 
 MAX_SOLVER_EMPTY = 12
@@ -23,11 +23,10 @@ MAX_SOLVER_EMPTY = 12
 
 
 @dataclass(frozen=True)
-class AZConfig(YAMLConfig):
-    """The config of ``training.alphazero`` (``configs/train/az-quick.yaml``, ``az-standard.yaml``)."""
+class AZConfig(TrainerFields):
+    """The config of ``training.alphazero`` (``configs/train/az-quick.yaml``, ``az-standard.yaml``): the fields of
+    ``TrainerFields`` (the seed and the evaluation) and these."""
 
-    seed: int = 0
-    """Seeds the network, the games, the search's noise and the learner's samples: same seed, same weights."""
     total_games: int = 20_000
     """Self-play games to train for: the schedule. Training runs ``ceil(total_games / games_per_iteration)``
     iterations of self-play and learning."""
@@ -98,24 +97,19 @@ class AZConfig(YAMLConfig):
     """Iterations between two ``latest.pt`` (what a killed run may lose)."""
     eval_every_games: int = 5_000
     """Self-play games between evaluations (and at the last game)."""
-    eval_games: int = 40
-    """Seat-swapped games against each evaluation opponent."""
     eval_simulations: int = 64
     """Simulations per move of the evaluated agent (0: its raw policy)."""
-    eval_opponents: tuple[str, ...] = ("mcts:400", "mcts:1600")
-    """Agent specs to evaluate against; checked with ``agents.make``."""
-    eval_endgames: bool = True
-    """Also score the endgame suite (share of won positions where a winning move is chosen, no solver)."""
     eval_accuracy: bool = True
     """Also measure the network's heads against perfect play on a fixed validation set (``training.evaluation``'s
     ``EXACT`` rows: the raw policy's first choice and the value head's sign against the solver's values)."""
-    tensorboard: bool = True
-    """Log losses and evaluations to TensorBoard in ``RUN/tb`` (``metrics.csv`` is always written)."""
     draft_share: float = 0.25
     """With ``env: {draft: dealt}``: the share of self-play games that start with the draft (evaluation games
     stay dealt)."""
     env: EnvConfig = field(default_factory=lambda: make_config(draft="dealt"))
     """Environment config for self-play and evaluation: a YAML mapping parsed once into an ``EnvConfig``."""
+    # this trainer's defaults for fields that TrainerFields declares: fewer games, against MCTS
+    eval_games: int = 40
+    eval_opponents: tuple[str, ...] = ("mcts:400", "mcts:1600")
 
     resume_may_change: ClassVar[frozenset[str]] = EVALUATION_FIELDS | {
         "eval_every_games",
@@ -141,9 +135,10 @@ class AZConfig(YAMLConfig):
     """``threads`` is ``TrainConfig``'s ``torch_threads``: one spelling for both trainers."""
 
     def check(self, source: str = "config") -> None:
-        self._check_common(source)
-        self._check_positive(
+        super().check(source)
+        self._check_bound(
             source,
+            "at least 1",
             (
                 "total_games",
                 "games_per_iteration",
@@ -156,7 +151,6 @@ class AZConfig(YAMLConfig):
                 "torch_threads",
                 "checkpoint_every",
                 "eval_every_games",
-                "eval_games",
             ),
         )
         if self.network not in NETWORKS:
@@ -172,13 +166,17 @@ class AZConfig(YAMLConfig):
             raise TrainConfigError(
                 f"{source}: field 'eval_simulations' must be at most {MAX_SIMULATIONS:,}, got {self.eval_simulations}"
             )
-        self._check_above_zero(source, ("c_puct", "dirichlet_alpha", "learning_rate", "sample_reuse"))
-        self._check_not_negative(
-            source, ("max_minutes", "weight_decay", "value_coef", "temperature_moves", "eval_simulations")
+        self._check_bound(source, "above 0", ("c_puct", "dirichlet_alpha", "learning_rate", "sample_reuse"))
+        not_negative = (
+            "max_minutes",
+            "weight_decay",
+            "value_coef",
+            "temperature_moves",
+            "eval_simulations",
+            "label_workers",
         )
-        self._check_not_negative(source, ("label_workers",))
-        self._check_unit(source, ("noise_fraction", "draft_share", "root_value_weight"))
-        self._check_evaluation(source)
+        self._check_bound(source, "at least 0", not_negative)
+        self._check_bound(source, "between 0 and 1", ("noise_fraction", "draft_share", "root_value_weight"))
         if self.search not in MODES:
             raise TrainConfigError(f"{source}: field 'search' must be one of {', '.join(MODES)}, got {self.search!r}")
         if not 0 <= self.solver_empty <= MAX_SOLVER_EMPTY:

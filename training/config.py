@@ -11,6 +11,7 @@ trainer first needs the value.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, ClassVar
@@ -27,14 +28,24 @@ class TrainConfigError(TrinityError):
 
 
 EVALUATION_FIELDS = frozenset({"eval_games", "eval_opponents", "eval_endgames", "tensorboard"})
-"""The evaluation fields every trainer's config declares (each with its trainer's own default): what is measured and
-where it is logged, so each may change when a run is resumed. Each trainer also declares how often it evaluates, its
-unit in the name (``eval_every_steps``, ``eval_every_games``, ``eval_every_iterations``), which may change too."""
+"""The evaluation fields every trainer's config has (``TrainerFields`` declares them; a trainer may set its own
+defaults): what is measured and where it is logged, so each may change when a run is resumed. Each trainer also
+declares how often it evaluates, its unit in the name (``eval_every_steps``, ``eval_every_games``,
+``eval_every_iterations``), which may change too."""
 
 
 BUDGETS = {"total_steps": "learner steps", "total_games": "self-play games"}
 """The budget fields a command line may set over a config's (``--total-steps``, ``--total-games``): ``TrainConfig``'s
 and ``AZConfig``'s."""
+
+
+BOUNDS: dict[str, Callable[[Any], bool]] = {
+    "at least 1": lambda value: value >= 1,
+    "above 0": lambda value: value > 0,
+    "at least 0": lambda value: value >= 0,
+    "between 0 and 1": lambda value: 0 <= value <= 1,
+}
+"""The bounds a number field may be held to (``YAMLConfig._check_bound``), by the words its error says."""
 
 
 class YAMLConfig:
@@ -138,25 +149,12 @@ class YAMLConfig:
             except TrinityError as err:
                 raise TrainConfigError(f"{source}: field 'eval_opponents': {err}") from None
 
-    def _check_positive(self, source: str, names: tuple[str, ...]) -> None:
+    def _check_bound(self, source: str, bound: str, names: tuple[str, ...]) -> None:
+        """Each field in ``names`` within ``bound``: a ``BOUNDS`` key, which the message quotes."""
+        within = BOUNDS[bound]
         for name in names:
-            if getattr(self, name) < 1:
-                raise TrainConfigError(f"{source}: field {name!r} must be at least 1, got {getattr(self, name)}")
-
-    def _check_above_zero(self, source: str, names: tuple[str, ...]) -> None:
-        for name in names:
-            if not getattr(self, name) > 0:
-                raise TrainConfigError(f"{source}: field {name!r} must be above 0, got {getattr(self, name)}")
-
-    def _check_not_negative(self, source: str, names: tuple[str, ...]) -> None:
-        for name in names:
-            if getattr(self, name) < 0:
-                raise TrainConfigError(f"{source}: field {name!r} must be at least 0, got {getattr(self, name)}")
-
-    def _check_unit(self, source: str, names: tuple[str, ...]) -> None:
-        for name in names:
-            if not 0 <= getattr(self, name) <= 1:
-                raise TrainConfigError(f"{source}: field {name!r} must be between 0 and 1, got {getattr(self, name)}")
+            if not within(getattr(self, name)):
+                raise TrainConfigError(f"{source}: field {name!r} must be {bound}, got {getattr(self, name)}")
 
     def _check_network(self, source: str, network: str = "mlp") -> None:
         """``hidden`` and ``layers`` of a ``network`` within the size limits the checkpoint loaders apply (one table
@@ -235,35 +233,43 @@ def _typed(source: str, name: str, value: Any, default: Any) -> Any:
 
 
 @dataclass(frozen=True)
-class TrainConfig(YAMLConfig):
-    """The config of ``fast_ppo`` and ``selfplay_ppo`` (``configs/train/quick.yaml``, ``standard.yaml``)."""
+class TrainerFields(YAMLConfig):
+    """The fields every trainer's config declares, with one meaning and one check: the seed and the evaluation
+    (``EVALUATION_FIELDS``). A trainer may give them its own defaults (AlphaZero evaluates against MCTS)."""
 
     seed: int = 0
-    """Seeds the games, the network, the opponent pool and the samples: same seed, same run."""
-    total_steps: int = 1_000_000
-    """Learner decisions to train for (each game contributes only the learner's moves): the schedule.
-    Training runs ``ceil(total_steps / (num_games * rollout_steps))`` updates and ``anneal_lr`` plans over it."""
-    max_minutes: float = 0.0
-    """A safety stop: end this invocation after that many minutes even if ``total_steps`` is not reached
-    (0: no limit). It does not change the schedule; ``--resume`` continues a stopped run exactly."""
-    num_games: int = 256
-    """Games played in lockstep on the fast engine (the vector env's size)."""
-    rollout_steps: int = 32
-    """Learner decisions per game between two updates (batch = num_games * rollout_steps)."""
+    """Seeds all that the run draws (the games, the network, the opponents, the samples, the search's noise): same
+    seed, same run."""
+    eval_games: int = 100
+    """Seat-swapped games against each evaluation opponent."""
+    eval_opponents: tuple[str, ...] = ("random", "greedy")
+    """Agent specs to evaluate against (``mcts:400`` too: about 15 ms a game); checked with ``AgentSpec.parse``."""
+    eval_endgames: bool = True
+    """Also score the endgame suite: the share of its won positions where the learner finds a winning move (no
+    solver)."""
+    tensorboard: bool = True
+    """Log losses and evaluations to TensorBoard in ``RUN/tb`` (``metrics.csv`` is always written)."""
+
+    def check(self, source: str = "config") -> None:
+        self._check_common(source)
+        self._check_bound(source, "at least 1", ("eval_games",))
+        self._check_evaluation(source)
+
+
+@dataclass(frozen=True)
+class PPOFields(TrainerFields):
+    """The fields both PPO trainers' configs declare, with one meaning and one check (``check``): ``TrainConfig``'s
+    (``fast_ppo``, ``selfplay_ppo``) and ``RLlibConfig``'s (``rllib_selfplay``, which sets other defaults for
+    ``tactics`` and the opponent draw). PPO's loss and optimiser, the policy network and who the opponent is; each
+    trainer declares its own schedule, batch and pool after them."""
+
     learning_rate: float = 3e-4
-    """Adam's step size (above 0); the start of the schedule when ``anneal_lr`` is on."""
-    anneal_lr: bool = False
-    """Lower the learning rate linearly to zero over ``total_steps`` (fast_ppo)."""
-    gamma: float = 1.0
-    """Discount, in [0, 1]; the game is short and only its result is rewarded."""
-    gae_lambda: float = 0.95
-    """GAE's lambda, in [0, 1]: 0 bootstraps every step from the value, 1 uses whole returns."""
-    clip: float = 0.2
-    """PPO's clip range (above 0): the new policy's probability ratio counts only within [1 - clip, 1 + clip]."""
+    """The optimiser's step size (above 0); the start of the schedule when ``anneal_lr`` is on (``fast_ppo``)."""
     epochs: int = 4
-    """Passes over each rollout in the update."""
-    minibatches: int = 4
-    """Minibatches per epoch; ``num_games * rollout_steps`` must split evenly into them."""
+    """Passes over each rollout (an iteration's batch) in the update."""
+    clip: float = 0.2
+    """PPO's clip range (above 0): the new policy's probability ratio counts only within [1 - clip, 1 + clip]
+    (RLlib's KL penalty is off, as in CleanRL)."""
     entropy: float = 0.01
     """Weight of the entropy bonus in the loss (at least 0)."""
     value_coef: float = 0.5
@@ -277,25 +283,52 @@ class TrainConfig(YAMLConfig):
     tactics: bool = False
     """Give the policy per-placement tactical features (captures, domino, lane completion, blocks)."""
     p_latest: float = 0.5
-    """Chance that an episode's opponent is the latest snapshot of the learner."""
+    """Chance that an episode's opponent is the learner itself, as it is now (in ``rllib_selfplay`` both seats then
+    learn)."""
     p_random: float = 0.1
     """Chance that it is the random agent."""
     p_greedy: float = 0.2
-    """Chance that it is the greedy baseline; otherwise a past snapshot, uniformly."""
+    """Chance that it is the greedy baseline; otherwise a past snapshot of the learner, uniformly."""
+
+    def check(self, source: str = "config") -> None:
+        super().check(source)
+        self._check_bound(source, "at least 1", ("epochs", "hidden", "layers"))
+        self._check_bound(source, "above 0", ("learning_rate", "clip", "max_grad_norm"))
+        self._check_bound(source, "at least 0", ("entropy", "value_coef"))
+        self._check_bound(source, "between 0 and 1", ("p_latest", "p_random", "p_greedy"))
+        if self.p_latest + self.p_random + self.p_greedy > 1:
+            raise TrainConfigError(f"{source}: fields 'p_random' + 'p_greedy' + 'p_latest' must add up to at most 1")
+
+
+@dataclass(frozen=True)
+class TrainConfig(PPOFields):
+    """The config of ``fast_ppo`` and ``selfplay_ppo`` (``configs/train/quick.yaml``, ``standard.yaml``): the fields
+    of ``PPOFields`` and these."""
+
+    total_steps: int = 1_000_000
+    """Learner decisions to train for (each game contributes only the learner's moves): the schedule.
+    Training runs ``ceil(total_steps / (num_games * rollout_steps))`` updates and ``anneal_lr`` plans over it."""
+    max_minutes: float = 0.0
+    """A safety stop: end this invocation after that many minutes even if ``total_steps`` is not reached
+    (0: no limit). It does not change the schedule; ``--resume`` continues a stopped run exactly."""
+    num_games: int = 256
+    """Games played in lockstep on the fast engine (the vector env's size)."""
+    rollout_steps: int = 32
+    """Learner decisions per game between two updates (batch = num_games * rollout_steps)."""
+    anneal_lr: bool = False
+    """Lower the learning rate linearly to zero over ``total_steps`` (fast_ppo)."""
+    gamma: float = 1.0
+    """Discount, in [0, 1]; the game is short and only its result is rewarded."""
+    gae_lambda: float = 0.95
+    """GAE's lambda, in [0, 1]: 0 bootstraps every step from the value, 1 uses whole returns."""
+    minibatches: int = 4
+    """Minibatches per epoch; ``num_games * rollout_steps`` must split evenly into them."""
     snapshot_every: int = 100_000
     """Learner steps between snapshots joining the opponent pool (and checkpoints, ``latest.pt``)."""
     pool_size: int = 8
     """Past snapshots kept in the pool (the oldest leave first)."""
     eval_every_steps: int = 200_000
     """Learner steps between evaluations (and at the last step)."""
-    eval_games: int = 100
-    """Seat-swapped games against each evaluation opponent."""
-    eval_opponents: tuple[str, ...] = ("random", "greedy")
-    """Agent specs to evaluate against (``mcts:400`` too: about 15 ms a game); checked with ``agents.make``."""
-    eval_endgames: bool = True
-    """Also score the endgame suite: the share of its won positions where the learner finds a winning move."""
-    tensorboard: bool = True
-    """Log losses and evaluations to TensorBoard in ``RUN/tb`` (``metrics.csv`` is always written)."""
     torch_threads: int = 1
     """torch's intra-op threads while training. Results are bit-identical only for the same count (so it is part of
     the run), and one thread is the fast choice on a small or shared machine: with two threads on a busy 2-core
@@ -316,29 +349,24 @@ class TrainConfig(YAMLConfig):
     retired: ClassVar[dict[str, str]] = {"eval_every": "eval_every_steps"}
 
     def check(self, source: str = "config") -> None:
-        self._check_common(source)
-        positive = (
-            "total_steps",
-            "num_games",
-            "rollout_steps",
-            "epochs",
-            "minibatches",
-            "hidden",
-            "layers",
-            "snapshot_every",
-            "pool_size",
-            "eval_every_steps",
-            "eval_games",
-            "torch_threads",
+        super().check(source)
+        self._check_bound(
+            source,
+            "at least 1",
+            (
+                "total_steps",
+                "num_games",
+                "rollout_steps",
+                "minibatches",
+                "snapshot_every",
+                "pool_size",
+                "eval_every_steps",
+                "torch_threads",
+            ),
         )
-        self._check_positive(source, positive)
         self._check_network(source)
-        self._check_above_zero(source, ("learning_rate", "clip", "max_grad_norm"))
-        self._check_not_negative(source, ("max_minutes", "entropy", "value_coef"))
-        self._check_unit(source, ("gamma", "gae_lambda", "p_latest", "p_random", "p_greedy", "draft_share"))
-        self._check_evaluation(source)
-        if self.p_latest + self.p_random + self.p_greedy > 1:
-            raise TrainConfigError(f"{source}: p_latest + p_random + p_greedy must be at most 1")
+        self._check_bound(source, "at least 0", ("max_minutes",))
+        self._check_bound(source, "between 0 and 1", ("gamma", "gae_lambda", "draft_share"))
         if self.draft_share and self.env.draft != "dealt":
             raise TrainConfigError(f"{source}: field 'draft_share' needs env draft 'dealt' (the others always draft)")
         if (self.num_games * self.rollout_steps) % self.minibatches:

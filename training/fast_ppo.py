@@ -49,7 +49,7 @@ from .env_state import env_state, load_env_state
 from .evaluation import Results, evaluate_agent, history_from_json
 from .report import format_results, write_report
 from .run_folder import claim
-from .session import add_run_arguments, command_line_budget, run_command, torch_threads
+from .session import command_line_budget, run_command, torch_threads, trainer_parser
 from .skeleton import TrainingRun
 
 RANDOM, GREEDY = -1, -2
@@ -404,12 +404,7 @@ def _train_loop(config, training: TrainingRun, network, optimizer, pool, env, st
                 pool.add_snapshot(network)
                 state.next_snapshot = (state.steps // config.snapshot_every + 1) * config.snapshot_every
                 due = True
-            if training.evaluation_due():
-                training.evaluate()
-                due = True
-            if due:
-                training.checkpoint()
-            if training.should_stop():
+            if training.evaluate_save_or_stop(due):
                 break
             if config.anneal_lr:  # over the planned steps: a stopped run keeps the full run's schedule
                 optimizer.param_groups[0]["lr"] = config.learning_rate * (1 - state.steps / config.total_steps)
@@ -457,8 +452,7 @@ def _log_iteration(training: TrainingRun, stats: dict, rollout: Rollout, optimiz
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m training.fast_ppo", description=__doc__.splitlines()[0])
-    add_run_arguments(parser, default_config="quick", default_run="runs/quick", resume=True)
+    parser = trainer_parser("fast_ppo", __doc__, default_config="quick", default_run="runs/quick")
     run_command(parser, _command, argv)
 
 

@@ -48,11 +48,11 @@ from trinity_env.arguments import non_negative_int, positive_int
 from trinity_env.core.writes import open_append, write_text
 from trinity_env.spec.config import EnvConfig, make_config
 
-from .config import EVALUATION_FIELDS, TrainConfigError, YAMLConfig
+from .config import EVALUATION_FIELDS, PPOFields, TrainConfigError
 from .evaluation import RunLog, evaluate_agent, history_from_json, selection_score
 from .report import format_results, write_report
 from .run_folder import claim
-from .session import GracefulStop, TrainingInterrupted, add_run_arguments, command_line_budget, run_command
+from .session import GracefulStop, TrainingInterrupted, command_line_budget, run_command, trainer_parser
 from .skeleton import EVAL_SEED
 
 PROGRESS = "progress.json"
@@ -60,8 +60,10 @@ PROGRESS = "progress.json"
 
 
 @dataclass(frozen=True)
-class RLlibConfig(YAMLConfig):
-    """The config of ``rllib_selfplay`` (``configs/train/rllib.yaml``)."""
+class RLlibConfig(PPOFields):
+    """The config of ``rllib_selfplay`` (``configs/train/rllib.yaml``): the fields of ``PPOFields`` (``main`` is the
+    learner; ``seed`` also seeds RLlib, ``.debugging(seed=...)``; ``iterations.jsonl`` is written beside
+    ``metrics.csv`` whatever ``tensorboard`` says) and these."""
 
     resume_may_change: ClassVar[frozenset[str]] = EVALUATION_FIELDS | {
         "eval_every_iterations",
@@ -72,8 +74,6 @@ class RLlibConfig(YAMLConfig):
 
     retired: ClassVar[dict[str, str]] = {"eval_every": "eval_every_iterations"}
 
-    seed: int = 0
-    """Seeds RLlib (``.debugging(seed=...)``) and the evaluation games."""
     iterations: int = 20
     """Training iterations: each samples ``train_batch`` env steps, then updates ``main``."""
     num_env_runners: int = 2
@@ -84,71 +84,35 @@ class RLlibConfig(YAMLConfig):
     """Env steps (both seats' decisions) per iteration."""
     minibatch: int = 500
     """Env steps per SGD minibatch (at most ``train_batch``)."""
-    epochs: int = 4
-    """Passes over each iteration's batch."""
-    learning_rate: float = 3e-4
-    """The learner's step size (above 0)."""
-    entropy: float = 0.01
-    """Weight of the entropy bonus (at least 0)."""
-    clip: float = 0.2
-    """PPO's clip range (above 0), as ``fast_ppo``'s; RLlib's KL penalty is off, as in CleanRL."""
-    value_coef: float = 0.5
-    """Weight of the value loss (at least 0)."""
-    max_grad_norm: float = 0.5
-    """Gradients are clipped to this global norm (above 0)."""
-    hidden: int = 256
-    """Width of ``main``'s hidden layers."""
-    layers: int = 2
-    """Hidden layers of ``main``."""
+    # this trainer's defaults for fields that PPOFields declares: the tactical features and the opponent draw
     tactics: bool = True
-    """Give ``main`` the per-placement tactical features (as ``fast_ppo``'s ``tactics``)."""
     p_random: float = 0.25
-    """Chance that an episode's opponent is the random agent."""
     p_greedy: float = 0.25
-    """Chance that it is the greedy baseline."""
     p_latest: float = 0.3
-    """Chance that it is ``main`` itself (both seats learn); otherwise a frozen copy."""
     snapshot_every: int = 25
     """Iterations between frozen copies of ``main`` joining the league."""
     max_league: int = 8
     """Frozen copies kept at most (the newest replaces the oldest)."""
     eval_every_iterations: int = 5
     """Iterations between evaluations (and checkpoints)."""
-    eval_games: int = 100
-    """Seat-swapped games against each evaluation opponent."""
-    eval_opponents: tuple[str, ...] = ("random", "greedy")
-    """Agent specs to evaluate against; checked with ``agents.make``."""
-    eval_endgames: bool = True
-    """Also score the endgame suite."""
-    tensorboard: bool = True
-    """Log to TensorBoard in ``RUN/tb`` (``metrics.csv`` and ``iterations.jsonl`` are always written)."""
     env: EnvConfig = field(default_factory=lambda: make_config(draft="dealt"))
     """Environment config for training and evaluation: a YAML mapping parsed once into an ``EnvConfig``."""
 
     def check(self, source: str = "config") -> None:
-        self._check_common(source)
-        self._check_above_zero(source, ("learning_rate", "clip", "max_grad_norm"))
-        self._check_not_negative(source, ("entropy", "value_coef"))
-        self._check_positive(
+        super().check(source)
+        self._check_bound(
             source,
+            "at least 1",
             (
                 "iterations",
                 "envs_per_runner",
                 "train_batch",
                 "minibatch",
-                "epochs",
-                "hidden",
-                "layers",
                 "snapshot_every",
                 "max_league",
                 "eval_every_iterations",
-                "eval_games",
             ),
         )
-        self._check_unit(source, ("p_random", "p_greedy", "p_latest"))
-        if self.p_random + self.p_greedy + self.p_latest > 1:
-            raise TrainConfigError(f"{source}: fields 'p_random' + 'p_greedy' + 'p_latest' must not exceed 1")
-        self._check_evaluation(source)
         if self.num_env_runners < 0:
             raise TrainConfigError(f"{source}: field 'num_env_runners' must be at least 0")
         if self.minibatch > self.train_batch:
@@ -419,8 +383,7 @@ def _train(
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m training.rllib_selfplay", description=__doc__.splitlines()[0])
-    add_run_arguments(parser, default_config="rllib", default_run="runs/rllib", resume=True)
+    parser = trainer_parser("rllib_selfplay", __doc__, default_config="rllib", default_run="runs/rllib")
     parser.add_argument("--address", default=None, help="a Ray cluster to join ('auto': the one on this node)")
     parser.add_argument("--env-runners", type=non_negative_int, default=None, help="override num_env_runners")
     parser.add_argument("--iterations", type=positive_int, default=None, help="override iterations")

@@ -43,10 +43,10 @@ from .run_folder import claim
 from .session import (
     GracefulStop,
     TrainingInterrupted,
-    add_run_arguments,
     command_line_budget,
     run_command,
     torch_threads,
+    trainer_parser,
 )
 from .skeleton import EVAL_SEED
 
@@ -244,8 +244,7 @@ def train(
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m training.selfplay_ppo", description=__doc__.splitlines()[0])
-    add_run_arguments(parser, default_config="quick", default_run="runs/sb3", resume=True)
+    parser = trainer_parser("selfplay_ppo", __doc__, default_config="quick", default_run="runs/sb3")
     run_command(parser, _command, argv)
 
 

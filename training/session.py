@@ -173,6 +173,14 @@ def command_line_budget(args: argparse.Namespace) -> dict[str, int]:
     return {name: getattr(args, name) for name in BUDGETS if getattr(args, name, None) is not None}
 
 
+def trainer_parser(module: str, doc: str, default_config: str, default_run: str) -> argparse.ArgumentParser:
+    """The command line of ``python -m training.MODULE``, described by the first line of ``doc`` (the module's
+    docstring), with the run-folder and budget options (``add_run_arguments``, ``--resume`` included)."""
+    parser = argparse.ArgumentParser(prog=f"python -m training.{module}", description=doc.splitlines()[0])
+    add_run_arguments(parser, default_config=default_config, default_run=default_run, resume=True)
+    return parser
+
+
 def add_run_arguments(parser: argparse.ArgumentParser, default_config: str, default_run: str, resume: bool) -> None:
     """``--config``, ``--run`` and (``resume``) ``--resume``, with ``--overwrite``: the run-folder options; and the
     budget over the config's, ``--total-steps`` or ``--total-games`` (a config without that field refuses it)."""

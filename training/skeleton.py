@@ -10,12 +10,7 @@ A trainer's loop then reads::
     with TrainingRun(folder, config, state, "steps", ...) as run, run.running():
         while True:
             due = ...  # the trainer's own reasons to checkpoint (snapshots, checkpoint_every)
-            if run.evaluation_due():
-                run.evaluate()
-                due = True
-            if due:
-                run.checkpoint()
-            if run.should_stop():
+            if run.evaluate_save_or_stop(due):  # evaluate if due, checkpoint, then: stop here?
                 break
             ...  # one iteration of the algorithm, which advances state.steps
     return run.finish("at step ...")
@@ -91,6 +86,8 @@ class TrainingRun:
         self.saved_at = self.count if saved_at_start else None
         self.stopped: str | None = None
         """Why this session stops: ``interrupted``, ``max_minutes`` or ``stop_at`` (``None``: it has not)."""
+        self.last_results: Results | None = None
+        """What this session's last evaluation measured (``None`` before its first)."""
         self.stop = GracefulStop()
         if folder.resuming and self.count >= total and self.evaluated() and finished_runs_stop():
             raise RunFinished(self._finished())
@@ -136,6 +133,17 @@ class TrainingRun:
         """Whether the history's last evaluation is at the current count."""
         return bool(self.state.history) and self.state.history[-1][self.unit] == self.count
 
+    def evaluate_save_or_stop(self, due: bool) -> bool:
+        """What a trainer's loop does before each iteration: evaluate when an evaluation is due, checkpoint when
+        ``due`` (the trainer's own reasons: a snapshot, ``checkpoint_every``) or after an evaluation; then whether to
+        end the loop (``should_stop``)."""
+        if self.evaluation_due():
+            self.evaluate()
+            due = True
+        if due:
+            self.checkpoint()
+        return self.should_stop()
+
     def evaluation_due(self) -> bool:
         return self.count >= self.state.next_eval or (self.count >= self.total and not self.evaluated())
 
@@ -150,6 +158,7 @@ class TrainingRun:
                 raise
             self.stopped = "interrupted"  # the evaluation is pending in the checkpoint: done again on resume
             return None
+        self.last_results = results
         seconds = self.elapsed()
         self.state.history.append(self._record(seconds, results))
         self.log.results(self.count, seconds, results)
