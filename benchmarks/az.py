@@ -13,10 +13,11 @@ thread each) and on two (both on two threads), and prints the load average, sinc
 machine may be shared: a loaded machine gives lower figures.
 
 ``--reference`` times the same search (one thread) with the board network's fast evaluation
-(``trinity_env.agents.board_fast``, what the search uses) and with the network's torch forward pass
-(the reference), alternately in the same run, best of ``--repeats``, in wall-clock and in CPU time (this
-process's: on a shared machine the CPU time counts only the time the search had a core), and prints
-the ratio with the load average.
+(``trinity_env.agents.board_fast``: float32, what the search uses; and with bfloat16 products where this
+processor multiplies bfloat16 natively, ``fastest_precision``, the choice printed) and with the network's torch
+forward pass (the reference), alternately in the same run, best of ``--repeats``, in wall-clock and in CPU time
+(this process's: on a shared machine the CPU time counts only the time the search had a core), and prints the
+ratios with the load average.
 """
 
 from __future__ import annotations
@@ -45,6 +46,8 @@ from trinity_env.agents.az import (
     load_network,
     make_network,
 )
+from trinity_env.agents.board_fast import FastBoardEvaluator, fastest_precision
+from trinity_env.agents.board_network import BoardNetwork
 from trinity_env.fast.games import FastGames
 from trinity_env.search.az import BatchedSearch
 
@@ -69,15 +72,20 @@ def simulations_per_second(network: AZModel, games: int, simulations: int, threa
 
 
 def evaluator_speeds(network: AZModel, games: int, simulations: int, repeats: int) -> dict:
-    """Simulations per second of one-thread ``BatchedSearch`` with the network's forward pass (``reference``) and with
-    the search's evaluation (``fast``), alternately on the same positions: the best of ``repeats`` runs each, in
-    wall-clock and CPU time, and the ratios."""
+    """Simulations per second of one-thread ``BatchedSearch`` with the network's forward pass (``reference``), with
+    the search's evaluation (``fast``) and, where ``fastest_precision`` chooses it, the board network's evaluation
+    with bfloat16 products (``bfloat16``), alternately on the same positions: the best of ``repeats`` runs each, in
+    wall-clock and CPU time, and the ratios to the reference."""
     torch.set_num_threads(1)  # numba's threads left unstarted: its threading layer slows torch's
     positions = FastGames(games, seed=1, draft="dealt")
     for _ in range(4):
         positions.step(positions.random_actions(np.arange(games)))
     search = BatchedSearch(games, simulations)
     contenders = {"reference": forward_evaluator(network), "fast": evaluator(network)}
+    precision = fastest_precision() if isinstance(network, BoardNetwork) else "float32"
+    if precision == "bfloat16":
+        weights = {key: tensor.detach().numpy() for key, tensor in network.state_dict().items()}
+        contenders["bfloat16"] = FastBoardEvaluator(weights, network.layers, network.tactics, "bfloat16")
     for evaluate in contenders.values():  # warm-up (and compilation)
         search.run(positions.batch, evaluate, np.random.default_rng(0))
     wall = dict.fromkeys(contenders, float("inf"))
@@ -88,12 +96,15 @@ def evaluator_speeds(network: AZModel, games: int, simulations: int, repeats: in
             search.run(positions.batch, evaluate, np.random.default_rng(k), gumbel_scale=1.0)
             wall[name] = min(wall[name], time.perf_counter() - start)
             cpu[name] = min(cpu[name], time.process_time() - start_cpu)
-    figures: dict = {"games": games, "simulations": simulations, "repeats": repeats}
+    figures: dict = {"games": games, "simulations": simulations, "repeats": repeats, "fastest_precision": precision}
     for name in contenders:
         figures[f"{name}_simulations_per_second"] = round(games * simulations / wall[name])
         figures[f"{name}_simulations_per_cpu_second"] = round(games * simulations / cpu[name])
     figures["ratio"] = round(wall["reference"] / wall["fast"], 2)
     figures["cpu_ratio"] = round(cpu["reference"] / cpu["fast"], 2)
+    if "bfloat16" in contenders:
+        figures["bfloat16_ratio"] = round(wall["reference"] / wall["bfloat16"], 2)
+        figures["bfloat16_cpu_ratio"] = round(cpu["reference"] / cpu["bfloat16"], 2)
     return figures
 
 
@@ -190,12 +201,21 @@ def main(argv: list[str] | None = None) -> None:
         print(
             f"batched search, {args.games} trees x {args.simulations} simulations, one thread, best of {args.repeats}:"
         )
-        for name in ("reference", "fast"):
+        print(
+            f"  fastest precision here: {figures['fastest_precision']} (bfloat16 where the CPU multiplies it natively)"
+        )
+        names = [name for name in ("reference", "fast", "bfloat16") if f"{name}_simulations_per_second" in figures]
+        for name in names:
             print(
                 f"  {name:<9} {figures[f'{name}_simulations_per_second']:>7,} simulations/s wall-clock, "
                 f"{figures[f'{name}_simulations_per_cpu_second']:>7,} per CPU second"
             )
         print(f"  fast / reference: {figures['ratio']:.2f}x wall-clock, {figures['cpu_ratio']:.2f}x CPU time")
+        if "bfloat16" in names:
+            print(
+                f"  bfloat16 / reference: {figures['bfloat16_ratio']:.2f}x wall-clock, "
+                f"{figures['bfloat16_cpu_ratio']:.2f}x CPU time"
+            )
         print(f"load average before: {before}; after: {load_average()} on {os.cpu_count()} cores")
         figures["load_before"], figures["load_after"] = float(before.split()[0]), round(os.getloadavg()[0], 2)
         if args.json:

@@ -19,17 +19,21 @@ forward pass (in float32 to float rounding: the sums are taken in another order)
   tactical head on those rows only). Illegal actions are ``-1e9``, as the network's.
 - **Empty boards.** A position with an empty board (every draft position, and the first placement) has the
   same tile embeddings whatever the hands: they are computed once, when the evaluator is built.
-- **Precision** (``PRECISIONS``). ``float32``: numpy's BLAS, the forward pass's figures to float rounding.
-  ``bfloat16``: the matrix products take bfloat16 inputs (torch's oneDNN products; sums, biases, ReLUs and the
-  residual stream stay float32), twice the products per second where the processor multiplies bfloat16 natively
-  (``fastest_precision``), within ``BFLOAT16_LOGIT_TOLERANCE`` / ``BFLOAT16_VALUE_TOLERANCE`` of the forward pass.
+- **Precision** (``PRECISIONS``). ``float32`` (the default, what ``evaluator`` gives the search): numpy's BLAS, the
+  forward pass's figures to float rounding. ``bfloat16``: the rounds' products (most of the work) take bfloat16
+  inputs and give bfloat16 results (torch's oneDNN; the neighbours' sums, biases, ReLUs, the residual stream and
+  every other layer stay float32), about twice the products per second where the processor multiplies bfloat16
+  natively (``fastest_precision``), within ``BFLOAT16_LOGIT_TOLERANCE`` / ``BFLOAT16_VALUE_TOLERANCE`` of the
+  forward pass. Not the search's default: once numba's OpenMP threads have run in the process (the search on two
+  threads), each torch product waits on them, about 10x slower (measured), unless the process started with
+  ``OMP_WAIT_POLICY=PASSIVE`` or numba's ``workqueue`` threading layer.
 
 The float32 path imports no torch: the weights come in as numpy arrays (``BoardNetwork.state_dict``'s names).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import cache
 
 import numpy as np
@@ -67,9 +71,9 @@ CHUNK = 64
 PRECISIONS = ("float32", "bfloat16")
 BFLOAT16_LOGIT_TOLERANCE = 0.25
 """The most a legal action's logit may differ from the forward pass's with bfloat16 products (measured on the shipped
-network, 128 x 2: at most about 0.1 on logits up to about 20; bfloat16 keeps 8 bits of each input)."""
+network, 128 x 2: at most 0.082 on logits up to about 20; bfloat16 keeps 8 significant bits)."""
 BFLOAT16_VALUE_TOLERANCE = 0.02
-"""The most a value (in [-1, 1]) may differ from the forward pass's with bfloat16 products (measured: about 0.01)."""
+"""The most a value (in [-1, 1]) may differ from the forward pass's with bfloat16 products (measured: 0.0084)."""
 NATIVE_BFLOAT16 = ("avx512_bf16", "amx_bf16")
 """The processor flags (Linux's ``/proc/cpuinfo``) of native bfloat16 products; without them oneDNN emulates them,
 slower than float32."""
@@ -99,17 +103,23 @@ for _t, _neighbours in enumerate(NEIGHBOURS):
     NEIGHBOUR_TILES[_t, : len(_neighbours)] = [n for n, _side, _back in _neighbours]
 
 
+def precision_for(flags: Sequence[str]) -> str:
+    """``bfloat16`` where the processor's flags (``/proc/cpuinfo``'s) include native bfloat16 products
+    (``NATIVE_BFLOAT16``), else ``float32``."""
+    return "bfloat16" if any(flag in flags for flag in NATIVE_BFLOAT16) else "float32"
+
+
 @cache
 def fastest_precision() -> str:
-    """``bfloat16`` where this processor multiplies bfloat16 natively (``NATIVE_BFLOAT16``, read from Linux's
-    ``/proc/cpuinfo``) and torch (whose oneDNN products the bfloat16 path uses) is installed; else ``float32``."""
+    """The faster precision on this machine: ``precision_for`` its flags (read from Linux's ``/proc/cpuinfo``) where
+    torch (whose oneDNN products the bfloat16 path uses) is installed; else ``float32``."""
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as info:
             flags = next((line.split(":", 1)[1].split() for line in info if line.startswith("flags")), [])
         import torch  # noqa: F401
     except (OSError, ImportError):
         return "float32"
-    return "bfloat16" if any(flag in flags for flag in NATIVE_BFLOAT16) else "float32"
+    return precision_for(flags)
 
 
 def _float32_product(x: np.ndarray, weight: np.ndarray) -> np.ndarray:
