@@ -77,7 +77,7 @@ test-lowest:
 test-web: $(STAMP)
 	@test -x /usr/bin/chromium || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver; }
 	$(BIN)/python -m pip install --quiet -e ".[web]" "playwright>=1.45"
-	$(BIN)/python -m pytest --durations=10 tests/test_web_api_*.py tests/test_web_browser.py tests/test_web_newcomer.py
+	$(BIN)/python -m pytest --durations=10 tests/test_web_api_*.py tests/test_web_browser*.py tests/test_web_newcomer.py
 
 ## notebooks: install the notebooks extra (JupyterLab; torch held at 2.13.0) and open notebooks/ in JupyterLab
 .PHONY: notebooks

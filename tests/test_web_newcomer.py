@@ -9,7 +9,7 @@ with a stored screenshot), its two-tap hint, its move list and tiles and lanes n
 The phone's first screen is compared with ``tests/web_reference/phone-first-screen.png`` (a deterministic game:
 a fixed seed, one placement each). After a deliberate change to the page's look, refresh it with
 ``TRINITY_WEB_UPDATE_REFERENCE=1 .venv/bin/python -m pytest tests/test_web_newcomer.py -k first_screen -m browser``
-and look at the new picture before committing it. Needs what ``tests/test_web_browser.py`` needs (``make test-web``).
+and look at the new picture before committing it. Needs what ``tests/web_browser.py`` needs (``make test-web``).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import re
 from pathlib import Path
 
 import pytest
-from test_web_browser import (  # noqa: F401  (server and browser are fixtures used by name)
+from web_browser import (  # noqa: F401  (server and browser are fixtures used by name)
     HUMAN_TURN,
     TIMEOUT_MS,
     browser,
