@@ -50,7 +50,7 @@ test-slow: $(STAMP)
 ## test-rllib: install the rllib extra (Ray) and run the RLlib tests, the slow one included, the solved openings and AlphaZero on a local Ray cluster
 test-rllib: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e ".[rllib]"
-	$(BIN)/python -m pytest --durations=10 tests/test_rllib.py tests/test_openings.py tests/test_alphazero_ray.py
+	$(BIN)/python -m pytest --durations=10 tests/test_rllib.py tests/test_openings*.py tests/test_alphazero_ray.py
 
 ## test-integrations: install the integrations extra (OpenSpiel, Tianshou, TorchRL; torch held at 2.13.0) and run tests/test_integrations.py, slow ones included; then make test-benchmarl
 .PHONY: test-integrations
