@@ -19,13 +19,13 @@ what a player who saw both hands could achieve, which the review says.
 Positions are evaluated from the end of the game backwards, so the solver's transposition
 table, kept from one position to the next, carries what it learnt to the earlier ones.
 Ctrl-C stops a review within moments and raises ``RunInterrupted`` carrying the review of
-the positions finished so far, marked ``partial``.
+the positions finished so far, marked ``partial``. How one position is valued (solver, MCTS
+share, playouts) lives in ``review_values``; this module reviews the placements and presents them.
 """
 
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,56 +33,29 @@ from typing import Any
 
 import numpy as np
 
-from trinity_env.agents.mcts import BRANCHING, MCTSAgent, search_rows
+from trinity_env.agents.mcts import MCTSAgent
 from trinity_env.agents.spec import Player, player
 from trinity_env.core import ArgumentError, GameState, Phase, PositionError, Replay, Termination
 from trinity_env.evaluation.match import RunInterrupted
-from trinity_env.fast.convert import write_state
-from trinity_env.fast.layout import Batch
-from trinity_env.search.mcts import Tree, run_search
-from trinity_env.search.solver import Solver, SolverBudgetError
+from trinity_env.evaluation.review_values import (
+    Evaluation,
+    exact_evaluation,
+    mcts_estimate,
+    playout_estimate,
+    result_value,
+    value_for_player_0,
+)
+from trinity_env.search.solver import Solver
 from trinity_env.spec.agent import Agent
-from trinity_env.spec.observation import observation_dict
 
 DEFAULT_MAX_NODES = 2_000_000
 """Solver nodes per position: enough for most positions with up to 9 empty tiles (about 1.5 s each)."""
 DEFAULT_AGENT = "mcts:1600"
-PLAYOUTS = 8
-"""Self-play games per position for the estimate of an agent that is not ``mcts``."""
 SUSPECT_DROP = 0.5
 FORMAT = "trinity-towers-review"
 VERSION = 1
 _OUTCOME = {1: "won", 0: "drawn", -1: "lost"}
 _SEAT = {0: "0 (w)", 1: "1 (b)"}
-
-
-@dataclass(frozen=True)
-class Evaluation:
-    """What is known about one position, for its player to move.
-
-    ``exact``: ``value`` is the solver's (or the game's result); otherwise an agent's estimate
-    in [-1, 1], made by ``method``. ``moves``: the best moves (exact), or the estimating
-    agent's preferred moves with the share of its search or playouts behind each (estimate).
-    """
-
-    value: float
-    exact: bool
-    method: str
-    moves: tuple[tuple[str, int, float | None], ...] = ()
-    nodes: int | None = None
-    seconds: float = 0.0
-
-    def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
-            "value": self.value if not self.exact else int(self.value),
-            "exact": self.exact,
-            "kind": "exact" if self.exact else "estimate",
-            "method": self.method,
-        }
-        if self.nodes is not None:
-            data["nodes"] = self.nodes
-        data["seconds"] = round(self.seconds, 3)
-        return data
 
 
 @dataclass(frozen=True)
@@ -173,7 +146,7 @@ class Review:
         after_value: float | None = None
         after_exact: bool | None = None
         if after.is_over:
-            after_value, after_exact = float(_result_value(after, mover)), True
+            after_value, after_exact = float(result_value(after, mover)), True
         elif following is not None:
             same_player = after.to_move == mover  # the opponent had to pass
             after_value = following.value if same_player else -following.value
@@ -305,11 +278,7 @@ class Review:
         _plot(self, path)
 
 
-# ---------------------------------------------------------------------- evaluating positions
-
-
-def _result_value(state: GameState, player: int) -> int:
-    return 0 if state.winner is None else (1 if state.winner == player else -1)
+# ---------------------------------------------------------------------- the text's parts
 
 
 def _result_json(state: GameState) -> dict[str, Any]:
@@ -340,63 +309,7 @@ def _best_text(p: PlacementReview, limit: int = 4) -> str:
     return f"{p.before.method.split(' ')[0]} prefers {shown}"
 
 
-def _exact(solver: Solver, state: GameState, max_nodes: int) -> Evaluation | None:
-    if state.is_over:
-        return Evaluation(float(_result_value(state, state.to_move)), True, "result")
-    try:
-        solution = solver.solve(state, max_nodes=max_nodes)
-    except SolverBudgetError:
-        return None
-    moves = tuple((card, tile, None) for card, tile in solution.best_moves)
-    return Evaluation(float(solution.value), True, "solver", moves, solution.nodes, solution.seconds)
-
-
-def _mcts_estimate(agent: MCTSAgent, state: GameState, seed: int) -> Evaluation:
-    """The mover's share of ``agent``'s simulations won (draws half), as ``2 * share - 1``, from one
-    search of ``agent.simulations`` simulations with the agent's own constants."""
-    position = Batch.empty(1)
-    write_state(position, 0, state)
-    rows = search_rows(position)
-    tree = Tree(min(agent.simulations * BRANCHING + 512, 6_000_000))
-    tree.clear(1 - state.to_move)  # the root's "player" is whoever moved into it
-    rng = np.random.default_rng(seed).integers(1, 2**63, 2, dtype=np.uint64)
-    run_search(rows, 0, agent.simulations, agent.c, agent.greed, rng, tree)
-    first, count = int(tree.first_child[0]), int(tree.children[0])
-    visits = tree.visits[first : first + count].astype(np.int64)
-    wins = tree.wins[first : first + count].astype(np.float64)
-    total = int(visits.sum())
-    share = float(wins.sum() / total) if total else 0.5
-    deck = state.decks[state.to_move]
-    merged: dict[tuple[str, int], int] = {}
-    for k in range(count):
-        deck_index, tile = divmod(int(tree.action[first + k]) - 16, 15)
-        key = (deck[deck_index].notation, tile)
-        merged[key] = merged.get(key, 0) + int(visits[k])
-    ranked = sorted(merged.items(), key=lambda item: (-item[1], item[0]))[:5]
-    moves = tuple((card, tile, round(n / total, 3) if total else None) for (card, tile), n in ranked)
-    method = f"{agent.name} root win share ({total} simulations)"
-    return Evaluation(round(2 * share - 1, 3), False, method, moves)
-
-
-def _playout_estimate(label: str, agents: tuple[Agent, Agent], state: GameState, seed: int) -> Evaluation:
-    """The mean result for the mover of ``PLAYOUTS`` games of the agent against itself from ``state``
-    (with both hands shown), and how often each first move was chosen."""
-    mover = state.to_move
-    total = 0.0
-    first_moves: dict[tuple[str, int], int] = {}
-    for k in range(PLAYOUTS):
-        for seat, agent in enumerate(agents):
-            agent.reset(seed * 7919 + 2 * k + seat)
-        game = state
-        while not game.is_over:
-            game = game.apply(agents[game.to_move].act(observation_dict(game, game.to_move, True), game))
-            if game.last is not None and len(game.empty_tiles()) == len(state.empty_tiles()) - 1:
-                key = (game.last.card.notation, game.last.tile)  # type: ignore[union-attr]
-                first_moves[key] = first_moves.get(key, 0) + 1
-        total += _result_value(game, mover)
-    ranked = sorted(first_moves.items(), key=lambda item: (-item[1], item[0]))[:5]
-    moves = tuple((card, tile, round(n / PLAYOUTS, 3)) for (card, tile), n in ranked)
-    return Evaluation(round(total / PLAYOUTS, 3), False, f"{label} self-play playouts ({PLAYOUTS} games)", moves)
+# ---------------------------------------------------------------------- reviewing a replay
 
 
 def _load(replay: Replay | Mapping[str, Any] | str | Path) -> tuple[Replay, str | None]:
@@ -462,17 +375,17 @@ def review_replay(
     try:
         # exact values from the end backwards (the table carries over), then estimates for the rest
         for k in reversed(range(len(states))):
-            evaluations[k] = _exact(solver, states[k], int(max_nodes))
+            evaluations[k] = exact_evaluation(solver, states[k], int(max_nodes))
             if bar is not None and evaluations[k] is not None:
                 bar.update(1)
         for k, state in enumerate(states):
             if evaluations[k] is not None:
                 continue
             if isinstance(estimator, MCTSAgent):
-                evaluations[k] = _mcts_estimate(estimator, state, seed * 1_000_003 + k)
+                evaluations[k] = mcts_estimate(estimator, state, seed * 1_000_003 + k)
             else:
                 players = players or (estimator, who.build())
-                evaluations[k] = _playout_estimate(who.label, players, state, seed * 1_000_003 + k)
+                evaluations[k] = playout_estimate(who.label, players, state, seed * 1_000_003 + k)
             if bar is not None:
                 bar.update(1)
     except KeyboardInterrupt:
@@ -481,13 +394,6 @@ def review_replay(
         if bar is not None:
             bar.close()
     return review(partial=False)
-
-
-def value_for_player_0(value: float | None, mover: int) -> float:
-    """A mover's value seen by player 0 (NaN for ``None``)."""
-    if value is None:
-        return math.nan
-    return value if mover == 0 else -value
 
 
 # ---------------------------------------------------------------------- the picture
