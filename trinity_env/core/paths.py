@@ -156,12 +156,20 @@ def input_file(
         if missing:
             return path
         raise error(f"cannot read {what} {_shown(path)}: No such file or directory")
+    problem = _not_a_file(info)
+    if problem is not None:
+        raise error(f"cannot read {what} {_shown(path)}: {problem}")
+    return path
+
+
+def _not_a_file(info: os.stat_result) -> str | None:
+    """Why what ``info`` describes is not a regular file to read or write, else ``None``."""
     kind = not_regular(info.st_mode)
     if kind == "a folder":
-        raise error(f"cannot read {what} {_shown(path)}: it is a folder, not a file")
+        return "it is a folder, not a file"
     if kind is not None:
-        raise error(f"cannot read {what} {_shown(path)}: it is {kind}, not a regular file (refused without opening it)")
-    return path
+        return f"it is {kind}, not a regular file (refused without opening it)"
+    return None
 
 
 def _ancestors_problem(path: Path) -> str | None:
@@ -177,29 +185,34 @@ def _ancestors_problem(path: Path) -> str | None:
     return None
 
 
-def output_file(path: str, what: str = "output", error: type[Exception] = TrinityError, link: bool = False) -> str:
-    """``path`` if a file may be written there: nothing yet (the folders above it folders or missing) or a regular
-    file, never a link (unless ``link``: a record file appended to in place); else ``error`` in one line."""
+def _output_stat(path: str, what: str, error: type[Exception], link: bool) -> os.stat_result | None:
+    """What is at ``path``, where something is to be written: ``None`` when nothing is there yet and the folders
+    above it can hold it; else ``error`` in one line for a bad name, a folder on the way that is not one, or a
+    symbolic link (unless ``link``)."""
     problem = name_problem(path)
     if problem is not None:
         raise error(f"{what} {_shown(path)}: {problem}")
     try:
-        linked = _stat(path, follow=False)
+        linked = None if link else _stat(path, follow=False)
         info = _stat(path)
     except OSError as err:
         raise error(f"{what} {_shown(path)}: cannot look at it ({err.strerror or err})") from None
-    if linked is not None and stat.S_ISLNK(linked.st_mode) and not link:
+    if linked is not None and stat.S_ISLNK(linked.st_mode):
         raise error(f"{what} {_shown(path)}: it is a symbolic link (files are never written through one)")
     if info is None:
         problem = _ancestors_problem(Path(path))
         if problem is not None:
             raise error(f"{what} {_shown(path)}: cannot write there ({problem})")
-        return path
-    kind = not_regular(info.st_mode)
-    if kind == "a folder":
-        raise error(f"{what} {_shown(path)}: it is a folder, not a file")
-    if kind is not None:
-        raise error(f"{what} {_shown(path)}: it is {kind}, not a regular file (refused without opening it)")
+    return info
+
+
+def output_file(path: str, what: str = "output", error: type[Exception] = TrinityError, link: bool = False) -> str:
+    """``path`` if a file may be written there: nothing yet (the folders above it folders or missing) or a regular
+    file, never a link (unless ``link``: a record file appended to in place); else ``error`` in one line."""
+    info = _output_stat(path, what, error, link)
+    problem = None if info is None else _not_a_file(info)
+    if problem is not None:
+        raise error(f"{what} {_shown(path)}: {problem}")
     return path
 
 
@@ -210,19 +223,8 @@ def record_file(path: str, what: str = "record file", error: type[Exception] = T
 
 def output_folder(path: str, what: str = "folder", error: type[Exception] = TrinityError) -> str:
     """``path`` if files may be written in it: a folder, or nothing yet (the folders above it folders or missing)."""
-    problem = name_problem(path)
-    if problem is not None:
-        raise error(f"{what} {_shown(path)}: {problem}")
-    try:
-        info = _stat(path)
-    except OSError as err:
-        raise error(f"{what} {_shown(path)}: cannot look at it ({err.strerror or err})") from None
-    if info is None:
-        problem = _ancestors_problem(Path(path))
-        if problem is not None:
-            raise error(f"{what} {_shown(path)}: cannot write there ({problem})")
-        return path
-    if not stat.S_ISDIR(info.st_mode):
+    info = _output_stat(path, what, error, link=True)  # a link to a folder is a folder
+    if info is not None and not stat.S_ISDIR(info.st_mode):
         kind = not_regular(info.st_mode) or "a file"
         raise error(f"{what} {_shown(path)}: it is {kind}, not a folder")
     return path
