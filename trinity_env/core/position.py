@@ -15,7 +15,7 @@ from typing import Any
 
 from trinity_env.core.actions import DECK_SIZE
 from trinity_env.core.board import EMPTY, LANES, POSITIONS
-from trinity_env.core.cards import Card
+from trinity_env.core.cards import Card, parse_cards
 from trinity_env.core.checks import describe as _describe
 from trinity_env.core.checks import is_int
 from trinity_env.core.decks import DEFAULT_MAX_A_CARDS, check_max_a_cards
@@ -127,13 +127,10 @@ def _hands_from_json(hands: object) -> tuple[tuple[Card, ...], tuple[Card, ...]]
             raise PositionError(f"hands[{player}] must be a list of cards, got {_describe(hand)}")
         if len(hand) > DECK_SIZE:
             raise PositionError(f"hands[{player}] has {len(hand)} cards; a hand comes from a {DECK_SIZE}-card deck")
-        deck = []
-        for i, notation in enumerate(hand):
-            try:
-                deck.append(Card(notation))
-            except CardError as err:
-                raise PositionError(f"hands[{player}][{i}]: {err}") from None
-        decks.append(tuple(deck))
+        try:
+            decks.append(parse_cards(hand))
+        except CardError as err:
+            raise PositionError(f"hands[{player}]: {err}") from None
     return decks[0], decks[1]
 
 

@@ -50,11 +50,13 @@ def render_text(state: GameState) -> str:
     for player in (0, 1):
         hand = " ".join(str(c) for c in state.hand(player)) or "-"
         lines.append(f"{PLAYER_NAME[player]} hand: {hand}")
-    lines.append(_status_line(state))
+    lines.append(status_line(state))
     return "\n".join(lines)
 
 
-def _status_line(state: GameState) -> str:
+def status_line(state: GameState) -> str:
+    """One line saying where the game stands: whose pick or move it is, or who won, how, and the lane scores
+    (the last line of ``render_text``, and the header of ``envs.image.render_rgb``)."""
     if state.phase == Phase.DRAFT:
         return f"draft: {PLAYER_NAME[state.to_move]} to pick (max {state.max_a_cards} A cards)"
     if state.outcome is None:

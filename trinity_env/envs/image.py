@@ -12,9 +12,11 @@ from functools import cache
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
-from trinity_env.core import LANES, POSITIONS, GameState, Phase, Termination
+from trinity_env.core import LANES, POSITIONS, GameState
+from trinity_env.core.render import status_line
 
 TILE = 96
+STATUS_SIZE = 14  # the header's font size: the longest status line fits the width
 TOWER = 40
 MARGIN = 12
 HEADER = 36
@@ -31,7 +33,6 @@ TOWER_COLOUR = {0: (216, 222, 233), 1: (20, 22, 28)}
 PLACED, CAPTURED, DOMINO = (235, 203, 139), (191, 97, 106), (208, 135, 112)
 TEXT = (229, 233, 240)
 _VALUE = {10: "A"} | {v: str(v) for v in range(1, 10)}
-_NAME = {0: "white (player 0)", 1: "black (player 1)"}
 
 
 @cache
@@ -53,7 +54,7 @@ def render_rgb(state: GameState) -> np.ndarray:
         outline.update({t: CAPTURED for t in state.last.captured})
         outline.update({t: DOMINO for t in state.last.domino})
 
-    _centred(draw, (WIDTH / 2, HEADER / 2), _status(state), 18, TEXT)
+    _centred(draw, (WIDTH / 2, HEADER / 2), status_line(state), STATUS_SIZE, TEXT)
     left = MARGIN + TOWER
     for lane in range(LANES):
         top = HEADER + lane * TILE
@@ -86,15 +87,3 @@ def render_rgb(state: GameState) -> np.ndarray:
     hands = "   ".join(f"{'w' if p == 0 else 'b'}: {' '.join(str(c) for c in state.hand(p)) or '-'}" for p in (0, 1))
     _centred(draw, (WIDTH / 2, HEADER + LANES * TILE + FOOTER / 2 + 2), hands, 14, TEXT)
     return np.asarray(image, dtype=np.uint8).copy()
-
-
-def _status(state: GameState) -> str:
-    if state.phase == Phase.DRAFT:
-        return f"draft: {_NAME[state.to_move]} to pick"
-    if state.outcome is None:
-        return f"{_NAME[state.to_move]} to move"
-    o = state.outcome
-    if o.winner is None:
-        return f"draw {o.scores[0]}-{o.scores[1]}"
-    how = f"lane {o.lane}" if o.termination == Termination.LANE_CONTROL else f"{o.scores[0]}-{o.scores[1]}"
-    return f"{_NAME[o.winner]} wins ({how})"
