@@ -32,10 +32,7 @@ from trinity_env.core.render import render_text
 # The rules this state plays by, re-exported: ``from trinity_env.core.state import DRAFT`` and the like
 from trinity_env.core.rules import (
     DRAFT,
-    FULL_BOARD,
     IN_HAND,
-    LANE_CONTROL,
-    NO_MOVES,
     OVER,
     PLAY,
     PLAYED,
@@ -51,10 +48,7 @@ from trinity_env.core.rules import (
 
 __all__ = [
     "DRAFT",
-    "FULL_BOARD",
     "IN_HAND",
-    "LANE_CONTROL",
-    "NO_MOVES",
     "OVER",
     "PLAY",
     "PLAYED",

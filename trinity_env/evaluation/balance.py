@@ -43,7 +43,8 @@ from tqdm import tqdm
 from trinity_env.agents.spec import Player, player
 from trinity_env.core import ArgumentError, Card, GameState
 from trinity_env.core.limits import check_workers
-from trinity_env.core.state import DRAFT, LANE_CONTROL
+from trinity_env.core.rules import LANE_CONTROL
+from trinity_env.core.state import DRAFT
 from trinity_env.evaluation.arena import _check_picklable
 from trinity_env.evaluation.match import RunInterrupted, chunk_results, play_game
 from trinity_env.evaluation.ratings import Share
