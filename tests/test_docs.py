@@ -576,20 +576,25 @@ def test_the_security_page_states_the_web_process_and_onnx_limits_in_force():
 def test_the_arena_page_shows_the_reference_pool_the_file_holds():
     """Ratings on a fixed scale: every number about the pool on the page is read from the shipped pool file."""
     from trinity_env.agents.ladder import LADDER
-    from trinity_env.evaluation.anchored import ReferencePool, pool_markdown
+    from trinity_env.evaluation.anchored import POOL_FILES, ReferencePool, pool_markdown
     from trinity_env.evaluation.ratings import Z95
 
     page = (ROOT / "docs" / "arena.md").read_text(encoding="utf-8")
     section = page[page.index("## Ratings on a fixed scale") :]
     pool = ReferencePool.load()
     stated = [
-        pool_markdown(pool),
-        f"{pool.games_per_pair} games a pair",
-        f"nice -n 5 {pool.command}\n",
         f"game `k` against member `m` is seeded by `game_seed(seed, m, {len(pool.agents)}, k)`",
         f"anchored at `{pool.anchor}` (`level:1`) = 0",
         f"within {Z95**2 / 2:.2f} ({Z95:.2f}² / 2) of the maximum",
     ]
+    for path in POOL_FILES.values():  # the dealt-hands pool, then the draft pool, each as its file holds it
+        shown = ReferencePool.load(path)
+        stated += [
+            f"`trinity_env/evaluation/data/{path.name}`",
+            pool_markdown(shown),
+            f"{shown.games_per_pair} games a pair",
+            f"nice -n 5 {shown.command}\n",
+        ]
     missing = [phrase for phrase in stated if phrase not in section]
     assert not missing, missing
     agents = (ROOT / "docs" / "agents.md").read_text(encoding="utf-8")
