@@ -42,8 +42,8 @@ with the draft added)."""
 @dataclass(frozen=True)
 class Protocol:
     """What one protocol measures: games against each pool member (in each pool: dealt hands, and with the draft),
-    positions of the accuracy set per
-    count of empty tiles (its first ones), puzzles of the shipped set (its first ones), and the endgame suite."""
+    positions of the accuracy set per count of empty tiles (its first ones), puzzles of the shipped set (its first
+    ones), and the endgame suite."""
 
     name: str
     rating_games: int
