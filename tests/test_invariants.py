@@ -19,18 +19,11 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
+from trinity_env.agents.view import observation_blocks
 from trinity_env.core import GameState, lane_scores
 from trinity_env.core.state import DRAFT, IN_HAND, PLAY, PLAYED, UNPICKED
 from trinity_env.spec.config import make_config
-from trinity_env.spec.observation import (
-    BOARD_OFFSET,
-    OWN_CARD_FEATURES,
-    OWN_DECK_OFFSET,
-    THEIR_CARD_FEATURES,
-    THEIR_DECK_OFFSET,
-    TILE_FEATURES,
-    encode_observation,
-)
+from trinity_env.spec.observation import encode_observation
 
 from engines import ENGINES, Engine, RandomChooser, Record, ScriptChooser, make_engine
 
@@ -186,9 +179,8 @@ def _check_transition(before: GameState, after: GameState, mover: int) -> None:
 def _check_observation(observation: np.ndarray, deck_sizes: tuple[int, int], real: bool) -> None:
     """Conservation as the observation shows it (its own layout: docs/observation.md)."""
     mine, theirs = deck_sizes
-    board = observation[BOARD_OFFSET:OWN_DECK_OFFSET].reshape(15, TILE_FEATURES)
-    own = observation[OWN_DECK_OFFSET:THEIR_DECK_OFFSET].reshape(16, OWN_CARD_FEATURES)[:, 4:]
-    their = observation[THEIR_DECK_OFFSET:].reshape(16, THEIR_CARD_FEATURES)[:, 4:]
+    board, own, their = observation_blocks(observation)
+    own, their = own[:, 4:], their[:, 4:]  # the status columns
     assert (board[:, 0] + board[:, 1] <= 1).all(), "a tile is mine, theirs or empty"
     assert (own.sum(axis=1) == [1] * mine + [0] * (16 - mine)).all(), "my cards: unpicked, in hand or played"
     assert (their.sum(axis=1) == [1] * theirs + [0] * (16 - theirs)).all(), "their cards: one status each"

@@ -36,16 +36,13 @@ from torch import nn
 
 from trinity_env.agents.board_fast import FastBoardEvaluator
 from trinity_env.agents.tactics import FEATURES, tactical_features
-from trinity_env.core.actions import DECK_SIZE
+from trinity_env.agents.view import observation_blocks
 from trinity_env.core.board import LANES, NEIGHBOURS, POSITIONS, TILES
 from trinity_env.spec.observation import (
-    BOARD_OFFSET,
     OBSERVATION_HIGH,
     OWN_CARD_FEATURES,
-    OWN_DECK_OFFSET,
     SCALARS,
     THEIR_CARD_FEATURES,
-    THEIR_DECK_OFFSET,
     TILE_FEATURES,
 )
 
@@ -115,9 +112,7 @@ class BoardNetwork(nn.Module):
         x = observations.float() / OBSERVATION_HIGH
         batch = x.shape[0]
         scalars = x[:, :SCALARS]
-        tiles = x[:, BOARD_OFFSET:OWN_DECK_OFFSET].reshape(batch, TILES, TILE_FEATURES)
-        own = x[:, OWN_DECK_OFFSET:THEIR_DECK_OFFSET].reshape(batch, DECK_SIZE, OWN_CARD_FEATURES)
-        theirs = x[:, THEIR_DECK_OFFSET:].reshape(batch, DECK_SIZE, THEIR_CARD_FEATURES)
+        tiles, own, theirs = observation_blocks(x)
         padded = torch.cat([tiles, tiles.new_zeros(batch, 1, TILE_FEATURES)], dim=1)
         around = [
             padded[:, self.neighbour_tile, 0],

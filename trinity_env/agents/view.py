@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from trinity_env.core.actions import DECK_SIZE
+from trinity_env.core.board import TILES
 from trinity_env.core.decks import legal_a_counts
 from trinity_env.fast.layout import (
     A_HELD0,
@@ -57,13 +59,23 @@ class SeatView:
         return self.unknown.size == 0 or self.hidden_in_hand == 0
 
 
+def observation_blocks(observations):
+    """The board and the two decks of ``observations`` (a numpy array or a torch tensor, the observation on its
+    last axis), as views in the layout of ``spec.observation``: ``[..., TILES, TILE_FEATURES]`` (the board),
+    ``[..., DECK_SIZE, OWN_CARD_FEATURES]`` (my deck) and ``[..., DECK_SIZE, THEIR_CARD_FEATURES]`` (theirs)."""
+    lead = tuple(observations.shape[:-1])
+    return (
+        observations[..., BOARD_OFFSET:OWN_DECK_OFFSET].reshape(*lead, TILES, TILE_FEATURES),
+        observations[..., OWN_DECK_OFFSET:THEIR_DECK_OFFSET].reshape(*lead, DECK_SIZE, OWN_CARD_FEATURES),
+        observations[..., THEIR_DECK_OFFSET:].reshape(*lead, DECK_SIZE, THEIR_CARD_FEATURES),
+    )
+
+
 def decode(observation: np.ndarray) -> SeatView:
     """Rebuild the position an observation shows; unknown opponent slots start as unpicked."""
     obs = np.asarray(observation, dtype=np.int8)
     batch = Batch.empty(1)
-    board = obs[BOARD_OFFSET:OWN_DECK_OFFSET].reshape(15, TILE_FEATURES)
-    mine = obs[OWN_DECK_OFFSET:THEIR_DECK_OFFSET].reshape(16, OWN_CARD_FEATURES)
-    theirs = obs[THEIR_DECK_OFFSET:].reshape(16, THEIR_CARD_FEATURES)
+    board, mine, theirs = observation_blocks(obs)
     batch.owner[0] = np.where(board[:, 0] == 1, 0, np.where(board[:, 1] == 1, 1, -1))
     batch.sides[0] = board[:, 2:6]
     batch.decks[0, 0] = mine[:, :4]
