@@ -8,6 +8,7 @@ from collections import Counter
 import numpy as np
 
 from trinity_env.core import GameState
+from trinity_env.fast import kernels
 from trinity_env.fast.convert import write_state
 from trinity_env.fast.layout import Batch
 from trinity_env.search import bitboard
@@ -71,7 +72,7 @@ def test_placements_on_the_bitboard_agree_with_the_core_and_take_back_exactly():
                     child.outcome is not None and child.outcome.termination == "lane_control"
                 )
                 if child.is_over and child.outcome.termination == "full_board":
-                    assert bitboard.lane_scores(board.own[0], board.own[1]) == tuple(child.outcome.scores)
+                    assert kernels.lane_scores_of_masks(board.own[0], board.own[1]) == tuple(child.outcome.scores)
                 bitboard.take_back(
                     board.own,
                     board.hand,

@@ -57,6 +57,9 @@ from trinity_env.spec.observation import OWN_CARD_FEATURES, THEIR_CARD_FEATURES,
 from trinity_env.spec.observation import OWN_DECK_OFFSET as _OWN
 from trinity_env.spec.observation import THEIR_DECK_OFFSET as _THEIRS
 
+LANE_BITS = (1 << POSITIONS) - 1  # one lane's tiles in an owner mask, shifted down to bit 0
+LANE_COUNT = np.array([bin(m).count("1") for m in range(1 << POSITIONS)], np.int64)  # cards in a lane's mask
+
 
 @njit(cache=True, inline="always")
 def beats(side, facing):
@@ -185,23 +188,38 @@ def lane_points(c0, c1):
 
 
 @njit(cache=True, inline="always")
-def lane_scores(owner, b):
-    """Lane-majority scores ``(player 0, player 1)`` of game ``b``'s board (the core's ``lane_scores``)."""
+def owner_masks(owner, b):
+    """Game ``b``'s owners as two tile masks ``(player 0's, player 1's)``: bit ``t`` for tile ``t``."""
+    own0 = 0
+    own1 = 0
+    for t in range(TILES):
+        o = owner[b, t]
+        if o == 0:
+            own0 |= 1 << t
+        elif o == 1:
+            own1 |= 1 << t
+    return own0, own1
+
+
+@njit(cache=True, inline="always")
+def lane_scores_of_masks(own0, own1):
+    """Lane-majority scores ``(player 0, player 1)`` of the owner masks ``own0`` and ``own1`` (bit ``t`` for tile
+    ``t``): the fast engine's rule, and the exact solver's on its bitboard (``search.bitboard.scored``)."""
     s0 = 0
     s1 = 0
     for lane in range(3):
-        c0 = 0
-        c1 = 0
-        for pos in range(5):
-            o = owner[b, 5 * lane + pos]
-            if o == 0:
-                c0 += 1
-            elif o == 1:
-                c1 += 1
-        p0, p1 = lane_points(c0, c1)
+        shift = POSITIONS * lane
+        p0, p1 = lane_points(LANE_COUNT[(own0 >> shift) & LANE_BITS], LANE_COUNT[(own1 >> shift) & LANE_BITS])
         s0 += p0
         s1 += p1
     return s0, s1
+
+
+@njit(cache=True, inline="always")
+def lane_scores(owner, b):
+    """Lane-majority scores ``(player 0, player 1)`` of game ``b``'s board (the core's ``lane_scores``)."""
+    own0, own1 = owner_masks(owner, b)
+    return lane_scores_of_masks(own0, own1)
 
 
 @njit(cache=True, inline="always")

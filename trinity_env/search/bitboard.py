@@ -9,9 +9,9 @@ their owners, so those masks change only when a tile fills or empties. A placeme
 captures are then a few mask operations: the neighbours the new card beats that the
 opponent owns, and one level of domino from each of them through ``beaten``.
 
-The comparison of two sides and a lane's points are the engine's own (``kernels.beats``,
-``kernels.lane_points``); the lane and end-of-game checks here (``holds_a_lane``,
-``held_lanes``, ``scored``, ``ends``) are those rules on owner masks. The differential test
+The comparison of two sides and the lane scores of owner masks are the engine's own
+(``kernels.beats``, ``kernels.lane_scores_of_masks``); the lane and end-of-game checks here
+(``holds_a_lane``, ``held_lanes``, ``scored``, ``ends``) are those rules on owner masks. The differential test
 (``tests/test_bitboard.py``) plays random games here and on the core and compares every
 placement's flips, owners and hash.
 
@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from trinity_env.fast.kernels import beats, lane_points
+from trinity_env.fast.kernels import beats, lane_scores_of_masks
 from trinity_env.fast.layout import IN_HAND, NEIGHBOUR, TILES
 
 CARD_IDS = 2 * 16 + TILES  # deck cards of both players, then the loaded board's cards
@@ -290,21 +290,9 @@ def held_lanes(mask):
 
 
 @njit(cache=True, inline="always")
-def lane_scores(own0, own1):
-    """Lane-majority scores ``(player 0, player 1)`` of the owner masks (``kernels.lane_points`` per lane)."""
-    s0 = 0
-    s1 = 0
-    for lane in range(3):
-        p0, p1 = lane_points(POPCOUNT[own0 & LANES[lane]], POPCOUNT[own1 & LANES[lane]])
-        s0 += p0
-        s1 += p1
-    return s0, s1
-
-
-@njit(cache=True, inline="always")
 def scored(own0, own1, p):
     """The lane-majority result for player ``p`` of a board where play has ended: +1, 0 or -1."""
-    s0, s1 = lane_scores(own0, own1)
+    s0, s1 = lane_scores_of_masks(own0, own1)
     mine = s0 if p == 0 else s1
     theirs = s1 if p == 0 else s0
     return 1 if mine > theirs else (-1 if mine < theirs else 0)
