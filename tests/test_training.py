@@ -317,3 +317,13 @@ def test_network_agents_sample_only_what_they_are_told():
     assert len(moves(NetworkAgent(network, sample="all"), playing)) > 1
     with pytest.raises(ValueError, match="sample must be"):
         NetworkAgent(network, sample="sometimes")
+
+
+@pytest.mark.parametrize("change", [{"hidden": 100_000}, {"layers": 10_000}, {"hidden": 4096, "layers": 64}])
+def test_both_ppo_trainers_configs_hold_the_network_to_the_checkpoint_loaders_size_limits(change):
+    """RLlib's config checked only ``hidden, layers >= 1``: a network no checkpoint loader would read was built."""
+    from training.rllib_selfplay import RLlibConfig
+
+    for config in (TrainConfig, RLlibConfig):
+        with pytest.raises(TrainConfigError, match="'hidden'|'layers'"):
+            config.from_dict(change)

@@ -293,6 +293,7 @@ class PPOFields(TrainerFields):
     def check(self, source: str = "config") -> None:
         super().check(source)
         self._check_bound(source, "at least 1", ("epochs", "hidden", "layers"))
+        self._check_network(source)
         self._check_bound(source, "above 0", ("learning_rate", "clip", "max_grad_norm"))
         self._check_bound(source, "at least 0", ("entropy", "value_coef"))
         self._check_bound(source, "between 0 and 1", ("p_latest", "p_random", "p_greedy"))
@@ -364,7 +365,6 @@ class TrainConfig(PPOFields):
                 "torch_threads",
             ),
         )
-        self._check_network(source)
         self._check_bound(source, "at least 0", ("max_minutes",))
         self._check_bound(source, "between 0 and 1", ("gamma", "gae_lambda", "draft_share"))
         if self.draft_share and self.env.draft != "dealt":
