@@ -1,7 +1,8 @@
 """``trinity dataset``: build the solved-positions dataset (deterministic, resumable) and say what one holds.
 
 ``trinity dataset build DIR --shards N|A-B`` (or ``--positions P``) plays and solves the shards not yet in
-``DIR`` (``trinity_env.evaluation.solved_build``); ``trinity dataset info DIR`` checks every shard and counts the
+``DIR`` (``trinity_env.evaluation.solved_build``; ``--max-nodes N`` labels only the positions whose exact solve
+finishes within N solver nodes, for 11-12 empty tiles); ``trinity dataset info DIR`` checks every shard and counts the
 positions by empty tiles and value (``--json FILE`` writes the summary). Builders on disjoint shard ranges of one
 folder may run at once. Ctrl-C, ``kill -INT`` on a background build (a shell starts those with Ctrl-C ignored)
 and SIGTERM stop a build between positions, every finished shard kept: exit 130, or 143 after SIGTERM; the same
@@ -25,6 +26,7 @@ from trinity_env.evaluation.solved_positions import (
     MAX_GAMES_PER_SHARD,
     MAX_SEED,
     MAX_SHARDS,
+    MOST_MAX_NODES,
     MOST_POLICY_EMPTY,
 )
 
@@ -70,6 +72,14 @@ def add(commands: argparse._SubParsersAction) -> None:
         f"too; 'none'; or 'auto' (the default: --empty up to {MOST_POLICY_EMPTY})",
     )
     build.add_argument(
+        "--max-nodes",
+        type=whole_number(1, MOST_MAX_NODES),
+        default=None,
+        help="label a position only where its exact solve finishes within N solver nodes (one thread: the same "
+        "positions on any machine), leave out and count the others; for 11-12 empty tiles (default: no budget, "
+        "every position labelled)",
+    )
+    build.add_argument(
         "--games-per-shard",
         type=whole_number(1, MAX_GAMES_PER_SHARD),
         default=DEFAULT_GAMES_PER_SHARD,
@@ -113,6 +123,7 @@ def run(args: argparse.Namespace) -> int:
             empty=args.empty,
             games_per_shard=args.games_per_shard,
             policy_empty=args.policy_empty,
+            max_nodes=args.max_nodes,
             progress=not args.quiet,
         )
     except KeyboardInterrupt:
@@ -124,6 +135,11 @@ def run(args: argparse.Namespace) -> int:
         f"{report.seconds:.0f} s, {rate:.1f} positions/s), {len(report.skipped)} already complete; "
         f"{report.positions_total} positions in the folder"
     )
+    if report.over_budget is not None:
+        print(
+            f"over the budget of {args.max_nodes} nodes, left out of the shards built: "
+            + ", ".join(f"{left} at {count} empty" for count, left in report.over_budget.items())
+        )
     return 0
 
 
@@ -162,8 +178,13 @@ def _print_summary(directory: str, info: dict[str, Any]) -> None:
         f"shards: {info['shards']} ({_ranges(info['shard_indices'])}), all checked; "
         f"{info['bytes']} bytes on disk" + (f", {per:.1f} a position" if per else "")
     )
-    print("empty  positions   win  draw  loss")
-    for count, row in info["by_empty"].items():
+    if info["max_nodes"] is not None:
+        print(f"labels only where the exact solve finished within {info['max_nodes']} nodes (the others: over budget)")
+    over = info["over_budget"]
+    print("empty  positions   win  draw  loss" + ("  over budget" if over else ""))
+    for count in sorted({*info["by_empty"], *over}, key=int):
+        row = info["by_empty"].get(count, {"win": 0, "draw": 0, "loss": 0})
         total = row["win"] + row["draw"] + row["loss"]
-        shares = " ".join(f"{row[key] / total:5.1%}" for key in ("win", "draw", "loss"))
-        print(f"{count:>5}  {total:>9}  {shares}")
+        shares = " ".join(f"{row[key] / total:5.1%}" if total else "    -" for key in ("win", "draw", "loss"))
+        left = f"  {over[count]:>11}" if over else ""
+        print(f"{count:>5}  {total:>9}  {shares}{left}")

@@ -4,6 +4,13 @@ in which the mover has a move, each labelled by the exact solver with its value 
 its empty tiles lie in ``policy_empty``, every move that keeps that value. The hands are open (both known), so the
 labels are the values of the positions the network sees.
 
+With a node budget (``max_nodes``) a position is labelled only where its exact solve (the value, and at
+``policy_empty`` every move's too) finishes within that many solver nodes, and is left out otherwise, counted per
+empty count in the manifest (``over_budget``): deeper positions (11-12 empty tiles) get labels, but only those the
+solver settles cheaply, a biased sample of them. The solver searches with one
+thread under a node budget, and each game starts a fresh solver (an empty table, no move history), so which
+positions are kept depends on the game alone: the same on every machine, whatever the shards built before.
+
 Game ``k`` depends on the agent, the seed and ``k`` alone (its random stream is drawn from the
 three; a stream of its own, so that the dataset never replays the accuracy set's games, which
 ``trinity_env.evaluation.accuracy`` seeds from ``seed * 1_000_003 + k``), so shard ``k``
@@ -27,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from trinity_env.core import ArgumentError, GameState
+from trinity_env.core.errors import BudgetExhausted
 from trinity_env.core.locks import locked
 from trinity_env.core.writes import write_bytes
 from trinity_env.evaluation.solved_positions import (
@@ -49,6 +57,7 @@ from trinity_env.evaluation.solved_positions import (
     _write_manifest,
     arrays_sha256,
     check_empty,
+    check_max_nodes,
     check_policy_empty,
     read_manifest,
     shard_bytes,
@@ -119,14 +128,20 @@ def best_actions(state: GameState, best_moves: Sequence[tuple[str, int]]) -> np.
     return np.packbits(mask, bitorder="little")
 
 
-def label(solver, state: GameState, policy_empty: tuple[int, int] | None) -> tuple[int, np.ndarray]:
+def label(
+    solver, state: GameState, policy_empty: tuple[int, int] | None, max_nodes: int | None = None
+) -> tuple[int, np.ndarray] | None:
     """The exact value of ``state`` for its mover and, where its empty tiles lie in ``policy_empty``, the packed
-    mask of every action that keeps it (``best_actions``; zeros elsewhere)."""
+    mask of every action that keeps it (``best_actions``; zeros elsewhere). ``None`` where the solve (the value and
+    those moves together) runs past ``max_nodes`` solver nodes."""
     count = len(state.empty_tiles())
-    if policy_empty is not None and policy_empty[0] <= count <= policy_empty[1]:
-        solution = solver.solve(state)
-        return solution.value, best_actions(state, solution.best_moves)
-    return solver.value(state), np.zeros(ACTIONS // 8, np.uint8)
+    try:
+        if policy_empty is not None and policy_empty[0] <= count <= policy_empty[1]:
+            solution = solver.solve(state, max_nodes=max_nodes)
+            return solution.value, best_actions(state, solution.best_moves)
+        return solver.value(state, max_nodes=max_nodes), np.zeros(ACTIONS // 8, np.uint8)
+    except BudgetExhausted:  # the solver's SolverBudgetError: only ever under max_nodes
+        return None
 
 
 def build_shard(
@@ -138,17 +153,32 @@ def build_shard(
     games_per_shard: int,
     on_game=None,
     policy_empty: tuple[int, int] | None = None,
+    max_nodes: int | None = None,
+    over_budget: dict[int, int] | None = None,
 ) -> dict[str, np.ndarray]:
     """Shard ``index``'s arrays: its games played by ``agent`` (an ``Agent``), every position solved; where
-    its empty tiles lie in ``policy_empty``, every move that keeps the value recorded too (``best``)."""
+    its empty tiles lie in ``policy_empty``, every move that keeps the value recorded too (``best``).
+
+    With ``max_nodes``, each game is solved by a fresh solver and a position whose solve runs past the budget is
+    left out, counted in ``over_budget`` (empty tiles -> positions, updated in place) where given."""
+    max_nodes = check_max_nodes(max_nodes)
+    if max_nodes is not None:
+        from trinity_env.search.solver import Solver
     states: list[GameState] = []
     values: list[int] = []
     best: list[np.ndarray] = []
     games: list[int] = []
     first = index * games_per_shard
     for game in range(first, first + games_per_shard):
+        labeller = solver if max_nodes is None else Solver()  # a fresh table: the game's labels depend on it alone
         for state in game_positions(agent, seed, game, empty):
-            value, moves = label(solver, state, policy_empty)
+            labelled = label(labeller, state, policy_empty, max_nodes)
+            if labelled is None:
+                if over_budget is not None:
+                    count = len(state.empty_tiles())
+                    over_budget[count] = over_budget.get(count, 0) + 1
+                continue
+            value, moves = labelled
             values.append(value)
             best.append(moves)
             states.append(state)
@@ -171,7 +201,11 @@ def _header(
     games_per_shard: int,
     policy_empty: tuple[int, int] | None,
     agent_sha256: str | None,
+    max_nodes: int | None = None,
 ) -> dict[str, Any]:
+    """The manifest's fields before any shard; ``max_nodes`` only where the build has a node budget, so that a build
+    without one writes the manifest it always did."""
+    budget = {} if max_nodes is None else {"max_nodes": max_nodes}
     return {
         "format": FORMAT,
         "version": VERSION,
@@ -180,6 +214,7 @@ def _header(
         "seed": seed,
         "empty": list(empty),
         "policy_empty": None if policy_empty is None else list(policy_empty),
+        **budget,
         "games_per_shard": games_per_shard,
         "draft": "dealt",
         "open_hands": True,
@@ -193,21 +228,25 @@ def _describe(manifest: dict[str, Any]) -> str:
     policy = manifest["policy_empty"]
     moves = "no best moves" if policy is None else f"best moves at {policy[0]}-{policy[1]} empty"
     files = "" if manifest["agent_sha256"] is None else f" (files sha256 {manifest['agent_sha256'][:12]})"
+    budget = manifest.get("max_nodes")
+    labels = "every position labelled" if budget is None else f"labels only within {budget} nodes"
     return (
         f"agent {manifest['agent']}{files}, seed {manifest['seed']}, {low}-{high} empty, {moves}, "
-        f"{manifest['games_per_shard']} games a shard"
+        f"{manifest['games_per_shard']} games a shard, {labels}"
     )
 
 
 @dataclass
 class BuildReport:
-    """What a build did: shards built and skipped (already complete), positions in them, seconds spent."""
+    """What a build did: shards built and skipped (already complete), positions in them, seconds spent, and under a
+    node budget the positions of the shards built that were left out (empty tiles -> positions)."""
 
     built: list[int]
     skipped: list[int]
     positions_built: int
     positions_total: int
     seconds: float
+    over_budget: dict[int, int] | None = None
 
 
 def build(
@@ -220,11 +259,13 @@ def build(
     empty: tuple[int, int] = DEFAULT_EMPTY,
     games_per_shard: int = DEFAULT_GAMES_PER_SHARD,
     policy_empty: tuple[int, int] | str | None = "auto",
+    max_nodes: int | None = None,
     progress: bool = False,
 ) -> BuildReport:
     """Build (or complete) the dataset in ``directory``: the ``shards`` given (``N``: 0 to N-1; ``(A, B)``:
     A to B), or shards from 0 on until the folder holds ``positions`` positions. ``policy_empty``: the empty
-    tiles (within ``empty``) at which every value-keeping move is recorded too, or ``None``.
+    tiles (within ``empty``) at which every value-keeping move is recorded too, or ``None``. ``max_nodes``: a node
+    budget for each position's solve (positions past it are left out and counted), or ``None``: every position.
 
     A shard already in the manifest whose file has the manifest's sha256 is kept; any other is
     (re)built. A folder with a manifest must come from a build with the same parameters. Ctrl-C
@@ -232,6 +273,7 @@ def build(
     """
     empty = check_build(agent, seed, empty, games_per_shard)
     policy_empty = check_policy_empty(policy_empty, empty)
+    max_nodes = check_max_nodes(max_nodes)
     if (shards is None) == (positions is None):
         raise ArgumentError("give a budget: shards (N or A-B) or positions, not both and not neither")
     wanted = shard_range(shards) if shards is not None else range(0, MAX_SHARDS)
@@ -246,11 +288,11 @@ def build(
         raise ArgumentError(f"{directory}: not a folder")
     from trinity_env.agents.registry import spec_sha256
 
-    header = _header(agent, seed, empty, games_per_shard, policy_empty, spec_sha256(agent))
+    header = _header(agent, seed, empty, games_per_shard, policy_empty, spec_sha256(agent), max_nodes)
     with locked(directory, ArgumentError, blocking=True):  # the manifest's lock: the folder itself, one file less
         if (directory / MANIFEST).exists():
             manifest = read_manifest(directory)
-            mine = {k: v for k, v in header.items() if k != "shards"}
+            mine = {k: v for k, v in header.items() if k != "shards"} | {"max_nodes": max_nodes}
             if {k: manifest.get(k) for k in mine} != mine:
                 raise DatasetError(
                     f"{directory}: built with {_describe(manifest)}, not {_describe(header)}; "
@@ -266,11 +308,12 @@ def build(
     player = make(agent)
     if spec_sha256(agent) != header["agent_sha256"]:  # replaced between the hash above and the read just now
         raise DatasetError(f"the files of agent {agent} changed while it was being loaded; run the build again")
-    solver = Solver()
+    solver = Solver() if max_nodes is None else None  # under a budget each game gets a fresh one (build_shard)
     start = time.perf_counter()
     built: list[int] = []
     skipped: list[int] = []
     made = 0
+    over_budget = None if max_nodes is None else dict.fromkeys(range(empty[0], empty[1] + 1), 0)
     bar = None
     if progress:
         from tqdm import tqdm
@@ -297,7 +340,10 @@ def build(
                     bar.update(1)
                     bar.set_postfix(shard=index, positions=before + count, refresh=False)
 
-            arrays = build_shard(index, player, solver, seed, empty, games_per_shard, on_game, policy_empty)
+            over = None if max_nodes is None else dict.fromkeys(range(empty[0], empty[1] + 1), 0)
+            arrays = build_shard(
+                index, player, solver, seed, empty, games_per_shard, on_game, policy_empty, max_nodes, over
+            )
             data = shard_bytes(arrays)
             write_bytes(directory / name, data)
             entry = {
@@ -307,6 +353,10 @@ def build(
                 "sha256": _sha256(data),
                 "arrays_sha256": arrays_sha256(arrays),
             }
+            if over is not None:  # what the budget left out, by empty tiles
+                entry["over_budget"] = {str(count): left for count, left in over.items()}
+                for count, left in over.items():
+                    over_budget[count] += left
             # another builder may have added shards since: merge into the file's manifest
             with locked(directory, ArgumentError, blocking=True):
                 manifest = read_manifest(directory)
@@ -319,7 +369,7 @@ def build(
         if bar is not None:
             bar.close()
     total_positions = sum(e["positions"] for e in manifest["shards"].values())
-    return BuildReport(built, skipped, made, total_positions, time.perf_counter() - start)
+    return BuildReport(built, skipped, made, total_positions, time.perf_counter() - start, over_budget)
 
 
 def _complete(directory: Path, name: str, manifest: dict[str, Any]) -> dict[str, Any] | None:

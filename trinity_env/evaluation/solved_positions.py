@@ -10,7 +10,9 @@ where recorded, every move that keeps it. The format, and reading it; ``solved_b
   the game's index). A zip of ``.npy`` members (what ``np.savez_compressed`` writes), written with fixed
   timestamps so that a rebuild is byte for byte the same file.
 - ``DIR/manifest.json``: the format and version, the build's parameters (the agent and the sha256 of the files it
-  reads) and, per shard, its positions and the sha256 of its file and of its arrays.
+  reads) and, per shard, its positions and the sha256 of its file and of its arrays. A build with a node budget
+  (``max_nodes``: a position is kept only where its exact solve finishes within it) records the budget and, per
+  shard, ``over_budget``: how many positions it left out at each empty count. A build without one writes neither.
 
 ``load(DIR)`` checks everything before use and trusts no size a file declares: the manifest's
 fields and shard names, each shard's sha256, its zip members (exactly the expected names, each
@@ -79,6 +81,8 @@ MAX_GAMES_PER_SHARD = 100_000
 MAX_SHARDS = 100_000
 """Shard numbers are five digits."""
 MAX_SEED = 2**63 - 1
+MOST_MAX_NODES = 10**11
+"""The largest node budget a build takes: about four hours of one core for a single position."""
 DEFAULT_MAX_POSITIONS = 4_000_000
 """What ``load`` takes at most unless told otherwise: 4M positions are about 1.2 GB of arrays (303 bytes each)."""
 MANIFEST = "manifest.json"
@@ -147,6 +151,11 @@ def check_policy_empty(policy_empty: object, empty: tuple[int, int]) -> tuple[in
     if not empty[0] <= low <= high <= empty[1]:
         raise ArgumentError(f"policy empty tiles {low}-{high} must lie within the empty tiles {empty[0]}-{empty[1]}")
     return low, high
+
+
+def check_max_nodes(max_nodes: object) -> int | None:
+    """A build's node budget: ``None`` (every position labelled) or a whole number from 1 to ``MOST_MAX_NODES``."""
+    return None if max_nodes is None else _whole("max_nodes", max_nodes, 1, MOST_MAX_NODES)
 
 
 def shard_name(index: int) -> str:
@@ -244,6 +253,7 @@ def read_manifest(directory: str | Path) -> dict[str, Any]:
         check_policy_empty(
             None if policy is None else tuple(policy) if isinstance(policy, list) else policy, (low, high)
         )
+        max_nodes = check_max_nodes(manifest.get("max_nodes"))
         if manifest.get("draft") != "dealt" or manifest.get("open_hands") is not True:
             raise ValueError("draft must be 'dealt' and open_hands true")
         arrays = {name: {"dtype": dtype.str, "row": list(shape)} for name, (dtype, shape) in ARRAYS.items()}
@@ -253,16 +263,23 @@ def read_manifest(directory: str | Path) -> dict[str, Any]:
         if not isinstance(shards, dict) or len(shards) > MAX_SHARDS:
             raise ValueError(f"shards must be a mapping of at most {MAX_SHARDS} shard files")
         most = games_per_shard * (high - low + 1)
+        fields = ["games", "positions", "bytes", "sha256", "arrays_sha256"] + (["over_budget"] if max_nodes else [])
         for name, entry in shards.items():
             match = SHARD_NAME.fullmatch(name)
             if match is None:
                 raise ValueError(f"{name!r} is not a shard name (shard-NNNNN.npz)")
             index = int(match[1])
-            if not isinstance(entry, dict) or set(entry) != {"games", "positions", "bytes", "sha256", "arrays_sha256"}:
-                raise ValueError(f"{name}: expected games, positions, bytes, sha256 and arrays_sha256")
+            if not isinstance(entry, dict) or set(entry) != set(fields):
+                raise ValueError(f"{name}: expected {', '.join(fields[:-1])} and {fields[-1]}")
             if entry["games"] != [index * games_per_shard, (index + 1) * games_per_shard]:
                 raise ValueError(f"{name}: games {entry['games']!r} are not shard {index}'s")
             _whole(f"{name}: positions", entry["positions"], 0, most)
+            if max_nodes is not None:
+                over = entry["over_budget"]
+                if not isinstance(over, dict) or list(over) != [str(c) for c in range(low, high + 1)]:
+                    raise ValueError(f"{name}: over_budget must count the positions at each of {low}-{high} empty")
+                left = sum(_whole(f"{name}: over_budget", n, 0, most) for n in over.values())
+                _whole(f"{name}: positions and over_budget", entry["positions"] + left, 0, most)
             _whole(f"{name}: bytes", entry["bytes"], 1, _most_bytes(entry["positions"]))
             for key in ("sha256", "arrays_sha256"):
                 if not (isinstance(entry[key], str) and re.fullmatch(r"[0-9a-f]{64}", entry[key])):
@@ -506,7 +523,8 @@ def load(directory: str | Path, *, max_positions: int = DEFAULT_MAX_POSITIONS) -
 
 
 def summary(directory: str | Path) -> dict[str, Any]:
-    """Every shard checked, and what the dataset holds: positions by empty count and value, bytes on disk."""
+    """Every shard checked, and what the dataset holds: positions by empty count and value, bytes on disk; under a
+    node budget (``max_nodes``, else ``None``), the positions left out at each empty count (``over_budget``)."""
     directory = Path(directory)
     manifest = read_manifest(directory)
     by_count: dict[int, list[int]] = {}
@@ -521,11 +539,16 @@ def summary(directory: str | Path) -> dict[str, Any]:
     games = len(manifest["shards"]) * manifest["games_per_shard"]
     size = sum(e["bytes"] for e in manifest["shards"].values())
     indices = sorted(int(SHARD_NAME.fullmatch(n)[1]) for n in manifest["shards"])
+    over: dict[str, int] = {}
+    for entry in manifest["shards"].values():
+        for count, left in entry.get("over_budget", {}).items():
+            over[count] = over.get(count, 0) + left
     return {
         "agent": manifest["agent"],
         "seed": manifest["seed"],
         "empty": manifest["empty"],
         "policy_empty": manifest["policy_empty"],
+        "max_nodes": manifest.get("max_nodes"),
         "games_per_shard": manifest["games_per_shard"],
         "shards": len(indices),
         "shard_indices": indices,
@@ -534,4 +557,5 @@ def summary(directory: str | Path) -> dict[str, Any]:
         "bytes": size,
         "bytes_per_position": size / positions if positions else None,
         "by_empty": {str(c): {"win": w, "draw": d, "loss": loss} for c, (w, d, loss) in sorted(by_count.items())},
+        "over_budget": over,
     }
