@@ -194,3 +194,32 @@ def test_a_build_without_a_budget_writes_what_it_always_did(tmp_path):
     text = (directory / sp.MANIFEST).read_bytes()
     assert b"max_nodes" not in text and b"over_budget" not in text
     assert hashlib.sha256(text).hexdigest() == "416c702c09ed1d1427bbd8c6f45ecd9d647a9bfd2a640be00bd5dee5d32abc40"
+
+
+def test_the_dataset_page_quotes_the_deep_budget_table_the_benchmark_wrote():
+    """docs/dataset.md's table of budgets is benchmarks.dataset_deep's, as it wrote it in deep_budget.json (its
+    rows, and the table made from them: never typed in), and the page's command builds what it says."""
+    from benchmarks.dataset_deep import table
+
+    root = Path(__file__).resolve().parent.parent
+    document = json.loads((root / "docs" / "dataset" / "deep_budget.json").read_text(encoding="utf-8"))
+    assert table(document["rows"]) == document["table"]
+    page = (root / "docs" / "dataset.md").read_text(encoding="utf-8")
+    assert document["table"] in page
+    assert f"python -m benchmarks.dataset_deep --games {document['games']} --write" in page
+    assert {row["empty"] for row in document["rows"]} == {11, 12, "11-12"}
+    assert f"--empty 11-12 --max-nodes {max(document['budgets'])}" in page
+
+
+def test_the_deep_budget_benchmark_labels_as_a_budgeted_build_does(tmp_path):
+    """benchmarks.dataset_deep on two games: its counts are those of a build of the same games and budget."""
+    from benchmarks.dataset_deep import measure, table
+
+    rows = measure(2, (200_000,))
+    assert [row["empty"] for row in rows] == [12, 11, "11-12"]
+    built = tmp_path / "deep"
+    sb.build(built, 1, empty=(11, 12), games_per_shard=2, max_nodes=200_000)
+    entry = sp.read_manifest(built)["shards"]["shard-00000.npz"]
+    for row in rows[:2]:
+        assert row["positions"] - row["settled"] == entry["over_budget"][str(row["empty"])]
+    assert rows[2]["settled"] == entry["positions"] and table(rows).count("\n") == 4
