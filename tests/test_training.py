@@ -325,5 +325,5 @@ def test_both_ppo_trainers_configs_hold_the_network_to_the_checkpoint_loaders_si
     from training.rllib_selfplay import RLlibConfig
 
     for config in (TrainConfig, RLlibConfig):
-        with pytest.raises(TrainConfigError, match="'hidden'|'layers'"):
+        with pytest.raises(TrainConfigError, match=r"'hidden'|'layers'"):
             config.from_dict(change)
