@@ -92,15 +92,16 @@ def seeds_table(document: dict) -> str:
 
 
 def targets_row(document: dict) -> str:
-    """The page's targets row: the last evaluation's lowest and highest share against mcts:400 over the seeds."""
+    """The page's targets row: the last evaluation's lowest and highest share against mcts:400 over the seeds, and
+    the wall time the runs took (the target's 15 minutes are an idle machine's; a busy one says so)."""
     last = list(document["spread"])[-1]
     low, high = document["spread"][last]["mcts:400"]
-    minutes = max(run[last]["seconds"][0] for run in document["runs"].values()) / 60
+    minutes = sorted(run[last]["seconds"][0] / 60 for run in document["runs"].values())
     verdict = "met" if low >= 0.6 else f"missed by {100 * (0.6 - low):.1f} points by the lowest seed"
-    seeds = len(document["seeds"])
     return (
-        f"| `make train-az` (≤ 15 min) vs mcts:400 | ≥ 60% | {low:.1%} to {high:.1%} over {seeds} seeds, "
-        f"at most {minutes:.1f} min | {verdict} |"
+        f"| `make train-az` (≤ 15 min) vs mcts:400 | ≥ 60% | {low:.1%} to {high:.1%} over {len(document['seeds'])} "
+        f"seeds | {verdict}; the runs took {minutes[0]:.1f} to {minutes[-1]:.1f} min on the loaded machine, "
+        "not timed idle |"
     )
 
 

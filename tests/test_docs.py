@@ -361,17 +361,21 @@ def test_what_the_accuracy_page_says_it_shows_holds_in_its_json():
     assert all(old[e] < moves["mcts:1600"][e] for e in range(4, 11))
 
 
-def test_the_make_train_az_section_is_the_shipped_report_of_the_current_config():
-    report = (ROOT / "docs" / "alphazero" / "quick" / "report.md").read_text(encoding="utf-8")
-    table = "\n".join(line for line in report.splitlines() if line.startswith("|"))
-    page = (ROOT / "docs" / "alphazero.md").read_text(encoding="utf-8")
-    assert table and table in page
-    last = [line for line in table.splitlines() if "| vs mcts:400 |" in line][-1].split(" | ")
-    assert f"| ≥ 60% | {last[4]} after {last[2]} min | met |" in page  # the targets' row: the run's last evaluation
+def test_the_make_train_az_section_is_the_spread_over_seeds_of_the_current_config():
+    from scripts.train_az_seeds import MEASURES, seeds_table, targets_row
     from training.az_config import AZConfig
 
-    shipped = json.loads((ROOT / "docs" / "alphazero" / "quick" / "config.json").read_text(encoding="utf-8"))
-    assert shipped == json.loads(json.dumps(AZConfig.load("az-quick").to_dict()))  # the run of today's config
+    folder = ROOT / "docs" / "alphazero" / "quick"
+    document = json.loads((folder / "seeds.json").read_text(encoding="utf-8"))
+    page = (ROOT / "docs" / "alphazero.md").read_text(encoding="utf-8")
+    assert len(document["seeds"]) >= 3 and seeds_table(document) in page
+    assert document["processor"]["model"] in page and document["eval_games"] == AZConfig.load("az-quick").eval_games
+    for seed in document["seeds"]:  # every seed is today's config with only the seed changed, its report kept
+        shipped = json.loads((folder / f"seed-{seed}" / "config.json").read_text(encoding="utf-8"))
+        assert shipped == json.loads(json.dumps(AZConfig.load("az-quick", seed=seed).to_dict()))
+        assert (folder / f"seed-{seed}" / "report.md").is_file()
+    assert set(MEASURES) <= set(document["spread"][list(document["spread"])[-1]])
+    assert targets_row(document) in page  # the targets' row: the last evaluation's range over the seeds
 
 
 def test_the_value_sources_on_the_alphazero_page_are_the_benchmark_s():
