@@ -601,6 +601,11 @@ def test_the_arena_page_shows_the_reference_pool_the_file_holds():
         ]
     missing = [phrase for phrase in stated if phrase not in section]
     assert not missing, missing
+    draft = json.loads(POOL_FILES["pick"].read_text(encoding="utf-8"))  # the page's "in all 400", from the file
+    names, score, games = draft["agents"], draft["score"], draft["games"]
+    for winner, loser in (("lookahead", "greedy"), ("greedy", "mcts:2")):
+        i, j = names.index(winner), names.index(loser)
+        assert score[i][j] == games[i][j] == 400 and f"`{winner}` beats `{loser}` in all 400" in page.replace("\n", " ")
     agents = (ROOT / "docs" / "agents.md").read_text(encoding="utf-8")
     assert (
         "| `level:1` ... `level:8` | the difficulty ladder's agents ("

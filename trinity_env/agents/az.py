@@ -79,8 +79,8 @@ def make_network(network: str, hidden: int, layers: int, tactics: bool) -> AZMod
 def evaluator(network: AZModel):
     """The search's evaluation callback: numpy in, numpy out, no gradients. The board network's is its numpy path
     (``board_numpy_evaluator``: the forward pass's figures to float rounding, computed for the legal actions only,
-    about 2.5 times the simulations a CPU second, ``benchmarks.az --reference``); the MLP's is its forward pass
-    (``forward_evaluator``)."""
+    faster, as ``benchmarks.az --reference`` measures into docs/alphazero/evaluators.json); the MLP's is its
+    forward pass (``forward_evaluator``)."""
     if isinstance(network, BoardNetwork):
         return board_numpy_evaluator(network)
     return forward_evaluator(network)
