@@ -29,6 +29,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from trinity_env.cli.common import stop_on_signals
 from trinity_env.scorecard import BENCHMARK_VERSION, PROTOCOLS, benchmark
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -221,6 +222,7 @@ def main(argv: list[str] | None = None) -> None:
         "--score-only", action="store_true", help="with --outside: score the model files already trained, no training"
     )
     args = parser.parse_args(argv)
+    stop_on_signals()  # SIGTERM too ends between two records of the games kept
     if args.score_only and not args.outside:
         parser.error("--score-only goes with --outside NAME")
     if args.outside:
@@ -234,7 +236,8 @@ def main(argv: list[str] | None = None) -> None:
         if _version(folder / "scorecard.json") == BENCHMARK_VERSION:
             print(f"{agent}: already there ({folder})", flush=True)
             continue
-        card = benchmark(agent, args.protocol, workers=args.workers)
+        folder.mkdir(parents=True, exist_ok=True)
+        card = benchmark(agent, args.protocol, workers=args.workers, games_folder=folder)  # resumable
         card.write(folder)
         print(f"{agent}: rating {card.rating['elo']:+.0f}, wrote {folder}", flush=True)
     print(leaderboard(args.protocol))

@@ -52,8 +52,9 @@ def test_only_a_card_of_the_current_version_is_skipped(root, monkeypatch):
         def write(self, folder):
             put(self.agent, card(self.agent))
 
-    def fake_benchmark(agent, protocol, workers=None):
+    def fake_benchmark(agent, protocol, workers=None, games_folder=None):
         measured.append(agent)
+        assert games_folder == make_leaderboard.folder_of("quick", agent) and games_folder.is_dir()  # resumable
         return Card(agent)
 
     monkeypatch.setattr(make_leaderboard, "benchmark", fake_benchmark)

@@ -24,7 +24,9 @@ Version 2 added the rating with the draft (``rating_draft``, against the draft p
 ``reference_pool_draft.json``); each rating also names its pool (``pool_name``) and rules (``config``). Version 1
 cards have the dealt-hands rating alone.
 Two protocols: ``quick`` (a few minutes for a network) and ``full``. Budgets are in games and positions,
-never seconds; the results depend on the seed alone, not on the worker count.
+never seconds; the results depend on the seed alone, not on the worker count. The rating games, the card's
+longest part, are kept as they finish when a ``games_folder`` is given (``trinity benchmark`` gives ``--out``): a
+stopped run, started again, plays only what is missing, and the files go when the card is complete.
 """
 
 from __future__ import annotations
@@ -198,8 +200,12 @@ def benchmark(
     workers: int | None = None,
     exploit_steps: int | None = None,
     progress: bool = False,
+    games_folder: str | Path | None = None,
 ) -> ScoreCard:
-    """The score card of ``policy`` (see the module) under ``protocol``; deterministic for a seed."""
+    """The score card of ``policy`` (see the module) under ``protocol``; deterministic for a seed.
+
+    ``games_folder``: where the rating games are kept as they finish (``games_files``; a rerun goes on from
+    them), removed when the card is complete. The card is the same, played at once or resumed."""
     from trinity_env.agents.spec import AgentSpec, player
     from trinity_env.evaluation import accuracy, endgames, puzzles
     from trinity_env.evaluation.anchored import pool_for
@@ -211,7 +217,8 @@ def benchmark(
     who = player(policy)
     sha256 = who.sha256() if isinstance(who, AgentSpec) else None
     pools = [pool_for(make_config(ARENA_DEFAULTS)), pool_for(make_config(draft="pick"))]  # both read before a game
-    rating, draft = (_rating(who, plan, pool, seed, workers, progress) for pool in pools)
+    files = games_files(who, plan, seed, pools, games_folder)
+    rating, draft = (_rating(who, plan, pool, seed, workers, progress, f) for pool, f in zip(pools, files))
     agent = who.build()
     positions = accuracy.first_per_count(accuracy.load_set(), plan.accuracy_per_count)
     scored = accuracy.score_agent(agent, positions, seed, label=who.label)
@@ -235,15 +242,40 @@ def benchmark(
             "games": found.games,
             **Share(found.points, found.games).to_json(),  # a draw is half a point: kept
         }
+    for file in files:
+        if file is not None:
+            file.unlink(missing_ok=True)
     return card
 
 
-def _rating(who: Any, plan: Protocol, pool: Any, seed: int, workers: int | None, progress: bool) -> dict[str, Any]:
+def games_files(who: Any, plan: Protocol, seed: int, pools: list, folder: str | Path | None) -> list[Path | None]:
+    """Where each pool's rating games are kept in ``folder``: a name of the pool and a digest of what the games
+    depend on (``anchored.games_header``), so another policy, seed or protocol in the same folder never meets
+    them."""
+    if folder is None:
+        return [None] * len(pools)
+    import hashlib
+
+    from trinity_env.evaluation.anchored import games_header
+
+    names = []
+    for pool in pools:
+        header = games_header([who], plan.rating_games, seed, pool)
+        digest = hashlib.sha256(json.dumps(header, sort_keys=True).encode("utf-8")).hexdigest()[:16]
+        names.append(Path(folder) / f"rating-games-{pool.name}-{digest}.jsonl")
+    return names
+
+
+def _rating(
+    who: Any, plan: Protocol, pool: Any, seed: int, workers: int | None, progress: bool, games_file: Path | None
+) -> dict[str, Any]:
     """``who``'s anchored rating against ``pool`` (``plan.rating_games`` games against each member), as the card
     writes it: the Elo and its interval, the games, the pool (version, name, rules) and the points against each."""
     from trinity_env.evaluation.anchored import POOL_VERSION, rate_against_pool
 
-    anchored = rate_against_pool(who, plan.rating_games, seed=seed, workers=workers, pool=pool, progress=progress)
+    anchored = rate_against_pool(
+        who, plan.rating_games, seed=seed, workers=workers, pool=pool, progress=progress, games_file=games_file
+    )
     return {
         "elo": anchored.elo,
         "low": anchored.low,

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
@@ -162,6 +164,21 @@ def write_json(path: str, data: object) -> None:
 
 
 # ---------------------------------------------------------------------- runs that Ctrl-C may cut short
+
+
+def stop_on_signals() -> list[int]:
+    """Ctrl-C and SIGTERM both raise ``KeyboardInterrupt`` (a shell's background job inherits SIGINT ignored, and
+    SIGTERM would otherwise kill the build without a word); the list holds the signal that stopped it."""
+    stopped = [signal.SIGINT]
+
+    def stop(signum, frame) -> None:
+        stopped[0] = signum
+        raise KeyboardInterrupt
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, stop)
+        signal.signal(signal.SIGTERM, stop)
+    return stopped
 
 
 def interruptible(work: Callable[..., T], *args: object, **kwargs: object) -> tuple[T, bool]:

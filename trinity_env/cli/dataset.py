@@ -14,12 +14,18 @@ from __future__ import annotations
 import argparse
 import re
 import signal
-import threading
 from collections.abc import Sequence
 from typing import Any
 
 from trinity_env.arguments import empty_range, folder_path, output_path, whole_number
-from trinity_env.cli.common import EXIT_INTERRUPTED, EXIT_TERMINATED, check_file, say, write_json
+from trinity_env.cli.common import (
+    EXIT_INTERRUPTED,
+    EXIT_TERMINATED,
+    check_file,
+    say,
+    stop_on_signals,
+    write_json,
+)
 from trinity_env.evaluation.solved_positions import (
     DEFAULT_AGENT,
     DEFAULT_GAMES_PER_SHARD,
@@ -92,27 +98,12 @@ def add(commands: argparse._SubParsersAction) -> None:
     dataset.set_defaults(run=run)
 
 
-def _stop_on_signals() -> list[int]:
-    """Ctrl-C and SIGTERM both raise ``KeyboardInterrupt`` (a shell's background job inherits SIGINT ignored, and
-    SIGTERM would otherwise kill the build without a word); the list holds the signal that stopped it."""
-    stopped = [signal.SIGINT]
-
-    def stop(signum, frame) -> None:
-        stopped[0] = signum
-        raise KeyboardInterrupt
-
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGINT, stop)
-        signal.signal(signal.SIGTERM, stop)
-    return stopped
-
-
 def run(args: argparse.Namespace) -> int:
     if args.verb == "info":
         return _info(args)
     from trinity_env.evaluation.solved_build import build
 
-    stopped = _stop_on_signals()
+    stopped = stop_on_signals()
     try:
         report = build(
             args.directory,

@@ -15,6 +15,13 @@ agents are being rated: "our agent is rated X" means the same in every report.
 Game ``k`` against pool member ``m`` is seeded by ``arena.game_seed(seed, m, len(pool), k)``, the pool member in
 seat ``k % 2``: exactly the games a round robin of the pool with the agent appended would play between them, the
 same with any number of workers and whatever else is rated at the same time.
+
+A rating can take hours (an agent that drafts by search plays about a minute a game), so ``games_file`` keeps what
+was played: each finished chunk of games is one record of a JSON-lines file (``core.records``: locked, fsynced,
+a cut last line dropped) whose header names everything the games depend on (the pool's members and rules, the
+seed, the games per opponent, the agents and the hashes of the files they read). A rerun with the same file plays
+only the chunks not yet there; a file of other settings is refused in one line. The rating is the same, played at
+once or resumed.
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ import json
 import math
 import numbers
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
@@ -32,7 +40,7 @@ import numpy as np
 from tqdm import tqdm
 
 from trinity_env.agents.spec import AgentSpec, Player, player
-from trinity_env.core import ArgumentError, TrinityError
+from trinity_env.core import ArgumentError, TrinityError, records
 from trinity_env.core.files import read_json, short
 from trinity_env.core.limits import check_workers
 from trinity_env.core.rewards import RewardMode
@@ -50,6 +58,8 @@ POOL_FILE = POOL_FILES["dealt"]
 POOL_VERSION = 1
 MAX_POOL_AGENTS = 64
 """The most agents a pool file may list (the shipped one has 8)."""
+GAMES_FORMAT = "trinity-anchored-games"
+"""The header's ``format`` of a rating's games file (``rate_all_against_pool``'s ``games_file``)."""
 
 
 class PoolError(TrinityError):
@@ -209,11 +219,55 @@ class AnchoredRating:
         }
 
 
-def _play(task: tuple[int, tuple]) -> tuple[int, int, float, int]:
-    """One chunk of the arena's games between a pool member and the agent numbered ``t``: the agent's points."""
+def _play(task: tuple[int, tuple]) -> tuple[int, int, int, float, int]:
+    """One chunk of the arena's games between a pool member and the agent numbered ``t``: where it starts, the
+    agent's points, the games."""
     t, chunk = task
     m, _, points, count = _play_chunk(chunk)
-    return t, m, count - points, count
+    return t, m, chunk[4], count - points, count
+
+
+_CHUNK_FIELDS = {
+    "agent": records.whole(0),
+    "member": records.whole(0),
+    "start": records.whole(0),
+    "count": records.whole(1, CHUNK),
+    "points": records.Field(
+        lambda value: type(value) in (int, float) and math.isfinite(value) and value >= 0, "a number >= 0"
+    ),
+}
+
+
+class GamesFileError(TrinityError):
+    """A rating's games file that cannot be used: one line naming it and the problem."""
+
+
+def games_header(players: Sequence[Player], games_per_opponent: int, seed: int, pool: ReferencePool) -> dict:
+    """What a rating's games depend on, as its games file's header: a rerun with other values cannot go on."""
+    if not all(isinstance(p, AgentSpec) for p in players):
+        raise ArgumentError(
+            "a games file needs agents named by spec (a file's contents can be checked, a function's cannot)"
+        )
+    return {
+        "format": GAMES_FORMAT,
+        "pool": list(pool.agents),
+        "config": dict(pool.config),
+        "seed": int(seed),
+        "games_per_opponent": int(games_per_opponent),
+        "agents": [p.label for p in players],
+        "sha256": [p.sha256() for p in players],
+    }
+
+
+def _finished(contents: records.Contents, players: int, members: int, games: int) -> dict[tuple[int, int, int], tuple]:
+    """The chunks a games file holds, by (agent, member, start); one line for a record no task of this rating plays."""
+    done: dict[tuple[int, int, int], tuple] = {}
+    for number, record in contents.records:
+        t, m, start, count = record["agent"], record["member"], record["start"], record["count"]
+        if t >= players or m >= members or start % CHUNK or count != min(CHUNK, games - start):
+            raise GamesFileError(f"line {number}: no chunk of this rating starts there ({record})")
+        done[t, m, start] = (float(record["points"]), count)
+    return done
 
 
 def check_rating(players: Sequence[object], games_per_opponent: int, workers: int | None, pool: ReferencePool) -> int:
@@ -238,12 +292,13 @@ def rate_all_against_pool(
     *,
     pool: ReferencePool | None = None,
     progress: bool = False,
+    games_file: str | Path | None = None,
 ) -> list[AnchoredRating]:
     """Each of ``players`` (spec strings or ``Player`` values) rated against ``pool`` (default: the dealt-hands one,
     ``POOL_FILE``; ``pool_for`` picks the pool of other rules), on the pool's rules:
     ``games_per_opponent`` games against each member, seats swapped. Each rating comes from that agent's games
     alone, seeded as the module says, so it is the same whatever else is rated with it and however many
-    ``workers`` play."""
+    ``workers`` play. ``games_file``: where finished games are kept, and a rerun goes on from (see the module)."""
     if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
         raise ArgumentError(f"seed must be a whole number, at least 0, got {short(seed)}")
     pool = ReferencePool.load() if pool is None else pool
@@ -254,26 +309,48 @@ def rate_all_against_pool(
     games, index = int(games_per_opponent), len(members)
     if workers > 1:
         _check_picklable(who)
-
-    def tasks() -> Iterator[tuple]:
-        for t, one in enumerate(who):
-            for m, member in enumerate(members):
-                for start in range(0, games, CHUNK):
-                    yield t, (m, index, member, one, start, min(CHUNK, games - start), seed, env_config, None)
-
     score = np.zeros((len(who), len(members)))
     played = np.zeros((len(who), len(members)), dtype=int)
-    bar = tqdm(total=games * len(members) * len(who), disable=not progress, desc="anchored", unit="game")
-    _BUILT.clear()
-    try:
-        with chunk_results(_play, tasks(), workers) as results:
-            for t, m, points, count in results:
-                score[t, m] += points
-                played[t, m] += count
-                bar.update(count)
-    finally:
+    with ExitStack() as stack:
+        journal, done = None, {}
+        if games_file is not None:
+            header = games_header(who, games, seed, pool)
+            journal, contents = stack.enter_context(
+                records.appending(
+                    games_file,
+                    header,
+                    lambda r: records.problem(r, _CHUNK_FIELDS),
+                    GamesFileError,
+                    what="chunk of games",
+                    kind="rating's games file",
+                )
+            )
+            done = _finished(contents, len(who), len(members), games)
+        for (t, m, _), (points, count) in done.items():
+            score[t, m] += points
+            played[t, m] += count
+
+        def tasks() -> Iterator[tuple]:
+            for t, one in enumerate(who):
+                for m, member in enumerate(members):
+                    for start in range(0, games, CHUNK):
+                        if (t, m, start) not in done:
+                            yield t, (m, index, member, one, start, min(CHUNK, games - start), seed, env_config, None)
+
+        total = games * len(members) * len(who)
+        bar = tqdm(total=total, initial=int(played.sum()), disable=not progress, desc="anchored", unit="game")
         _BUILT.clear()
-        bar.close()
+        try:
+            with chunk_results(_play, tasks(), workers) as results:
+                for t, m, start, points, count in results:
+                    score[t, m] += points
+                    played[t, m] += count
+                    bar.update(count)
+                    if journal is not None:
+                        journal.append({"agent": t, "member": m, "start": start, "count": count, "points": points})
+        finally:
+            _BUILT.clear()
+            bar.close()
     fixed = np.array(pool.elo)
     ratings = []
     for t, one in enumerate(who):
@@ -300,12 +377,15 @@ def rate_against_pool(
     *,
     pool: ReferencePool | None = None,
     progress: bool = False,
+    games_file: str | Path | None = None,
 ) -> AnchoredRating:
     """``agent`` (a spec string or ``Player``) rated on the reference pool's fixed scale: ``games_per_opponent``
     seat-swapped games against each pool member, then the maximum-likelihood Elo with the pool's ratings held fixed
     and its 95% likelihood-ratio interval (``ratings.fit_against_fixed``). Deterministic for a ``seed``, the same
     with 1 or 2 ``workers``."""
-    return rate_all_against_pool([agent], games_per_opponent, seed, workers, pool=pool, progress=progress)[0]
+    return rate_all_against_pool(
+        [agent], games_per_opponent, seed, workers, pool=pool, progress=progress, games_file=games_file
+    )[0]
 
 
 def anchored_table(ratings: Sequence[AnchoredRating], pool: ReferencePool) -> str:
