@@ -237,7 +237,12 @@ def main(argv: list[str] | None = None) -> None:
             print(f"{agent}: already there ({folder})", flush=True)
             continue
         folder.mkdir(parents=True, exist_ok=True)
-        card = benchmark(agent, args.protocol, workers=args.workers, games_folder=folder)  # resumable
+        try:
+            card = benchmark(agent, args.protocol, workers=args.workers, games_folder=folder)
+        except KeyboardInterrupt:
+            raise SystemExit(
+                f"{agent}: interrupted; its finished rating games are kept in {folder} (run again to go on)"
+            )
         card.write(folder)
         print(f"{agent}: rating {card.rating['elo']:+.0f}, wrote {folder}", flush=True)
     print(leaderboard(args.protocol))
