@@ -242,7 +242,7 @@ def main(argv: list[str] | None = None) -> None:
         except KeyboardInterrupt:
             raise SystemExit(
                 f"{agent}: interrupted; its finished rating games are kept in {folder} (run again to go on)"
-            )
+            ) from None
         card.write(folder)
         print(f"{agent}: rating {card.rating['elo']:+.0f}, wrote {folder}", flush=True)
     print(leaderboard(args.protocol))
