@@ -3,6 +3,7 @@
     python -m benchmarks.value_scaling --sizes 30000 --variants board-128x2 --steps 2000   # one short run, printed
     python -m benchmarks.value_scaling --write   # the study: every variant and size, to docs/alphazero/scaling.*
     python -m benchmarks.value_scaling --sizes 300000 --variants board-128x2 --append   # one more run, added
+    python -m benchmarks.value_scaling --shards 0-90,157-247 ...   # only these shards: the same positions later
 
 The data is the solved-positions dataset (``docs/dataset/default``, ``trinity dataset``):
 exact values at 4-10 empty tiles and, at 4-9, every move that keeps the value. Every game whose
@@ -39,6 +40,7 @@ from training.pretrain import Targets, losses, policy_loss, score
 from trinity_env.agents.az import make_network
 from trinity_env.agents.board_network import BoardNetwork
 from trinity_env.agents.tactics import tactical_features
+from trinity_env.evaluation.solved_build import shard_range
 from trinity_env.evaluation.solved_positions import load
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -205,6 +207,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--eval-every", type=int, default=1000, help="steps between held-out evaluations")
     parser.add_argument("--held-out", type=int, default=3000, help="held-out positions of each empty count, at most")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--shards",
+        type=shard_list,
+        default=None,
+        help="only these finished shards, e.g. 0-90,157-247 (a dataset still being built gives the same positions)",
+    )
     parser.add_argument("--write", action="store_true", help="write docs/alphazero/scaling.{json,md,png}")
     parser.add_argument(
         "--append",
@@ -221,7 +229,7 @@ def main(argv: list[str] | None = None) -> None:
     torch.set_num_threads(1)
     print(f"load average {load_average()} on {os.cpu_count()} cores; torch {torch.__version__}")
     began = time.perf_counter()
-    positions = load(Path(args.dataset))
+    positions = load(Path(args.dataset), shards=args.shards)
     data = Targets.from_positions(positions, args.held_out, args.seed)
     print(
         f"{len(positions):,} positions ({args.dataset}): {len(data.train):,} to train on, {len(data.held):,} held out"
@@ -238,6 +246,7 @@ def main(argv: list[str] | None = None) -> None:
             runs.append(run(variant, size, data, args.steps, args.eval_every, args.seed))
             runs[-1] |= {
                 "dataset_positions": len(positions),
+                "shards": None if args.shards is None else shard_text(args.shards),
                 "held_out": len(data.held),
                 "load_average": load_average(),
             }
@@ -245,6 +254,28 @@ def main(argv: list[str] | None = None) -> None:
     print(f"{time.perf_counter() - began:.0f} s; load average {load_average()}")
     if args.write or args.append:
         write(args.dataset, runs, append=args.append)
+
+
+def shard_list(text: str) -> list[int]:
+    """``0-90,157-247`` (ranges and single numbers, comma-separated) as the shard numbers, in order."""
+    numbers: list[int] = []
+    for part in text.split(","):
+        low, _, high = part.strip().partition("-")
+        if not low.isdigit() or (high and not high.isdigit()):
+            raise argparse.ArgumentTypeError(f"shards must be like 0-90,157-247, got {text!r}")
+        numbers.extend(shard_range((int(low), int(high or low))))
+    return numbers
+
+
+def shard_text(numbers: list[int]) -> str:
+    """The shard numbers as ``shard_list`` reads them: ``0-90,157-247``."""
+    runs: list[list[int]] = []
+    for n in sorted(set(numbers)):
+        if runs and n == runs[-1][1] + 1:
+            runs[-1][1] = n
+        else:
+            runs.append([n, n])
+    return ",".join(f"{a}-{b}" if a != b else str(a) for a, b in runs)
 
 
 def _key(run: dict) -> tuple:

@@ -337,6 +337,18 @@ def test_loading_is_bounded_before_any_shard_is_read(built):
     assert [len(p) for p in parts] == [e["positions"] for _, e in sorted(sp.read_manifest(built)["shards"].items())]
 
 
+def test_loading_named_shards_gives_those_shards_alone_and_refuses_an_unfinished_one(built):
+    whole, parts = sp.load(built), list(sp.iter_shards(built))
+    second = sp.load(built, shards=[1])
+    np.testing.assert_array_equal(second.game, parts[1].game)
+    np.testing.assert_array_equal(second.value, parts[1].value)
+    both = sp.load(built, shards=[1, 0])  # in shard order, whatever the order asked
+    np.testing.assert_array_equal(both.game, whole.game)
+    np.testing.assert_array_equal(both.observations(), whole.observations())
+    with pytest.raises(sp.DatasetError, match="shard 2 is not finished"):
+        sp.load(built, shards=[0, 2])
+
+
 # ---------------------------------------------------------------------- arguments and the command line
 
 

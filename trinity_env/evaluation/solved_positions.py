@@ -32,7 +32,7 @@ import json
 import re
 import zipfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -490,9 +490,16 @@ def _positions(arrays: dict[str, np.ndarray], manifest: dict[str, Any]) -> Solve
     return SolvedPositions(batch, arrays["value"], arrays["best"], arrays["empty"], arrays["game"], manifest)
 
 
-def _selected(directory: Path, manifest: dict[str, Any], max_positions: int) -> list[str]:
+def _selected(
+    directory: Path, manifest: dict[str, Any], max_positions: int, shards: Sequence[int] | None = None
+) -> list[str]:
     _whole("max_positions", max_positions, 1, 2**40)
     names = sorted(manifest["shards"])
+    if shards is not None:
+        missing = [index for index in shards if shard_name(index) not in manifest["shards"]]
+        if missing:
+            raise _fail(directory, f"shard {missing[0]} is not finished (the manifest does not list it)")
+        names = sorted(shard_name(index) for index in set(shards))
     if not names:
         raise _fail(directory, "the manifest lists no finished shard")
     total = sum(manifest["shards"][n]["positions"] for n in names)
@@ -509,12 +516,17 @@ def iter_shards(directory: str | Path, *, max_positions: int = DEFAULT_MAX_POSIT
         yield _positions(_checked_shard(directory, name, manifest), manifest)
 
 
-def load(directory: str | Path, *, max_positions: int = DEFAULT_MAX_POSITIONS) -> SolvedPositions:
-    """Every shard the manifest lists, checked, as one ``SolvedPositions``; ``DatasetError`` naming the
-    file at the first problem. Refuses more than ``max_positions`` positions before reading any shard."""
+def load(
+    directory: str | Path, *, max_positions: int = DEFAULT_MAX_POSITIONS, shards: Sequence[int] | None = None
+) -> SolvedPositions:
+    """Every shard the manifest lists (or only the ``shards`` numbered, each of which must be finished: a study
+    on a dataset still being built reads the same positions later), checked, as one ``SolvedPositions`` in shard
+    order; ``DatasetError`` naming the file at the first problem. Refuses more than ``max_positions`` positions
+    before reading any shard."""
     directory = Path(directory)
     manifest = read_manifest(directory)
-    parts = [_checked_shard(directory, name, manifest) for name in _selected(directory, manifest, max_positions)]
+    names = _selected(directory, manifest, max_positions, shards)
+    parts = [_checked_shard(directory, name, manifest) for name in names]
     joined = {name: np.concatenate([p[name] for p in parts]) for name in ARRAYS}
     return _positions(joined, manifest)
 
