@@ -16,8 +16,10 @@ against the exact value, and, where the best moves are recorded, the policy's ne
 probability it gives to the set of value-keeping moves. Every ``--eval-every`` steps the run is scored
 on the held-out positions (at most ``--held-out`` of each empty count): the value's sign against the
 exact value, and whether the raw policy's first choice keeps the value (at 4-9 empty, where the
-dataset records it), by empty count, with the run's CPU time so far (this process's user + system
-time: the curves are read at equal CPU time, whatever else the machine did). The load average is printed.
+dataset records it), by empty count, and the value's sign on as many of the run's own training positions (a fixed
+sample: how well it fits what it trained on, against how well that carries to new games), with the run's CPU time
+so far (this process's user + system time: the curves are read at equal CPU time, whatever else the machine did).
+The load average is printed.
 
 Writes ``docs/alphazero/scaling.json`` (every curve), ``scaling.md`` (the table at the end of each
 run) and ``scaling.png`` (held-out value sign against CPU time).
@@ -106,6 +108,7 @@ def run(variant: str, size: int, data: Targets, steps: int, eval_every: int, see
     outcome = isinstance(network, OutcomeBoardNetwork)
     optimizer = torch.optim.AdamW(network.parameters(), lr=1e-3, weight_decay=1e-4)
     pool = data.train[: min(size, len(data.train))]
+    fitted = np.sort(np.random.default_rng(seed + 1).choice(pool, min(len(pool), len(data.held)), replace=False))
     start = cpu_seconds()
     curve = []
     network.train()
@@ -132,10 +135,12 @@ def run(variant: str, size: int, data: Targets, steps: int, eval_every: int, see
                 "loss": round(float(loss.detach()), 4),
             }
             point.update(score(network, data))
+            point["train_sign"] = score(network, data, fitted)["value_sign"]
             curve.append(point)
             print(
                 f"  {variant} {len(pool):,} positions, step {step:,}: {point['cpu_seconds']:.0f} CPU s, value sign "
-                f"{point['value_sign']['all']:.1%}, policy keeps {point['policy_keeps']['all']:.1%}",
+                f"{point['value_sign']['all']:.1%} (on training positions {point['train_sign']['all']:.1%}), policy "
+                f"keeps {point['policy_keeps']['all']:.1%}",
                 flush=True,
             )
     parameters = sum(p.numel() for p in network.parameters())
@@ -155,15 +160,16 @@ def table(runs: list[dict]) -> str:
     head = (
         "| network | positions | steps | CPU min | "
         + " | ".join(f"sign {c}" for c in shown)
-        + " | sign all | "
+        + " | sign all | sign all, trained on | "
         + " | ".join(f"keeps {c}" for c in shown if c < 10)
         + " | keeps all |"
     )
-    lines = [head, "|---|---:|---:|---:|" + "---:|" * (2 * len(shown) + 1)]
+    lines = [head, "|---|---:|---:|---:|" + "---:|" * (2 * len(shown) + 2)]
     for r in runs:
         last = r["curve"][-1]
         signs, keeps = last["value_sign"], last["policy_keeps"]
         cells = [f"{signs[str(c)]:.1%}" if str(c) in signs else "-" for c in shown] + [f"{signs['all']:.1%}"]
+        cells.append(f"{last['train_sign']['all']:.1%}" if "train_sign" in last else "-")
         cells += [f"{keeps[str(c)]:.1%}" if str(c) in keeps else "-" for c in shown if c < 10]
         cells.append(f"{keeps['all']:.1%}")
         lines.append(
@@ -184,9 +190,16 @@ def plot(runs: list[dict], path: Path) -> None:
     for r in runs:
         x = [p["cpu_seconds"] / 60 for p in r["curve"]]
         name = f"{r['variant']}, {r['positions'] // 1000}k, {r['steps'] // 1000}k steps"
-        axes[0].plot(x, [p["value_sign"]["all"] for p in r["curve"]], marker=".", label=name)
+        line = axes[0].plot(x, [p["value_sign"]["all"] for p in r["curve"]], marker=".", label=name)[0]
+        if all("train_sign" in p for p in r["curve"]):
+            trained = [p["train_sign"]["all"] for p in r["curve"]]
+            axes[0].plot(x, trained, linestyle=":", color=line.get_color())
         axes[1].plot(x, [p["policy_keeps"]["all"] for p in r["curve"]], marker=".", label=name)
-    for axis, title in zip(axes, ("held-out value sign (4-10 empty)", "raw policy keeps the value (4-9 empty)")):
+    titles = (
+        "value sign, held out (dotted: on trained positions), 4-10 empty",
+        "raw policy keeps the value (4-9 empty)",
+    )
+    for axis, title in zip(axes, titles):
         axis.set_xlabel("CPU minutes (one thread)")
         axis.set_title(title)
         axis.grid(alpha=0.3)
