@@ -13,16 +13,17 @@ thread each) and on two (both on two threads), and prints the load average, sinc
 machine may be shared: a loaded machine gives lower figures.
 
 ``--reference`` times the same search (one thread) with the board network's fast evaluation
-(``trinity_env.agents.board_fast``: float32, what the search uses; and with bfloat16 products where this
-processor multiplies bfloat16 natively, ``fastest_precision``, the choice printed) and with the network's torch
-forward pass (the reference), alternately in the same run, best of ``--repeats``, in wall-clock and in CPU time
-(this process's: on a shared machine the CPU time counts only the time the search had a core), and prints the
-ratios with the load average.
+(``trinity_env.agents.board_fast``) in float32 (``fast``), with bfloat16 round products where this processor
+multiplies bfloat16 natively and with int8 ones where it has VNNI and onnxruntime is installed, and with the
+network's torch forward pass (the reference), alternately in the same run, best of ``--repeats``, in wall-clock and
+in CPU time (this process's: on a shared machine the CPU time counts only the time the search had a core), and
+prints the ratios with the load average and the precision the search uses here (``search_precision``).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import subprocess
@@ -46,13 +47,15 @@ from trinity_env.agents.az import (
     load_network,
     make_network,
 )
-from trinity_env.agents.board_fast import FastBoardEvaluator, fastest_precision
+from trinity_env.agents.board_fast import NATIVE_BFLOAT16, NATIVE_INT8, FastBoardEvaluator
 from trinity_env.agents.board_network import BoardNetwork
 from trinity_env.fast.games import FastGames
 from trinity_env.search.az import BatchedSearch
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = ROOT / "trinity_env" / "agents" / "data" / "az-standard.pt"
+BACKENDS = {"bfloat16": "torch", "int8": "onnxruntime"}
+"""The library each narrower precision's products run on."""
 
 
 def simulations_per_second(network: AZModel, games: int, simulations: int, threads: int, repeats: int) -> float:
@@ -73,19 +76,25 @@ def simulations_per_second(network: AZModel, games: int, simulations: int, threa
 
 def evaluator_speeds(network: AZModel, games: int, simulations: int, repeats: int) -> dict:
     """Simulations per second of one-thread ``BatchedSearch`` with the network's forward pass (``reference``), with
-    the search's evaluation (``fast``) and, where ``fastest_precision`` chooses it, the board network's evaluation
-    with bfloat16 products (``bfloat16``), alternately on the same positions: the best of ``repeats`` runs each, in
-    wall-clock and CPU time, and the ratios to the reference."""
+    the board network's fast evaluation in float32 (``fast``; the MLP's: the search's evaluation) and with the
+    narrower products this processor multiplies natively (by its flags: ``bfloat16``, ``int8``; their libraries),
+    alternately on the same positions: the best of ``repeats`` runs each, in wall-clock and CPU time, and the
+    ratios to the reference; ``search_precision``: the precision ``evaluator`` gives the search here."""
     torch.set_num_threads(1)  # numba's threads left unstarted: its threading layer slows torch's
     positions = FastGames(games, seed=1, draft="dealt")
     for _ in range(4):
         positions.step(positions.random_actions(np.arange(games)))
     search = BatchedSearch(games, simulations)
     contenders = {"reference": forward_evaluator(network), "fast": evaluator(network)}
-    precision = fastest_precision() if isinstance(network, BoardNetwork) else "float32"
-    if precision == "bfloat16":
+    board = isinstance(network, BoardNetwork)
+    flags = _processor_flags()
+    if board:
         weights = {key: tensor.detach().numpy() for key, tensor in network.state_dict().items()}
-        contenders["bfloat16"] = FastBoardEvaluator(weights, network.layers, network.tactics, "bfloat16")
+        contenders["fast"] = FastBoardEvaluator(weights, network.layers, network.tactics, "float32")
+        for precision, native in (("bfloat16", NATIVE_BFLOAT16), ("int8", NATIVE_INT8)):
+            if any(flag in native for flag in flags) and importlib.util.find_spec(BACKENDS[precision]):
+                contenders[precision] = FastBoardEvaluator(weights, network.layers, network.tactics, precision)
+    precision = getattr(evaluator(network), "precision", "float32")
     for evaluate in contenders.values():  # warm-up (and compilation)
         search.run(positions.batch, evaluate, np.random.default_rng(0))
     wall = dict.fromkeys(contenders, float("inf"))
@@ -96,16 +105,26 @@ def evaluator_speeds(network: AZModel, games: int, simulations: int, repeats: in
             search.run(positions.batch, evaluate, np.random.default_rng(k), gumbel_scale=1.0)
             wall[name] = min(wall[name], time.perf_counter() - start)
             cpu[name] = min(cpu[name], time.process_time() - start_cpu)
-    figures: dict = {"games": games, "simulations": simulations, "repeats": repeats, "fastest_precision": precision}
+    figures: dict = {"games": games, "simulations": simulations, "repeats": repeats, "search_precision": precision}
     for name in contenders:
         figures[f"{name}_simulations_per_second"] = round(games * simulations / wall[name])
         figures[f"{name}_simulations_per_cpu_second"] = round(games * simulations / cpu[name])
     figures["ratio"] = round(wall["reference"] / wall["fast"], 2)
     figures["cpu_ratio"] = round(cpu["reference"] / cpu["fast"], 2)
-    if "bfloat16" in contenders:
-        figures["bfloat16_ratio"] = round(wall["reference"] / wall["bfloat16"], 2)
-        figures["bfloat16_cpu_ratio"] = round(cpu["reference"] / cpu["bfloat16"], 2)
+    for name in ("bfloat16", "int8"):
+        if name in contenders:
+            figures[f"{name}_ratio"] = round(wall["reference"] / wall[name], 2)
+            figures[f"{name}_cpu_ratio"] = round(cpu["reference"] / cpu[name], 2)
     return figures
+
+
+def _processor_flags() -> list[str]:
+    """This processor's flags (Linux's ``/proc/cpuinfo``; none elsewhere)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as info:
+            return next((line.split(":", 1)[1].split() for line in info if line.startswith("flags")), [])
+    except OSError:
+        return []
 
 
 def self_play_games_per_second(network: AZModel, games: int, simulations: int, threads: int) -> float:
@@ -201,21 +220,22 @@ def main(argv: list[str] | None = None) -> None:
         print(
             f"batched search, {args.games} trees x {args.simulations} simulations, one thread, best of {args.repeats}:"
         )
-        print(
-            f"  fastest precision here: {figures['fastest_precision']} (bfloat16 where the CPU multiplies it natively)"
-        )
-        names = [name for name in ("reference", "fast", "bfloat16") if f"{name}_simulations_per_second" in figures]
+        print(f"  the search's precision here: {figures['search_precision']} (int8 where the CPU has VNNI)")
+        names = [
+            name for name in ("reference", "fast", "bfloat16", "int8") if f"{name}_simulations_per_second" in figures
+        ]
         for name in names:
             print(
                 f"  {name:<9} {figures[f'{name}_simulations_per_second']:>7,} simulations/s wall-clock, "
                 f"{figures[f'{name}_simulations_per_cpu_second']:>7,} per CPU second"
             )
         print(f"  fast / reference: {figures['ratio']:.2f}x wall-clock, {figures['cpu_ratio']:.2f}x CPU time")
-        if "bfloat16" in names:
-            print(
-                f"  bfloat16 / reference: {figures['bfloat16_ratio']:.2f}x wall-clock, "
-                f"{figures['bfloat16_cpu_ratio']:.2f}x CPU time"
-            )
+        for name in ("bfloat16", "int8"):
+            if name in names:
+                print(
+                    f"  {name} / reference: {figures[f'{name}_ratio']:.2f}x wall-clock, "
+                    f"{figures[f'{name}_cpu_ratio']:.2f}x CPU time"
+                )
         print(f"load average before: {before}; after: {load_average()} on {os.cpu_count()} cores")
         figures["load_before"], figures["load_after"] = float(before.split()[0]), round(os.getloadavg()[0], 2)
         if args.json:

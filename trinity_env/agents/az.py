@@ -36,6 +36,7 @@ import torch
 
 from trinity_env.agents import checkpoint
 from trinity_env.agents.baselines import check_count, check_number, check_seed
+from trinity_env.agents.board_fast import FastBoardEvaluator, search_precision
 from trinity_env.agents.board_network import BoardNetwork, board_numpy_evaluator
 from trinity_env.agents.checkpoint import CheckpointError, best_else_latest
 from trinity_env.agents.network import MLPNetwork
@@ -77,12 +78,14 @@ def make_network(network: str, hidden: int, layers: int, tactics: bool) -> AZMod
 
 
 def evaluator(network: AZModel):
-    """The search's evaluation callback: numpy in, numpy out, no gradients. The board network's is its numpy path
-    (``board_numpy_evaluator``: the forward pass's figures to float rounding, computed for the legal actions only,
-    faster, as ``benchmarks.az --reference`` measures into docs/alphazero/evaluators.json); the MLP's is its
-    forward pass (``forward_evaluator``)."""
+    """The search's evaluation callback: numpy in, numpy out, no gradients. The board network's is its fast path
+    (``FastBoardEvaluator``: the legal actions' logits only) in ``search_precision``: int8 round products where the
+    processor has VNNI and onnxruntime is installed (within ``INT8_LOGIT_TOLERANCE`` of the forward pass), else
+    float32 (its figures to float rounding); ``benchmarks.az --reference`` measures each against the forward pass.
+    The MLP's is its forward pass (``forward_evaluator``)."""
     if isinstance(network, BoardNetwork):
-        return board_numpy_evaluator(network)
+        weights = {key: tensor.detach().numpy() for key, tensor in network.state_dict().items()}
+        return FastBoardEvaluator(weights, network.layers, network.tactics, search_precision())
     return forward_evaluator(network)
 
 

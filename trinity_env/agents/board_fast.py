@@ -19,16 +19,20 @@ forward pass (in float32 to float rounding: the sums are taken in another order)
   tactical head on those rows only). Illegal actions are ``-1e9``, as the network's.
 - **Empty boards.** A position with an empty board (every draft position, and the first placement) has the
   same tile embeddings whatever the hands: they are computed once, when the evaluator is built.
-- **Precision** (``PRECISIONS``). ``float32`` (the default, what ``evaluator`` gives the search): numpy's BLAS, the
-  forward pass's figures to float rounding. ``bfloat16``: the rounds' products (most of the work) take bfloat16
-  inputs and give bfloat16 results (torch's oneDNN; the neighbours' sums, biases, ReLUs, the residual stream and
-  every other layer stay float32), about twice the products per second where the processor multiplies bfloat16
-  natively (``fastest_precision``), within ``BFLOAT16_LOGIT_TOLERANCE`` / ``BFLOAT16_VALUE_TOLERANCE`` of the
-  forward pass. Not the search's default: once numba's OpenMP threads have run in the process (the search on two
-  threads), each torch product waits on them, about 10x slower (measured), unless the process started with
-  ``OMP_WAIT_POLICY=PASSIVE`` or numba's ``workqueue`` threading layer.
+- **Precision** (``PRECISIONS``). ``float32``: numpy's BLAS, the forward pass's figures to float rounding.
+  ``int8`` (``trinity_env.agents.board_int8``): the rounds' products (most of the work) take 8-bit inputs with a
+  scale per row and per weight column and sum in int32 (onnxruntime's ``MatMulInteger``: VNNI's four multiply-adds
+  per byte lane), about four times float32's products per second (measured), within ``INT8_LOGIT_TOLERANCE`` /
+  ``INT8_VALUE_TOLERANCE`` of the forward pass; every other layer stays float32. ``bfloat16``: the rounds'
+  products take bfloat16 inputs and give bfloat16 results (torch's oneDNN), about twice float32's, within
+  ``BFLOAT16_LOGIT_TOLERANCE`` / ``BFLOAT16_VALUE_TOLERANCE``; once numba's OpenMP threads have run in the process
+  (the search on two threads), each torch product waits on them, about 10x slower (measured), unless the process
+  started with ``OMP_WAIT_POLICY=PASSIVE`` or numba's ``workqueue`` threading layer. ``fastest_precision`` chooses
+  by the processor's flags; ``search_precision`` (what ``evaluator`` gives the search) is the fastest but
+  bfloat16, for that wait.
 
-The float32 path imports no torch: the weights come in as numpy arrays (``BoardNetwork.state_dict``'s names).
+The float32 and int8 paths import no torch: the weights come in as numpy arrays (``BoardNetwork.state_dict``'s
+names).
 """
 
 from __future__ import annotations
@@ -57,9 +61,12 @@ from trinity_env.spec.observation import (
 __all__ = [
     "BFLOAT16_LOGIT_TOLERANCE",
     "BFLOAT16_VALUE_TOLERANCE",
+    "INT8_LOGIT_TOLERANCE",
+    "INT8_VALUE_TOLERANCE",
     "PRECISIONS",
     "FastBoardEvaluator",
     "fastest_precision",
+    "search_precision",
 ]
 
 SIDES = 4
@@ -68,7 +75,7 @@ ZERO = OBSERVATION_SIZE
 """A tile input's column where there is no neighbour: the input is zero."""
 CHUNK = 64
 """Positions evaluated at once: a chunk's tile embeddings stay in the core's cache (measured: 256 at once is slower)."""
-PRECISIONS = ("float32", "bfloat16")
+PRECISIONS = ("float32", "bfloat16", "int8")
 BFLOAT16_LOGIT_TOLERANCE = 0.25
 """The most a legal action's logit may differ from the forward pass's with bfloat16 products (measured on the shipped
 network, 128 x 2: at most 0.082 on logits up to about 20; bfloat16 keeps 8 significant bits)."""
@@ -77,6 +84,13 @@ BFLOAT16_VALUE_TOLERANCE = 0.02
 NATIVE_BFLOAT16 = ("avx512_bf16", "amx_bf16")
 """The processor flags (Linux's ``/proc/cpuinfo``) of native bfloat16 products; without them oneDNN emulates them,
 slower than float32."""
+INT8_LOGIT_TOLERANCE = 0.5
+"""The most a legal action's logit may differ from the forward pass's with int8 products (measured on the shipped
+network over 5,000 positions: at most 0.32 on logits up to about 36: 7-bit inputs, 8-bit weights)."""
+INT8_VALUE_TOLERANCE = 0.05
+"""The most a value (in [-1, 1]) may differ from the forward pass's with int8 products (measured: at most 0.034)."""
+NATIVE_INT8 = ("avx512_vnni", "avx_vnni", "amx_int8")
+"""The processor flags of VNNI's byte products (``vpdpbusd``: four multiply-adds a 32-bit lane, no saturation)."""
 
 
 def _tile_columns() -> tuple[np.ndarray, np.ndarray]:
@@ -103,23 +117,45 @@ for _t, _neighbours in enumerate(NEIGHBOURS):
     NEIGHBOUR_TILES[_t, : len(_neighbours)] = [n for n, _side, _back in _neighbours]
 
 
-def precision_for(flags: Sequence[str]) -> str:
-    """``bfloat16`` where the processor's flags (``/proc/cpuinfo``'s) include native bfloat16 products
-    (``NATIVE_BFLOAT16``), else ``float32``."""
-    return "bfloat16" if any(flag in flags for flag in NATIVE_BFLOAT16) else "float32"
+def precision_for(flags: Sequence[str], installed: Sequence[str] = ("onnxruntime", "torch")) -> str:
+    """The fastest precision for the processor's flags (``/proc/cpuinfo``'s) whose library is ``installed``:
+    ``int8`` with VNNI (``NATIVE_INT8``) and onnxruntime, ``bfloat16`` with native bfloat16 products
+    (``NATIVE_BFLOAT16``) and torch, else ``float32``."""
+    if "onnxruntime" in installed and any(flag in flags for flag in NATIVE_INT8):
+        return "int8"
+    if "torch" in installed and any(flag in flags for flag in NATIVE_BFLOAT16):
+        return "bfloat16"
+    return "float32"
+
+
+def _installed(name: str) -> bool:
+    try:
+        __import__(name)
+    except ImportError:
+        return False
+    return True
 
 
 @cache
 def fastest_precision() -> str:
-    """The faster precision on this machine: ``precision_for`` its flags (read from Linux's ``/proc/cpuinfo``) where
-    torch (whose oneDNN products the bfloat16 path uses) is installed; else ``float32``."""
+    """The fastest precision on this machine: ``precision_for`` its flags (read from Linux's ``/proc/cpuinfo``;
+    none where there is no such file) and the libraries installed (onnxruntime, with onnx to build its product, for
+    int8; torch for bfloat16)."""
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as info:
             flags = next((line.split(":", 1)[1].split() for line in info if line.startswith("flags")), [])
-        import torch  # noqa: F401
-    except (OSError, ImportError):
-        return "float32"
-    return precision_for(flags)
+    except OSError:
+        flags = []
+    installed = [name for name in ("onnxruntime", "torch") if _installed(name)]
+    if "onnxruntime" in installed and not _installed("onnx"):
+        installed.remove("onnxruntime")
+    return precision_for(flags, installed)
+
+
+def search_precision() -> str:
+    """The search's precision (``evaluator``'s): ``fastest_precision``, but float32 where that is bfloat16 (torch's
+    products wait on numba's threads, see the module)."""
+    return "float32" if fastest_precision() == "bfloat16" else fastest_precision()
 
 
 def _float32_product(x: np.ndarray, weight: np.ndarray) -> np.ndarray:
@@ -141,15 +177,25 @@ def _bfloat16_product(x: np.ndarray, weight) -> np.ndarray:
     return torch.mm(torch.from_numpy(x).to(torch.bfloat16), weight).float().numpy()
 
 
-@njit(cache=True)
-def _tile_inputs(observations, rows, high, out):
-    """Tile-major inputs ``out[t, r]`` (float32 ``[TILES, rows, TILE_COLUMNS' width]``) of the positions ``rows``."""
-    for r in range(rows.size):
-        b = rows[r]
-        for t in range(TILE_COLUMNS.shape[0]):
+@njit(cache=True, fastmath=True)
+def _tile_layer(observations, rows, high, weight, bias, out):
+    """The tile layer ``out[t, r] = relu(inputs @ weight + bias[t])`` (float32 ``[TILES, rows, hidden]``) of the
+    positions ``rows``, each tile's inputs read from the observation (``TILE_COLUMNS``), the zero ones skipped."""
+    hidden = weight.shape[1]
+    row = np.empty(hidden, np.float32)
+    for t in range(TILE_COLUMNS.shape[0]):
+        for r in range(rows.size):
+            b = rows[r]
+            row[:] = bias[t, 0]
             for k in range(TILE_COLUMNS.shape[1]):
                 column = TILE_COLUMNS[t, k]
-                out[t, r, k] = np.float32(observations[b, column]) * high if column != ZERO else np.float32(0.0)
+                if column == ZERO or observations[b, column] == 0:
+                    continue
+                scaled = np.float32(observations[b, column]) * high
+                for j in range(hidden):
+                    row[j] += scaled * weight[k, j]
+            for j in range(hidden):
+                out[t, r, j] = row[j] if row[j] > 0 else np.float32(0.0)
 
 
 @njit(cache=True)
@@ -297,8 +343,9 @@ class FastBoardEvaluator:
     """``evaluate(observations int8 [B, 339], masks int8 [B, 256]) -> (logits float32 [B, 256], values [B])`` of a
     board network given by its weights (``state_dict`` names, as numpy arrays), ``layers`` rounds of message
     passing and whether it has the tactical head: the search's evaluation callback (see the module). Batches are
-    evaluated ``CHUNK`` positions at a time. ``precision`` (``PRECISIONS``): the matrix products' inputs, float32
-    (numpy's BLAS) or bfloat16 (torch's oneDNN; float32 sums, ``BFLOAT16_LOGIT_TOLERANCE``)."""
+    evaluated ``CHUNK`` positions at a time. ``precision`` (``PRECISIONS``): the rounds' products' inputs, float32
+    (numpy's BLAS), bfloat16 (torch's oneDNN; float32 sums, ``BFLOAT16_LOGIT_TOLERANCE``) or int8 (onnxruntime;
+    int32 sums, ``INT8_LOGIT_TOLERANCE``)."""
 
     def __init__(self, weights: Mapping[str, np.ndarray], layers: int, tactics: bool, precision: str = "float32"):
         if precision not in PRECISIONS:
@@ -357,6 +404,10 @@ class FastBoardEvaluator:
         if precision == "bfloat16":  # the rounds' products: the rest are too small to gain (measured)
             self.round_product = _bfloat16_product
             self.rounds = [(_bfloat16(weight), bias) for weight, bias in self.rounds]
+        if precision == "int8":  # the rounds' products again: the rest are too small to gain (measured)
+            from trinity_env.agents.board_int8 import Int8Rounds
+
+            self._rounds = Int8Rounds(self.rounds, NEIGHBOUR_TILES)
 
     def _rounds(self, h: np.ndarray) -> np.ndarray:
         """The message-passing rounds over tile-major embeddings ``[TILES, B, hidden]`` (float32), in place."""
@@ -374,11 +425,8 @@ class FastBoardEvaluator:
         if not occupied.any():
             return np.repeat(self.empty_tiles, batch, axis=1)
         rows = np.arange(batch) if occupied.all() else np.flatnonzero(occupied)
-        inputs = np.empty((TILES, rows.size, TILE_COLUMNS.shape[1]), np.float32)
-        _tile_inputs(observations, rows, self.high, inputs)
-        first = (inputs.reshape(TILES * rows.size, -1) @ self.tile_w).reshape(TILES, rows.size, self.hidden)
-        first += self.tile_bias
-        np.maximum(first, 0, out=first)
+        first = np.empty((TILES, rows.size, self.hidden), np.float32)
+        _tile_layer(observations, rows, self.high, self.tile_w, self.tile_bias, first)
         if rows.size == batch:
             return self._rounds(first)
         h = np.empty((TILES, batch, self.hidden), np.float32)
@@ -410,12 +458,12 @@ class FastBoardEvaluator:
         np.multiply(observations[:, :SCALARS], self.high, out=trunk[:, :SCALARS])
         lanes = trunk[:, SCALARS : SCALARS + LANES * hidden].reshape(batch, LANES, hidden)
         lanes[:] = h.reshape(LANES, POSITIONS, batch, hidden).sum(axis=1).transpose(1, 0, 2)
-        own_sum = trunk[:, SCALARS + LANES * hidden : SCALARS + (LANES + 1) * hidden]
-        their_sum = trunk[:, SCALARS + (LANES + 1) * hidden :]
-        _embed_cards(observations, OWN_DECK_OFFSET, OWN_CARD_FEATURES, *self.own_card, self.high, cards, own_sum, True)
+        sums = np.empty((2, batch, hidden), np.float32)  # contiguous: a slice of ``trunk`` is 2x slower (measured)
+        _embed_cards(observations, OWN_DECK_OFFSET, OWN_CARD_FEATURES, *self.own_card, self.high, cards, sums[0], True)
         _embed_cards(
-            observations, THEIR_DECK_OFFSET, THEIR_CARD_FEATURES, *self.their_card, self.high, cards, their_sum, False
+            observations, THEIR_DECK_OFFSET, THEIR_CARD_FEATURES, *self.their_card, self.high, cards, sums[1], False
         )  # the opponent's cards: their sum only
+        trunk[:, SCALARS + LANES * hidden :].reshape(batch, 2, hidden)[:] = sums.transpose(1, 0, 2)
         g = self._layer(self._layer(trunk, self.trunk_first, relu=True), self.trunk_second, relu=True)
         heads = self._layer(g, self.heads)  # [B, the draft's hidden | the placement's aim | value]
         np.tanh(heads[:, 2 * hidden], out=values)
