@@ -31,7 +31,9 @@ from trinity_env.agents.board_fast import (
     search_precision,
 )
 from trinity_env.agents.board_int8 import WEIGHT_LEVELS, quantize_columns
+from trinity_env.core.actions import DECK_SIZE
 from trinity_env.fast.games import FastGames
+from trinity_env.fast.tactics import tactical_batch
 from trinity_env.search.az import BatchedSearch
 from trinity_env.spec.observation import action_mask, encode_observation
 
@@ -184,6 +186,15 @@ def test_int8_products_of_another_network_every_action_legal():
     observations, masks = _positions(40, 4, "pick", True)
     int8 = _precision(network, "int8")
     _assert_equal(network, observations, np.ones_like(masks), int8, (INT8_LOGIT_TOLERANCE, INT8_VALUE_TOLERANCE))
+
+
+def test_the_tactical_features_of_the_legal_placements_only():
+    observations, masks = _positions(30, 8, "dealt", True)
+    every, legal_only = tactical_batch(observations), tactical_batch(observations, masks)
+    legal = masks[:, DECK_SIZE:].reshape(every.shape[:3]) == 1
+    assert legal.any() and (~legal).any()
+    assert np.array_equal(legal_only[legal], every[legal]) and (legal_only[~legal] == 0).all()
+    assert (every[~legal] != 0).any()  # the features of illegal placements exist: they were skipped
 
 
 def test_weights_are_quantized_per_column_to_half_a_step():

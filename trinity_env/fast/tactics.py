@@ -21,11 +21,15 @@ from trinity_env.spec.observation import BOARD_OFFSET, OWN_CARD_FEATURES, OWN_DE
 
 FEATURES = 6
 LANE_LENGTH = POSITIONS
+EVERY = np.zeros((0, DECK_SIZE + DECK_SIZE * TILES), np.int8)
+"""``_features``' masks for every placement."""
 
 
 @njit(cache=True)
-def _features(observations, out):
-    """Fill ``out[b, i, t]`` (float32 ``[B, 16, 15, FEATURES]``) from int8 observations ``[B, 339]``."""
+def _features(observations, masks, out):
+    """Fill ``out[b, i, t]`` (float32 ``[B, 16, 15, FEATURES]``) from int8 observations ``[B, 339]``; where
+    ``masks`` has rows (int8 ``[B, 256]``), only the legal placements' entries."""
+    every = masks.shape[0] == 0
     mine = np.zeros(TILES, np.int64)
     theirs = np.zeros(TILES, np.int64)
     sides = np.zeros((TILES, 4), np.int64)
@@ -54,6 +58,8 @@ def _features(observations, out):
         for i in range(DECK_SIZE):
             card = OWN_DECK_OFFSET + OWN_CARD_FEATURES * i
             for t in range(TILES):
+                if not every and not masks[b, DECK_SIZE + TILES * i + t]:
+                    continue
                 direct = 0
                 domino = 0
                 in_lane = 0
@@ -75,10 +81,15 @@ def _features(observations, out):
                 out[b, i, t, 5] = their_lane[lane] / LANE_LENGTH
 
 
-def tactical_batch(observations: np.ndarray) -> np.ndarray:
-    """Float32 ``[B, 16, 15, FEATURES]`` for int8 observations ``[B, 339]`` (the observer's view)."""
+def tactical_batch(observations: np.ndarray, masks: np.ndarray | None = None) -> np.ndarray:
+    """Float32 ``[B, 16, 15, FEATURES]`` for int8 observations ``[B, 339]`` (the observer's view). With ``masks``
+    (int8 ``[B, 256]``), the legal placements' features only, zero elsewhere (a fifth of the work in a search)."""
     array = np.ascontiguousarray(observations, dtype=np.int8)
     array = array.reshape(-1, array.shape[-1])
-    out = np.empty((array.shape[0], DECK_SIZE, TILES, FEATURES), np.float32)
-    _features(array, out)
+    if masks is None:
+        out = np.empty((array.shape[0], DECK_SIZE, TILES, FEATURES), np.float32)
+        _features(array, EVERY, out)
+    else:
+        out = np.zeros((array.shape[0], DECK_SIZE, TILES, FEATURES), np.float32)
+        _features(array, np.ascontiguousarray(masks, dtype=np.int8).reshape(array.shape[0], -1), out)
     return out
