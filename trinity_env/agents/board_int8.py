@@ -1,4 +1,4 @@
-"""The board network's message-passing rounds with int8 products (``FastBoardEvaluator``'s ``int8`` precision).
+"""The board network's layers with int8 products (``FastBoardEvaluator``'s ``int8`` precision).
 
 A round's product ``h @ [own | around]`` (``trinity_env.agents.board_fast``) is most of the evaluation's work. Here
 its inputs are 8-bit integers and it sums in int32 (onnxruntime's ``MatMulInteger``: VNNI's ``vpdpbusd``, four
@@ -12,6 +12,9 @@ times float32's multiply-adds per instruction, where the processor has it):
   the bias and the neighbours' halves, the ReLU and the residual (the residual stream stays float32), and
   quantizes the updated row for the next round's product.
 
+``Int8Linear`` does the same for one layer whose inputs are ReLU outputs (the placement's card layer): quantize the
+rows, the product, one pass for the scales, the bias and the ReLU.
+
 ``ACTIVATION_LEVELS`` is 127, not 255: a processor without VNNI multiplies unsigned by signed bytes with
 ``vpmaddubsw``, which saturates a pair's sum at 32767 (255 x 127 x 2 would pass it); 127 x 127 x 2 does not, so the
 figures are the same on every x86 processor. onnxruntime (the ``onnx`` extra) is imported here only; no torch.
@@ -24,7 +27,7 @@ from collections.abc import Sequence
 import numpy as np
 from numba import njit
 
-__all__ = ["ACTIVATION_LEVELS", "WEIGHT_LEVELS", "Int8Rounds", "quantize_columns"]
+__all__ = ["ACTIVATION_LEVELS", "WEIGHT_LEVELS", "Int8Linear", "Int8Rounds", "quantize_columns"]
 
 ACTIVATION_LEVELS = 127
 """The largest quantized input (see the module: no pair of products passes int16 on any x86 processor)."""
@@ -146,3 +149,33 @@ class Int8Rounds:
             )
             scales, next_scales = next_scales, scales
         return h
+
+
+@njit(cache=True, fastmath=True)
+def _dequantize(sums, row_scales, column_scales, bias, relu, out):
+    """``out = sums * row scale * column scale + bias``, then the ReLU where ``relu`` (float32 ``[rows, N]``)."""
+    for r in range(sums.shape[0]):
+        scale = row_scales[r]
+        for j in range(sums.shape[1]):
+            out[r, j] = np.float32(sums[r, j]) * scale * column_scales[j] + bias[j]
+            if relu and out[r, j] < 0:
+                out[r, j] = 0.0
+
+
+class Int8Linear:
+    """A float32 layer ``(weight [K, N], bias)`` with int8 products, as the rounds': ``layer(x, relu)`` of inputs
+    ``x`` that are never negative (float32 ``[rows, K]``: the ReLU outputs the heads read)."""
+
+    def __init__(self, layer: tuple[np.ndarray, np.ndarray]):
+        q, self.column_scales = quantize_columns(layer[0])
+        self.session, self.bias = _session(q), layer[1]
+
+    def __call__(self, x: np.ndarray, relu: bool = False) -> np.ndarray:
+        x = np.ascontiguousarray(x, np.float32)
+        q = np.empty(x.shape, np.uint8)
+        scales = np.empty(len(x), np.float32)
+        _quantize_rows(x, x.view(np.int32), q, scales)
+        sums = self.session.run(None, {"x": q})[0]
+        out = np.empty(sums.shape, np.float32)
+        _dequantize(sums, scales, self.column_scales, self.bias, relu, out)
+        return out
