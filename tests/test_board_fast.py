@@ -257,6 +257,14 @@ assert "torch" not in sys.modules, "torch was imported"
     assert np.array_equal(np.load(tmp_path / "logits.npy"), expected[0])
 
 
+def test_the_int8_precision_without_onnxruntime_says_what_to_install(shipped, monkeypatch):
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)  # its import fails
+    with pytest.raises(
+        ImportError, match=r"^the int8 precision needs onnxruntime and onnx: pip install 'trinity-towers\[onnx\]'$"
+    ):
+        _precision(shipped, "int8")
+
+
 def test_the_precision_is_chosen_by_the_processor_and_checked(monkeypatch):
     assert precision_for(["fpu", "avx2", "avx512f"]) == "float32"  # no VNNI, no native bfloat16 products
     assert precision_for(["avx2", "avx512_bf16"]) == "bfloat16"

@@ -102,8 +102,11 @@ def _int8_round(h, bits, sums, row_scales, column_scales, bias, neighbours, q, n
 def _session(weight: np.ndarray):
     """An onnxruntime session of one ``MatMulInteger`` by the constant int8 ``weight``: uint8 ``[rows, K]`` in,
     int32 ``[rows, N]`` out, on one thread that does not spin."""
-    import onnxruntime
-    from onnx import TensorProto, helper, numpy_helper
+    try:
+        import onnxruntime
+        from onnx import TensorProto, helper, numpy_helper
+    except ImportError:
+        raise ImportError("the int8 precision needs onnxruntime and onnx: pip install 'trinity-towers[onnx]'") from None
 
     inputs, outputs = weight.shape
     graph = helper.make_graph(
