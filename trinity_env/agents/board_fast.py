@@ -377,24 +377,27 @@ class FastBoardEvaluator:
         trunk_first[0][SCALARS : SCALARS + LANES * hidden] /= POSITIONS
         self.trunk_first = trunk_first
         value_w, value_b = linear("value")
-        # the trunk's output feeds three layers: one product gives the draft's and the placement's terms and the value
         draft_trunk, place_trunk = linear("draft_trunk"), linear("place_trunk")
         tile_key_w, tile_key_b = linear("place_tile")
-        self.heads = (
-            np.ascontiguousarray(np.concatenate([draft_trunk[0], place_trunk[0], value_w], axis=1)),
-            np.concatenate([draft_trunk[1], place_trunk[1] + tile_key_b, value_b]),  # the tile key's bias too
-        )
         self.draft_card = linear("draft_card")
         draft_out_w, draft_out_b = linear("draft_out")
         self.draft_out, self.draft_bias = draft_out_w[:, 0].copy(), np.float32(draft_out_b[0])
         # the placement's logit is s (e W_c + b_c) . (h W_t + aim), aim = b_t + the trunk's term, s = hidden^-1/2:
         # (e M + m) . h + e . (s W_c aim) + s b_c . aim with M = s W_c W_t^T, m = s b_c W_t^T; one product per card
         # in hand and one per position instead of one per card and one per empty tile
-        scale = np.float32(hidden**-0.5)
+        scale = hidden**-0.5
         card_w, card_b = (np.asarray(a, np.float64) for a in linear("place_card"))
         key_w = np.asarray(tile_key_w, np.float64)
         self.place_card = ((scale * card_w @ key_w.T).astype(np.float32), (scale * card_b @ key_w.T).astype(np.float32))
-        self.aim = (np.ascontiguousarray((scale * card_w.T).astype(np.float32)), (scale * card_b).astype(np.float32))
+        # the trunk's output feeds three layers; the placement's term (aim, the tile key's bias in it) only through
+        # s W_c aim and s b_c . aim, linear in it: folded in, one product gives the draft's term, s W_c aim, the value
+        # and s b_c . aim
+        aim_w, aim_b = np.asarray(place_trunk[0], np.float64), np.asarray(place_trunk[1] + tile_key_b, np.float64)
+        fold = np.concatenate([scale * card_w.T, scale * card_b[:, None]], axis=1)  # [hidden, hidden + 1]
+        self.heads = (
+            np.ascontiguousarray(np.concatenate([draft_trunk[0], aim_w @ fold, value_w], axis=1), np.float32),
+            np.concatenate([draft_trunk[1], aim_b @ fold, value_b]).astype(np.float32),
+        )  # [B, the draft's hidden | s W_c aim | s b_c . aim | value]
         if tactics:
             second_w, second_b = linear("placement.2")
             self.tactical_head = (*linear("placement.0"), second_w[:, 0].copy(), np.float32(second_b[0]))
@@ -472,8 +475,8 @@ class FastBoardEvaluator:
         _embed_cards(observations, THEIR_DECK_OFFSET, THEIR_CARD_FEATURES, *self.their_card, self.high, theirs, sums[1])
         trunk[:, SCALARS + LANES * hidden :].reshape(batch, 2, hidden)[:] = sums.transpose(1, 0, 2)
         g = self._layer(self._layer(trunk, self.trunk_first, relu=True), self.trunk_second, relu=True)
-        heads = self._layer(g, self.heads)  # [B, the draft's hidden | the placement's aim | value]
-        np.tanh(heads[:, 2 * hidden], out=values)
+        heads = self._layer(g, self.heads)  # [B, the draft's hidden | s W_c aim | s b_c . aim | value]
+        np.tanh(heads[:, 2 * hidden + 1], out=values)
         card_slot = np.empty((batch, DECK_SIZE), np.int64)
         card_rows = np.empty(batch * DECK_SIZE, np.int64)
         draft_rows = np.empty(batch * DECK_SIZE, np.int64)
@@ -483,9 +486,7 @@ class FastBoardEvaluator:
         draft = self._layer(np.ascontiguousarray(flat_cards[draft_rows]), self.draft_card)
         draft += heads[draft_rows // DECK_SIZE, :hidden]
         queries = self._layer(np.ascontiguousarray(flat_cards[card_rows[:n_cards]]), self.place_card)
-        aims = np.ascontiguousarray(heads[:, hidden : 2 * hidden])
-        offsets = aims @ self.aim[1]
-        aims = aims @ self.aim[0]
+        aims, offsets = np.ascontiguousarray(heads[:, hidden : 2 * hidden]), np.ascontiguousarray(heads[:, 2 * hidden])
         features = tactical_batch(observations, masks) if self.tactics and n_cards else self.no_features
         _legal_logits(
             masks,
