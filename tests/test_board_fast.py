@@ -113,8 +113,8 @@ def test_the_search_evaluates_the_board_network_without_its_forward_pass(shipped
     observations, masks = _positions(8, 5, "dealt", True)
     expected = forward_evaluator(shipped)(observations, masks)
     evaluate = evaluator(shipped)
-    assert isinstance(evaluate, FastBoardEvaluator) and evaluate.precision == search_precision()
-    evaluate = _precision(shipped, "float32")
+    assert isinstance(evaluate, FastBoardEvaluator) and evaluate.precision == "float32"  # the default: reproducible
+    assert evaluator(shipped, "fastest").precision == search_precision()
 
     def refuse(*_):
         raise AssertionError("the torch forward pass ran")
@@ -296,3 +296,50 @@ def test_the_speed_section_shows_the_figures_the_benchmark_wrote():
             assert (
                 f"**{figures[f'{name}_cpu_ratio']:.2f}x**" in page and f"{figures[f'{name}_ratio']:.2f}x wall" in page
             )
+
+
+def test_the_search_precision_is_chosen_explicitly_and_checked(shipped):
+    from trinity_env.core import ArgumentError
+
+    with pytest.raises(ArgumentError, match="precision must be one of float32, bfloat16, int8, fastest, got 'fp8'"):
+        evaluator(shipped, "fp8")
+    pytest.importorskip("onnxruntime")
+    assert evaluator(shipped, "int8").precision == "int8"
+
+
+def test_self_play_searches_in_its_configs_precision(monkeypatch):
+    """``AZConfig.precision`` reaches the search's evaluation (float32 unless a config says otherwise), and a bad
+    one is refused in one line before any game."""
+    from training import az_selfplay
+    from training.az_config import AZConfig
+    from training.config import TrainConfigError
+
+    assert AZConfig().precision == "float32"
+    with pytest.raises(TrainConfigError, match="field 'precision' must be one of float32, bfloat16, int8, fastest"):
+        AZConfig(network="board", precision="half").check()
+    with pytest.raises(TrainConfigError, match="field 'precision' 'int8' needs network 'board'"):
+        AZConfig(network="mlp", precision="int8").check()
+    asked = []
+    real = az_selfplay.evaluator
+    monkeypatch.setattr(
+        az_selfplay, "evaluator", lambda network, precision: asked.append(precision) or real(network, precision)
+    )
+    config = AZConfig(
+        network="board",
+        hidden=16,
+        layers=1,
+        games_per_iteration=4,
+        simulations=4,
+        max_considered=4,
+        solver_empty=0,
+        precision="bfloat16",
+    )
+    config.check()
+    from training.az_selfplay import make_search, play_games
+    from trinity_env.agents.az import make_network
+    from trinity_env.fast.games import FastGames
+
+    network = make_network("board", 16, 1, True)
+    games = FastGames(4, seed=0, draft="dealt")
+    play_games(network, config, make_search(config), games, np.random.default_rng(0), None)
+    assert asked == ["bfloat16"]

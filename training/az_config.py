@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from trinity_env.agents.az import MAX_SIMULATIONS, NETWORKS
+from trinity_env.agents.az import MAX_SIMULATIONS, NETWORKS, SEARCH_PRECISIONS
 from trinity_env.search.az import MODES, Trees
 from trinity_env.search.solver import TABLE_BITS, TABLE_SLOT_BYTES
 from trinity_env.spec.config import EnvConfig, make_config
@@ -60,6 +60,13 @@ class AZConfig(TrainerFields):
     """Hidden layers of the network (``board``: rounds of message passing over the grid)."""
     tactics: bool = True
     """Give each placement's logit a learned function of its tactical features (captures, domino, lanes)."""
+    precision: str = "float32"
+    """The products of the board network's evaluation in self-play's search (``trinity_env.agents.board_fast``):
+    ``float32`` (the forward pass's figures to float rounding, the same on every processor to that rounding),
+    ``int8`` (the rounds' products in int8 through onnxruntime, within ``INT8_LOGIT_TOLERANCE``: about 1.5x the
+    simulations per second of float32 where the processor has VNNI, measured by ``benchmarks.az --reference``),
+    ``bfloat16``, or ``fastest`` (``search_precision``: the processor's fastest). The shipped configs' figures were
+    measured with float32; the agent itself plays in float32 whatever trained it."""
     initial_network: str = ""
     """An ``az`` network file to start a new run from instead of a fresh network: one pre-trained on solved
     positions by ``python -m training.pretrain`` (its architecture must be ``network``/``hidden``/``layers``/
@@ -158,6 +165,16 @@ class AZConfig(TrainerFields):
                 f"{source}: field 'network' must be one of {', '.join(NETWORKS)}, got {self.network!r}"
             )
         self._check_network(source, self.network)
+        if self.precision not in SEARCH_PRECISIONS:
+            raise TrainConfigError(
+                f"{source}: field 'precision' must be one of {', '.join(SEARCH_PRECISIONS)}, got {self.precision!r}"
+            )
+        if self.precision != "float32" and self.network != "board":
+            raise TrainConfigError(f"{source}: field 'precision' {self.precision!r} needs network 'board'")
+        if self.precision == "int8" and not all(map(_installed, ("onnxruntime", "onnx"))):
+            raise TrainConfigError(
+                f"{source}: field 'precision' int8 needs onnxruntime and onnx: pip install 'trinity-towers[onnx]'"
+            )
         if not isinstance(self.initial_network, str) or len(self.initial_network) > 4096:
             raise TrainConfigError(
                 f"{source}: field 'initial_network' must be a file's path, got {self.initial_network!r}"
@@ -221,3 +238,9 @@ def _tree_bytes() -> tuple[int, int]:
     """Bytes one game's search tree takes: apart from its nodes, and per node (``Trees`` measured on one game)."""
     one, two = (sum(a.nbytes for a in vars(Trees(1, nodes)).values() if isinstance(a, np.ndarray)) for nodes in (1, 2))
     return one - (two - one), two - one
+
+
+def _installed(name: str) -> bool:
+    from importlib.util import find_spec
+
+    return find_spec(name) is not None

@@ -88,7 +88,7 @@ def play_games(
     The positions that qualify for an exact value (``solver_empty``) get ``solver``'s, or with ``collect`` keep the
     fallback target and are returned for the labelling workers (``SelfPlay.to_label``). Neither changes the games.
     """
-    evaluate = evaluator(network)
+    evaluate = evaluator(network, config.precision)
     open_hands = games.config.open_hands
     count = games.num_games
     active = np.ones(count, bool)

@@ -36,7 +36,7 @@ import torch
 
 from trinity_env.agents import checkpoint
 from trinity_env.agents.baselines import check_count, check_number, check_seed
-from trinity_env.agents.board_fast import FastBoardEvaluator, search_precision
+from trinity_env.agents.board_fast import PRECISIONS, FastBoardEvaluator, search_precision
 from trinity_env.agents.board_network import BoardNetwork, board_numpy_evaluator
 from trinity_env.agents.checkpoint import CheckpointError, best_else_latest
 from trinity_env.agents.network import MLPNetwork
@@ -77,15 +77,23 @@ def make_network(network: str, hidden: int, layers: int, tactics: bool) -> AZMod
     return NETWORKS[network](hidden, layers, tactics)
 
 
-def evaluator(network: AZModel):
+SEARCH_PRECISIONS = (*PRECISIONS, "fastest")
+"""What ``evaluator`` takes: a precision of the board network's fast path, or ``fastest`` (``search_precision``)."""
+
+
+def evaluator(network: AZModel, precision: str = "float32"):
     """The search's evaluation callback: numpy in, numpy out, no gradients. The board network's is its fast path
-    (``FastBoardEvaluator``: the legal actions' logits only) in ``search_precision``: int8 round products where the
-    processor has VNNI and onnxruntime is installed (within ``INT8_LOGIT_TOLERANCE`` of the forward pass), else
-    float32 (its figures to float rounding); ``benchmarks.az --reference`` measures each against the forward pass.
-    The MLP's is its forward pass (``forward_evaluator``)."""
+    (``FastBoardEvaluator``: the legal actions' logits only) in ``precision``: ``float32`` (the default: the forward
+    pass's figures to float rounding), ``int8`` (round products in int8 through onnxruntime, within
+    ``INT8_LOGIT_TOLERANCE``), ``bfloat16``, or ``fastest`` (``search_precision``: int8 where the processor has
+    VNNI and onnxruntime is installed); ``benchmarks.az --reference`` measures each against the forward pass.
+    The MLP's is its forward pass (``forward_evaluator``), in float32 whatever ``precision`` says."""
+    if precision not in SEARCH_PRECISIONS:
+        raise ArgumentError(f"precision must be one of {', '.join(SEARCH_PRECISIONS)}, got {precision!r}")
     if isinstance(network, BoardNetwork):
         weights = {key: tensor.detach().numpy() for key, tensor in network.state_dict().items()}
-        return FastBoardEvaluator(weights, network.layers, network.tactics, search_precision())
+        chosen = search_precision() if precision == "fastest" else precision
+        return FastBoardEvaluator(weights, network.layers, network.tactics, chosen)
     return forward_evaluator(network)
 
 
