@@ -17,7 +17,7 @@ machine may be shared: a loaded machine gives lower figures.
 multiplies bfloat16 natively and with int8 ones where it has VNNI and onnxruntime is installed, and with the
 network's torch forward pass (the reference), alternately in the same run, best of ``--repeats``, in wall-clock and
 in CPU time (this process's: on a shared machine the CPU time counts only the time the search had a core), and
-prints the ratios with the load average and the precision the search uses here (``search_precision``).
+prints the ratios with the load average and what ``precision: fastest`` picks here (``search_precision``).
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ from trinity_env.agents.az import (
     load_network,
     make_network,
 )
-from trinity_env.agents.board_fast import NATIVE_BFLOAT16, NATIVE_INT8, FastBoardEvaluator
+from trinity_env.agents.board_fast import NATIVE_BFLOAT16, NATIVE_INT8, FastBoardEvaluator, search_precision
 from trinity_env.agents.board_network import BoardNetwork
 from trinity_env.fast.games import FastGames
 from trinity_env.search.az import BatchedSearch
@@ -79,7 +79,8 @@ def evaluator_speeds(network: AZModel, games: int, simulations: int, repeats: in
     the board network's fast evaluation in float32 (``fast``; the MLP's: the search's evaluation) and with the
     narrower products this processor multiplies natively (by its flags: ``bfloat16``, ``int8``; their libraries),
     alternately on the same positions: the best of ``repeats`` runs each, in wall-clock and CPU time, and the
-    ratios to the reference; ``search_precision``: the precision ``evaluator`` gives the search here."""
+    ratios to the reference; ``search_precision``: what ``precision: fastest`` (an ``AZConfig``'s, ``evaluator``'s)
+    picks here."""
     torch.set_num_threads(1)  # numba's threads left unstarted: its threading layer slows torch's
     positions = FastGames(games, seed=1, draft="dealt")
     for _ in range(4):
@@ -94,7 +95,7 @@ def evaluator_speeds(network: AZModel, games: int, simulations: int, repeats: in
         for precision, native in (("bfloat16", NATIVE_BFLOAT16), ("int8", NATIVE_INT8)):
             if any(flag in native for flag in flags) and importlib.util.find_spec(BACKENDS[precision]):
                 contenders[precision] = FastBoardEvaluator(weights, network.layers, network.tactics, precision)
-    precision = getattr(evaluator(network), "precision", "float32")
+    precision = search_precision() if board else "float32"  # what a config's precision: fastest picks here
     for evaluate in contenders.values():  # warm-up (and compilation)
         search.run(positions.batch, evaluate, np.random.default_rng(0))
     wall = dict.fromkeys(contenders, float("inf"))
@@ -220,7 +221,7 @@ def main(argv: list[str] | None = None) -> None:
         print(
             f"batched search, {args.games} trees x {args.simulations} simulations, one thread, best of {args.repeats}:"
         )
-        print(f"  the search's precision here: {figures['search_precision']} (int8 where the CPU has VNNI)")
+        print(f"  precision 'fastest' picks here: {figures['search_precision']} (int8 where the CPU has VNNI)")
         names = [
             name for name in ("reference", "fast", "bfloat16", "int8") if f"{name}_simulations_per_second" in figures
         ]
