@@ -47,8 +47,9 @@ from trinity_env.agents.az import (
     load_network,
     make_network,
 )
-from trinity_env.agents.board_fast import NATIVE_BFLOAT16, NATIVE_INT8, FastBoardEvaluator, search_precision
+from trinity_env.agents.board_fast import FastBoardEvaluator
 from trinity_env.agents.board_network import BoardNetwork
+from trinity_env.agents.precision import NATIVE_BFLOAT16, NATIVE_INT8, search_precision
 from trinity_env.fast.games import FastGames
 from trinity_env.search.az import BatchedSearch
 

@@ -16,21 +16,20 @@ import numpy as np
 import pytest
 import torch
 
-from trinity_env.agents import board_fast
+from trinity_env.agents import precision
 from trinity_env.agents.az import BoardNetwork, evaluator, forward_evaluator, load_network, numpy_evaluator
-from trinity_env.agents.board_fast import (
+from trinity_env.agents.board_fast import CHUNK, FastBoardEvaluator
+from trinity_env.agents.board_int8 import WEIGHT_LEVELS, Int8Linear, quantize_columns
+from trinity_env.agents.precision import (
     BFLOAT16_LOGIT_TOLERANCE,
     BFLOAT16_VALUE_TOLERANCE,
-    CHUNK,
     INT8_LOGIT_TOLERANCE,
     INT8_VALUE_TOLERANCE,
     PRECISIONS,
-    FastBoardEvaluator,
     fastest_precision,
     precision_for,
     search_precision,
 )
-from trinity_env.agents.board_int8 import WEIGHT_LEVELS, Int8Linear, quantize_columns
 from trinity_env.core.actions import DECK_SIZE
 from trinity_env.fast.games import FastGames
 from trinity_env.fast.tactics import tactical_batch
@@ -275,7 +274,7 @@ def test_the_precision_is_chosen_by_the_processor_and_checked(monkeypatch):
     assert precision_for(["avx512_vnni", "avx512_bf16"], installed=[]) == "float32"
     assert fastest_precision() in PRECISIONS
     assert search_precision() == (fastest_precision() if fastest_precision() != "bfloat16" else "float32")
-    monkeypatch.setattr(board_fast, "fastest_precision", lambda: "bfloat16")
+    monkeypatch.setattr(precision, "fastest_precision", lambda: "bfloat16")
     assert search_precision() == "float32"  # torch's products wait on numba's threads
     weights = {key: tensor.detach().numpy() for key, tensor in BoardNetwork(8, 1).state_dict().items()}
     with pytest.raises(ValueError, match="precision must be one of float32, bfloat16, int8, not 'float16'"):

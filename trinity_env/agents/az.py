@@ -36,10 +36,11 @@ import torch
 
 from trinity_env.agents import checkpoint
 from trinity_env.agents.baselines import check_count, check_number, check_seed
-from trinity_env.agents.board_fast import PRECISIONS, FastBoardEvaluator, search_precision
+from trinity_env.agents.board_fast import FastBoardEvaluator
 from trinity_env.agents.board_network import BoardNetwork, board_numpy_evaluator
 from trinity_env.agents.checkpoint import CheckpointError, best_else_latest
 from trinity_env.agents.network import MLPNetwork
+from trinity_env.agents.precision import PRECISIONS, search_precision
 from trinity_env.agents.view import decode, determinise
 from trinity_env.core import ArgumentError, GameState, PositionError
 from trinity_env.core.actions import DECK_SIZE

@@ -27,9 +27,8 @@ forward pass (in float32 to float rounding: the sums are taken in another order)
   products take bfloat16 inputs and give bfloat16 results (torch's oneDNN), about twice float32's, within
   ``BFLOAT16_LOGIT_TOLERANCE`` / ``BFLOAT16_VALUE_TOLERANCE``; once numba's OpenMP threads have run in the process
   (the search on two threads), each torch product waits on them, about 10x slower (measured), unless the process
-  started with ``OMP_WAIT_POLICY=PASSIVE`` or numba's ``workqueue`` threading layer. ``fastest_precision`` chooses
-  by the processor's flags; ``search_precision`` (what ``evaluator`` gives the search) is the fastest but
-  bfloat16, for that wait.
+  started with ``OMP_WAIT_POLICY=PASSIVE`` or numba's ``workqueue`` threading layer. The precisions' tolerances and
+  which one this processor multiplies fastest are ``trinity_env.agents.precision``'s.
 
 The float32 and int8 paths import no torch: the weights come in as numpy arrays (``BoardNetwork.state_dict``'s
 names).
@@ -37,12 +36,12 @@ names).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from functools import cache
+from collections.abc import Mapping
 
 import numpy as np
 from numba import njit
 
+from trinity_env.agents.precision import PRECISIONS
 from trinity_env.core.actions import DECK_SIZE
 from trinity_env.core.board import LANES, NEIGHBOURS, POSITIONS, TILES
 from trinity_env.fast.tactics import tactical_batch
@@ -58,16 +57,7 @@ from trinity_env.spec.observation import (
     TILE_FEATURES,
 )
 
-__all__ = [
-    "BFLOAT16_LOGIT_TOLERANCE",
-    "BFLOAT16_VALUE_TOLERANCE",
-    "INT8_LOGIT_TOLERANCE",
-    "INT8_VALUE_TOLERANCE",
-    "PRECISIONS",
-    "FastBoardEvaluator",
-    "fastest_precision",
-    "search_precision",
-]
+__all__ = ["FastBoardEvaluator"]
 
 SIDES = 4
 PLACEMENTS = DECK_SIZE * TILES
@@ -75,22 +65,6 @@ ZERO = OBSERVATION_SIZE
 """A tile input's column where there is no neighbour: the input is zero."""
 CHUNK = 64
 """Positions evaluated at once: a chunk's tile embeddings stay in the core's cache (measured: 256 at once is slower)."""
-PRECISIONS = ("float32", "bfloat16", "int8")
-BFLOAT16_LOGIT_TOLERANCE = 0.25
-"""The most a legal action's logit may differ from the forward pass's with bfloat16 products (measured on the shipped
-network, 128 x 2: at most 0.082 on logits up to about 20; bfloat16 keeps 8 significant bits)."""
-BFLOAT16_VALUE_TOLERANCE = 0.02
-"""The most a value (in [-1, 1]) may differ from the forward pass's with bfloat16 products (measured: 0.0084)."""
-NATIVE_BFLOAT16 = ("avx512_bf16", "amx_bf16")
-"""The processor flags (Linux's ``/proc/cpuinfo``) of native bfloat16 products; without them oneDNN emulates them,
-slower than float32."""
-INT8_LOGIT_TOLERANCE = 0.5
-"""The most a legal action's logit may differ from the forward pass's with int8 products (measured on the shipped
-network over 5,000 positions: at most 0.34 on logits up to about 36: 7-bit inputs, 8-bit weights)."""
-INT8_VALUE_TOLERANCE = 0.05
-"""The most a value (in [-1, 1]) may differ from the forward pass's with int8 products (measured: at most 0.034)."""
-NATIVE_INT8 = ("avx512_vnni", "avx_vnni", "amx_int8")
-"""The processor flags of VNNI's byte products (``vpdpbusd``: four multiply-adds a 32-bit lane, no saturation)."""
 
 
 def _tile_columns() -> tuple[np.ndarray, np.ndarray]:
@@ -115,47 +89,6 @@ NEIGHBOUR_TILES = np.full((TILES, SIDES), -1, np.int64)
 """Per tile, its neighbours' indices (-1 past the last): the grid's adjacency as ``_round`` reads it."""
 for _t, _neighbours in enumerate(NEIGHBOURS):
     NEIGHBOUR_TILES[_t, : len(_neighbours)] = [n for n, _side, _back in _neighbours]
-
-
-def precision_for(flags: Sequence[str], installed: Sequence[str] = ("onnxruntime", "torch")) -> str:
-    """The fastest precision for the processor's flags (``/proc/cpuinfo``'s) whose library is ``installed``:
-    ``int8`` with VNNI (``NATIVE_INT8``) and onnxruntime, ``bfloat16`` with native bfloat16 products
-    (``NATIVE_BFLOAT16``) and torch, else ``float32``."""
-    if "onnxruntime" in installed and any(flag in flags for flag in NATIVE_INT8):
-        return "int8"
-    if "torch" in installed and any(flag in flags for flag in NATIVE_BFLOAT16):
-        return "bfloat16"
-    return "float32"
-
-
-def _installed(name: str) -> bool:
-    try:
-        __import__(name)
-    except ImportError:
-        return False
-    return True
-
-
-@cache
-def fastest_precision() -> str:
-    """The fastest precision on this machine: ``precision_for`` its flags (read from Linux's ``/proc/cpuinfo``;
-    none where there is no such file) and the libraries installed (onnxruntime, with onnx to build its product, for
-    int8; torch for bfloat16)."""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as info:
-            flags = next((line.split(":", 1)[1].split() for line in info if line.startswith("flags")), [])
-    except OSError:
-        flags = []
-    installed = [name for name in ("onnxruntime", "torch") if _installed(name)]
-    if "onnxruntime" in installed and not _installed("onnx"):
-        installed.remove("onnxruntime")
-    return precision_for(flags, installed)
-
-
-def search_precision() -> str:
-    """The search's precision (``evaluator``'s): ``fastest_precision``, but float32 where that is bfloat16 (torch's
-    products wait on numba's threads, see the module)."""
-    return "float32" if fastest_precision() == "bfloat16" else fastest_precision()
 
 
 def _float32_product(x: np.ndarray, weight: np.ndarray) -> np.ndarray:
