@@ -130,11 +130,8 @@ def _elo(rating: dict) -> str:
 
 def _row(card: dict) -> str:
     signs = card["value_sign"] or {}
-    draft = (
-        _elo(card["rating_draft"]) if "rating_draft" in card else f"not measured (a benchmark {card['benchmark']} card)"
-    )
     return (
-        f"{_elo(card['rating'])} | {draft} | {_cell(card['accuracy'].get('10'))} | "
+        f"{_elo(card['rating'])} | {_elo(card['rating_draft'])} | {_cell(card['accuracy'].get('10'))} | "
         f"{_cell(signs.get('10'))} | {_cell(card['puzzles'])} | {_cell(card['endgames'])} |"
     )
 
@@ -147,20 +144,11 @@ RULE = "|---" * (FIGURES.count("|") + 1) + "|"
 """The markdown rule under a header of ``FIGURES`` and the agent's column."""
 
 
-OLDER_CARDS = {("quick", "az-standard"): 1}
-"""Cards of an older protocol the leaderboard still shows, each marked on its row, until they are measured again:
-(protocol, agent) -> the card's version. ``az-standard``'s quick card with the draft takes hours of CPU (it drafts
-by search: 4 worlds x 1,600 simulations a pick, one position at a time); the session that bumped the protocol to 2
-measured every other card again and left this one for a longer run:
-``python -m scripts.make_leaderboard --agents az-standard``. Any other older card is refused."""
-
-
-def read_card(path: Path, protocol: str | None = None) -> dict:
-    """A card of the current protocol version, or one that ``OLDER_CARDS`` lists for ``protocol``; any other
-    older card is refused, naming it and what measures it again."""
+def read_card(path: Path) -> dict:
+    """A card of the current protocol version; an older card is refused, naming it and what measures it again."""
     card = json.loads(path.read_text(encoding="utf-8"))
     version = card.get("benchmark")
-    if version != BENCHMARK_VERSION and OLDER_CARDS.get((protocol, card.get("agent"))) != version:
+    if version != BENCHMARK_VERSION:
         raise ValueError(
             f"{path} is a benchmark {version} card, not {BENCHMARK_VERSION}: measure it again "
             "(python -m scripts.make_leaderboard [--protocol P --agents A], or --outside NAME --score-only)"
@@ -171,7 +159,7 @@ def read_card(path: Path, protocol: str | None = None) -> dict:
 def leaderboard(protocol: str = "quick") -> str:
     """The leaderboard's table, from the cards in ``docs/benchmark/<protocol>/``: best rating first."""
     paths = sorted((ROOT / "docs" / "benchmark" / protocol).glob("*/scorecard.json"))
-    cards = [read_card(path, protocol) for path in paths]
+    cards = [read_card(path) for path in paths]
     cards.sort(key=lambda card: -card["rating"]["elo"])
     lines = ["| agent | " + FIGURES, RULE]
     lines += [f"| `{card['agent']}` | " + _row(card) for card in cards]

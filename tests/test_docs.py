@@ -616,19 +616,15 @@ def test_the_arena_page_shows_the_reference_pool_the_file_holds():
 
 def test_the_benchmark_page_shows_the_leaderboard_the_cards_hold():
     """The leaderboard's figures are the cards' (docs/benchmark/quick/*/scorecard.json), generated, never typed."""
-    from scripts.make_leaderboard import AGENTS, OLDER_CARDS, folder_of, leaderboard
+    from scripts.make_leaderboard import AGENTS, folder_of, leaderboard
     from trinity_env.scorecard import BENCHMARK_VERSION, PROTOCOLS
 
     page = (ROOT / "docs" / "benchmark.md").read_text(encoding="utf-8")
     assert f"## The protocol (benchmark {BENCHMARK_VERSION})" in page and f'`"benchmark": {BENCHMARK_VERSION}`' in page
-    assert leaderboard("quick") in page  # an older card not in OLDER_CARDS is refused there
+    assert leaderboard("quick") in page  # an older card is refused there
     for agent in AGENTS:
         card = json.loads((folder_of("quick", agent) / "scorecard.json").read_text(encoding="utf-8"))
-        assert card["agent"] == agent
-        if card["benchmark"] != BENCHMARK_VERSION:  # shown, marked on its row, and said on the page
-            assert OLDER_CARDS[("quick", agent)] == card["benchmark"] and "rating_draft" not in card
-            assert f"`{agent}`'s quick card is still a benchmark {card['benchmark']} card" in page
-            continue
+        assert card["agent"] == agent and card["benchmark"] == BENCHMARK_VERSION
         quick = PROTOCOLS["quick"]
         assert card["protocol"]["rating_games"] == quick.rating_games and card["puzzles"]["total"] == quick.puzzles
         for key, pool in (("rating", "reference_pool"), ("rating_draft", "reference_pool_draft")):
