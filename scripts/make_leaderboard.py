@@ -29,7 +29,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from trinity_env.cli.common import stop_on_signals
+from trinity_env.cli.common import exit_status, say, stop_on_signals
 from trinity_env.scorecard import BENCHMARK_VERSION, PROTOCOLS, benchmark
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -210,7 +210,6 @@ def main(argv: list[str] | None = None) -> None:
         "--score-only", action="store_true", help="with --outside: score the model files already trained, no training"
     )
     args = parser.parse_args(argv)
-    stop_on_signals()  # SIGTERM too ends between two records of the games kept
     if args.score_only and not args.outside:
         parser.error("--score-only goes with --outside NAME")
     if args.outside:
@@ -225,12 +224,12 @@ def main(argv: list[str] | None = None) -> None:
             print(f"{agent}: already there ({folder})", flush=True)
             continue
         folder.mkdir(parents=True, exist_ok=True)
-        try:
-            card = benchmark(agent, args.protocol, workers=args.workers, games_folder=folder)
-        except KeyboardInterrupt:
-            raise SystemExit(
-                f"{agent}: interrupted; its finished rating games are kept in {folder} (run again to go on)"
-            ) from None
+        with stop_on_signals() as stopped:  # SIGTERM too ends between two records of the games kept
+            try:
+                card = benchmark(agent, args.protocol, workers=args.workers, games_folder=folder)
+            except KeyboardInterrupt:
+                say("make_leaderboard", f"{agent}: interrupted; its finished rating games are kept in {folder}")
+                raise SystemExit(exit_status(stopped)) from None
         card.write(folder)
         print(f"{agent}: rating {card.rating['elo']:+.0f}, wrote {folder}", flush=True)
     print(leaderboard(args.protocol))

@@ -1,7 +1,7 @@
 """A rating's games are kept as they finish (``games_file``): a stopped rating, run again, plays only the chunks
 not yet played and ends on the same rating; a file of other settings, or with a record no chunk of the rating
 plays, is refused in one line; the score card and ``trinity benchmark`` keep theirs in the card's folder and
-remove them when the card is complete."""
+remove them once the card is written."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from pools import small_pools
 
 from trinity_env import scorecard
-from trinity_env.agents.spec import player
+from trinity_env.agents.spec import AgentSpec, player
 from trinity_env.cli import main as trinity
 from trinity_env.cli.common import EXIT_INTERRUPTED
 from trinity_env.core import ArgumentError
@@ -60,7 +60,8 @@ def test_a_stopped_rating_goes_on_from_its_games_file_and_ends_on_the_same_ratin
         rate_against_pool("mcts:20", 25, seed=3, workers=1, pool=pool, games_file=path)
     lines = _records(path)
     assert lines[0]["format"] == anchored.GAMES_FORMAT and lines[0]["agents"] == ["mcts:20"]
-    assert [(r["agent"], r["member"], r["start"]) for r in lines[1:]] == played  # each finished chunk, kept
+    assert lines[0]["source_sha256"] == anchored.source_sha256() and lines[0]["rules"] == pool.rules.to_dict()
+    assert [(r["agent"], r["member"], r["first_game"]) for r in lines[1:]] == played  # each finished chunk, kept
     kept = list(played)
     played.clear()
     stop_after[0] = None
@@ -100,10 +101,12 @@ def test_a_games_file_of_other_settings_is_refused_in_one_line_before_a_game(tmp
 @pytest.mark.parametrize(
     "record, problem",
     [
-        ({"agent": 0, "member": 5, "start": 0, "count": 2, "points": 1}, "no chunk of this rating starts there"),
-        ({"agent": 0, "member": 0, "start": 0, "count": 1, "points": 1}, "no chunk of this rating starts there"),
-        ({"agent": 0, "member": 0, "start": 0, "count": 2, "points": -1}, "points must be a number >= 0"),
-        ({"agent": 0, "member": 0, "start": "0", "count": 2, "points": 1}, "start must be a whole number"),
+        ({"agent": 0, "member": 5, "first_game": 0, "games": 2, "points": 1}, "no chunk of this rating starts there"),
+        ({"agent": 0, "member": 0, "first_game": 0, "games": 1, "points": 1}, "no chunk of this rating starts there"),
+        ({"agent": 0, "member": 0, "first_game": 0, "games": 2, "points": 3}, "3 points in 2 games"),
+        ({"agent": 0, "member": 0, "first_game": 0, "games": 2, "points": 0.3}, "points must be a whole or half"),
+        ({"agent": 0, "member": 0, "first_game": 0, "games": 2, "points": -1}, "points must be a whole or half"),
+        ({"agent": 0, "member": 0, "first_game": "0", "games": 2, "points": 1}, "first_game must be a whole number"),
     ],
 )
 def test_a_record_no_chunk_of_the_rating_plays_is_refused_in_one_line(tmp_path, pool, record, problem):
@@ -112,7 +115,22 @@ def test_a_record_no_chunk_of_the_rating_plays_is_refused_in_one_line(tmp_path, 
     path.write_text(json.dumps(header) + "\n" + json.dumps(record) + "\n", encoding="utf-8")
     with pytest.raises(GamesFileError, match=problem) as caught:
         rate_against_pool("greedy", 2, seed=3, workers=1, pool=pool, games_file=path)
-    assert "line 2" in str(caught.value) and "\n" not in str(caught.value)
+    assert f"{path}, line 2" in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_outside_code_cannot_be_rated_with_a_games_file(tmp_path, pool):
+    """A py: factory's code is outside the package: nothing could tell its edited version from the one that played."""
+    spec = AgentSpec.parse("py:json:loads", allow_code=True)
+    with pytest.raises(ArgumentError, match="a games file cannot check outside code"):
+        rate_against_pool(spec, 2, workers=1, pool=pool, games_file=tmp_path / "g")
+
+
+def test_a_games_file_of_other_code_is_refused(tmp_path, pool, monkeypatch):
+    path = tmp_path / "games.jsonl"
+    rate_against_pool("greedy", 2, seed=3, workers=1, pool=pool, games_file=path)
+    monkeypatch.setattr(anchored, "source_sha256", lambda: "0" * 64)  # the package's code edited since
+    with pytest.raises(GamesFileError, match=r"was built with .*source_sha256"):
+        rate_against_pool("greedy", 2, seed=3, workers=1, pool=pool, games_file=path)
 
 
 def test_a_function_cannot_be_rated_with_a_games_file(tmp_path, pool):
@@ -142,8 +160,11 @@ def test_a_stopped_card_goes_on_from_its_games_and_removes_them_when_complete(tm
     assert len(kept) == 2 and all(name.startswith("rating-games-") for name in kept)
     played.clear()
     stop_after[0] = None
-    assert scorecard.benchmark("greedy", TINY, seed=2, workers=1, games_folder=folder).to_json() == whole
-    assert len(played) == 3 and list(folder.iterdir()) == []
+    card = scorecard.benchmark("greedy", TINY, seed=2, workers=1, games_folder=folder)
+    assert card.to_json() == whole and len(played) == 3
+    assert sorted(p.name for p in folder.iterdir()) == kept  # kept until the card is on disk
+    card.write(folder)
+    assert sorted(p.name for p in folder.iterdir()) == ["scorecard.json", "scorecard.md", "scorecard.png"]
 
 
 def test_trinity_benchmark_stopped_keeps_its_games_and_the_same_command_goes_on(

@@ -26,7 +26,7 @@ cards have the dealt-hands rating alone.
 Two protocols: ``quick`` (a few minutes for a network) and ``full``. Budgets are in games and positions,
 never seconds; the results depend on the seed alone, not on the worker count. The rating games, the card's
 longest part, are kept as they finish when a ``games_folder`` is given (``trinity benchmark`` gives ``--out``): a
-stopped run, started again, plays only what is missing, and the files go when the card is complete.
+stopped run, started again, plays only what is missing, and the files go when the card is written.
 """
 
 from __future__ import annotations
@@ -78,6 +78,9 @@ class ScoreCard:
     agent_sha256: str | None = None
     partial: bool = False
     notes: list[str] = field(default_factory=list)
+    games_files: list[Path] = field(default_factory=list, repr=False, compare=False)
+    """The files its rating games were kept in (``benchmark``'s ``games_folder``): removed once ``write`` has
+    written the card, never before."""
 
     def to_json(self) -> dict[str, Any]:
         from trinity_env import __version__
@@ -179,6 +182,8 @@ class ScoreCard:
         write_text(paths[0], json.dumps(self.to_json(), indent=1) + "\n")
         write_text(paths[1], self.markdown())
         self.plot(paths[2])
+        for file in self.games_files:  # the card is on disk: its games are no longer needed
+            file.unlink(missing_ok=True)
         return paths
 
 
@@ -205,7 +210,7 @@ def benchmark(
     """The score card of ``policy`` (see the module) under ``protocol``; deterministic for a seed.
 
     ``games_folder``: where the rating games are kept as they finish (``games_files``; a rerun goes on from
-    them), removed when the card is complete. The card is the same, played at once or resumed."""
+    them), removed when the card is written (``ScoreCard.write``). The card is the same, played at once or resumed."""
     from trinity_env.agents.spec import AgentSpec, player
     from trinity_env.evaluation import accuracy, endgames, puzzles
     from trinity_env.evaluation.anchored import pool_for
@@ -242,9 +247,7 @@ def benchmark(
             "games": found.games,
             **Share(found.points, found.games).to_json(),  # a draw is half a point: kept
         }
-    for file in files:
-        if file is not None:
-            file.unlink(missing_ok=True)
+    card.games_files = [file for file in files if file is not None]
     return card
 
 

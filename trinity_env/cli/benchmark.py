@@ -4,22 +4,21 @@
 folder, ``az-standard``, ``mcts:400``, ``level:5``, or, with ``--allow-code``, ``py:package.module:factory``
 (outside code, imported and called: it runs, so it is refused without the flag). The card's JSON, markdown and
 plot go to ``--out`` (a folder); ``--json FILE`` writes the JSON there too. The rating games are kept in ``--out``
-as they finish: stopped (Ctrl-C, SIGTERM), the same command goes on from them.
+as they finish (not for ``py:`` code, whose edits nothing could notice): stopped (Ctrl-C, SIGTERM), the same command
+goes on from them.
 """
 
 from __future__ import annotations
 
 import argparse
-import signal
 
 from trinity_env.arguments import folder_path, non_negative_int, output_path, positive_int, process_count
 from trinity_env.cli.common import (
-    EXIT_INTERRUPTED,
-    EXIT_TERMINATED,
     POLICY_KINDS,
     add_allow_code,
     check_file,
     check_folder,
+    exit_status,
     say,
     stop_on_signals,
     write_json,
@@ -59,7 +58,7 @@ def add(commands: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from trinity_env.agents.spec import AgentSpec
+    from trinity_env.agents.spec import CODE_PREFIX, AgentSpec
     from trinity_env.scorecard import benchmark
 
     policy = AgentSpec.parse(args.policy, allow_code=args.allow_code)
@@ -67,23 +66,23 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         check_file("--json", args.json)
     warm(["exact solver", *families_for([policy])])
-    stopped = stop_on_signals()
-    try:
-        card = benchmark(
-            policy,
-            args.protocol,
-            seed=args.seed,
-            workers=args.workers,
-            exploit_steps=args.exploit_steps,
-            progress=not args.quiet,
-            games_folder=args.out,
-        )
-    except KeyboardInterrupt:
-        say(
-            "trinity benchmark",
-            f"interrupted; the finished rating games are kept in {args.out} (run the same command to go on)",
-        )
-        return EXIT_TERMINATED if stopped[0] == signal.SIGTERM else EXIT_INTERRUPTED
+    with stop_on_signals() as stopped:
+        try:
+            card = benchmark(
+                policy,
+                args.protocol,
+                seed=args.seed,
+                workers=args.workers,
+                exploit_steps=args.exploit_steps,
+                progress=not args.quiet,
+                games_folder=None if policy.text.startswith(CODE_PREFIX) else args.out,  # outside code: uncheckable
+            )
+        except KeyboardInterrupt:
+            say(
+                "trinity benchmark",
+                f"interrupted; the finished rating games are kept in {args.out} (run the same command to go on)",
+            )
+            return exit_status(stopped)
     print(card.markdown())
     for path in card.write(args.out):
         print(f"wrote {path}")

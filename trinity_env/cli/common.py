@@ -16,7 +16,8 @@ import json
 import signal
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import TypeVar
 
 from trinity_env.arguments import UsageError
@@ -166,19 +167,33 @@ def write_json(path: str, data: object) -> None:
 # ---------------------------------------------------------------------- runs that Ctrl-C may cut short
 
 
-def stop_on_signals() -> list[int]:
-    """Ctrl-C and SIGTERM both raise ``KeyboardInterrupt`` (a shell's background job inherits SIGINT ignored, and
-    SIGTERM would otherwise kill the build without a word); the list holds the signal that stopped it."""
+@contextmanager
+def stop_on_signals() -> Iterator[list[int]]:
+    """Inside the block, Ctrl-C and SIGTERM both raise ``KeyboardInterrupt`` (a shell's background job inherits SIGINT
+    ignored, and SIGTERM would otherwise kill a long run without a word, between two records or in one); the list
+    holds the signal that stopped it (``exit_status``). The handlers before the block are put back after it."""
     stopped = [signal.SIGINT]
 
     def stop(signum, frame) -> None:
         stopped[0] = signum
         raise KeyboardInterrupt
 
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGINT, stop)
-        signal.signal(signal.SIGTERM, stop)
-    return stopped
+    if threading.current_thread() is not threading.main_thread():
+        yield stopped
+        return
+    before = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        yield stopped
+    finally:
+        signal.signal(signal.SIGINT, before[0])
+        signal.signal(signal.SIGTERM, before[1])
+
+
+def exit_status(stopped: list[int]) -> int:
+    """The exit status of a run ``stop_on_signals`` stopped: 143 for SIGTERM, 130 for Ctrl-C."""
+    return EXIT_TERMINATED if stopped[0] == signal.SIGTERM else EXIT_INTERRUPTED
 
 
 def interruptible(work: Callable[..., T], *args: object, **kwargs: object) -> tuple[T, bool]:

@@ -13,15 +13,13 @@ from __future__ import annotations
 
 import argparse
 import re
-import signal
 from collections.abc import Sequence
 from typing import Any
 
 from trinity_env.arguments import empty_range, folder_path, output_path, whole_number
 from trinity_env.cli.common import (
-    EXIT_INTERRUPTED,
-    EXIT_TERMINATED,
     check_file,
+    exit_status,
     say,
     stop_on_signals,
     write_json,
@@ -103,23 +101,23 @@ def run(args: argparse.Namespace) -> int:
         return _info(args)
     from trinity_env.evaluation.solved_build import build
 
-    stopped = stop_on_signals()
-    try:
-        report = build(
-            args.directory,
-            args.shards,
-            positions=args.positions,
-            agent=args.agent,
-            seed=args.seed,
-            empty=args.empty,
-            games_per_shard=args.games_per_shard,
-            policy_empty=args.policy_empty,
-            max_nodes=args.max_nodes,
-            progress=not args.quiet,
-        )
-    except KeyboardInterrupt:
-        say("trinity dataset", "interrupted; finished shards are kept (run the same command to resume)")
-        return EXIT_TERMINATED if stopped[0] == signal.SIGTERM else EXIT_INTERRUPTED
+    with stop_on_signals() as stopped:
+        try:
+            report = build(
+                args.directory,
+                args.shards,
+                positions=args.positions,
+                agent=args.agent,
+                seed=args.seed,
+                empty=args.empty,
+                games_per_shard=args.games_per_shard,
+                policy_empty=args.policy_empty,
+                max_nodes=args.max_nodes,
+                progress=not args.quiet,
+            )
+        except KeyboardInterrupt:
+            say("trinity dataset", "interrupted; finished shards are kept (run the same command to resume)")
+            return exit_status(stopped)
     rate = report.positions_built / report.seconds if report.seconds else 0.0
     print(
         f"{args.directory}: built {len(report.built)} shard(s) ({report.positions_built} positions, "

@@ -32,6 +32,7 @@ import numbers
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
+from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -39,7 +40,7 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-from trinity_env.agents.spec import AgentSpec, Player, player
+from trinity_env.agents.spec import CODE_PREFIX, AgentSpec, Player, player
 from trinity_env.core import ArgumentError, TrinityError, records
 from trinity_env.core.files import read_json, short
 from trinity_env.core.limits import check_workers
@@ -220,7 +221,7 @@ class AnchoredRating:
 
 
 def _play(task: tuple[int, tuple]) -> tuple[int, int, int, float, int]:
-    """One chunk of the arena's games between a pool member and the agent numbered ``t``: where it starts, the
+    """One chunk of the arena's games between a pool member and the agent numbered ``t``: its first game, the
     agent's points, the games."""
     t, chunk = task
     m, _, points, count = _play_chunk(chunk)
@@ -230,10 +231,13 @@ def _play(task: tuple[int, tuple]) -> tuple[int, int, int, float, int]:
 _CHUNK_FIELDS = {
     "agent": records.whole(0),
     "member": records.whole(0),
-    "start": records.whole(0),
-    "count": records.whole(1, CHUNK),
+    "first_game": records.whole(0),
+    "games": records.whole(1, CHUNK),
     "points": records.Field(
-        lambda value: type(value) in (int, float) and math.isfinite(value) and value >= 0, "a number >= 0"
+        lambda value: (
+            type(value) in (int, float) and math.isfinite(value) and value >= 0 and value * 2 == int(value * 2)
+        ),
+        "a whole or half number >= 0",
     ),
 }
 
@@ -242,31 +246,57 @@ class GamesFileError(TrinityError):
     """A rating's games file that cannot be used: one line naming it and the problem."""
 
 
+@cache
+def source_sha256() -> str:
+    """A hash of the package's Python source (every ``.py`` file of ``trinity_env``, by path and bytes): the code
+    that plays the games. A games file made by other code is not gone on with."""
+    import hashlib
+
+    root = Path(__file__).resolve().parent.parent
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        digest.update(str(path.relative_to(root)).encode("utf-8") + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
 def games_header(players: Sequence[Player], games_per_opponent: int, seed: int, pool: ReferencePool) -> dict:
-    """What a rating's games depend on, as its games file's header: a rerun with other values cannot go on."""
+    """What a rating's games depend on, as its games file's header: the pool's members and full rules, the seed,
+    the games per opponent, the agents, the hashes of the files they read and of the code that plays them. A rerun
+    with any of them changed cannot go on."""
     if not all(isinstance(p, AgentSpec) for p in players):
         raise ArgumentError(
             "a games file needs agents named by spec (a file's contents can be checked, a function's cannot)"
         )
+    if any(p.text.startswith(CODE_PREFIX) for p in players):
+        raise ArgumentError(f"a games file cannot check outside code ({CODE_PREFIX}...): rate it in one run")
+    from trinity_env import __version__
+
     return {
         "format": GAMES_FORMAT,
         "pool": list(pool.agents),
-        "config": dict(pool.config),
+        "rules": pool.rules.to_dict(),
         "seed": int(seed),
         "games_per_opponent": int(games_per_opponent),
         "agents": [p.label for p in players],
         "sha256": [p.sha256() for p in players],
+        "package": __version__,
+        "source_sha256": source_sha256(),
     }
 
 
-def _finished(contents: records.Contents, players: int, members: int, games: int) -> dict[tuple[int, int, int], tuple]:
-    """The chunks a games file holds, by (agent, member, start); one line for a record no task of this rating plays."""
+def _finished(
+    contents: records.Contents, name: str, players: int, members: int, games: int
+) -> dict[tuple[int, int, int], tuple]:
+    """The chunks a games file holds, by (agent, member, first game); one line naming the file and the line for a
+    record no chunk of this rating plays, or with more points than games."""
     done: dict[tuple[int, int, int], tuple] = {}
     for number, record in contents.records:
-        t, m, start, count = record["agent"], record["member"], record["start"], record["count"]
-        if t >= players or m >= members or start % CHUNK or count != min(CHUNK, games - start):
-            raise GamesFileError(f"line {number}: no chunk of this rating starts there ({record})")
-        done[t, m, start] = (float(record["points"]), count)
+        t, m, first, count = record["agent"], record["member"], record["first_game"], record["games"]
+        if t >= players or m >= members or first % CHUNK or count != min(CHUNK, games - first):
+            raise GamesFileError(f"{name}, line {number}: no chunk of this rating starts there ({record})")
+        if record["points"] > count:
+            raise GamesFileError(f"{name}, line {number}: {record['points']} points in {count} games")
+        done[t, m, first] = (float(record["points"]), count)
     return done
 
 
@@ -325,7 +355,7 @@ def rate_all_against_pool(
                     kind="rating's games file",
                 )
             )
-            done = _finished(contents, len(who), len(members), games)
+            done = _finished(contents, str(games_file), len(who), len(members), games)
         for (t, m, _), (points, count) in done.items():
             score[t, m] += points
             played[t, m] += count
@@ -347,7 +377,8 @@ def rate_all_against_pool(
                     played[t, m] += count
                     bar.update(count)
                     if journal is not None:
-                        journal.append({"agent": t, "member": m, "start": start, "count": count, "points": points})
+                        record = {"agent": t, "member": m, "first_game": start, "games": count, "points": points}
+                        journal.append(record)
         finally:
             _BUILT.clear()
             bar.close()
