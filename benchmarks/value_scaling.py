@@ -42,6 +42,7 @@ from training.pretrain import Targets, losses, policy_loss, score
 from trinity_env.agents.az import make_network
 from trinity_env.agents.board_network import BoardNetwork
 from trinity_env.agents.tactics import tactical_features
+from trinity_env.core import ArgumentError
 from trinity_env.evaluation.solved_build import shard_range
 from trinity_env.evaluation.solved_positions import load
 
@@ -273,10 +274,13 @@ def shard_list(text: str) -> list[int]:
     """``0-90,157-247`` (ranges and single numbers, comma-separated) as the shard numbers, in order."""
     numbers: list[int] = []
     for part in text.split(","):
-        low, _, high = part.strip().partition("-")
-        if not low.isdigit() or (high and not high.isdigit()):
+        low, dash, high = part.strip().partition("-")
+        if not low.isdigit() or (dash and not high.isdigit()):
             raise argparse.ArgumentTypeError(f"shards must be like 0-90,157-247, got {text!r}")
-        numbers.extend(shard_range((int(low), int(high or low))))
+        try:
+            numbers.extend(shard_range((int(low), int(high or low))))
+        except ArgumentError as err:
+            raise argparse.ArgumentTypeError(str(err)) from None
     return numbers
 
 
@@ -292,7 +296,7 @@ def shard_text(numbers: list[int]) -> str:
 
 
 def _key(run: dict) -> tuple:
-    return run["variant"], run["positions"], run["steps"], run["seed"]
+    return run["variant"], run["positions"], run["steps"], run["seed"], run.get("shards")
 
 
 def write(dataset: str, runs: list[dict], append: bool) -> None:

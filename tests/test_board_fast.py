@@ -7,6 +7,7 @@ bfloat16."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
@@ -49,6 +50,12 @@ def _positions(count: int, seed: int, draft: str, open_hands: bool) -> tuple[np.
     states = random_positions(count, seed, 20, draft=draft)
     observations = np.stack([encode_observation(s, s.to_move, open_hands) for s in states])
     return observations, np.stack([action_mask(s, s.to_move) for s in states])
+
+
+needs_onnxruntime = pytest.mark.skipif(
+    importlib.util.find_spec("onnxruntime") is None or importlib.util.find_spec("onnx") is None,
+    reason="the int8 precision needs the onnx extra (onnxruntime, onnx)",
+)
 
 
 @pytest.fixture(scope="module")
@@ -165,6 +172,7 @@ def test_the_search_plays_the_same_moves_with_bfloat16_products(shipped):
     assert max(np.abs(policies[0] - policies[1]).max(), np.abs(policies[2] - policies[3]).max()) < 0.05
 
 
+@needs_onnxruntime
 @pytest.mark.parametrize("draft", ["dealt", "pick"])
 @pytest.mark.parametrize("open_hands", [True, False])
 def test_int8_products_stay_within_their_tolerance_of_the_forward_pass(shipped, draft, open_hands):
@@ -176,6 +184,7 @@ def test_int8_products_stay_within_their_tolerance_of_the_forward_pass(shipped, 
     _assert_equal(shipped, observations[:1], masks[:1], int8, tolerances)
 
 
+@needs_onnxruntime
 def test_int8_products_of_another_network_every_action_legal():
     torch.manual_seed(1)
     network = BoardNetwork(16, 3, tactics=False).eval()
@@ -196,6 +205,13 @@ def test_the_tactical_features_of_the_legal_placements_only():
     assert (every[~legal] != 0).any()  # the features of illegal placements exist: they were skipped
 
 
+def test_tactical_features_refuse_masks_of_another_width():
+    observations, masks = _positions(3, 1, "dealt", True)
+    with pytest.raises(ValueError, match=r"masks must be \[B, 256\] for 3 observations"):
+        tactical_batch(observations, masks[:, :100])
+
+
+@needs_onnxruntime
 def test_an_int8_layer_is_its_float32_layer_to_the_rounding_of_its_inputs_and_weights():
     rng = np.random.default_rng(3)
     weight, bias = rng.standard_normal((128, 40)).astype(np.float32) * 0.1, rng.standard_normal(40).astype(np.float32)
@@ -216,6 +232,7 @@ def test_weights_are_quantized_per_column_to_half_a_step():
     assert np.allclose(scale[[0, 7]], np.abs(weight[:, [0, 7]]).max(axis=0) / WEIGHT_LEVELS)
 
 
+@needs_onnxruntime
 def test_the_search_plays_the_same_moves_with_int8_products(shipped):
     """Measured on 3,145 distinct positions (256 trees x 32 simulations; dealt and drafted games, 0 to 14 plies in):
     int8 chose float32's move in 98.3% of them (bfloat16 in 99.4%; int8 trunk layers too, tried: 91%). Here 48
@@ -234,6 +251,7 @@ def test_the_search_plays_the_same_moves_with_int8_products(shipped):
     assert differ <= 3
 
 
+@needs_onnxruntime
 def test_the_int8_path_loads_no_torch(shipped, tmp_path):
     weights = {key: tensor.detach().numpy() for key, tensor in shipped.state_dict().items()}
     np.savez(tmp_path / "weights.npz", **weights)

@@ -347,6 +347,20 @@ def test_loading_named_shards_gives_those_shards_alone_and_refuses_an_unfinished
     np.testing.assert_array_equal(both.observations(), whole.observations())
     with pytest.raises(sp.DatasetError, match="shard 2 is not finished"):
         sp.load(built, shards=[0, 2])
+    for bad, problem in (([], "at least one shard"), ([1.5], "a shard must be a whole number"), ([True], "whole")):
+        with pytest.raises(ValueError, match=problem):
+            sp.load(built, shards=bad)
+
+
+def test_the_study_reads_shard_lists_and_refuses_bad_ones_in_one_line():
+    import argparse
+
+    from benchmarks.value_scaling import shard_list, shard_text
+
+    assert shard_list("0-2,5") == [0, 1, 2, 5] and shard_text([5, 0, 1, 2]) == "0-2,5"
+    for bad, problem in (("3-", "like 0-90"), ("a", "like 0-90"), ("5-2", "from a lower number to a higher one")):
+        with pytest.raises(argparse.ArgumentTypeError, match=problem):
+            shard_list(bad)
 
 
 # ---------------------------------------------------------------------- arguments and the command line

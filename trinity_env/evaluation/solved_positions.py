@@ -496,6 +496,10 @@ def _selected(
     _whole("max_positions", max_positions, 1, 2**40)
     names = sorted(manifest["shards"])
     if shards is not None:
+        if not shards:
+            raise ArgumentError("shards must name at least one shard")
+        for index in shards:
+            _whole("a shard", index, 0, 10**5 - 1)
         missing = [index for index in shards if shard_name(index) not in manifest["shards"]]
         if missing:
             raise _fail(directory, f"shard {missing[0]} is not finished (the manifest does not list it)")

@@ -90,6 +90,11 @@ def tactical_batch(observations: np.ndarray, masks: np.ndarray | None = None) ->
         out = np.empty((array.shape[0], DECK_SIZE, TILES, FEATURES), np.float32)
         _features(array, EVERY, out)
     else:
+        legal = np.ascontiguousarray(masks, dtype=np.int8).reshape(array.shape[0], -1)
+        if legal.shape[1] != EVERY.shape[1]:
+            raise ValueError(
+                f"masks must be [B, {EVERY.shape[1]}] for {array.shape[0]} observations, got {masks.shape}"
+            )
         out = np.zeros((array.shape[0], DECK_SIZE, TILES, FEATURES), np.float32)
-        _features(array, np.ascontiguousarray(masks, dtype=np.int8).reshape(array.shape[0], -1), out)
+        _features(array, legal, out)
     return out
