@@ -23,7 +23,6 @@ prints the ratios with the load average and what ``precision: fastest`` picks he
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import subprocess
@@ -47,15 +46,14 @@ from trinity_env.agents.az import (
     load_network,
     make_network,
 )
-from trinity_env.agents.board_fast import FastBoardEvaluator
 from trinity_env.agents.board_network import BoardNetwork
-from trinity_env.agents.precision import NATIVE_BFLOAT16, NATIVE_INT8, search_precision
+from trinity_env.agents.precision import NATIVE_BFLOAT16, NATIVE_INT8, installed, search_precision
 from trinity_env.fast.games import FastGames
 from trinity_env.search.az import BatchedSearch
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = ROOT / "trinity_env" / "agents" / "data" / "az-standard.pt"
-BACKENDS = {"bfloat16": "torch", "int8": "onnxruntime"}
+BACKENDS = {"bfloat16": ("torch",), "int8": ("onnxruntime", "onnx")}
 """The library each narrower precision's products run on."""
 
 
@@ -91,11 +89,9 @@ def evaluator_speeds(network: AZModel, games: int, simulations: int, repeats: in
     board = isinstance(network, BoardNetwork)
     flags = _processor_flags()
     if board:
-        weights = {key: tensor.detach().numpy() for key, tensor in network.state_dict().items()}
-        contenders["fast"] = FastBoardEvaluator(weights, network.layers, network.tactics, "float32")
         for precision, native in (("bfloat16", NATIVE_BFLOAT16), ("int8", NATIVE_INT8)):
-            if any(flag in native for flag in flags) and importlib.util.find_spec(BACKENDS[precision]):
-                contenders[precision] = FastBoardEvaluator(weights, network.layers, network.tactics, precision)
+            if any(flag in native for flag in flags) and all(map(installed, BACKENDS[precision])):
+                contenders[precision] = evaluator(network, precision)
     precision = search_precision() if board else "float32"  # what a config's precision: fastest picks here
     for evaluate in contenders.values():  # warm-up (and compilation)
         search.run(positions.batch, evaluate, np.random.default_rng(0))

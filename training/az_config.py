@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from trinity_env.agents.az import MAX_SIMULATIONS, NETWORKS, SEARCH_PRECISIONS
+from trinity_env.agents.precision import installed
 from trinity_env.search.az import MODES, Trees
 from trinity_env.search.solver import TABLE_BITS, TABLE_SLOT_BYTES
 from trinity_env.spec.config import EnvConfig, make_config
@@ -171,7 +172,7 @@ class AZConfig(TrainerFields):
             )
         if self.precision != "float32" and self.network != "board":
             raise TrainConfigError(f"{source}: field 'precision' {self.precision!r} needs network 'board'")
-        if self.precision == "int8" and not all(map(_installed, ("onnxruntime", "onnx"))):
+        if self.precision == "int8" and not all(map(installed, ("onnxruntime", "onnx"))):
             raise TrainConfigError(
                 f"{source}: field 'precision' int8 needs onnxruntime and onnx: pip install 'trinity-towers[onnx]'"
             )
@@ -238,9 +239,3 @@ def _tree_bytes() -> tuple[int, int]:
     """Bytes one game's search tree takes: apart from its nodes, and per node (``Trees`` measured on one game)."""
     one, two = (sum(a.nbytes for a in vars(Trees(1, nodes)).values() if isinstance(a, np.ndarray)) for nodes in (1, 2))
     return one - (two - one), two - one
-
-
-def _installed(name: str) -> bool:
-    from importlib.util import find_spec
-
-    return find_spec(name) is not None

@@ -36,7 +36,6 @@ import torch
 
 from trinity_env.agents import checkpoint
 from trinity_env.agents.baselines import check_count, check_number, check_seed
-from trinity_env.agents.board_fast import FastBoardEvaluator
 from trinity_env.agents.board_network import BoardNetwork, board_numpy_evaluator
 from trinity_env.agents.checkpoint import CheckpointError, best_else_latest
 from trinity_env.agents.network import MLPNetwork
@@ -92,9 +91,7 @@ def evaluator(network: AZModel, precision: str = "float32"):
     if precision not in SEARCH_PRECISIONS:
         raise ArgumentError(f"precision must be one of {', '.join(SEARCH_PRECISIONS)}, got {precision!r}")
     if isinstance(network, BoardNetwork):
-        weights = {key: tensor.detach().numpy() for key, tensor in network.state_dict().items()}
-        chosen = search_precision() if precision == "fastest" else precision
-        return FastBoardEvaluator(weights, network.layers, network.tactics, chosen)
+        return board_numpy_evaluator(network, search_precision() if precision == "fastest" else precision)
     return forward_evaluator(network)
 
 

@@ -140,8 +140,9 @@ class BoardNetwork(nn.Module):
         return logits.masked_fill(~masks.bool(), -1e9), torch.tanh(self.value(g).squeeze(-1))
 
 
-def board_numpy_evaluator(network: BoardNetwork) -> FastBoardEvaluator:
-    """The same evaluation as the network's forward pass in plain numpy (float32), doing only what the search reads
-    (``trinity_env.agents.board_fast``): no torch overhead per operation, no work on illegal actions."""
+def board_numpy_evaluator(network: BoardNetwork, precision: str = "float32") -> FastBoardEvaluator:
+    """The same evaluation as the network's forward pass in numpy and numba (float32 by default, or another of
+    ``precision.PRECISIONS``), doing only what the search reads (``trinity_env.agents.board_fast``): no torch
+    overhead per operation, no work on illegal actions."""
     weights = {key: tensor.detach().numpy() for key, tensor in network.state_dict().items()}
-    return FastBoardEvaluator(weights, network.layers, network.tactics)
+    return FastBoardEvaluator(weights, network.layers, network.tactics, precision)

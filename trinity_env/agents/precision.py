@@ -40,12 +40,11 @@ def precision_for(flags: Sequence[str], installed: Sequence[str] = ("onnxruntime
     return "float32"
 
 
-def _installed(name: str) -> bool:
-    try:
-        __import__(name)
-    except ImportError:
-        return False
-    return True
+def installed(name: str) -> bool:
+    """Whether the library ``name`` can be imported here (found, not imported)."""
+    from importlib.util import find_spec
+
+    return find_spec(name) is not None
 
 
 @cache
@@ -58,10 +57,10 @@ def fastest_precision() -> str:
             flags = next((line.split(":", 1)[1].split() for line in info if line.startswith("flags")), [])
     except OSError:
         flags = []
-    installed = [name for name in ("onnxruntime", "torch") if _installed(name)]
-    if "onnxruntime" in installed and not _installed("onnx"):
-        installed.remove("onnxruntime")
-    return precision_for(flags, installed)
+    libraries = [name for name in ("onnxruntime", "torch") if installed(name)]
+    if "onnxruntime" in libraries and not installed("onnx"):
+        libraries.remove("onnxruntime")
+    return precision_for(flags, libraries)
 
 
 def search_precision() -> str:

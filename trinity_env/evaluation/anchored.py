@@ -269,8 +269,6 @@ def games_header(players: Sequence[Player], games_per_opponent: int, seed: int, 
         )
     if any(p.text.startswith(CODE_PREFIX) for p in players):
         raise ArgumentError(f"a games file cannot check outside code ({CODE_PREFIX}...): rate it in one run")
-    from trinity_env import __version__
-
     return {
         "format": GAMES_FORMAT,
         "pool": list(pool.agents),
@@ -279,7 +277,6 @@ def games_header(players: Sequence[Player], games_per_opponent: int, seed: int, 
         "games_per_opponent": int(games_per_opponent),
         "agents": [p.label for p in players],
         "sha256": [p.sha256() for p in players],
-        "package": __version__,
         "source_sha256": source_sha256(),
     }
 
