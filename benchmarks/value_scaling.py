@@ -190,7 +190,7 @@ def plot(runs: list[dict], path: Path) -> None:
     figure, axes = plt.subplots(1, 2, figsize=(12, 4.5))
     for r in runs:
         x = [p["cpu_seconds"] / 60 for p in r["curve"]]
-        name = f"{r['variant']}, {r['positions'] // 1000}k, {r['steps'] // 1000}k steps"
+        name = f"{r['variant']}, {r['positions'] // 1000}k, {r['steps'] / 1000:g}k steps"
         line = axes[0].plot(x, [p["value_sign"]["all"] for p in r["curve"]], marker=".", label=name)[0]
         if all("train_sign" in p for p in r["curve"]):
             trained = [p["train_sign"]["all"] for p in r["curve"]]
