@@ -188,14 +188,14 @@ def plot(runs: list[dict], path: Path) -> None:
     import matplotlib.pyplot as plt
 
     figure, axes = plt.subplots(1, 2, figsize=(12, 4.5))
-    for r in runs:
+    for i, r in enumerate(runs):
         x = [p["cpu_seconds"] / 60 for p in r["curve"]]
         name = f"{r['variant']}, {r['positions'] // 1000}k, {r['steps'] / 1000:g}k steps"
-        line = axes[0].plot(x, [p["value_sign"]["all"] for p in r["curve"]], marker=".", label=name)[0]
+        color = plt.cm.tab20(i % 20)  # one colour a run (the default cycle repeats after ten)
+        axes[0].plot(x, [p["value_sign"]["all"] for p in r["curve"]], marker=".", label=name, color=color)
         if all("train_sign" in p for p in r["curve"]):
-            trained = [p["train_sign"]["all"] for p in r["curve"]]
-            axes[0].plot(x, trained, linestyle=":", color=line.get_color())
-        axes[1].plot(x, [p["policy_keeps"]["all"] for p in r["curve"]], marker=".", label=name)
+            axes[0].plot(x, [p["train_sign"]["all"] for p in r["curve"]], linestyle=":", color=color)
+        axes[1].plot(x, [p["policy_keeps"]["all"] for p in r["curve"]], marker=".", label=name, color=color)
     titles = (
         "value sign, held out (dotted: on trained positions), 4-10 empty",
         "raw policy keeps the value (4-9 empty)",
