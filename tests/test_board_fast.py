@@ -104,13 +104,18 @@ def test_the_fast_evaluation_equals_the_forward_pass_on_the_shipped_network(ship
         _assert_equal(shipped, observations[:size], masks[:size])
 
 
-def test_every_action_legal_and_a_network_without_tactics_still_match():
+def _perturbed_network() -> BoardNetwork:
+    """A small board network without tactics, its weights moved off their initial values (seeded)."""
     torch.manual_seed(1)
     network = BoardNetwork(16, 3, tactics=False).eval()
     with torch.no_grad():
         for parameter in network.parameters():
             parameter.add_(torch.randn_like(parameter) * 0.2)
-    observations, masks = _positions(40, 4, "pick", True)
+    return network
+
+
+def test_every_action_legal_and_a_network_without_tactics_still_match():
+    network, (observations, masks) = _perturbed_network(), _positions(40, 4, "pick", True)
     _assert_equal(network, observations, masks)
     _assert_equal(network, observations, np.ones_like(masks))  # draft and placement heads on every position
 
@@ -186,12 +191,7 @@ def test_int8_products_stay_within_their_tolerance_of_the_forward_pass(shipped, 
 
 @needs_onnxruntime
 def test_int8_products_of_another_network_every_action_legal():
-    torch.manual_seed(1)
-    network = BoardNetwork(16, 3, tactics=False).eval()
-    with torch.no_grad():
-        for parameter in network.parameters():
-            parameter.add_(torch.randn_like(parameter) * 0.2)
-    observations, masks = _positions(40, 4, "pick", True)
+    network, (observations, masks) = _perturbed_network(), _positions(40, 4, "pick", True)
     int8 = _precision(network, "int8")
     _assert_equal(network, observations, np.ones_like(masks), int8, (INT8_LOGIT_TOLERANCE, INT8_VALUE_TOLERANCE))
 

@@ -64,8 +64,8 @@ class AZConfig(TrainerFields):
     precision: str = "float32"
     """The products of the board network's evaluation in self-play's search (``trinity_env.agents.board_fast``):
     ``float32`` (the forward pass's figures to float rounding, the same on every processor to that rounding),
-    ``int8`` (the rounds' products in int8 through onnxruntime, within ``INT8_LOGIT_TOLERANCE``: about 1.5x the
-    simulations per second of float32 where the processor has VNNI, measured by ``benchmarks.az --reference``),
+    ``int8`` (the rounds' products in int8 through onnxruntime, within ``INT8_LOGIT_TOLERANCE``: faster than
+    float32 where the processor has VNNI, by what ``benchmarks.az --reference`` measures),
     ``bfloat16``, or ``fastest`` (``search_precision``: the processor's fastest). The shipped configs' figures were
     measured with float32; the agent itself plays in float32 whatever trained it."""
     initial_network: str = ""
