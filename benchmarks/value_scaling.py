@@ -41,10 +41,14 @@ from benchmarks import load_average
 from training.pretrain import Targets, losses, policy_loss, score
 from trinity_env.agents.az import make_network
 from trinity_env.agents.board_network import BoardNetwork
-from trinity_env.agents.tactics import tactical_features
+from trinity_env.agents.tactics import FEATURES, tactical_features
+from trinity_env.agents.view import observation_blocks
 from trinity_env.core import ArgumentError
+from trinity_env.core.board import TILES
 from trinity_env.evaluation.solved_build import shard_range
 from trinity_env.evaluation.solved_positions import load
+from trinity_env.fast.layout import DECK_SIZE
+from trinity_env.spec.observation import OBSERVATION_HIGH, THEIR_CARD_FEATURES
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs" / "alphazero"
@@ -69,6 +73,89 @@ class OutcomeBoardNetwork(BoardNetwork):
         return logits, (trunk_value + from_moves) / 2
 
 
+class TacticalValueBoardNetwork(BoardNetwork):
+    """The board network whose value also reads the mover's legal placements: each one (card, tile) is embedded
+    from its tactical features (what it captures directly, the domino after it, the lane it completes or blocks:
+    ``trinity_env.fast.tactics``), its card's and its tile's embedding and the trunk (width ``pair``), and the
+    maximum and the mean over the legal placements join the trunk in a two-layer value head. The inputs axis of
+    the study: the tactics reach the value, not only the policy's logits."""
+
+    architecture = "board-tactical-value"
+
+    def __init__(self, hidden: int, layers: int, pair: int = 32, pools: int = 1):
+        super().__init__(hidden, layers, True)
+        self.pair_tactics = torch.nn.Linear(FEATURES, pair)
+        self.pair_card = torch.nn.Linear(hidden, pair)
+        self.pair_tile = torch.nn.Linear(hidden, pair)
+        self.pair_trunk = torch.nn.Linear(hidden, pair)
+        self.joint = torch.nn.Sequential(
+            torch.nn.Linear(hidden + 2 * pools * pair, hidden), torch.nn.ReLU(), torch.nn.Linear(hidden, 1)
+        )
+
+    def forward(self, observations, masks, tactical=None):
+        if tactical is None:
+            tactical = tactical_features(observations)
+        tiles, cards, trunk = self.encode(observations)
+        logits = self.logits(observations, masks, tactical, tiles, cards, trunk)
+        pooled = self.pooled(self.pair_tactics(tactical) + self.pair_card(cards)[:, :, None], tiles, trunk, masks)
+        return logits, torch.tanh(self.joint(torch.cat([trunk, pooled], dim=1)).squeeze(-1))
+
+    def pooled(self, pairs: torch.Tensor, tiles: torch.Tensor, trunk: torch.Tensor, masks: torch.Tensor):
+        """The maximum and mean over the legal placements of ``relu(pairs + tile + trunk)``, ``[B, 2 * pair]``."""
+        pairs = torch.relu(pairs + self.pair_tile(tiles)[:, None] + self.pair_trunk(trunk)[:, None, None])
+        legal = masks[:, DECK_SIZE:].reshape(-1, DECK_SIZE, TILES, 1).float()
+        pairs = pairs * legal
+        count = legal.sum((1, 2)).clamp(min=1)
+        return torch.cat([pairs.amax((1, 2)), pairs.sum((1, 2)) / count], dim=1)
+
+
+def their_view(observations: np.ndarray) -> np.ndarray:
+    """The observations as the opponent would read the board and its own deck (int8 ``[B, 339]``): the tiles'
+    owners swapped and the opponent's deck's sides in the mover's deck's place, for ``tactical_batch`` (which reads
+    only those), so that its features are the opponent's placements' (open hands)."""
+    flipped = np.array(observations, dtype=np.int8, copy=True)
+    tiles, mine, theirs = observation_blocks(flipped)
+    original_tiles, _, original_theirs = observation_blocks(np.asarray(observations, dtype=np.int8))
+    tiles[..., 0], tiles[..., 1] = original_tiles[..., 1], original_tiles[..., 0]
+    mine[..., :4] = original_theirs[..., :4]
+    return flipped
+
+
+class ThreatsBoardNetwork(TacticalValueBoardNetwork):
+    """``TacticalValueBoardNetwork`` whose value also pools the opponent's placements as they stand (every card in
+    the opponent's open hand on every empty tile): their tactical features (``their_view``), their card's sides and
+    the tile's embedding, so that the value sees what the opponent threatens as well as what the mover can do."""
+
+    architecture = "board-threats"
+
+    def __init__(self, hidden: int, layers: int, pair: int = 32):
+        super().__init__(hidden, layers, pair, pools=2)
+        self.threat_tactics = torch.nn.Linear(FEATURES, pair)
+        self.threat_card = torch.nn.Linear(THEIR_CARD_FEATURES, pair)
+        self.threat_tile = torch.nn.Linear(hidden, pair)
+        self.threat_trunk = torch.nn.Linear(hidden, pair)
+
+    def forward(self, observations, masks, tactical=None):
+        if tactical is None:
+            tactical = tactical_features(observations)
+        tiles, cards, trunk = self.encode(observations)
+        logits = self.logits(observations, masks, tactical, tiles, cards, trunk)
+        mine = self.pooled(self.pair_tactics(tactical) + self.pair_card(cards)[:, :, None], tiles, trunk, masks)
+        board, _, theirs = observation_blocks(observations)
+        empty = (board[..., 0] == 0) & (board[..., 1] == 0)  # [B, 15]
+        in_hand = theirs[..., 5] == 1  # [B, 16]
+        legal = (in_hand[:, :, None] & empty[:, None, :]).reshape(-1, DECK_SIZE * TILES)
+        threats = tactical_features(their_view(observations.numpy()))
+        their_cards = self.threat_card(theirs.float() / OBSERVATION_HIGH)
+        pairs = self.threat_tactics(threats) + their_cards[:, :, None] + self.threat_tile(tiles)[:, None]
+        pairs = torch.relu(pairs + self.threat_trunk(trunk)[:, None, None])
+        weight = legal.reshape(-1, DECK_SIZE, TILES, 1).float()
+        count = weight.sum((1, 2)).clamp(min=1)
+        theirs_pooled = torch.cat([(pairs * weight).amax((1, 2)), (pairs * weight).sum((1, 2)) / count], dim=1)
+        value = self.joint(torch.cat([trunk, mine, theirs_pooled], dim=1)).squeeze(-1)
+        return logits, torch.tanh(value)
+
+
 VARIANTS: dict[str, Callable[[], torch.nn.Module]] = {
     "mlp-256x2": lambda: make_network("mlp", 256, 2, True),
     "board-64x2": lambda: make_network("board", 64, 2, True),
@@ -78,6 +165,8 @@ VARIANTS: dict[str, Callable[[], torch.nn.Module]] = {
     "board-256x4": lambda: make_network("board", 256, 4, True),
     "outcome-128x2": lambda: OutcomeBoardNetwork(128, 2, True),
     "outcome-128x4": lambda: OutcomeBoardNetwork(128, 4, True),
+    "tactical-value-64x2": lambda: TacticalValueBoardNetwork(64, 2),
+    "threats-64x2": lambda: ThreatsBoardNetwork(64, 2),
 }
 """The networks compared: ``board-128x2`` is ``az-standard``'s (``configs/train/az-standard.yaml``)."""
 DEFAULT_SIZES = (30_000, 100_000, 300_000, 1_000_000)

@@ -109,6 +109,13 @@ class BoardNetwork(nn.Module):
         self, observations: torch.Tensor, masks: torch.Tensor, tactical: torch.Tensor | None = None
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """Logits (illegal actions at -1e9) and values, as ``MLPNetwork.forward``."""
+        tiles, cards, trunk = self.encode(observations)
+        logits = self.logits(observations, masks, tactical, tiles, cards, trunk)
+        return logits, torch.tanh(self.value(trunk).squeeze(-1))
+
+    def encode(self, observations: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """The tiles after the rounds of message passing ``[B, 15, hidden]``, the mover's cards ``[B, 16, hidden]``
+        (zero where absent) and the trunk ``[B, hidden]``: what the heads read."""
         x = observations.float() / OBSERVATION_HIGH
         batch = x.shape[0]
         scalars = x[:, :SCALARS]
@@ -129,6 +136,18 @@ class BoardNetwork(nn.Module):
         their_cards = torch.relu(self.their_card(theirs)) * present_theirs
         lanes = h.reshape(batch, LANES, POSITIONS, -1).mean(2).flatten(1)
         g = self.trunk(torch.cat([scalars, lanes, cards.sum(1), their_cards.sum(1)], dim=1))
+        return h, cards, g
+
+    def logits(
+        self,
+        observations: torch.Tensor,
+        masks: torch.Tensor,
+        tactical: torch.Tensor | None,
+        h: torch.Tensor,
+        cards: torch.Tensor,
+        g: torch.Tensor,
+    ) -> torch.Tensor:
+        """The masked logits from ``encode``'s tiles, cards and trunk."""
         draft = self.draft_out(torch.relu(self.draft_card(cards) + self.draft_trunk(g)[:, None])).squeeze(-1)
         keys = self.place_tile(h) + self.place_trunk(g)[:, None]  # [B, 15 tiles, hidden]
         place = self.place_card(cards) @ keys.transpose(1, 2) * self.scale  # [B, 16 cards, 15 tiles]
@@ -137,7 +156,7 @@ class BoardNetwork(nn.Module):
                 tactical = tactical_features(observations)
             place = place + self.placement(tactical).squeeze(-1)
         logits = torch.cat([draft, place.flatten(1)], dim=1)
-        return logits.masked_fill(~masks.bool(), -1e9), torch.tanh(self.value(g).squeeze(-1))
+        return logits.masked_fill(~masks.bool(), -1e9)
 
 
 def board_numpy_evaluator(network: BoardNetwork, precision: str = "float32") -> FastBoardEvaluator:
