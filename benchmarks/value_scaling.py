@@ -97,16 +97,22 @@ class TacticalValueBoardNetwork(BoardNetwork):
             tactical = tactical_features(observations)
         tiles, cards, trunk = self.encode(observations)
         logits = self.logits(observations, masks, tactical, tiles, cards, trunk)
-        pooled = self.pooled(self.pair_tactics(tactical) + self.pair_card(cards)[:, :, None], tiles, trunk, masks)
-        return logits, torch.tanh(self.joint(torch.cat([trunk, pooled], dim=1)).squeeze(-1))
+        mine = self.placements(tactical, tiles, cards, trunk, masks)
+        return logits, torch.tanh(self.joint(torch.cat([trunk, mine], dim=1)).squeeze(-1))
 
-    def pooled(self, pairs: torch.Tensor, tiles: torch.Tensor, trunk: torch.Tensor, masks: torch.Tensor):
-        """The maximum and mean over the legal placements of ``relu(pairs + tile + trunk)``, ``[B, 2 * pair]``."""
-        pairs = torch.relu(pairs + self.pair_tile(tiles)[:, None] + self.pair_trunk(trunk)[:, None, None])
-        legal = masks[:, DECK_SIZE:].reshape(-1, DECK_SIZE, TILES, 1).float()
-        pairs = pairs * legal
-        count = legal.sum((1, 2)).clamp(min=1)
-        return torch.cat([pairs.amax((1, 2)), pairs.sum((1, 2)) / count], dim=1)
+    def placements(self, tactical, tiles, cards, trunk, masks) -> torch.Tensor:
+        """The mover's legal placements, embedded and pooled (``pooled``): ``[B, 2 * pair]``."""
+        pairs = self.pair_tactics(tactical) + self.pair_card(cards)[:, :, None] + self.pair_tile(tiles)[:, None]
+        return pooled(torch.relu(pairs + self.pair_trunk(trunk)[:, None, None]), masks[:, DECK_SIZE:])
+
+
+def pooled(pairs: torch.Tensor, legal: torch.Tensor) -> torch.Tensor:
+    """The maximum and the mean of ``pairs`` (``[B, 16 cards, 15 tiles, width]``, not negative) over the placements
+    ``legal`` marks (``[B, 240]``, card-major as the actions), ``[B, 2 * width]``."""
+    weight = legal.reshape(-1, DECK_SIZE, TILES, 1).float()
+    pairs = pairs * weight
+    count = weight.sum((1, 2)).clamp(min=1)
+    return torch.cat([pairs.amax((1, 2)), pairs.sum((1, 2)) / count], dim=1)
 
 
 def their_view(observations: np.ndarray) -> np.ndarray:
@@ -140,19 +146,16 @@ class ThreatsBoardNetwork(TacticalValueBoardNetwork):
             tactical = tactical_features(observations)
         tiles, cards, trunk = self.encode(observations)
         logits = self.logits(observations, masks, tactical, tiles, cards, trunk)
-        mine = self.pooled(self.pair_tactics(tactical) + self.pair_card(cards)[:, :, None], tiles, trunk, masks)
+        mine = self.placements(tactical, tiles, cards, trunk, masks)
         board, _, theirs = observation_blocks(observations)
         empty = (board[..., 0] == 0) & (board[..., 1] == 0)  # [B, 15]
-        in_hand = theirs[..., 5] == 1  # [B, 16]
+        in_hand = theirs[..., 5] == 1  # [B, 16]: open hands
         legal = (in_hand[:, :, None] & empty[:, None, :]).reshape(-1, DECK_SIZE * TILES)
         threats = tactical_features(their_view(observations.numpy()))
         their_cards = self.threat_card(theirs.float() / OBSERVATION_HIGH)
         pairs = self.threat_tactics(threats) + their_cards[:, :, None] + self.threat_tile(tiles)[:, None]
-        pairs = torch.relu(pairs + self.threat_trunk(trunk)[:, None, None])
-        weight = legal.reshape(-1, DECK_SIZE, TILES, 1).float()
-        count = weight.sum((1, 2)).clamp(min=1)
-        theirs_pooled = torch.cat([(pairs * weight).amax((1, 2)), (pairs * weight).sum((1, 2)) / count], dim=1)
-        value = self.joint(torch.cat([trunk, mine, theirs_pooled], dim=1)).squeeze(-1)
+        their = pooled(torch.relu(pairs + self.threat_trunk(trunk)[:, None, None]), legal)
+        value = self.joint(torch.cat([trunk, mine, their], dim=1)).squeeze(-1)
         return logits, torch.tanh(value)
 
 

@@ -9,6 +9,8 @@ import torch
 
 from benchmarks.value_scaling import VARIANTS, their_view
 from trinity_env.agents.view import observation_blocks
+from trinity_env.core.board import TILES
+from trinity_env.fast.layout import DECK_SIZE
 from trinity_env.fast.tactics import tactical_batch
 from trinity_env.spec.observation import action_mask, encode_observation
 
@@ -41,20 +43,37 @@ def test_their_view_leaves_the_input_alone(positions):
     np.testing.assert_array_equal(mover, before)
 
 
-@pytest.mark.parametrize("name", ["tactical-value-64x2", "threats-64x2"])
-def test_the_pooled_values_read_the_placements(positions, name):
-    """Seeded, the right shapes, and the value moves when only the placements' tactics change (the trunk's inputs
-    alone do not decide it)."""
-    torch.manual_seed(0)
-    network = VARIANTS[name]()
+def _inputs(positions):
     observations = torch.from_numpy(np.stack([encode_observation(s, s.to_move, True) for s in positions]))
     masks = torch.from_numpy(np.stack([action_mask(s, s.to_move) for s in positions]))
-    tactical = torch.from_numpy(tactical_batch(observations.numpy()))
-    logits, value = network(observations, masks, tactical)
-    assert logits.shape == (len(positions), 256) and value.shape == (len(positions),)
-    assert bool(((value > -1) & (value < 1)).all())
-    _, moved = network(observations, masks, tactical + 1.0)
-    assert not torch.allclose(value, moved)
+    return observations, masks, torch.from_numpy(tactical_batch(observations.numpy()))
+
+
+@pytest.mark.parametrize("name", ["tactical-value-64x2", "threats-64x2"])
+def test_the_value_reads_the_legal_placements_alone(positions, name):
+    """The mover's placements' tactics move the value where they are legal, and not where they are not."""
     torch.manual_seed(0)
-    again = VARIANTS[name]()
-    assert torch.equal(again(observations, masks, tactical)[1], value)
+    network = VARIANTS[name]().eval()
+    observations, masks, tactical = _inputs(positions)
+    with torch.no_grad():
+        logits, value = network(observations, masks, tactical)
+        legal = masks[:, DECK_SIZE:].reshape(-1, DECK_SIZE, TILES, 1).bool()
+        _, illegal_changed = network(observations, masks, torch.where(legal, tactical, tactical + 3.0))
+        _, legal_changed = network(observations, masks, torch.where(legal, tactical + 3.0, tactical))
+    assert logits.shape == (len(positions), 256) and value.shape == (len(positions),)
+    torch.testing.assert_close(illegal_changed, value, rtol=0, atol=0)
+    assert not torch.allclose(legal_changed, value)
+
+
+def test_the_threats_value_reads_the_opponents_placements(positions):
+    """The threats pool is wired into the value: its weights move the value and not the policy (a pool over no
+    placement, as a wrong hand or tile index would give, is all zeros and would move nothing)."""
+    torch.manual_seed(0)
+    network = VARIANTS["threats-64x2"]().eval()
+    observations, masks, tactical = _inputs(positions)
+    with torch.no_grad():
+        logits, value = network(observations, masks, tactical)
+        network.threat_tactics.weight.add_(0.5)
+        moved_logits, moved = network(observations, masks, tactical)
+    torch.testing.assert_close(moved_logits, logits, rtol=0, atol=0)
+    assert not torch.allclose(moved, value)
