@@ -57,11 +57,19 @@ def read_metrics(path: Path) -> dict[int, dict[str, list[float]]]:
 
 
 def summary(seeds: list[int], folders: dict[int, Path]) -> dict[str, object]:
-    """The seeds' evaluations side by side and, for each evaluation and measure, the lowest and highest share."""
+    """The seeds' evaluations side by side and, for each evaluation and measure, the lowest and highest share
+    (``spread``) and the band a new run should land in (``band``): from the lowest seed's 95% interval's low end to
+    the highest's high end. Three seeds' shares alone miss half of the next runs (a fourth draw falls outside three
+    draws' range one time in two) and each share is itself an estimate from a few hundred games or positions; the
+    band adds that noise."""
     runs = {seed: read_metrics(folders[seed] / "metrics.csv") for seed in seeds}
     games = sorted(set.intersection(*(set(run) for run in runs.values())))
     spread = {
         str(g): {m: [min(runs[s][g][m][0] for s in seeds), max(runs[s][g][m][0] for s in seeds)] for m in MEASURES}
+        for g in games
+    }
+    band = {
+        str(g): {m: [min(runs[s][g][m][1] for s in seeds), max(runs[s][g][m][2] for s in seeds)] for m in MEASURES}
         for g in games
     }
     config = json.loads((folders[seeds[0]] / "config.json").read_text(encoding="utf-8"))
@@ -73,21 +81,25 @@ def summary(seeds: list[int], folders: dict[int, Path]) -> dict[str, object]:
         "command": "python -m scripts.train_az_seeds --seeds " + " ".join(map(str, seeds)),
         "runs": {str(s): {str(g): runs[s][g] for g in games} for s in seeds},
         "spread": spread,
+        "band": band,
     }
 
 
 def seeds_table(document: dict) -> str:
-    """The page's table: each evaluation's range over the seeds, then every seed's own share."""
+    """The page's table: each evaluation's band a run lands in, its range over the seeds, then every seed's share."""
     seeds = document["seeds"]
     lines = [
-        "| games | measure | lowest to highest over seeds | " + " | ".join(f"seed {s}" for s in seeds) + " |",
-        "|---|---|---|" + "---|" * len(seeds),
+        "| games | measure | a run lands in | lowest to highest over seeds | "
+        + " | ".join(f"seed {s}" for s in seeds)
+        + " |",
+        "|---|---|---|---|" + "---|" * len(seeds),
     ]
     for g, cells in document["spread"].items():
         for measure, words in MEASURES.items():
             low, high = cells[measure]
+            below, above = document["band"][g][measure]
             each = " | ".join(f"{document['runs'][str(s)][g][measure][0]:.1%}" for s in seeds)
-            lines.append(f"| {int(g):,} | {words} | {low:.1%} to {high:.1%} | {each} |")
+            lines.append(f"| {int(g):,} | {words} | {below:.1%} to {above:.1%} | {low:.1%} to {high:.1%} | {each} |")
     return "\n".join(lines)
 
 

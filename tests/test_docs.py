@@ -375,6 +375,12 @@ def test_the_make_train_az_section_is_the_spread_over_seeds_of_the_current_confi
         assert shipped == json.loads(json.dumps(AZConfig.load("az-quick", seed=seed).to_dict()))
         assert (folder / f"seed-{seed}" / "report.md").is_file()
     assert set(MEASURES) <= set(document["spread"][list(document["spread"])[-1]])
+    for games, cells in document["spread"].items():  # the band a run lands in holds every seed's interval
+        for measure in MEASURES:
+            shares = [document["runs"][str(seed)][games][measure] for seed in document["seeds"]]
+            assert document["band"][games][measure] == [min(s[1] for s in shares), max(s[2] for s in shares)]
+            low, high = document["band"][games][measure]
+            assert low <= cells[measure][0] <= cells[measure][1] <= high
     assert targets_row(document) in page  # the targets' row: the last evaluation's range over the seeds
 
 
