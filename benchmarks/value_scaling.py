@@ -97,13 +97,14 @@ class TacticalValueBoardNetwork(BoardNetwork):
             tactical = tactical_features(observations)
         tiles, cards, trunk = self.encode(observations)
         logits = self.logits(observations, masks, tactical, tiles, cards, trunk)
-        mine = self.placements(tactical, tiles, cards, trunk, masks)
-        return logits, torch.tanh(self.joint(torch.cat([trunk, mine], dim=1)).squeeze(-1))
+        pools = self.pools(observations, masks, tactical, tiles, cards, trunk)
+        return logits, torch.tanh(self.joint(torch.cat([trunk, *pools], dim=1)).squeeze(-1))
 
-    def placements(self, tactical, tiles, cards, trunk, masks) -> torch.Tensor:
-        """The mover's legal placements, embedded and pooled (``pooled``): ``[B, 2 * pair]``."""
+    def pools(self, observations, masks, tactical, tiles, cards, trunk) -> list[torch.Tensor]:
+        """What the value reads beside the trunk: the mover's legal placements, embedded and pooled (``pooled``),
+        ``[B, 2 * pair]``."""
         pairs = self.pair_tactics(tactical) + self.pair_card(cards)[:, :, None] + self.pair_tile(tiles)[:, None]
-        return pooled(torch.relu(pairs + self.pair_trunk(trunk)[:, None, None]), masks[:, DECK_SIZE:])
+        return [pooled(torch.relu(pairs + self.pair_trunk(trunk)[:, None, None]), masks[:, DECK_SIZE:])]
 
 
 def pooled(pairs: torch.Tensor, legal: torch.Tensor) -> torch.Tensor:
@@ -141,22 +142,17 @@ class ThreatsBoardNetwork(TacticalValueBoardNetwork):
         self.threat_tile = torch.nn.Linear(hidden, pair)
         self.threat_trunk = torch.nn.Linear(hidden, pair)
 
-    def forward(self, observations, masks, tactical=None):
-        if tactical is None:
-            tactical = tactical_features(observations)
-        tiles, cards, trunk = self.encode(observations)
-        logits = self.logits(observations, masks, tactical, tiles, cards, trunk)
-        mine = self.placements(tactical, tiles, cards, trunk, masks)
+    def pools(self, observations, masks, tactical, tiles, cards, trunk) -> list[torch.Tensor]:
+        """The mover's placements' pool, then the opponent's: its cards in hand on the empty tiles (open hands)."""
         board, _, theirs = observation_blocks(observations)
         empty = (board[..., 0] == 0) & (board[..., 1] == 0)  # [B, 15]
-        in_hand = theirs[..., 5] == 1  # [B, 16]: open hands
+        in_hand = theirs[..., 5] == 1  # [B, 16]
         legal = (in_hand[:, :, None] & empty[:, None, :]).reshape(-1, DECK_SIZE * TILES)
         threats = tactical_features(their_view(observations.numpy()))
         their_cards = self.threat_card(theirs.float() / OBSERVATION_HIGH)
         pairs = self.threat_tactics(threats) + their_cards[:, :, None] + self.threat_tile(tiles)[:, None]
         their = pooled(torch.relu(pairs + self.threat_trunk(trunk)[:, None, None]), legal)
-        value = self.joint(torch.cat([trunk, mine, their], dim=1)).squeeze(-1)
-        return logits, torch.tanh(value)
+        return [*super().pools(observations, masks, tactical, tiles, cards, trunk), their]
 
 
 VARIANTS: dict[str, Callable[[], torch.nn.Module]] = {
