@@ -118,13 +118,16 @@ def targets_row(document: dict) -> str:
 
 
 def plot(document: dict, path: Path) -> None:
-    """Each seed's curve against mcts:400 with its 95% interval."""
+    """Each seed's curve against mcts:400 with its 95% interval, over the band a run lands in."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     figure, axis = plt.subplots(figsize=(6.5, 3.8))
+    games = [int(g) for g in document["band"]]
+    low, high = zip(*(document["band"][g]["mcts:400"] for g in document["band"]))
+    axis.fill_between(games, low, high, color="grey", alpha=0.2, label="a run lands in")
     for seed in document["seeds"]:
         run = document["runs"][str(seed)]
         x = [int(g) for g in run]
