@@ -120,11 +120,12 @@ def their_view(observations: np.ndarray) -> np.ndarray:
     """The observations as the opponent would read the board and its own deck (int8 ``[B, 339]``): the tiles'
     owners swapped and the opponent's deck's sides in the mover's deck's place, for ``tactical_batch`` (which reads
     only those), so that its features are the opponent's placements' (open hands)."""
-    flipped = np.array(observations, dtype=np.int8, copy=True)
-    tiles, mine, theirs = observation_blocks(flipped)
-    original_tiles, _, original_theirs = observation_blocks(np.asarray(observations, dtype=np.int8))
-    tiles[..., 0], tiles[..., 1] = original_tiles[..., 1], original_tiles[..., 0]
-    mine[..., :4] = original_theirs[..., :4]
+    original = np.asarray(observations, dtype=np.int8)
+    flipped = original.copy()
+    tiles, mine, _ = observation_blocks(flipped)
+    board, _, theirs = observation_blocks(original)
+    tiles[..., 0], tiles[..., 1] = board[..., 1], board[..., 0]
+    mine[..., :4] = theirs[..., :4]
     return flipped
 
 
@@ -143,7 +144,9 @@ class ThreatsBoardNetwork(TacticalValueBoardNetwork):
         self.threat_trunk = torch.nn.Linear(hidden, pair)
 
     def pools(self, observations, masks, tactical, tiles, cards, trunk) -> list[torch.Tensor]:
-        """The mover's placements' pool, then the opponent's: its cards in hand on the empty tiles (open hands)."""
+        """The mover's placements' pool, then the opponent's: its cards in hand on the empty tiles (open hands). The
+        mover's is built first: the order autograd sums the gradients in, which the study's runs were made with."""
+        mine = super().pools(observations, masks, tactical, tiles, cards, trunk)
         board, _, theirs = observation_blocks(observations)
         empty = (board[..., 0] == 0) & (board[..., 1] == 0)  # [B, 15]
         in_hand = theirs[..., 5] == 1  # [B, 16]
@@ -152,7 +155,7 @@ class ThreatsBoardNetwork(TacticalValueBoardNetwork):
         their_cards = self.threat_card(theirs.float() / OBSERVATION_HIGH)
         pairs = self.threat_tactics(threats) + their_cards[:, :, None] + self.threat_tile(tiles)[:, None]
         their = pooled(torch.relu(pairs + self.threat_trunk(trunk)[:, None, None]), legal)
-        return [*super().pools(observations, masks, tactical, tiles, cards, trunk), their]
+        return [*mine, their]
 
 
 VARIANTS: dict[str, Callable[[], torch.nn.Module]] = {
