@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
 import signal
 import subprocess
@@ -19,7 +20,9 @@ from perfect import value_after
 
 from trinity_env.agents.spec import make
 from trinity_env.cli import main as trinity
+from trinity_env.cli.common import stop_on_signals
 from trinity_env.core import ArgumentError
+from trinity_env.core.writes import signals_held
 from trinity_env.evaluation import solved_build as sb
 from trinity_env.evaluation import solved_positions as sp
 from trinity_env.search.solver import Solver
@@ -145,6 +148,43 @@ def test_an_interrupted_build_resumes_to_the_same_dataset(built, tmp_path, monke
     assert files(directory) == files(built)
     # a positions budget counts the shards already there
     assert sb.build(directory, positions=1, **SMALL).built == []
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_stop_while_a_shard_is_written_keeps_that_shard(built, tmp_path, monkeypatch, signum):
+    """A signal that lands while a finished shard is compressed (inside a zip member: stopped there, the zip raised
+    its own error in place of the stop) waits for the shard's file and entry, then stops the build."""
+    real = sb.shard_bytes
+
+    def signalled(arrays):
+        os.kill(os.getpid(), signum)  # its handler runs at once, here, before the shard's bytes exist
+        return real(arrays)
+
+    monkeypatch.setattr(sb, "shard_bytes", signalled)
+    directory = tmp_path / "stopped"
+    handlers = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+    with stop_on_signals() as stopped, pytest.raises(KeyboardInterrupt):
+        sb.build(directory, 2, **SMALL)
+    assert stopped == [signum]
+    assert sorted(p.name for p in directory.iterdir()) == ["manifest.json", "shard-00000.npz"]
+    assert files(directory)["shard-00000.npz"] == files(built)["shard-00000.npz"]
+    assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == handlers  # both put back
+
+
+def test_signals_held_delivers_each_stop_after_the_block_to_the_handler_before_it():
+    seen = []
+    before = signal.signal(signal.SIGTERM, lambda signum, frame: seen.append(("handler", signum)))
+    try:
+        with signals_held():
+            os.kill(os.getpid(), signal.SIGTERM)
+            os.kill(os.getpid(), signal.SIGTERM)
+            seen.append("block ends")
+        assert seen == ["block ends", ("handler", signal.SIGTERM)]
+        with signals_held():
+            seen.clear()
+        assert seen == []
+    finally:
+        signal.signal(signal.SIGTERM, before)
 
 
 def test_a_damaged_shard_is_rebuilt_by_the_builder(built, tmp_path):

@@ -16,6 +16,8 @@ Any failure (disk full, an I/O error, a read-only folder) removes the temporary 
 from __future__ import annotations
 
 import os
+import signal
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -115,3 +117,25 @@ def _sync_folder(folder: Path) -> None:
         pass
     finally:
         os.close(descriptor)
+
+
+@contextmanager
+def signals_held() -> Iterator[None]:
+    """Ctrl-C and SIGTERM wait for the end of the block, then act as they would have (the handlers before it run):
+    for a short step that must finish whole once begun (a finished shard's compression, its file and its manifest
+    entry), where being stopped inside would lose the work done or raise a library's error in place of the stop.
+    Outside the main thread, where no handler runs, the block runs as is."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    arrived: list[int] = []
+    before = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
+    for signum in before:
+        signal.signal(signum, lambda received, frame: arrived.append(received))
+    try:
+        yield
+    finally:
+        for signum, handler in before.items():
+            signal.signal(signum, handler)
+        for signum in dict.fromkeys(arrived):
+            signal.raise_signal(signum)

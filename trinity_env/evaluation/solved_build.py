@@ -18,8 +18,8 @@ depends on the build's parameters and ``k`` alone: shards can be built in any or
 several processes on disjoint ranges, and an interrupted build resumes where it stopped.
 Each shard is written to a temporary file in ``DIR`` and renamed into place, then entered in
 the manifest (under a lock, so two builders in one folder do not lose each other's entries):
-Ctrl-C or a kill keeps every finished shard. A folder built with other parameters, or whose agent's files
-changed (their sha256), is refused.
+Ctrl-C or a kill keeps every finished shard (Ctrl-C or SIGTERM while one is written waits for its file and
+entry). A folder built with other parameters, or whose agent's files changed (their sha256), is refused.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ import numpy as np
 from trinity_env.core import ArgumentError, GameState
 from trinity_env.core.errors import BudgetExhausted
 from trinity_env.core.locks import locked
-from trinity_env.core.writes import write_bytes
+from trinity_env.core.writes import signals_held, write_bytes
 from trinity_env.evaluation.solved_positions import (
     ACTIONS,
     ARRAYS,
@@ -344,24 +344,25 @@ def build(
             arrays = build_shard(
                 index, player, solver, seed, empty, games_per_shard, on_game, policy_empty, max_nodes, over
             )
-            data = shard_bytes(arrays)
-            write_bytes(directory / name, data)
-            entry = {
-                "games": [index * games_per_shard, (index + 1) * games_per_shard],
-                "positions": int(arrays["value"].shape[0]),
-                "bytes": len(data),
-                "sha256": _sha256(data),
-                "arrays_sha256": arrays_sha256(arrays),
-            }
-            if over is not None:  # what the budget left out, by empty tiles
-                entry["over_budget"] = {str(count): left for count, left in over.items()}
-                for count, left in over.items():
-                    over_budget[count] += left
-            # another builder may have added shards since: merge into the file's manifest
-            with locked(directory, ArgumentError, blocking=True):
-                manifest = read_manifest(directory)
-                manifest["shards"][name] = entry
-                _write_manifest(directory, manifest)
+            with signals_held():  # a stop now waits for the shard's file and entry (a second at most)
+                data = shard_bytes(arrays)
+                write_bytes(directory / name, data)
+                entry = {
+                    "games": [index * games_per_shard, (index + 1) * games_per_shard],
+                    "positions": int(arrays["value"].shape[0]),
+                    "bytes": len(data),
+                    "sha256": _sha256(data),
+                    "arrays_sha256": arrays_sha256(arrays),
+                }
+                if over is not None:  # what the budget left out, by empty tiles
+                    entry["over_budget"] = {str(count): left for count, left in over.items()}
+                    for count, left in over.items():
+                        over_budget[count] += left
+                # another builder may have added shards since: merge into the file's manifest
+                with locked(directory, ArgumentError, blocking=True):
+                    manifest = read_manifest(directory)
+                    manifest["shards"][name] = entry
+                    _write_manifest(directory, manifest)
             built.append(index)
             made += entry["positions"]
             held += entry["positions"]
