@@ -276,6 +276,59 @@ def test_sigterm_is_handled_like_ctrl_c(tmp_path):
     saved_when_interrupted(run, stderr)
 
 
+def test_signals_held_delivers_each_stop_after_the_block_to_the_handler_before_it():
+    seen = []
+    before = signal.signal(signal.SIGTERM, lambda signum, frame: seen.append(("handler", signum)))
+    try:
+        with writes.signals_held():
+            os.kill(os.getpid(), signal.SIGTERM)
+            os.kill(os.getpid(), signal.SIGTERM)
+            seen.append("block ends")
+        assert seen == ["block ends", ("handler", signal.SIGTERM)]
+        seen.clear()
+        with writes.signals_held():
+            pass
+        assert seen == []
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_stop_inside_an_sb3_save_waits_for_a_whole_file(tmp_path, monkeypatch, signum):
+    """SB3 writes its zip with ``zipfile``: a stop that landed as a member was closed left that member open, and the
+    zip's own close raised "Can't close the ZIP file while there is an open writing handle" in place of the stop
+    (a CI run saw it in the dataset builder). Now the file is written whole, the old one replaced, then it stops."""
+    import zipfile
+
+    from sb3_contrib import MaskablePPO
+
+    from training.selfplay_ppo import save_model
+    from trinity_env.agents.sb3 import load_policy
+    from trinity_env.cli.common import stop_on_signals
+    from trinity_env.envs.single_agent import TrinityTowersEnv
+
+    model = MaskablePPO("MlpPolicy", TrinityTowersEnv(), n_steps=16, batch_size=16, seed=0, device="cpu")
+    path = tmp_path / "latest.zip"
+    path.write_bytes(b"the previous checkpoint")
+    real, signalled = zipfile._ZipWriteFile.close, []
+
+    def close(handle):
+        if not signalled:
+            signalled.append(signum)
+            os.kill(os.getpid(), signum)  # the stop's handler runs here, with the member still open
+        return real(handle)
+
+    monkeypatch.setattr(zipfile._ZipWriteFile, "close", close)
+    with stop_on_signals() as stopped, pytest.raises(KeyboardInterrupt):
+        save_model(model, path)
+    monkeypatch.setattr(zipfile._ZipWriteFile, "close", real)
+    assert stopped == [signum] and signalled == [signum]
+    assert not path.with_name("latest.zip.tmp").exists()
+    loaded = load_policy(path).state_dict()  # the weights-only reader: every member whole
+    for name, tensor in model.policy.state_dict().items():
+        assert torch.equal(loaded[name], tensor)
+
+
 def test_a_write_error_in_a_run_is_one_line_and_exit_1(tmp_path):
     """A run whose checkpoint cannot be written (a link planted in its way) stops with one line, status 1."""
     victim = tmp_path / "victim"

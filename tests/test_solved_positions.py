@@ -22,7 +22,6 @@ from trinity_env.agents.spec import make
 from trinity_env.cli import main as trinity
 from trinity_env.cli.common import stop_on_signals
 from trinity_env.core import ArgumentError
-from trinity_env.core.writes import signals_held
 from trinity_env.evaluation import solved_build as sb
 from trinity_env.evaluation import solved_positions as sp
 from trinity_env.search.solver import Solver
@@ -169,22 +168,6 @@ def test_a_stop_while_a_shard_is_written_keeps_that_shard(built, tmp_path, monke
     assert sorted(p.name for p in directory.iterdir()) == ["manifest.json", "shard-00000.npz"]
     assert files(directory)["shard-00000.npz"] == files(built)["shard-00000.npz"]
     assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == handlers  # both put back
-
-
-def test_signals_held_delivers_each_stop_after_the_block_to_the_handler_before_it():
-    seen = []
-    before = signal.signal(signal.SIGTERM, lambda signum, frame: seen.append(("handler", signum)))
-    try:
-        with signals_held():
-            os.kill(os.getpid(), signal.SIGTERM)
-            os.kill(os.getpid(), signal.SIGTERM)
-            seen.append("block ends")
-        assert seen == ["block ends", ("handler", signal.SIGTERM)]
-        with signals_held():
-            seen.clear()
-        assert seen == []
-    finally:
-        signal.signal(signal.SIGTERM, before)
 
 
 def test_a_damaged_shard_is_rebuilt_by_the_builder(built, tmp_path):

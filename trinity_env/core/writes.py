@@ -7,7 +7,8 @@ not cost the previous checkpoint or write outside the folder. So every file is w
 - into ``NAME.tmp`` beside it, opened with ``O_CREAT | O_EXCL | O_NOFOLLOW`` (never through a
   link; a leftover regular ``.tmp`` of a crash is removed first, a link there is refused);
 - flushed and fsynced, then renamed over ``NAME`` (atomic), and the folder fsynced;
-- never over a link: an existing ``NAME`` that is a symbolic link is refused before writing.
+- never over a link: an existing ``NAME`` that is a symbolic link is refused before writing;
+- never cut by Ctrl-C or SIGTERM: a stop waits for the file to be whole, then acts.
 
 Any failure (disk full, an I/O error, a read-only folder) removes the temporary file, leaves
 ``NAME`` as it was and raises ``WriteError`` with one line naming the file.
@@ -60,27 +61,52 @@ def _open_temporary(temporary: Path, path: Path) -> int:
 
 
 @contextmanager
+def signals_held() -> Iterator[None]:
+    """Ctrl-C and SIGTERM wait for the end of the block, then act as they would have (the handlers before it run):
+    for a short step that must finish whole once begun (a finished shard's compression, its file and its manifest
+    entry), where being stopped inside would lose the work done or raise a library's error in place of the stop.
+    Outside the main thread, where no handler runs, the block runs as is."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    arrived: list[int] = []
+    before = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
+    for signum in before:
+        signal.signal(signum, lambda received, frame: arrived.append(received))
+    try:
+        yield
+    finally:
+        for signum, handler in before.items():
+            signal.signal(signum, handler)
+        for signum in dict.fromkeys(arrived):
+            signal.raise_signal(signum)
+
+
+@contextmanager
 def atomic_file(path: str | Path) -> Iterator[BinaryIO]:
-    """A binary file to write ``path``'s new content into; it replaces ``path`` only when the block ends well."""
+    """A binary file to write ``path``'s new content into; it replaces ``path`` only when the block ends well.
+    Ctrl-C or SIGTERM inside the block waits for its end (``signals_held``): a file begun is written whole, and a
+    writer stopped halfway (a zip's member open) cannot raise its own error in place of the stop."""
     path = Path(path)
     refuse_link(path)
     temporary = path.with_name(path.name + ".tmp")
-    descriptor = _open_temporary(temporary, path)
-    try:
-        with os.fdopen(descriptor, "wb") as handle:
-            yield handle
-            handle.flush()
-            os.fsync(handle.fileno())
-        refuse_link(path)
-        os.replace(temporary, path)
-    except BaseException as err:
-        with suppress(OSError):
-            temporary.unlink()
-        cause = os_error_in(err)
-        if cause is not None and not isinstance(err, WriteError):
-            raise WriteError(f"cannot write {path}: {one_line(cause.strerror or cause)}") from None
-        raise
-    _sync_folder(path.parent)
+    with signals_held():
+        descriptor = _open_temporary(temporary, path)
+        try:
+            with os.fdopen(descriptor, "wb") as handle:
+                yield handle
+                handle.flush()
+                os.fsync(handle.fileno())
+            refuse_link(path)
+            os.replace(temporary, path)
+        except BaseException as err:
+            with suppress(OSError):
+                temporary.unlink()
+            cause = os_error_in(err)
+            if cause is not None and not isinstance(err, WriteError):
+                raise WriteError(f"cannot write {path}: {one_line(cause.strerror or cause)}") from None
+            raise
+        _sync_folder(path.parent)
 
 
 def write_bytes(path: str | Path, content: bytes) -> None:
@@ -117,25 +143,3 @@ def _sync_folder(folder: Path) -> None:
         pass
     finally:
         os.close(descriptor)
-
-
-@contextmanager
-def signals_held() -> Iterator[None]:
-    """Ctrl-C and SIGTERM wait for the end of the block, then act as they would have (the handlers before it run):
-    for a short step that must finish whole once begun (a finished shard's compression, its file and its manifest
-    entry), where being stopped inside would lose the work done or raise a library's error in place of the stop.
-    Outside the main thread, where no handler runs, the block runs as is."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    arrived: list[int] = []
-    before = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
-    for signum in before:
-        signal.signal(signum, lambda received, frame: arrived.append(received))
-    try:
-        yield
-    finally:
-        for signum, handler in before.items():
-            signal.signal(signum, handler)
-        for signum in dict.fromkeys(arrived):
-            signal.raise_signal(signum)
