@@ -65,12 +65,16 @@ def signals_held() -> Iterator[None]:
     """Ctrl-C and SIGTERM wait for the end of the block, then act as they would have (the handlers before it run):
     for a short step that must finish whole once begun (a finished shard's compression, its file and its manifest
     entry), where being stopped inside would lose the work done or raise a library's error in place of the stop.
-    Outside the main thread, where no handler runs, the block runs as is."""
+    Outside the main thread, where no handler runs, or where a handler was set outside Python (it could not be put
+    back), the block runs as is."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    arrived: list[int] = []
     before = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
+    if None in before.values():
+        yield
+        return
+    arrived: list[int] = []
     for signum in before:
         signal.signal(signum, lambda received, frame: arrived.append(received))
     try:
