@@ -33,6 +33,7 @@ from training.run_folder import LOCK, RunFolderError, claim
 from trinity_env.agents.policy import PolicyNetwork, load_checkpoint, save_checkpoint
 from trinity_env.core import writes
 from trinity_env.core.errors import WriteError
+from trinity_env.core.stops import signals_held, stops_handled_by
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY = PPO_ONE_UPDATE
@@ -280,17 +281,29 @@ def test_signals_held_delivers_each_stop_after_the_block_to_the_handler_before_i
     seen = []
     before = signal.signal(signal.SIGTERM, lambda signum, frame: seen.append(("handler", signum)))
     try:
-        with writes.signals_held():
+        with signals_held():
             os.kill(os.getpid(), signal.SIGTERM)
             os.kill(os.getpid(), signal.SIGTERM)
             seen.append("block ends")
         assert seen == ["block ends", ("handler", signal.SIGTERM)]
         seen.clear()
-        with writes.signals_held():
+        with signals_held():
             pass
         assert seen == []
     finally:
         signal.signal(signal.SIGTERM, before)
+
+
+def test_a_handler_set_outside_python_is_left_in_place(monkeypatch):
+    """``getsignal`` gives ``None`` for a handler set from C: it could not be put back, so none is installed (putting
+    ``None`` back was a TypeError at the end of the block) and the block is told so."""
+    real = signal.getsignal
+    monkeypatch.setattr(signal, "getsignal", lambda signum: None if signum == signal.SIGTERM else real(signum))
+    installed = []
+    monkeypatch.setattr(signal, "signal", lambda signum, handler: installed.append(signum))
+    with stops_handled_by(lambda signum, frame: None) as handled, signals_held():
+        pass
+    assert handled is False and installed == []
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])

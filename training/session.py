@@ -18,9 +18,7 @@
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
-import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -28,6 +26,7 @@ from contextvars import ContextVar
 from trinity_env.agents.policy import CheckpointError
 from trinity_env.arguments import positive_int
 from trinity_env.core.errors import ArgumentError, WriteError
+from trinity_env.core.stops import stops_handled_by
 
 from .config import BUDGETS, TrainConfigError
 from .run_folder import RunFolderError
@@ -84,15 +83,8 @@ class GracefulStop:
 
     @contextmanager
     def installed(self) -> Iterator[GracefulStop]:
-        if threading.current_thread() is not threading.main_thread():
+        with stops_handled_by(self._handle):
             yield self
-            return
-        previous = signal.signal(signal.SIGINT, self._handle), signal.signal(signal.SIGTERM, self._handle)
-        try:
-            yield self
-        finally:
-            signal.signal(signal.SIGINT, previous[0])
-            signal.signal(signal.SIGTERM, previous[1])
 
     @contextmanager
     def interruptible(self) -> Iterator[None]:

@@ -15,7 +15,6 @@ import argparse
 import json
 import signal
 import sys
-import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TypeVar
@@ -25,6 +24,7 @@ from trinity_env.core import REPLAY_FORMAT, GameState, PositionError, Replay, Tr
 from trinity_env.core.errors import ArgumentError
 from trinity_env.core.files import read_json
 from trinity_env.core.paths import prepare_file, prepare_folder
+from trinity_env.core.stops import stops_handled_by
 from trinity_env.core.writes import write_text
 
 EXIT_OK = 0
@@ -178,17 +178,8 @@ def stop_on_signals() -> Iterator[list[int]]:
         stopped[0] = signum
         raise KeyboardInterrupt
 
-    if threading.current_thread() is not threading.main_thread():
+    with stops_handled_by(stop):
         yield stopped
-        return
-    before = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
-    signal.signal(signal.SIGINT, stop)
-    signal.signal(signal.SIGTERM, stop)
-    try:
-        yield stopped
-    finally:
-        signal.signal(signal.SIGINT, before[0])
-        signal.signal(signal.SIGTERM, before[1])
 
 
 def exit_status(stopped: list[int]) -> int:

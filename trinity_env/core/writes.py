@@ -17,8 +17,6 @@ Any failure (disk full, an I/O error, a read-only folder) removes the temporary 
 from __future__ import annotations
 
 import os
-import signal
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -26,6 +24,7 @@ from typing import BinaryIO
 
 from trinity_env.core.errors import WriteError
 from trinity_env.core.files import one_line
+from trinity_env.core.stops import signals_held
 
 _FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
@@ -58,32 +57,6 @@ def _open_temporary(temporary: Path, path: Path) -> int:
         except OSError as err:
             raise WriteError(f"cannot write {path}: {one_line(err.strerror or err)}") from None
     raise WriteError(f"cannot write {path}: {temporary} keeps reappearing (another writer?)")
-
-
-@contextmanager
-def signals_held() -> Iterator[None]:
-    """Ctrl-C and SIGTERM wait for the end of the block, then act as they would have (the handlers before it run):
-    for a short step that must finish whole once begun (a finished shard's compression, its file and its manifest
-    entry), where being stopped inside would lose the work done or raise a library's error in place of the stop.
-    Outside the main thread, where no handler runs, or where a handler was set outside Python (it could not be put
-    back), the block runs as is."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    before = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
-    if None in before.values():
-        yield
-        return
-    arrived: list[int] = []
-    for signum in before:
-        signal.signal(signum, lambda received, frame: arrived.append(received))
-    try:
-        yield
-    finally:
-        for signum, handler in before.items():
-            signal.signal(signum, handler)
-        for signum in dict.fromkeys(arrived):
-            signal.raise_signal(signum)
 
 
 @contextmanager

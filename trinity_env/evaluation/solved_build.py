@@ -36,7 +36,8 @@ import numpy as np
 from trinity_env.core import ArgumentError, GameState
 from trinity_env.core.errors import BudgetExhausted
 from trinity_env.core.locks import locked
-from trinity_env.core.writes import signals_held, write_bytes
+from trinity_env.core.stops import signals_held
+from trinity_env.core.writes import write_bytes
 from trinity_env.evaluation.solved_positions import (
     ACTIONS,
     ARRAYS,
