@@ -31,6 +31,7 @@ export function initRules() {
   dialog.addEventListener("close", () => {
     const back = app.rulesReturn;
     app.rulesReturn = null;
+    if (!focusLeftBehind(dialog)) return; // the close event comes a task late: what has the focus by then keeps it
     if (back && document.contains(back) && focusable(back)) back.focus();
     else $("rules-button").focus();
   });
@@ -86,6 +87,13 @@ function showHint(target) {
   tip.style.top = `${window.scrollY + box.bottom + 6}px`;
 }
 
+// After a dialog closes, whether the focus is nowhere or still in it: only then does the dialog hand it back. A dialog's
+// close event is queued, so a person (or the browser's own focus restoring) may have moved the focus before it runs.
+function focusLeftBehind(dialog) {
+  const active = document.activeElement;
+  return !active || active === document.body || dialog.contains(active);
+}
+
 export function hideHint() {
   $("tooltip").hidden = true;
 }
@@ -112,7 +120,7 @@ export function confirmStep(title, text, yes, no) {
   $("confirm-no").textContent = no;
   return new Promise((resolve) => {
     app.confirmResolve = (answer) => {
-      if (!answer && back && document.contains(back) && focusable(back)) back.focus();
+      if (!answer && focusLeftBehind(dialog) && back && document.contains(back) && focusable(back)) back.focus();
       resolve(answer);
     };
     dialog.showModal();
