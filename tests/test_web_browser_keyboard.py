@@ -146,11 +146,12 @@ def test_the_rules_panel_opens_and_closes_by_keyboard_and_rule_words_explain_the
     # focus when it runs keeps it. Here a rule word focused at once (what a busy machine did to this test in CI).
     page.keyboard.press("?")
     page.wait_for_selector("#rules[open]")
-    page.evaluate(
-        """() => { document.getElementById('rules').close();
-                  document.querySelector('.legend .rule-word[data-rule="capture"]').focus(); }"""
+    page.evaluate(  # resolves once the close event has run: this listener comes after the page's own
+        """() => new Promise((done) => { const rules = document.getElementById('rules');
+                  rules.addEventListener('close', () => done(), { once: true });
+                  rules.close();
+                  document.querySelector('.legend .rule-word[data-rule="capture"]').focus(); })"""
     )
-    page.evaluate("() => new Promise((done) => setTimeout(done, 50))")  # the close event has run
     assert page.evaluate("() => document.activeElement.dataset.rule") == "capture"
     assert "Captured:" in page.inner_text("#tooltip") and page.locator("#tooltip").is_visible()
     page.keyboard.press("Escape")
