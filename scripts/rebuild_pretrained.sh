@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Issue 54, part 1: rebuild the pre-trained start's run from docs/alphazero.md's commands ("Pre-training on solved
+# positions"), then ship it with scripts/make_az_standard.py. Each stage leaves a marker in runs/rebuild/, so running
+# this again goes on after the last finished stage (the trainer's own --resume continues a stage it stopped in).
+#
+#   setsid nohup nice -n 19 bash scripts/rebuild_pretrained.sh >> logs/rebuild.log 2>&1 &
+#
+# Run from the repository root with .venv set up (make test's set-up). Stops on the first failing stage.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+echo 19 > "/proc/$$/autogroup" 2>/dev/null || true  # under setsid the autogroup, not nice, decides the CPU share
+PY=.venv/bin/python
+DONE=runs/rebuild
+RUN=runs/az-standard-pretrained
+CONFIG=docs/alphazero/pretrain/az-standard-pretrained.yaml
+mkdir -p "$DONE" logs
+
+stage() {  # stage NAME COMMAND...: runs COMMAND once, then marks NAME done
+  local name=$1
+  shift
+  if [[ -e "$DONE/$name" ]]; then
+    echo "$(date -Is) $name: done before"
+    return
+  fi
+  echo "$(date -Is) $name: $* (load $(cut -d' ' -f1-3 /proc/loadavg))"
+  "$@"
+  date -Is > "$DONE/$name"
+  echo "$(date -Is) $name: finished"
+}
+
+resume_flag() {  # the trainer's --resume once the run folder holds a checkpoint
+  [[ -f "$RUN/latest.pt" ]] && echo --resume || true
+}
+
+stage pretrain "$PY" -m training.pretrain docs/dataset/default runs/pretrained/board-128x2.pt --steps 12000 \
+  --eval-every-steps 2000 --json docs/alphazero/pretrain/board-128x2.json
+stage train-42496 "$PY" -m training.alphazero --config "$CONFIG" --run "$RUN" $(resume_flag) --stop-at 42496
+stage train-61440 "$PY" -m training.alphazero --config "$CONFIG" --run "$RUN" --resume --total-games 61440
+stage head-to-head .venv/bin/trinity arena --agents "az:$RUN/latest.pt,solver=0" "az-standard:solver=0" \
+  --games 600 --seed 12 --quiet --out docs/alphazero/pretrain/standard-61440-600
+stronger() {  # the head-to-head's share for the rebuilt network: ship only a stronger one
+  "$PY" -c "import json,sys; share=json.load(open('docs/alphazero/pretrain/standard-61440-600/arena.json'))['win_rate'][0][1]; print(f'head to head: {share:.1%}'); sys.exit(share <= 0.5)"
+}
+stronger || { echo "$(date -Is) the rebuilt network is not stronger than az-standard: not shipped"; exit 1; }
+stage measure "$PY" scripts/make_az_standard.py --run "$RUN" --previous board-61k
+echo "$(date -Is) all stages finished"
