@@ -52,14 +52,21 @@ def same_weights(a: PolicyNetwork, b: PolicyNetwork) -> bool:
 # ---------------------------------------------------------------- links
 
 
-def test_a_planted_tmp_link_is_never_written_through(tmp_path):
+def test_a_planted_tmp_link_is_never_written_through(tmp_path, monkeypatch):
+    """A link where the writer's temporary file goes is refused (``O_EXCL | O_NOFOLLOW``); one planted under the
+    old shared name ``NAME.tmp`` is no writer's file and is left alone."""
     run, victim = tmp_path / "run", tmp_path / "victim.txt"
     run.mkdir()
     victim.write_text("precious")
     (run / "latest.pt.tmp").symlink_to(victim)
-    with pytest.raises(WriteError, match=r"latest\.pt\.tmp is a symbolic link: refusing to write through it"):
-        save_checkpoint(run / "latest.pt", network(0))
-    assert victim.read_text() == "precious" and not (run / "latest.pt").exists()
+    save_checkpoint(run / "latest.pt", network(0))
+    assert victim.read_text() == "precious" and (run / "latest.pt.tmp").is_symlink()
+    planted = run / "best.pt.planted.tmp"
+    planted.symlink_to(victim)
+    monkeypatch.setattr(writes, "temporary_name", lambda path: planted)
+    with pytest.raises(WriteError, match=r"best\.pt\.planted\.tmp is a symbolic link: refusing to write through it"):
+        save_checkpoint(run / "best.pt", network(0))
+    assert victim.read_text() == "precious" and not (run / "best.pt").exists()
 
 
 def test_a_checkpoint_that_is_a_link_is_refused(tmp_path):
@@ -90,11 +97,19 @@ def test_a_resume_refuses_links_where_the_trainer_writes(tmp_path, name):
     assert not (run / LOCK).exists() or (run / LOCK).is_symlink()
 
 
-def test_a_leftover_regular_tmp_of_a_crash_is_replaced(tmp_path):
-    (tmp_path / "latest.pt.tmp").write_bytes(b"half a checkpoint")
+def test_a_leftover_of_a_dead_writer_is_removed_and_a_live_one_s_kept(tmp_path):
+    """Crash leftovers are removed when their writer is dead, never while it lives (issue 50, class 6)."""
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    pid = int(dead.stdout)
+    host = writes.temporary_name(tmp_path / "x").name.split(".")[-2].split("-")[0]
+    leftover = tmp_path / f"latest.pt.{host}-{pid}-0123abcd.tmp"
+    live = tmp_path / f"latest.pt.{host}-{os.getpid()}-0123abcd.tmp"
+    for file in (leftover, live):
+        file.write_bytes(b"half a checkpoint")
     save_checkpoint(tmp_path / "latest.pt", network(0))
     assert same_weights(load_checkpoint(tmp_path / "latest.pt")[0], network(0))
-    assert not (tmp_path / "latest.pt.tmp").exists()
+    assert writes.remove_leftovers(tmp_path) == [leftover]
+    assert not leftover.exists() and live.exists()
 
 
 # ---------------------------------------------------------------- a full disk
@@ -336,7 +351,7 @@ def test_a_stop_inside_an_sb3_save_waits_for_a_whole_file(tmp_path, monkeypatch,
         save_model(model, path)
     monkeypatch.setattr(zipfile._ZipWriteFile, "close", real)
     assert stopped == [signum] and signalled == [signum]
-    assert not path.with_name("latest.zip.tmp").exists()
+    assert not list(tmp_path.glob("latest.zip.*tmp"))
     loaded = load_policy(path).state_dict()  # the weights-only reader: every member whole
     for name, tensor in model.policy.state_dict().items():
         assert torch.equal(loaded[name], tensor)
@@ -351,7 +366,7 @@ def test_a_write_error_in_a_run_is_one_line_and_exit_1(tmp_path):
     script = (
         "import os, sys, runpy, training.fast_ppo as m\n"
         "real = m.save_checkpoint\n"
-        f"def planted(path, *a, **k):\n    os.symlink({str(victim)!r}, str(path) + '.tmp')\n    real(path, *a, **k)\n"
+        f"def planted(path, *a, **k):\n    os.symlink({str(victim)!r}, str(path))\n    real(path, *a, **k)\n"
         "m.save_checkpoint = planted\n"
         "sys.argv = ['python -m training.fast_ppo'] + sys.argv[1:]\nm.main(sys.argv[1:])\n"
     )

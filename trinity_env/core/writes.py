@@ -4,26 +4,34 @@ Trainers write their run folders for hours and a user may share such a folder: a
 fails halfway, or a ``latest.pt.tmp`` that someone replaced by a link to a file elsewhere, must
 not cost the previous checkpoint or write outside the folder. So every file is written here:
 
-- into ``NAME.tmp`` beside it, opened with ``O_CREAT | O_EXCL | O_NOFOLLOW`` (never through a
-  link; a leftover regular ``.tmp`` of a crash is removed first, a link there is refused);
+- into a temporary file of its own beside it, ``NAME.HOST-PID-TOKEN.tmp`` (the writer's host, process and a random
+  token, so two writers of one ``NAME`` never meet), opened with ``O_CREAT | O_EXCL | O_NOFOLLOW`` (never through a
+  link); the leftovers of a crash are removed by ``remove_leftovers`` only once their writer is dead;
 - flushed and fsynced, then renamed over ``NAME`` (atomic), and the folder fsynced;
 - never over a link: an existing ``NAME`` that is a symbolic link is refused before writing;
 - never cut by Ctrl-C or SIGTERM: a stop waits for the file to be whole, then acts.
 
 Any failure (disk full, an I/O error, a read-only folder) removes the temporary file, leaves
-``NAME`` as it was and raises ``WriteError`` with one line naming the file.
+``NAME`` as it was and raises ``WriteError`` with one line naming the file. Two writers of one ``NAME`` both
+succeed, the later rename winning; ``writing_folder`` keeps a second job out of an output folder for a whole run.
+A figure is written with ``write_figure``: no result is written anywhere but here.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
+import re
+import secrets
+import socket
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from trinity_env.core.errors import WriteError
 from trinity_env.core.files import one_line
+from trinity_env.core.locks import locked
 from trinity_env.core.stops import signals_held
 
 _FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -46,17 +54,60 @@ def os_error_in(err: BaseException) -> OSError | None:
     return None
 
 
+def _host() -> str:
+    """Six hex digits of this machine's name: a leftover of another host's writer is never taken for a dead one's."""
+    return hashlib.sha256(socket.gethostname().encode("utf-8", "replace")).hexdigest()[:6]
+
+
+_LEFTOVER = re.compile(r"\.(?P<host>[0-9a-f]{6})-(?P<pid>[0-9]+)-[0-9a-f]{8}\.tmp$")
+"""The tail of a writer's temporary name: its host, its process id and its random token."""
+
+
+def temporary_name(path: Path) -> Path:
+    """The temporary file this process writes ``path`` into: its own (host, pid, a random token), never another
+    writer's."""
+    return path.with_name(f"{path.name}.{_host()}-{os.getpid()}-{secrets.token_hex(4)}.tmp")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OverflowError:  # a pid no process can have
+        return False
+    except PermissionError:  # another user's process: alive
+        return True
+    return True
+
+
+def remove_leftovers(folder: str | Path) -> list[Path]:
+    """Remove the temporary files in ``folder`` whose writer is dead (a process of this host that is gone: a crash,
+    ``kill -9``); a live writer's, another host's and any link are left alone. The removed paths."""
+    removed, host = [], _host()
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return removed
+    for entry in entries:
+        match = _LEFTOVER.search(entry.name)
+        if match is None or match["host"] != host or _alive(int(match["pid"])):
+            continue
+        if entry.is_file(follow_symlinks=False):
+            with suppress(OSError):
+                os.unlink(entry.path)
+                removed.append(Path(entry.path))
+    return removed
+
+
 def _open_temporary(temporary: Path, path: Path) -> int:
-    for _ in range(2):
-        try:
-            return os.open(temporary, _FLAGS, 0o644)
-        except FileExistsError:
-            refuse_link(temporary)
-            with suppress(FileNotFoundError):
-                temporary.unlink()  # a crash's leftover: its content is worthless
-        except OSError as err:
-            raise WriteError(f"cannot write {path}: {one_line(err.strerror or err)}") from None
-    raise WriteError(f"cannot write {path}: {temporary} keeps reappearing (another writer?)")
+    try:
+        return os.open(temporary, _FLAGS, 0o644)
+    except FileExistsError:  # a random name of this very process taken: only a link planted in its way does that
+        refuse_link(temporary)
+        raise WriteError(f"cannot write {path}: {temporary} is in the way") from None
+    except OSError as err:
+        raise WriteError(f"cannot write {path}: {one_line(err.strerror or err)}") from None
 
 
 @contextmanager
@@ -66,7 +117,7 @@ def atomic_file(path: str | Path) -> Iterator[BinaryIO]:
     writer stopped halfway (a zip's member open) cannot raise its own error in place of the stop."""
     path = Path(path)
     refuse_link(path)
-    temporary = path.with_name(path.name + ".tmp")
+    temporary = temporary_name(path)
     with signals_held():
         descriptor = _open_temporary(temporary, path)
         try:
@@ -95,6 +146,26 @@ def write_bytes(path: str | Path, content: bytes) -> None:
 def write_text(path: str | Path, text: str) -> None:
     """``write_bytes`` of UTF-8 text."""
     write_bytes(path, text.encode("utf-8"))
+
+
+def write_figure(path: str | Path, figure: Any, **options: Any) -> None:
+    """A matplotlib ``figure`` saved to ``path`` as ``write_bytes`` writes (never through a link); its format from
+    the name's suffix (``.png``), ``options`` as ``savefig`` takes them."""
+    path = Path(path)
+    with atomic_file(path) as handle:
+        figure.savefig(handle, format=path.suffix.lstrip(".") or "png", **options)
+
+
+@contextmanager
+def writing_folder(folder: str | Path, error: type[Exception], what: str = "the folder") -> Iterator[None]:
+    """Hold ``folder`` (created if missing) for one job's writes: a second job is refused at once with one line
+    (``error``); the lock is the folder's own (``flock``), so a killed job leaves none. The temporary files of dead
+    writers in it are removed first (``remove_leftovers``)."""
+    folder = Path(folder)
+    held = f"{what} {folder} is being written by another job: wait for it to finish or choose another folder"
+    with locked(folder, error, held=held):
+        remove_leftovers(folder)
+        yield
 
 
 def open_append(path: str | Path) -> BinaryIO:
