@@ -358,6 +358,36 @@ def test_agilerl_dqn_example_runs(capsys):
     assert "against random" in capsys.readouterr().out
 
 
+# ---------------------------------------------------------------------- what every PettingZoo and gymnasium client assumes
+
+
+def test_the_aec_metadata_is_a_plain_dict_whose_get_answers_like_any_pettingzoo_envs():
+    """A custom ``get`` raised on ``metadata.get("is_parallelizable")``: a script that read it stopped there (issue 51)."""
+    import trinity_env
+
+    for env in (trinity_env.env(), trinity_env.env().unwrapped):
+        assert type(env.metadata) is dict
+        assert env.metadata.get("is_parallelizable") is False
+        assert env.metadata.get("is_parallelizable", True) is False and env.metadata.get("render_fps") == 2
+
+
+def test_an_unknown_keyword_to_gymnasium_make_is_a_type_error_as_pythons_own_is():
+    """TorchRL's ``GymEnv`` tries ``frameskip=`` and retries without it only on Python's usual TypeError."""
+    import gymnasium
+
+    import trinity_env  # noqa: F401  (registers the env)
+    from trinity_env.spec.config import ConfigError
+
+    for make in (
+        lambda: gymnasium.make("trinity_env/TrinityTowers-v0", frameskip=1),
+        lambda: gymnasium.make_vec("trinity_env/TrinityTowers-v0", 2, "vector_entry_point", frameskip=1),
+        lambda: trinity_env.env(frameskip=1),
+    ):
+        with pytest.raises(TypeError, match=r"unexpected keyword argument 'frameskip'") as caught:
+            make()
+        assert isinstance(caught.value, ConfigError) and "\n" not in str(caught.value)
+
+
 # ---------------------------------------------------------------------- TorchRL (and BenchMARL, which wraps it)
 
 
@@ -373,6 +403,31 @@ def torchrl_env(**keywords):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # "PettingZoo in TorchRL is tested using version == 1.24.3"
         return PettingZooWrapper(env=aec, use_mask=True, categorical_actions=True, seed=0), aec.unwrapped
+
+
+def test_torchrl_gym_env_by_id_plays_whole_games():
+    """``GymEnv(id)`` passes ``frameskip=``; our TypeError lets it retry without (it stopped at a ConfigError)."""
+    pytest.importorskip("torchrl", reason="TorchRL is not installed (the integrations extra)")
+    import torch
+    from torchrl.envs import GymEnv
+
+    import trinity_env  # noqa: F401  (registers the env)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        env = GymEnv("trinity_env/TrinityTowers-v0", opponent="greedy")
+    env.set_seed(0)
+    for _ in range(2):
+        td, steps = env.reset(), 0
+        while True:
+            legal = np.flatnonzero(env._env.unwrapped.action_masks())
+            td["action"] = env.action_spec.encode(int(legal[0]))
+            td = env.step(td)["next"]
+            steps += 1
+            if td["done"].item():
+                break
+        assert steps <= 16 and td["reward"].item() in (-1.0, 0.0, 1.0)
+    assert torch.is_tensor(td["observation"]) and td["observation"].shape == (339,)
 
 
 def test_torchrl_pettingzoo_wrapper_takes_the_aec_env_and_its_specs_check():

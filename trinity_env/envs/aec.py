@@ -106,8 +106,9 @@ a copy. `decks`: one such deck per player. `reset(seed=...)` seeds everything ra
 
 ### Parallel API
 
-None: the game is turn-based, one agent acts at a time. PettingZoo's `aec_to_parallel`
-refuses the env with `NotParallelizableError`, which names what to use instead: this AEC
+None: the game is turn-based, one agent acts at a time. The metadata says
+`"is_parallelizable": False` (a plain dict, as in every PettingZoo env), so PettingZoo's
+`aec_to_parallel` refuses the env with its usual `AssertionError`. Use instead this AEC
 env, the gymnasium single-agent env, the vector env, or PettingZoo's
 `turn_based_aec_to_parallel(env())` (a parallel env that takes every agent's action each
 step and uses only the mover's; it passes `parallel_api_test`).
@@ -128,7 +129,7 @@ from gymnasium import spaces
 from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 
-from trinity_env.core import NUM_ACTIONS, GameState, IllegalMoveError, TrinityError, lane_scores, render_text
+from trinity_env.core import NUM_ACTIONS, GameState, IllegalMoveError, lane_scores, render_text
 from trinity_env.core.checks import describe, is_int
 from trinity_env.core.rewards import transition_rewards
 from trinity_env.envs.wrappers import AssertOutOfBoundsWrapper, OrderEnforcingWrapper, TerminateIllegalWrapper
@@ -139,29 +140,6 @@ AGENTS = ("player_0", "player_1")
 RENDER_MODES = ("human", "ansi", "rgb_array")
 OBSERVATION_DTYPES = {"int8": np.int8, "float32": np.float32}
 """The ``observation_dtype`` values: the observation's dtype, by name."""
-TURN_BASED = (
-    "Trinity Towers is turn-based (one agent acts at a time) and has no parallel API: use the AEC env "
-    "(trinity_env.env()), PettingZoo's turn_based_aec_to_parallel(trinity_env.env()), the gymnasium env "
-    "(gymnasium.make('trinity_env/TrinityTowers-v0')) or the vector env "
-    "(gymnasium.make_vec('trinity_env/TrinityTowers-v0', vectorization_mode='vector_entry_point'))"
-)
-
-
-class NotParallelizableError(TrinityError):
-    """A converter asked for a parallel (simultaneous-move) version of the turn-based env."""
-
-
-class _Metadata(dict):
-    """The env's metadata, a plain dict except for one question: PettingZoo's ``aec_to_parallel`` asks
-    ``metadata.get("is_parallelizable", False)`` and asserts the answer with a message about "cycles"; this
-    answers with ``NotParallelizableError`` saying the game is turn-based and where to go instead.
-    ``metadata["is_parallelizable"]`` (indexing) is ``False``.
-    """
-
-    def get(self, key: Any, default: Any = None) -> Any:
-        if key == "is_parallelizable":
-            raise NotParallelizableError(TURN_BASED)
-        return super().get(key, default)
 
 
 def observation_dtype_name(value: Any) -> str:
@@ -197,14 +175,12 @@ class raw_env(AECEnv, EzPickle):
     mask stays int8). ``step`` raises ``IllegalMoveError`` for an action the rules do not allow.
     """
 
-    metadata = _Metadata(
-        {
-            "render_modes": list(RENDER_MODES),
-            "name": "trinity_towers_v0",
-            "is_parallelizable": False,
-            "render_fps": 2,
-        }
-    )
+    metadata = {
+        "render_modes": list(RENDER_MODES),
+        "name": "trinity_towers_v0",
+        "is_parallelizable": False,
+        "render_fps": 2,
+    }
 
     def __init__(
         self, render_mode: str | None = None, config: Any = None, observation_dtype: Any = "int8", **keywords: Any

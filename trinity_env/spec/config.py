@@ -46,6 +46,12 @@ class ConfigError(TrinityError):
     """An environment config field has a bad value; the message names the field."""
 
 
+class UnexpectedKeywordError(ConfigError, TypeError):
+    """A keyword argument that is no config field: also a ``TypeError``, as Python's own "unexpected keyword
+    argument" is, so that a library retrying ``gymnasium.make`` without a keyword it tried (TorchRL's
+    ``frameskip``) recognises it."""
+
+
 DeckSpec = str | Path | Sequence[str]
 
 
@@ -137,6 +143,13 @@ def make_config(config: str | Path | Mapping[str, Any] | EnvConfig | None = None
     elif config is not None:
         base = _load_yaml(config)
     merged = base | keywords
+    unexpected = set(keywords) - _KEYWORDS
+    if unexpected:
+        plural = "s" if len(unexpected) > 1 else ""
+        raise UnexpectedKeywordError(
+            f"unexpected keyword argument{plural} {names(repr(key) for key in unexpected)}; "
+            f"known config fields: {', '.join(sorted(_KEYWORDS - {'config'}))}"
+        )
     unknown = set(merged) - _KEYWORDS
     if unknown:
         raise ConfigError(
