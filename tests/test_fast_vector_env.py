@@ -194,3 +194,27 @@ def test_bad_arguments_are_named():
         TrinityTowersVectorEnv(2, opponent="nobody")
     with pytest.raises(ConfigError, match="draft"):
         TrinityTowersVectorEnv(2, draft="auction")
+
+
+@pytest.mark.parametrize(
+    "given, mode",
+    [
+        ("SAME_STEP", AutoresetMode.SAME_STEP),
+        ("SameStep", AutoresetMode.SAME_STEP),
+        ("same_step", AutoresetMode.SAME_STEP),
+        ("AutoresetMode.SAME_STEP", AutoresetMode.SAME_STEP),
+        ("NEXT_STEP", AutoresetMode.NEXT_STEP),
+        (AutoresetMode.NEXT_STEP, AutoresetMode.NEXT_STEP),
+    ],
+)
+def test_autoreset_mode_takes_the_string_forms_of_gymnasiums_enum(given, mode):
+    """``"SAME_STEP"`` was refused with a message naming that very value (issue 51)."""
+    env = TrinityTowersVectorEnv(2, draft="dealt", autoreset_mode=given)
+    assert env.autoreset_mode is mode and env.metadata["autoreset_mode"] is mode
+
+
+@pytest.mark.parametrize("bad", ["DISABLED", AutoresetMode.DISABLED, "same-step", 1, ["SAME_STEP"]])
+def test_an_autoreset_mode_the_env_does_not_implement_is_refused_in_one_line(bad):
+    with pytest.raises(ConfigError, match=r"^autoreset_mode must be AutoresetMode.NEXT_STEP or SAME_STEP") as caught:
+        TrinityTowersVectorEnv(2, draft="dealt", autoreset_mode=bad)
+    assert "\n" not in str(caught.value)

@@ -38,6 +38,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from trinity_env.core import NUM_ACTIONS
+from trinity_env.core.files import short
 from trinity_env.fast.checks import action_array, game_count
 from trinity_env.fast.games import FastGames
 from trinity_env.fast.layout import TERMINATIONS
@@ -47,12 +48,12 @@ from trinity_env.spec.observation import OBSERVATION_HIGH, OBSERVATION_SIZE
 
 BatchPolicy = Callable[[np.ndarray, np.ndarray], np.ndarray]
 AUTORESET_MODES = {
-    **{mode: mode for mode in (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP)},
-    **{mode.value: mode for mode in (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP)},
-    "next_step": AutoresetMode.NEXT_STEP,
-    "same_step": AutoresetMode.SAME_STEP,
+    key: mode
+    for mode in (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP)
+    for key in (mode, mode.value, mode.name, mode.name.lower(), f"AutoresetMode.{mode.name}")
 }
-"""The modes the env implements, by enum, by gymnasium's value or by snake_case name."""
+"""The modes the env implements, by enum or any string form of it: gymnasium's value (``"SameStep"``), the
+enum's name (``"SAME_STEP"``, ``"AutoresetMode.SAME_STEP"``) or snake_case (``"same_step"``)."""
 _TERMINATION_NAMES = np.array([""] + [str(TERMINATIONS[code]) for code in sorted(TERMINATIONS)], dtype=object)
 
 
@@ -77,8 +78,11 @@ class TrinityTowersVectorEnv(VectorEnv):
     ):
         if seat not in (0, 1, "random") or isinstance(seat, bool):
             raise ConfigError(f"seat must be 'random', 0 or 1, got {seat!r}")
-        if autoreset_mode not in AUTORESET_MODES:
-            raise ConfigError(f"autoreset_mode must be NEXT_STEP or SAME_STEP, got {autoreset_mode!r}")
+        if not isinstance(autoreset_mode, str | AutoresetMode) or autoreset_mode not in AUTORESET_MODES:
+            raise ConfigError(
+                "autoreset_mode must be AutoresetMode.NEXT_STEP or SAME_STEP (or a string: 'NEXT_STEP', 'NextStep', "
+                f"'next_step'; DISABLED is not implemented), got {short(autoreset_mode)}"
+            )
         if isinstance(opponent, str) and opponent != "random":  # "random" stays the batched kernel
             raise ConfigError(
                 f"opponent {opponent!r} is an agent spec: build it with trinity_env.agents.make, or make the env "
