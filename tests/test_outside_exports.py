@@ -94,3 +94,34 @@ def test_the_tianshou_example_exports_its_q_network_to_an_onnx_file_that_plays_a
     observations, masks = _positions()
     played = make(f"onnx:{path}").act_batch(observations, masks)
     assert (played == _torch_choices(module.QValues(policies[0].model), observations, masks)).all()
+
+
+def test_every_page_that_asks_for_an_onnx_file_says_how_to_export_one_from_torch(tmp_path):
+    """``torch.onnx.export`` with its defaults needs ``onnxscript``, which no extra installs; the pages said nothing."""
+    from pathlib import Path
+
+    docs = Path(__file__).resolve().parent.parent / "docs"
+    asking = [
+        page for page in sorted(docs.glob("*.md")) if "onnx:" in page.read_text() and "export" in page.read_text()
+    ]
+    assert {page.name for page in asking} >= {"agents.md", "benchmark.md", "evaluate.md"}
+    for page in asking:
+        text = page.read_text()
+        assert "export_policy" in text and "dynamo=False" in text, f"{page.name} does not say how to export from torch"
+
+    torch = pytest.importorskip("torch", reason="the train extra is not installed")
+    pytest.importorskip("onnxruntime", reason="the onnx extra is not installed")
+    from trinity_env.agents import make
+
+    network = torch.nn.Linear(339, 256)
+    path = tmp_path / "policy.onnx"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the TorchScript exporter's deprecation warning
+        torch.onnx.export(network, (torch.zeros(1, 339),), path, input_names=["observation"], dynamo=False)
+    observations, masks = _positions()
+    agent = make(f"onnx:{path}")
+    played = [
+        agent.act({"observation": observation, "action_mask": mask})
+        for observation, mask in zip(observations, masks, strict=True)
+    ]
+    assert played == _torch_choices(network, observations, masks).tolist()
