@@ -58,7 +58,15 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from trinity_env.agents.az import AZAgent, AZModel, load_network, make_network, resolve_checkpoint, save_network
+from trinity_env.agents.az import (
+    AZAgent,
+    AZModel,
+    check_network,
+    load_network,
+    make_network,
+    resolve_checkpoint,
+    save_network,
+)
 from trinity_env.agents.policy import CheckpointError
 from trinity_env.arguments import positive_int
 from trinity_env.core.writes import write_text
@@ -141,10 +149,12 @@ def train(
 
 def pretrained_weights(config: AZConfig) -> dict[str, torch.Tensor] | None:
     """The weights of ``config.initial_network`` (a pre-trained network) where it names a file, checked to be of the
-    config's architecture; ``CheckpointError`` in one line otherwise; ``None`` without one."""
+    config's architecture and to keep the output contract through the config's precision (``check_network``: no
+    NaN from finite weights that overflow); ``CheckpointError`` in one line otherwise; ``None`` without one."""
     if not config.initial_network:
         return None
-    loaded, _ = load_network(resolve_checkpoint(config.initial_network))
+    path = resolve_checkpoint(config.initial_network)
+    loaded, _ = load_network(path)
     shape = (config.network, config.hidden, config.layers, config.tactics)
     found = (loaded.architecture, loaded.hidden, loaded.layers, bool(getattr(loaded, "tactics", False)))
     if found != shape:
@@ -153,6 +163,7 @@ def pretrained_weights(config: AZConfig) -> dict[str, torch.Tensor] | None:
             f"{found[2]}, tactics {found[3]}; the config asks for {shape[0]}, hidden {shape[1]}, layers {shape[2]}, "
             f"tactics {shape[3]}"
         )
+    check_network(f"initial_network {path}", loaded, config.precision)
     return loaded.state_dict()
 
 

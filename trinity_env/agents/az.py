@@ -39,6 +39,7 @@ from trinity_env.agents.baselines import check_count, check_number, check_seed
 from trinity_env.agents.board_network import BoardNetwork, board_numpy_evaluator
 from trinity_env.agents.checkpoint import CheckpointError, best_else_latest
 from trinity_env.agents.network import MLPNetwork
+from trinity_env.agents.outputs import checked, probe
 from trinity_env.agents.precision import PRECISIONS, search_precision
 from trinity_env.agents.view import decode, determinise
 from trinity_env.core import ArgumentError, GameState, PositionError
@@ -152,6 +153,17 @@ def load_network(path: str | Path) -> tuple[AZModel, dict[str, Any]]:
     return checkpoint.load_network(path, NETWORKS, FORMAT, "az")
 
 
+def check_network(name: str, network: AZModel, precision: str = "float32") -> None:
+    """Hold ``network`` to the output contract (``trinity_env.agents.outputs``) on the probe batch: through its
+    forward pass and through the search's evaluator in ``precision`` (``evaluator``'s); one ``CheckpointError`` line
+    naming ``name`` (its file) otherwise: finite weights that overflow to NaN are refused here, not mid-search."""
+    probe(name, forward_evaluator(network), bounded=True)
+    if isinstance(network, BoardNetwork):  # the MLP's evaluator is its forward pass
+        with np.errstate(over="ignore", invalid="ignore"):  # weights folded past float32: refused by the probe
+            evaluate = evaluator(network, precision)
+        probe(name, evaluate, bounded=True)
+
+
 def resolve_checkpoint(spec: str) -> Path:
     """A checkpoint file's path (a run folder is ``AZAgent.from_checkpoint``'s: ``best_else_latest``).
 
@@ -190,7 +202,9 @@ class AZAgent(Agent):
     the module).
 
     Every argument has a bound (``MAX_SIMULATIONS`` and the others above), checked before any
-    work: ``make("az:...")`` checks them before it reads the checkpoint.
+    work: ``make("az:...")`` checks them before it reads the checkpoint. The network's outputs are held to the
+    contract of ``trinity_env.agents.outputs`` on its probe batch when the agent is made, and on every evaluation in
+    play: a refusal is one ``CheckpointError`` line naming ``source`` (the file it came from; default ``name``).
     """
 
     @classmethod
@@ -229,6 +243,7 @@ class AZAgent(Agent):
         c_puct: float = 1.25,
         seed: int | None = None,
         name: str = "az",
+        source: str | None = None,
     ):
         self.check_arguments(
             simulations=simulations,
@@ -243,7 +258,11 @@ class AZAgent(Agent):
         self.simulations, self.solver_empty, self.worlds = simulations, solver, worlds
         self.mode, self.max_considered, self.c_puct = mode, max_considered, c_puct
         self.name = name
-        self._evaluate = numpy_evaluator(self.network)
+        # the output contract (``outputs``): held on the probe batch now and on every evaluation in play, each
+        # refusal one line naming the file (``source``) the network came from
+        with np.errstate(over="ignore", invalid="ignore"):  # weights folded past float32: refused by the probe
+            self._evaluate = checked(source or name, numpy_evaluator(self.network), bounded=True)
+        probe(source or name, self._evaluate, bounded=True)
         self._searches: dict[tuple[int, bool], BatchedSearch] = {}
         self._solver = None
         self.reset(seed)
@@ -349,4 +368,4 @@ class AZAgent(Agent):
             )
         else:
             network, _ = load_network(resolve_checkpoint(spec))
-        return cls(network, **keywords)
+        return cls(network, **({"source": spec} | keywords))

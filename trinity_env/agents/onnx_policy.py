@@ -45,14 +45,23 @@ import numpy as np
 from trinity_env.agents import onnx_check
 from trinity_env.agents.checkpoint import ACTIONS
 from trinity_env.agents.onnx_check import BOOL, FLOAT, INT8, CheckedModel, OnnxPolicyError
+from trinity_env.agents.outputs import check_outputs, probe_positions
 from trinity_env.core import ArgumentError, GameState, PositionError
 from trinity_env.core.files import cut, one_line
+from trinity_env.core.limits import check_count
 from trinity_env.core.writes import write_bytes
 from trinity_env.spec.agent import Agent, Observation
 from trinity_env.spec.observation import OBSERVATION_SIZE
 
-MAX_THREADS = 64
-"""Most threads a session may use (``threads=``)."""
+
+def check_threads(threads: object) -> int:
+    """A session's ``threads``: a whole number from 1 to the one limits table's bound (``core.limits``: 4 a CPU of
+    this machine, as every other thread and process count), else one ``ArgumentError`` line."""
+    if type(threads) is not int or threads < 1:
+        raise ArgumentError(f"onnx threads must be a whole number of at least 1, got {threads!r}")
+    return check_count("onnx threads", threads, ArgumentError)
+
+
 _NUMPY = {INT8: np.int8, FLOAT: np.float32, BOOL: np.bool_}
 _ORT_TYPES = {INT8: "tensor(int8)", FLOAT: "tensor(float)", BOOL: "tensor(bool)"}
 
@@ -95,20 +104,19 @@ class OnnxPolicyAgent(Agent):
     """The same observation always gets the same action: the tools may score it in batches."""
 
     def __init__(self, checked: CheckedModel, path: str | Path, threads: int = 1):
-        if type(threads) is not int or not 1 <= threads <= MAX_THREADS:
-            raise ArgumentError(f"onnx threads must be an integer from 1 to {MAX_THREADS}, got {threads!r}")
+        check_threads(threads)
         self.path, self.threads, self.sha256 = str(path), threads, checked.sha256
         self.name = f"onnx:{path}"
         self._checked = checked
         self._session = make_session(checked, threads)
-        for batch in checked.batches:  # one run of each size, its outputs checked
-            self._run(np.zeros((batch, OBSERVATION_SIZE), np.int8), np.ones((batch, ACTIONS), np.int8))
+        for batch in checked.batches:  # one run of each size, on real positions, its outputs held to the contract
+            observations, masks = (np.resize(array, (batch, array.shape[1])) for array in probe_positions())
+            check_outputs(checked.name, *self._run(observations, masks), masks, True, OnnxPolicyError)
 
     @classmethod
     def from_file(cls, path: str | Path, threads: int = 1) -> OnnxPolicyAgent:
         """The agent of an ONNX file, checked before any session is built (``onnx_check.check_model``)."""
-        if type(threads) is not int or not 1 <= threads <= MAX_THREADS:
-            raise ArgumentError(f"onnx threads must be an integer from 1 to {MAX_THREADS}, got {threads!r}")
+        check_threads(threads)
         return cls(onnx_check.check_model(path), path, threads)
 
     @property
@@ -147,33 +155,29 @@ class OnnxPolicyAgent(Agent):
             start += kept
         return logits, values
 
-    def _masked(self, observations: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    def _masked(
+        self, observations: np.ndarray, masks: np.ndarray, values_read: bool
+    ) -> tuple[np.ndarray, np.ndarray | None]:
+        """The outputs held to the contract where they are read (``trinity_env.agents.outputs``: the legal actions'
+        logits, and the values when ``values_read``), illegal actions' logits then set to -1e9."""
         logits, values = self._run(observations, masks)
-        legal = np.asarray(masks) != 0
-        if not np.isfinite(logits[legal]).all():
-            raise OnnxPolicyError(f"ONNX file {self._checked.name} gave a legal action a non-finite logit")
-        logits[~legal] = -1e9
+        check_outputs(self._checked.name, logits, values if values_read else None, masks, True, OnnxPolicyError)
+        logits[np.asarray(masks) == 0] = -1e9
         return logits, values
 
     def evaluate(self, observations: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
         """The model's logits (float32 [B, 256], illegal actions at -1e9) and values (float32 [B], for the player
         to move, in [-1, 1]; ``None`` without a value output) for int8 observations [B, 339] and masks [B, 256]:
         what ``trinity accuracy`` scores. A legal action's logit or a value that breaks the contract (non-finite,
-        a value outside [-1, 1]) is one ``OnnxPolicyError`` line."""
-        logits, values = self._masked(observations, masks)
-        if values is not None and not (np.abs(values) <= 1).all():
-            bad = values[~(np.abs(values) <= 1)][0]
-            raise OnnxPolicyError(
-                f"ONNX file {self._checked.name} gave the value {bad}: the contract's value is in [-1, 1]"
-            )
-        return logits, values
+        a value outside [-1, 1]) is one ``OnnxPolicyError`` line naming the file."""
+        return self._masked(observations, masks, True)
 
     def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """The legal action with the highest logit (int64 [B]) for int8 observations [B, 339] and masks [B, 256]."""
         masks = _batch(masks, ACTIONS, "masks")
         if not masks.any(axis=1).all():
             raise PositionError("onnx was asked to act with no legal action (is it its turn?)")
-        logits, _ = self._masked(observations, masks)
+        logits, _ = self._masked(observations, masks, False)
         return np.where(masks != 0, logits, -np.inf).argmax(axis=1).astype(np.int64)
 
     def act(self, observation: Observation, state: GameState | None = None) -> int:
@@ -198,9 +202,7 @@ def _output(checked: CheckedModel, array: Any, shape: tuple[int, ...], what: str
         raise OnnxPolicyError(
             f"ONNX file {checked.name}'s {what} output is {array.dtype} {list(array.shape)}, not float32 {list(shape)}"
         )
-    if np.isnan(array).any() or np.isposinf(array).any():
-        raise OnnxPolicyError(f"ONNX file {checked.name}'s {what} output holds NaN or +inf")
-    return array
+    return array  # its entries are held to the contract where they are read (``_masked``)
 
 
 def _unpickle(path: str, sha256: str, threads: int) -> OnnxPolicyAgent:
@@ -248,4 +250,4 @@ def export_policy(
     return Path(path)
 
 
-__all__ = ["MAX_THREADS", "OnnxPolicyAgent", "OnnxPolicyError", "export_policy", "make_session"]
+__all__ = ["OnnxPolicyAgent", "OnnxPolicyError", "check_threads", "export_policy", "make_session"]

@@ -26,6 +26,7 @@ import torch
 
 from trinity_env.agents.checkpoint import CheckpointError, int_field, load_network, save_network
 from trinity_env.agents.network import MLPNetwork
+from trinity_env.agents.outputs import checked, probe
 from trinity_env.core import GameState
 from trinity_env.core.actions import DECK_SIZE
 from trinity_env.spec.agent import Agent, Observation
@@ -86,6 +87,15 @@ class NetworkAgent(Agent):
         self.name = name
         self.sample = self.SAMPLING[sample]
         self._generator = torch.Generator().manual_seed(seed or 0)
+        # the output contract (``outputs``; PPO's value is a return, unbounded): on the probe batch now, on every
+        # move in play, each refusal one line naming ``name`` (the file, for a loaded network)
+        self._checked = checked(name, self._forward, bounded=False)
+        probe(name, self._checked, bounded=False)
+
+    def _forward(self, observations: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        with torch.inference_mode():
+            logits, values = self.network(torch.as_tensor(observations), torch.as_tensor(masks))
+        return logits.numpy(), values.numpy()
 
     def reset(self, seed: int | None = None) -> None:
         if seed is not None:
@@ -93,19 +103,19 @@ class NetworkAgent(Agent):
 
     def evaluate(self, observations: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The network's masked logits and value estimates for a batch of observations [B, 339] and masks
-        [B, 256] (``trinity accuracy`` scores the value head and the policy's first choice)."""
-        with torch.inference_mode():
-            logits, values = self.network(torch.as_tensor(observations), torch.as_tensor(masks))
-        return logits.numpy(), values.numpy()
+        [B, 256] (``trinity accuracy`` scores the value head and the policy's first choice), held to the output
+        contract."""
+        return self._checked(observations, masks)
 
     def act(self, observation: Observation, state: GameState | None = None) -> int:
         mask = observation["action_mask"]
         drafting = not mask[DECK_SIZE:].any()
         sample = self.sample == "all" or (self.sample == "draft" and drafting)
-        actions = self.network.act(
-            observation["observation"][None], mask[None], greedy=not sample, generator=self._generator
-        )
-        return int(actions[0])
+        logits, _ = self._checked(np.asarray(observation["observation"])[None], np.asarray(mask)[None])
+        if not sample:  # as ``MLPNetwork.act``: the most likely legal action, or a sample of the masked softmax
+            return int(logits[0].argmax())
+        probabilities = torch.softmax(torch.from_numpy(logits), -1)
+        return int(torch.multinomial(probabilities, 1, generator=self._generator)[0, 0])
 
     @classmethod
     def from_checkpoint(cls, path: str | Path, sample: bool | str = False, seed: int | None = None) -> NetworkAgent:

@@ -33,6 +33,8 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from trinity_env.agents.checkpoint import (
     MAX_HIDDEN,
     MAX_LAYERS,
@@ -43,6 +45,7 @@ from trinity_env.agents.checkpoint import (
     float32_weights,
     read_torch,
 )
+from trinity_env.agents.outputs import checked, probe
 from trinity_env.core import GameState
 from trinity_env.core.files import parse_json
 from trinity_env.spec.agent import Agent, Observation
@@ -70,8 +73,38 @@ class SB3PolicyAgent(Agent):
 
     def __init__(self, policy, sample: bool = False, name: str = "sb3"):
         self.policy, self.sample, self.name = policy, sample, name
+        # the output contract (``outputs``; PPO's value is a return, unbounded): on the probe batch now, on every
+        # move in play, each refusal one line naming ``name`` (the file)
+        self._checked = checked(name, self._forward, bounded=False)
+        probe(name, self._checked, bounded=False)
+
+    def _forward(self, observations: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The policy's raw logits (illegal actions at -1e9) and values, as its ``forward`` computes them."""
+        import torch
+
+        policy = self.policy
+        with torch.no_grad():
+            features = policy.extract_features(torch.as_tensor(np.asarray(observations), dtype=torch.float32))
+            if policy.share_features_extractor:
+                latent_pi, latent_vf = policy.mlp_extractor(features)
+            else:
+                latent_pi = policy.mlp_extractor.forward_actor(features[0])
+                latent_vf = policy.mlp_extractor.forward_critic(features[1])
+            logits, values = policy.action_net(latent_pi).numpy(), policy.value_net(latent_vf)[:, 0].numpy()
+        logits[np.asarray(masks) == 0] = -1e9
+        return logits, values
+
+    def evaluate(self, observations: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The policy's logits (illegal actions at -1e9) and value estimates for int8 observations [B, 339] and masks
+        [B, 256], held to the output contract."""
+        return self._checked(observations, masks)
 
     def act(self, observation: Observation, state: GameState | None = None) -> int:
+        logits, _ = self._checked(
+            np.asarray(observation["observation"])[None], np.asarray(observation["action_mask"])[None]
+        )
+        if not self.sample:  # the masked distribution's mode: the legal action with the highest logit
+            return int(logits[0].argmax())
         action, _ = self.policy.predict(
             observation["observation"],
             action_masks=observation["action_mask"].astype(bool),
