@@ -7,7 +7,8 @@ moment anything reads it (a cast, a finiteness check, ``load_state_dict``); a st
 claim more elements than its record holds; a float64 weight of 1e308 is finite, then
 infinite once cast to the float32 that runs. So a file is read here in two passes:
 
-1. **A dry run.** The zip's members are listed (every one must be stored, not compressed,
+1. **A dry run.** The zip's entry count and directory size are read from its end record and bounded before
+   ``zipfile`` parses it (``core.zips.open_zip``); its members are listed (every one must be stored, not compressed,
    so that nothing read can outgrow the file itself), and its ``data.pkl`` is unpickled by
    an unpickler that knows only the few names a checkpoint of ours holds and builds, for
    each tensor, a ``TensorInfo`` (dtype, shape, stride, offset, storage) instead of the
@@ -42,6 +43,7 @@ from typing import IO, Any
 from trinity_env.core import TrinityError
 from trinity_env.core.board import TILES
 from trinity_env.core.paths import open_regular
+from trinity_env.core.zips import open_zip
 from trinity_env.spec.observation import (
     OBSERVATION_SIZE,
     OWN_CARD_FEATURES,
@@ -273,8 +275,10 @@ def _contiguous(shape: tuple[int, ...], stride: tuple[int, ...]) -> bool:
 def _dry_run(handle: IO[bytes], name: str) -> Any:
     """The payload with ``TensorInfo`` for tensors, after every check of the module docstring's first pass."""
     try:
-        archive = zipfile.ZipFile(handle)
+        archive = open_zip(handle, name, CheckpointError)  # refused before zipfile parses it if it lists too much
     except (zipfile.BadZipFile, OSError, ValueError) as err:
+        if isinstance(err, CheckpointError):
+            raise
         raise CheckpointError(f"{name} is not a readable checkpoint (not a torch zip: {describe_error(err)})") from None
     with archive:
         members = {info.filename: info for info in archive.infolist()}

@@ -48,6 +48,7 @@ from trinity_env.agents.checkpoint import (
 from trinity_env.agents.outputs import checked, probe
 from trinity_env.core import GameState
 from trinity_env.core.files import parse_json
+from trinity_env.core.zips import open_zip
 from trinity_env.spec.agent import Agent, Observation
 
 ALLOWED_MEMBERS = frozenset(
@@ -149,7 +150,7 @@ def load_policy(path: str | Path):
     if not path.exists():
         raise CheckpointError(f"no checkpoint at {path}")
     try:
-        with zipfile.ZipFile(path) as archive:
+        with open(path, "rb") as handle, open_zip(handle, str(path), CheckpointError) as archive:
             data_bytes, weights_bytes = _read_members(path, archive)
     except CheckpointError:
         raise

@@ -44,6 +44,7 @@ from trinity_env.core.files import MAX_DOCUMENT_BYTES, parse_json, read_text
 from trinity_env.core.paths import open_regular
 from trinity_env.core.rules import IN_HAND, PLAYED, UNPICKED
 from trinity_env.core.writes import write_bytes
+from trinity_env.core.zips import open_zip
 from trinity_env.fast import kernels
 from trinity_env.fast.convert import read_state
 from trinity_env.fast.layout import (
@@ -323,7 +324,7 @@ def read_shard(path: str | Path, entry: dict[str, Any]) -> dict[str, np.ndarray]
         raise _fail(path, "sha256 differs from the manifest's: a damaged or replaced shard (rebuild it)")
     count = entry["positions"]
     try:
-        archive = zipfile.ZipFile(io.BytesIO(data))
+        archive = open_zip(data, str(path), DatasetError)  # its entries bounded before zipfile (or np.load) parses it
         members = archive.infolist()
         names = [m.filename for m in members]
         expected = [f"{name}.npy" for name in ARRAYS]
