@@ -14,7 +14,17 @@ import pytest
 import torch
 from perfect import value_after
 
-from training.pretrain import PretrainConfig, Targets, check_open_hands, losses, policy_loss, pretrain
+from training.pretrain import (
+    PretrainConfig,
+    Targets,
+    check_open_hands,
+    load_state,
+    losses,
+    policy_loss,
+    pretrain,
+    resume_path,
+    save_state,
+)
 from trinity_env.agents.az import load_network, make_network
 from trinity_env.evaluation.solved_positions import DatasetError, load
 from trinity_env.search.solver import Solver
@@ -129,6 +139,8 @@ def test_the_command_writes_a_network_the_az_agent_plays(tmp_path):
         [str(SAMPLE), "out.pt", "--steps", "1.5"],
         [str(SAMPLE), "out.pt", "--seed", "-1"],
         [str(SAMPLE), "/proc/nowhere/x.pt"],
+        ["nothing-here", "out.pt", "--hidden", "1024", "--layers", "3"],  # 17.9M weights: no loader takes them
+        ["nothing-here", "out.pt", "--hidden", "4097"],
     ],
 )
 def test_bad_input_is_one_line_and_status_2_before_any_step(arguments, tmp_path, monkeypatch, capsys):
@@ -141,6 +153,98 @@ def test_bad_input_is_one_line_and_status_2_before_any_step(arguments, tmp_path,
     assert stop.value.code == 2 and len(captured.err.strip().splitlines()) == 1, captured.err
     assert captured.err.startswith("python -m training.pretrain: error:") and "pre-training" not in captured.out
     assert not (tmp_path / "out.pt").exists()
+    if "--layers" in arguments:  # the size table is checked before the dataset is even looked for
+        assert "17,903,618 weights, over the limit of 16,777,216" in captured.err, captured.err
+
+
+def _settings() -> dict:
+    return {"learner": {"seed": 1}}
+
+
+def test_a_run_resumed_from_its_last_checkpoint_ends_on_the_weights_of_one_never_stopped(targets, tmp_path):
+    """A run killed after step 8 (its last checkpoint at step 5) goes on from the resume file to the same weights
+    and curve as a run never stopped."""
+    config = PretrainConfig(steps=12, batch_size=64, eval_every_steps=4, seed=1)
+    torch.manual_seed(0)
+    whole = make_network("board", 16, 1, True)
+    torch.manual_seed(0)
+    killed = make_network("board", 16, 1, True)
+    expected = pretrain(whole, targets, config)
+    state = tmp_path / "run.resume.pt"
+
+    def kill() -> bool:
+        if len(steps) == 8:
+            raise SystemExit("killed")  # nothing after the last checkpoint is written
+        steps.append(1)
+        return False
+
+    steps: list[int] = []
+    with pytest.raises(SystemExit, match="killed"):
+        pretrain(
+            killed,
+            targets,
+            config,
+            stop=kill,
+            save=lambda done: save_state(state, killed, done, _settings(), config.steps),
+            checkpoint_every_steps=5,
+        )
+    network, snapshot, settings, total = load_state(state)
+    assert snapshot.progress.step == 5 and settings == _settings() and total == 12
+    curve = pretrain(network, targets, config, resume=snapshot)
+    assert all(torch.equal(a, b) for a, b in zip(_weights(whole), _weights(network)))
+    timeless = [[{k: v for k, v in point.items() if k != "seconds"} for point in c] for c in (expected, curve)]
+    assert timeless[0] == timeless[1] and [p["step"] for p in curve] == [4, 8, 12]
+
+
+def test_kill_9_loses_only_the_steps_since_the_last_checkpoint_and_resume_goes_on(tmp_path, monkeypatch, capsys):
+    """The command line: a run killed with SIGKILL leaves a whole resume file; a fresh start over it is refused in
+    one line (exit 2); --resume ends on the weights of a run never stopped; a larger --steps extends a finished run."""
+    import os
+    import signal
+    import time
+
+    from training.pretrain import main
+
+    killed = tmp_path / "killed.pt"
+    state = resume_path(killed)
+    assert state == tmp_path / "killed.resume.pt"
+    small = ["--hidden", "16", "--layers", "1", "--eval-every-steps", "1000", "--seed", "3"]
+    command = [sys.executable, "-m", "training.pretrain", str(SAMPLE), str(killed), *small]
+    run = subprocess.Popen(
+        [*command, "--steps", "100000", "--checkpoint-every-steps", "4"],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not state.exists() and run.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+        time.sleep(0.5)
+        os.kill(run.pid, signal.SIGKILL)
+    finally:
+        run.wait()
+    assert run.returncode == -signal.SIGKILL, run.stderr.read()
+    _, snapshot, _, _ = load_state(state)  # whole: written atomically
+    kept = snapshot.progress.step
+    assert kept >= 4 and kept % 4 == 0 and not killed.exists()
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as refused:
+        main([str(SAMPLE), str(killed), *small, "--steps", str(kept + 3)])
+    err = capsys.readouterr().err
+    assert refused.value.code == 2 and len(err.strip().splitlines()) == 1 and "--resume" in err, err
+    main([str(SAMPLE), str(killed), *small, "--steps", str(kept + 3), "--resume"])
+    assert f"from step {kept:,}" in capsys.readouterr().out
+    main([str(SAMPLE), str(tmp_path / "whole.pt"), *small, "--steps", str(kept + 3)])
+    resumed, payload = load_network(killed)
+    whole, _ = load_network(tmp_path / "whole.pt")
+    assert payload["pretrain_steps"] == kept + 3
+    assert all(torch.equal(a, b) for a, b in zip(resumed.state_dict().values(), whole.state_dict().values()))
+    main([str(SAMPLE), str(killed), *small, "--steps", str(kept + 3), "--resume"])
+    assert "already holds" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as other:
+        main([str(SAMPLE), str(killed), *small[:-1], "4", "--steps", str(kept + 5), "--resume"])
+    assert other.value.code == 2 and "other settings (learner)" in capsys.readouterr().err
 
 
 def test_self_play_starts_from_the_pretrained_network(tmp_path):
