@@ -169,8 +169,12 @@ class ScoreCard:
         axis.grid(alpha=0.3)
         axis.legend(loc="lower left")
         figure.tight_layout()
-        figure.savefig(path, dpi=110)
-        plt.close(figure)
+        from trinity_env.core.writes import write_figure
+
+        try:
+            write_figure(path, figure, dpi=110)  # the one write door: never through a link
+        finally:
+            plt.close(figure)
 
     def write(self, folder: str | Path) -> list[Path]:
         """``scorecard.json``, ``scorecard.md`` and ``scorecard.png`` in ``folder`` (each written whole)."""

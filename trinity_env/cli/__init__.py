@@ -50,7 +50,15 @@ from trinity_env.cli import (
     solve_openings,
     train,
 )
-from trinity_env.cli.common import EXIT_BAD_INPUT, EXIT_BUDGET, EXIT_FAILED, EXIT_INTERRUPTED, describe, say
+from trinity_env.cli.common import (
+    EXIT_BAD_INPUT,
+    EXIT_BUDGET,
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    describe,
+    folders_held,
+    say,
+)
 from trinity_env.cli.solve import positive_seconds
 from trinity_env.core import TrinityError
 from trinity_env.core.errors import BudgetExhausted, WriteError
@@ -116,7 +124,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     prog = f"trinity {args.command}"
     try:
-        return args.run(args) or 0
+        with folders_held():  # the output folders it writes are its own until it ends
+            return args.run(args) or 0
     except KeyboardInterrupt:
         say(prog, "interrupted")
         return EXIT_INTERRUPTED

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from typing import TypeVar
 
 from trinity_env.arguments import UsageError
@@ -25,7 +26,7 @@ from trinity_env.core.errors import ArgumentError
 from trinity_env.core.files import read_json
 from trinity_env.core.paths import prepare_file, prepare_folder
 from trinity_env.core.stops import stops_handled_by
-from trinity_env.core.writes import write_text
+from trinity_env.core.writes import write_text, writing_folder
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -147,9 +148,33 @@ def load_replay(path: str) -> Replay:
 # ---------------------------------------------------------------------- output paths
 
 
+_HOLDING: list[tuple[ExitStack, set[str]]] = []
+"""The output folders the running command holds (``folders_held``), and their real paths."""
+
+
+@contextmanager
+def folders_held() -> Iterator[None]:
+    """The output folders that ``check_folder`` takes stay held until the block ends: ``main`` runs each command
+    inside one, so a second job writing to the same folder is refused for the whole of the first one's run."""
+    with ExitStack() as stack:
+        _HOLDING.append((stack, set()))
+        try:
+            yield
+        finally:
+            _HOLDING.pop()
+
+
 def check_folder(option: str, folder: str, names: Sequence[str]) -> None:
-    """Create ``folder`` and prove it writable, before any game is played (``core.paths``: never a pipe or device)."""
+    """Create ``folder`` and prove it writable, before any game is played (``core.paths``: never a pipe or device);
+    inside ``folders_held`` (every ``trinity`` command), take it for this job: another job writing there is refused
+    in one line (``core.writes.writing_folder``), the temporary files of dead writers in it removed."""
     prepare_folder(folder, option, names, ArgumentError)
+    if _HOLDING:
+        stack, held = _HOLDING[-1]
+        real = os.path.realpath(folder)
+        if real not in held:  # --out and --replays may name one folder: held once
+            stack.enter_context(writing_folder(folder, ArgumentError, option))
+            held.add(real)
 
 
 def check_file(option: str, file: str, record: bool = False) -> None:

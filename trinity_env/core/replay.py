@@ -30,6 +30,7 @@ from trinity_env.core.decks import DEFAULT_MAX_A_CARDS, Deck, check_max_a_cards
 from trinity_env.core.errors import ArgumentError, PositionError, TrinityError
 from trinity_env.core.files import MAX_DOCUMENT_BYTES, names, parse_json, read_text, short
 from trinity_env.core.state import DRAFT, IN_HAND, PLAY, GameState, Termination
+from trinity_env.core.writes import write_text
 
 FORMAT = "trinity-towers-replay"
 """The ``format`` field of every replay document."""
@@ -165,7 +166,7 @@ class Replay:
         return json.dumps(self.to_dict(), indent=indent)
 
     def save(self, path: str | Path) -> None:
-        Path(path).write_text(self.to_json(indent=1) + "\n", encoding="utf-8")
+        write_text(path, self.to_json(indent=1) + "\n")
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Replay:

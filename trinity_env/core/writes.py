@@ -153,7 +153,7 @@ def write_figure(path: str | Path, figure: Any, **options: Any) -> None:
     the name's suffix (``.png``), ``options`` as ``savefig`` takes them."""
     path = Path(path)
     with atomic_file(path) as handle:
-        figure.savefig(handle, format=path.suffix.lstrip(".") or "png", **options)
+        figure.savefig(handle, format=path.suffix.lstrip(".").lower() or "png", **options)
 
 
 @contextmanager

@@ -44,6 +44,7 @@ import numpy as np
 from trinity_env.agents.registry import spec_sha256
 from trinity_env.agents.spec import make, parse_recorded, player
 from trinity_env.core import ArgumentError, GameState, PositionError, records
+from trinity_env.core.writes import write_figure
 from trinity_env.evaluation.match import RunInterrupted
 from trinity_env.evaluation.puzzles import agent_move, agent_moves, parse_moves
 from trinity_env.evaluation.ratings import Share
@@ -555,7 +556,7 @@ def plot(results: Sequence[AgentAccuracy], path: str | Path, expected: dict[int,
     ax.legend(fontsize=8, loc="lower left")
     ax.set_title("Accuracy against perfect play")
     fig.tight_layout()
-    fig.savefig(path)
+    write_figure(path, fig)
 
 
 def summary(

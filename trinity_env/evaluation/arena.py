@@ -16,6 +16,7 @@ Ctrl-C stops a round robin within moments: the pool is terminated and ``RunInter
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 import numbers
@@ -34,7 +35,7 @@ from trinity_env.core import ArgumentError, Replay
 from trinity_env.core.files import short
 from trinity_env.core.limits import check_workers
 from trinity_env.core.replay import MAX_AGENT_LABEL, agent_label
-from trinity_env.core.writes import write_text
+from trinity_env.core.writes import write_figure, write_text
 from trinity_env.evaluation.match import RunInterrupted, chunk_results, seat_swapped_points
 from trinity_env.evaluation.ratings import Share, bootstrap_elo, fit_elo
 from trinity_env.spec.agent import Agent
@@ -210,24 +211,25 @@ class ArenaResult:
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         paths = [out / name for name in OUTPUT_FILES]
-        with paths[0].open("w", newline="", encoding="utf-8") as handle:
-            writer = csv.writer(handle)
-            writer.writerow(["agent", "opponent", "games", "score", "win_rate", "ci_low", "ci_high"])
-            for i, j in ((i, j) for i in range(len(self.agents)) for j in range(len(self.agents)) if i != j):
-                low, high = self.share(i, j).interval
-                writer.writerow(
-                    [
-                        self.agents[i],
-                        self.agents[j],
-                        int(self.games[i, j]),
-                        self.score[i, j],
-                        self.win_rate[i, j],
-                        low,
-                        high,
-                    ]
-                )
-        paths[1].write_text(self.markdown() + "\n", encoding="utf-8")
-        paths[2].write_text(json.dumps(self.to_json(), indent=1) + "\n", encoding="utf-8")
+        table = io.StringIO(newline="")
+        writer = csv.writer(table)
+        writer.writerow(["agent", "opponent", "games", "score", "win_rate", "ci_low", "ci_high"])
+        for i, j in ((i, j) for i in range(len(self.agents)) for j in range(len(self.agents)) if i != j):
+            low, high = self.share(i, j).interval
+            writer.writerow(
+                [
+                    self.agents[i],
+                    self.agents[j],
+                    int(self.games[i, j]),
+                    self.score[i, j],
+                    self.win_rate[i, j],
+                    low,
+                    high,
+                ]
+            )
+        write_text(paths[0], table.getvalue())
+        write_text(paths[1], self.markdown() + "\n")
+        write_text(paths[2], json.dumps(self.to_json(), indent=1) + "\n")
         self.heatmap(paths[3])
         return paths
 
@@ -273,8 +275,10 @@ class ArenaResult:
         ax.set_title(title + ("\n(partial: interrupted)" if self.partial else ""))
         fig.colorbar(image, ax=ax, fraction=0.046)
         fig.tight_layout()
-        fig.savefig(path, dpi=120)
-        plt.close(fig)
+        try:
+            write_figure(path, fig, dpi=120)
+        finally:
+            plt.close(fig)
 
 
 def arena_workers(agents: int, games: int, workers: int | None = None) -> int:

@@ -45,6 +45,7 @@ from trinity_env.core import ArgumentError, Card, GameState
 from trinity_env.core.limits import check_workers
 from trinity_env.core.rules import LANE_CONTROL
 from trinity_env.core.state import DRAFT
+from trinity_env.core.writes import write_figure, write_text
 from trinity_env.evaluation.arena import _check_picklable
 from trinity_env.evaluation.match import RunInterrupted, chunk_results, play_game
 from trinity_env.evaluation.ratings import Share
@@ -267,9 +268,9 @@ class BalanceReport:
         out = Path(out)
         out.mkdir(parents=True, exist_ok=True)
         path = out / "balance.json"
-        path.write_text(json.dumps(self.to_json(), indent=1) + "\n", encoding="utf-8")
+        write_text(path, json.dumps(self.to_json(), indent=1) + "\n")
         table = out / "balance.md"
-        table.write_text(self.markdown(), encoding="utf-8")
+        write_text(table, self.markdown())
         return [path, table, *plot_report(self, out)]
 
 
@@ -408,7 +409,7 @@ def plot_report(report: BalanceReport, out: Path) -> list[Path]:
     ax.set_title(f"Self-play, {report.games} games per study" + (" (partial: interrupted)" if report.partial else ""))
     fig.tight_layout()
     paths.append(out / "balance_overview.png")
-    fig.savefig(paths[-1], dpi=110)
+    write_figure(paths[-1], fig, dpi=110)
     plt.close(fig)
 
     first = report.studies[names[0]]
@@ -431,7 +432,7 @@ def plot_report(report: BalanceReport, out: Path) -> list[Path]:
     fig.suptitle(f"Standard deck, {names[0]} self-play")
     fig.tight_layout()
     paths.append(out / "balance_cards.png")
-    fig.savefig(paths[-1], dpi=110)
+    write_figure(paths[-1], fig, dpi=110)
     plt.close(fig)
 
     limits = sorted(
@@ -454,6 +455,6 @@ def plot_report(report: BalanceReport, out: Path) -> list[Path]:
         ax.set_title(f"The A limit, {names[0]} self-play")
         fig.tight_layout()
         paths.append(out / "balance_a_limit.png")
-        fig.savefig(paths[-1], dpi=110)
+        write_figure(paths[-1], fig, dpi=110)
         plt.close(fig)
     return paths

@@ -36,6 +36,7 @@ import numpy as np
 from trinity_env.agents.mcts import MCTSAgent
 from trinity_env.agents.spec import Player, player
 from trinity_env.core import ArgumentError, GameState, Phase, PositionError, Replay, Termination
+from trinity_env.core.writes import write_figure, write_text
 from trinity_env.evaluation.match import RunInterrupted
 from trinity_env.evaluation.review_values import (
     Evaluation,
@@ -270,7 +271,7 @@ class Review:
         }
 
     def write_json(self, path: str | Path) -> None:
-        Path(path).write_text(json.dumps(self.to_json(), indent=1) + "\n", encoding="utf-8")
+        write_text(path, json.dumps(self.to_json(), indent=1) + "\n")
 
     def plot(self, path: str | Path) -> None:
         """A PNG: player 0's value over the game (exact and estimated, blunders marked) and the
@@ -481,4 +482,4 @@ def _plot(review: Review, path: str | Path) -> None:
         board.imshow(render_rgb(state))
         board.set_axis_off()
         board.set_title(caption, fontsize=8, color="#bf616a" if blunders else "black")
-    fig.savefig(path)
+    write_figure(path, fig)
