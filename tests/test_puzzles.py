@@ -189,6 +189,18 @@ def test_the_command_builds_and_scores(tmp_path, capsys):
     assert [s["agent"] for s in data["scores"]] == ["random", "greedy"] and data["count"] == 2
 
 
+def test_a_bare_score_scores_the_shipped_set_from_any_working_directory(tmp_path, monkeypatch, capsys):
+    """``--score`` needed a file, and the documented path exists only inside a checkout (issue 51)."""
+    monkeypatch.chdir(tmp_path)  # no trinity_env/evaluation/data/ here
+    scores = tmp_path / "scores.json"
+    assert main(["puzzles", "--score", "--agents", "greedy", "--json", str(scores)]) == 0
+    count = len(load_puzzles())
+    assert count == len(load_puzzles(DEFAULT_SET)) and count > 0
+    assert f"{count} puzzles from trinity_env/evaluation/data/puzzles.jsonl:" in capsys.readouterr().out
+    data = json.loads(scores.read_text())
+    assert data["puzzles"] == "trinity_env/evaluation/data/puzzles.jsonl" and data["count"] == count
+
+
 def test_a_set_says_what_a_random_mover_expects_and_the_scores_json_holds_it(tmp_path, capsys):
     first = load_puzzles(DEFAULT_SET)[0]  # 8 empty tiles, two winning moves among 40 legal ones
     assert (first.empty, len(first.solution), first.legal_moves) == (8, 2, 40)

@@ -17,6 +17,10 @@ from trinity_env.cli.common import (
 )
 from trinity_env.core.errors import ArgumentError
 
+SHIPPED = "trinity_env/evaluation/data/puzzles.jsonl"
+"""How the output names the shipped set, which a bare ``--score`` scores (found in the package, a checkout's or a
+wheel's alike)."""
+
 
 def add(commands: argparse._SubParsersAction) -> None:
     puzzles = commands.add_parser(
@@ -33,8 +37,11 @@ def add(commands: argparse._SubParsersAction) -> None:
     mode.add_argument(
         "--score",
         type=input_path,
+        nargs="?",
+        const=False,  # a bare --score: the shipped set (a const that is not a string skips input_path)
         default=None,
-        help="score: a puzzle file (or the endgame suite) to score --agents on",
+        metavar="FILE",
+        help="score --agents on a puzzle file or an endgame suite (bare --score: the shipped set)",
     )
     puzzles.add_argument("--out", action=Renamed, instead="--build FILE (the puzzle file; --out names a folder)")
     puzzles.add_argument("--count", type=positive_int, default=None, help="build: puzzles to find (default 200)")
@@ -59,7 +66,7 @@ def add(commands: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    return _build(args) if args.build else _score(args)
+    return _score(args) if args.score is not None else _build(args)
 
 
 def _build(args: argparse.Namespace) -> int:
@@ -89,7 +96,14 @@ def _build(args: argparse.Namespace) -> int:
 
 def _score(args: argparse.Namespace) -> int:
     from trinity_env.agents.spec import AgentSpec
-    from trinity_env.evaluation.puzzles import describe, describe_line, load_puzzles, score_agents, score_table
+    from trinity_env.evaluation.puzzles import (
+        DEFAULT_SET,
+        describe,
+        describe_line,
+        load_puzzles,
+        score_agents,
+        score_table,
+    )
 
     building = {
         "--count": args.count,
@@ -102,16 +116,17 @@ def _score(args: argparse.Namespace) -> int:
     if not args.agents:
         raise ArgumentError("--score needs --agents: the agent specs to score, e.g. --agents random greedy mcts:400")
     players = [AgentSpec.parse(spec, allow_code=args.allow_code) for spec in args.agents]  # checked, not built
-    puzzles = load_puzzles(args.score)
+    label = source(args.score) if args.score else SHIPPED
+    puzzles = load_puzzles(args.score or DEFAULT_SET)
     if args.json:
         check_file("--json", args.json)
     scores, partial = interruptible(score_agents, players, puzzles, seed=args.seed)
-    print(f"{len(puzzles)} puzzles from {source(args.score)}: {describe_line(puzzles)}")
+    print(f"{len(puzzles)} puzzles from {label}: {describe_line(puzzles)}")
     print("share of puzzles whose winning move the agent plays:")
     print(score_table(scores))
     if args.json:
         summary = {
-            "puzzles": source(args.score),
+            "puzzles": label,
             "count": len(puzzles),
             "set": describe(puzzles),
             "partial": partial,

@@ -294,9 +294,10 @@ def _puzzle(data: object) -> Puzzle | None:
     return Puzzle(position, solution, data.get("source"))
 
 
-def load_puzzles(path: str | Path) -> list[Puzzle]:
-    """Read a puzzle file or an endgame suite (JSON lines, the header first); ``PositionError`` names the file and
-    the first bad line; a last line cut short (a build killed while writing it) is left out, with a warning."""
+def load_puzzles(path: str | Path = DEFAULT_SET) -> list[Puzzle]:
+    """Read a puzzle file or an endgame suite (JSON lines, the header first; by default the shipped set);
+    ``PositionError`` names the file and the first bad line; a last line cut short (a build killed while writing
+    it) is left out, with a warning."""
     if not Path(path).exists():
         raise PositionError(f"cannot read puzzle file {path}: No such file or directory")
     contents = records.read(
