@@ -57,3 +57,30 @@ def test_the_build_functions_refuse_outside_code_in_python_too():
         with pytest.raises(AgentSpecError, match="takes no outside code") as caught:
             call()
         assert "--allow-code" not in str(caught.value)
+
+
+def test_a_py_module_in_the_working_directory_is_found_as_python_m_finds_it(tmp_path):
+    """``trinity`` (a console script) has its own folder on the path, not the working directory: ``py:mymodule:make``
+    failed with "No module named 'mymodule'" beside mymodule.py (issue 51). Two workers build it too."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    (tmp_path / "mymodule.py").write_text(
+        "import numpy as np\n\n\ndef make():\n"
+        "    return lambda observation: int(np.flatnonzero(observation['action_mask'])[0])\n"
+    )
+    trinity = Path(sys.executable).with_name("trinity")
+    argv = [str(trinity), "arena", "--agents", "py:mymodule:make", "greedy", "--games", "4", "--workers", "2"]
+    done = subprocess.run(
+        [*argv, "--out", "out", "--allow-code", "--quiet"], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert "py:mymodule:make" in (tmp_path / "out" / "arena.md").read_text()
+
+
+def test_a_py_module_found_nowhere_says_where_it_was_looked_for():
+    from trinity_env.agents.spec import AgentSpec
+
+    with pytest.raises(AgentSpecError, match=r"No module named 'no_such_module_here' \(looked in the working dir"):
+        AgentSpec.parse("py:no_such_module_here:make", allow_code=True).build()

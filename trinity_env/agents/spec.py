@@ -39,6 +39,8 @@ CODE_PREFIX = "py:"
 """``py:package.module:factory`` names outside code: a factory returning an ``Agent`` or a policy function. It
 runs when built, so ``parse`` refuses it unless ``allow_code`` (the command line's ``--allow-code``)."""
 CODE_TARGET = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*")
+MAX_ONNX_THREADS = 64
+"""The most threads of an ``onnx:`` policy's session (``onnx_policy.MAX_THREADS``; checked there too)."""
 
 
 @runtime_checkable
@@ -112,9 +114,9 @@ def _check(name: str, args: tuple[str, ...], keywords: dict[str, str]) -> Path |
         if arguments.get("path") is None:
             raise ValueError("onnx needs a model file: onnx:PATH[,threads=N]")
         if arguments.get("threads") is not None:
-            from trinity_env.agents.onnx_policy import check_threads  # the limits table's bound, as the agent's
+            from trinity_env.agents.baselines import check_count
 
-            check_threads(registry.spec_int("threads", arguments["threads"]))
+            check_count("onnx", "threads", registry.spec_int("threads", arguments["threads"]), 1, MAX_ONNX_THREADS)
         return Path(arguments["path"])
     elif name in registry.shipped():
         if arguments.get("sample", "none") not in ("none", "all", "draft"):
@@ -201,10 +203,16 @@ class AgentSpec:
         if not self.allow_code:
             raise registry.AgentSpecError(f"{short(self.text)} runs outside code and was not allowed to")
         module_name, _, factory_name = self.args[0].partition(":")
+        _working_directory_on_path()
         try:
             factory = getattr(importlib.import_module(module_name), factory_name)
         except (ImportError, AttributeError) as err:
-            raise registry.AgentSpecError(f"cannot load {short(self.text)}: {' '.join(str(err).split())}") from None
+            where = (
+                " (looked in the working directory and on the import path)" if type(err) is ModuleNotFoundError else ""
+            )
+            raise registry.AgentSpecError(
+                f"cannot load {short(self.text)}: {' '.join(str(err).split())}{where}"
+            ) from None
         agent = as_agent(factory())
         agent.name = self.text
         return agent
@@ -235,6 +243,18 @@ class AgentSpec:
     def sha256(self) -> str | None:
         """A hash of the files the agent reads, ``None`` when it reads none (``registry.spec_sha256``)."""
         return registry.spec_sha256(self.text)
+
+
+def _working_directory_on_path() -> None:
+    """Make modules in the working directory importable, as ``python -m`` does (``trinity``, a console script, has
+    its own folder on the path instead): the directory goes last, so it shadows no installed package. Only a
+    ``py:`` spec, allowed to run code, calls this; worker processes start in the same directory and call it too."""
+    import os
+    import sys
+
+    here = os.path.realpath(os.getcwd())
+    if all(os.path.realpath(entry or os.curdir) != here for entry in sys.path):
+        sys.path.append(here)
 
 
 def player(value: object) -> Player:
