@@ -333,7 +333,10 @@ def test_a_model_that_gives_nan_is_refused_at_load(tmp_path):
         helper.make_node("Sub", ["out", "out"], ["zero"]),
         helper.make_node("Div", ["zero", "zero"], ["logits"]),
     ]
-    with pytest.raises(OnnxPolicyError, match=r"model\.onnx gave a legal action the logit nan"):
+    with pytest.raises(
+        OnnxPolicyError,
+        match=r"^ONNX file .*model\.onnx gave a legal action the logit nan: a legal action.s logit must be finite$",
+    ):
         OnnxPolicyAgent.from_file(_write(tmp_path, _model(nodes, None, None, [_weights()])))
 
 
@@ -397,3 +400,115 @@ def test_bombs_are_refused_with_bounded_memory(tmp_path):
     assert "over 32000000 packed integers" in report["packed"]
     assert "declares 1000000000000 elements" in report["declared"]
     assert report["grown_mib"] < 120, report
+
+
+# ------------------------------------------------------------------------------ the output contract, at load
+
+
+def _masked_model(extra):
+    """observation @ w plus ``extra`` nodes on the float32 ``action_mask`` that make ``bonus``: illegal actions'
+    logits are whatever ``bonus`` holds there, legal ones finite."""
+    inputs = [
+        helper.make_tensor_value_info("observation", TensorProto.FLOAT, ["batch", 339]),
+        helper.make_tensor_value_info("action_mask", TensorProto.FLOAT, ["batch", 256]),
+    ]
+    nodes = [_linear("observation", "base"), *extra, helper.make_node("Add", ["base", "bonus"], ["logits"])]
+    return _model(nodes, inputs, None, [_weights()])
+
+
+@pytest.mark.parametrize(
+    ("held", "extra"),
+    [
+        (
+            "NaN",
+            [helper.make_node("Log", ["action_mask"], ["log"]), helper.make_node("Sub", ["log", "log"], ["bonus"])],
+        ),
+        ("+inf", [helper.make_node("Reciprocal", ["action_mask"], ["bonus"])]),
+    ],
+)
+def test_illegal_actions_logits_are_ignored_whatever_they_hold(tmp_path, held, extra):
+    """The contract: only legal actions' logits are read. A model whose illegal logits are NaN (log 0 - log 0) or
+    +inf (1 / 0) loads and plays whole games (it once stopped ``trinity arena`` mid-game with exit 2)."""
+    agent = OnnxPolicyAgent.from_file(_write(tmp_path, _masked_model(extra)))
+    observations, masks = _positions(20)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        raw, _ = agent._run(observations, masks)
+    assert (np.isnan(raw) if held == "NaN" else np.isposinf(raw))[masks == 0].all()
+    logits, _ = agent.evaluate(observations, masks)
+    assert np.isfinite(logits).all() and (logits[masks == 0] == -1e9).all()
+    points = seat_swapped_points(agent, RandomAgent(), make_config(), range(2), lambda k: 100 + k)
+    assert 0 <= points <= 2
+
+
+def test_a_value_out_of_range_is_refused_at_load(tmp_path):
+    """A value head giving 2.0 once loaded and failed only at ``trinity benchmark``'s accuracy step, after 320
+    rating games; it is refused at load, on the probe batch, in one line naming the file."""
+    outputs = [
+        helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", 256]),
+        helper.make_tensor_value_info("value", TensorProto.FLOAT, ["batch", 1]),
+    ]
+    two = numpy_helper.from_array(np.full((256, 1), 2 / 256, np.float32), "two")
+    nodes = [
+        _linear(),
+        helper.make_node("Sub", ["logits", "logits"], ["zeros"]),  # [batch, 256] of zeros
+        helper.make_node("Exp", ["zeros"], ["ones"]),  # of ones
+        helper.make_node("MatMul", ["ones", "two"], ["value"]),  # [batch, 1] of 2.0
+    ]
+    path = _write(tmp_path, _model(nodes, None, outputs, [_weights(), two]))
+    with pytest.raises(
+        OnnxPolicyError, match=r"^ONNX file .*model\.onnx gave the value 2\.0: a value must be in \[-1, 1\]$"
+    ):
+        OnnxPolicyAgent.from_file(path)
+
+
+def test_a_legal_logit_that_turns_bad_in_play_is_one_line_naming_the_file(tmp_path):
+    """The contract holds in play as at load: a run that gives a legal action NaN (a position the probe did not
+    see) is one ``OnnxPolicyError`` line naming the file, never a move off the board."""
+    path = export_policy(Policy(), tmp_path / "policy.onnx")
+    agent = OnnxPolicyAgent.from_file(path)
+    session = agent._session
+
+    class Turned:
+        def run(self, names, feed):
+            logits, *rest = session.run(names, feed)
+            return [np.full_like(logits, np.nan), *rest]
+
+    agent._session = Turned()
+    observations, masks = _positions(3)
+    with pytest.raises(OnnxPolicyError, match=rf"^ONNX file {path} gave a legal action the logit nan"):
+        agent.act({"observation": observations[0], "action_mask": masks[0]})
+
+
+def test_a_fixed_batch_is_costed_per_run_at_that_batch(tmp_path):
+    """A graph within the per-position bound but fixed at 4,096 rows once passed, then ran 4,096 rows a move (30 s and
+    976 MB): a run is the unit a move spends, so it is costed whole and refused; the same graph with a symbolic
+    batch, or fixed at 64 rows, costs what a symbolic chunk may and loads."""
+    identity = numpy_helper.from_array(np.eye(339, dtype=np.float32), "eye")
+    nodes = [helper.make_node("MatMul", [f"x{k}" if k else "observation", "eye"], [f"x{k + 1}"]) for k in range(64)]
+    nodes.append(helper.make_node("MatMul", ["x64", "w"], ["logits"]))
+
+    def model(batch):
+        inputs = [helper.make_tensor_value_info("observation", TensorProto.FLOAT, [batch, 339])]
+        outputs = [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [batch, 256])]
+        return _model(nodes, inputs, outputs, [_weights(), identity])
+
+    per_run = onnx_check.MAX_RUN_OPERATIONS
+    with pytest.raises(OnnxPolicyError, match=rf"multiply-adds a run at its fixed batch of 4,096 .*over {per_run:,}"):
+        onnx_check.check_model(_write(tmp_path, model(4096)))
+    assert onnx_check.check_model(_write(tmp_path, model("batch"))).batches == onnx_check.BATCHES
+    assert onnx_check.check_model(_write(tmp_path, model(64))).batches == (64,)
+
+
+def test_onnx_threads_come_from_the_one_limits_table(tmp_path, monkeypatch):
+    """``onnx:FILE,threads=64`` was accepted on 2 CPUs (one arena ran 598 threads): the bound is the limits table's
+    4 a CPU, at parse time and in ``from_file`` alike."""
+    from trinity_env.agents.spec import AgentSpec
+
+    path = export_policy(Policy(), tmp_path / "policy.onnx")
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    words = r"onnx threads: 64 is more than this machine can use \(at most 8: 4 per CPU, 2 CPUs\)"
+    with pytest.raises(ValueError, match=words):
+        AgentSpec.parse(f"onnx:{path},threads=64")
+    with pytest.raises(ValueError, match=words):
+        OnnxPolicyAgent.from_file(path, threads=64)
+    assert AgentSpec.parse(f"onnx:{path},threads=8").build().threads == 8

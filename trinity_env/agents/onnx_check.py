@@ -22,9 +22,10 @@ value. So a file is read here in steps, each bounding the next (``check_model``)
    without the large weights, the batch fixed to each size in ``BATCHES`` (or the model's own
    fixed batch), in a child process limited to ``MAX_INFERENCE_BYTES`` of memory and
    ``INFERENCE_SECONDS``. Every node output must then have a known shape of rank at most
-   ``MAX_RANK``, each at most ``MAX_TENSOR_BYTES``, all together at most ``MAX_TOTAL_BYTES``, and
-   the multiply-adds of a position at most ``MAX_OPERATIONS``: what onnxruntime would allocate
-   folding constants at session creation and running a batch.
+   ``MAX_RANK``, each at most ``MAX_TENSOR_BYTES``, all together at most ``MAX_TOTAL_BYTES``, the
+   multiply-adds of a position at most ``MAX_OPERATIONS`` and of a run (a fixed batch's whole batch)
+   at most ``MAX_RUN_OPERATIONS``: what onnxruntime would allocate folding constants at session
+   creation and spend running a batch.
 5. **The contract** (``trinity_env.agents.onnx_policy``): the names, types and shapes of the inputs
    and outputs.
 
@@ -79,6 +80,10 @@ INFERENCE_SECONDS = 60
 BATCHES = (1, 64)
 """The batch sizes checked and run for a model whose batch dimension is symbolic: ``act`` runs one row, larger
 batches run in chunks of 64 (the last one padded), so onnxruntime never runs a size that was not checked."""
+MAX_RUN_OPERATIONS = MAX_OPERATIONS * max(BATCHES)
+"""Most multiply-adds of one run, the unit a move spends: what a symbolic batch's largest chunk may take. A model of
+fixed batch runs its whole batch for every move (one position padded to all its rows), so its run is costed whole
+at that batch: a graph within ``MAX_OPERATIONS`` a position but fixed at 4,096 rows is refused."""
 
 INT8, FLOAT, BOOL = 3, 1, 9  # onnx.TensorProto's data types used by the contract
 ITEMSIZE = {1: 4, 2: 1, 3: 1, 4: 2, 5: 2, 6: 4, 7: 8, 9: 1, 10: 2, 11: 8, 12: 4, 13: 8, 16: 2}
@@ -480,6 +485,12 @@ def check_shapes(name: str, model: Any, shapes: dict[int, dict]) -> None:
             raise OnnxPolicyError(
                 f"ONNX file {name} takes about {operations // batch} multiply-adds a position, "
                 f"over {MAX_OPERATIONS}: refused"
+            )
+        if operations > MAX_RUN_OPERATIONS:
+            raise OnnxPolicyError(
+                f"ONNX file {name} takes about {operations:,} multiply-adds a run at its fixed batch of {batch:,} "
+                f"(every move runs the whole batch), over {MAX_RUN_OPERATIONS:,}: refused (export it with a "
+                "symbolic batch dimension)"
             )
 
 

@@ -111,7 +111,7 @@ class OnnxPolicyAgent(Agent):
         self._session = make_session(checked, threads)
         for batch in checked.batches:  # one run of each size, on real positions, its outputs held to the contract
             observations, masks = (np.resize(array, (batch, array.shape[1])) for array in probe_positions())
-            check_outputs(checked.name, *self._run(observations, masks), masks, True, OnnxPolicyError)
+            check_outputs(f"ONNX file {checked.name}", *self._run(observations, masks), masks, True, OnnxPolicyError)
 
     @classmethod
     def from_file(cls, path: str | Path, threads: int = 1) -> OnnxPolicyAgent:
@@ -161,7 +161,9 @@ class OnnxPolicyAgent(Agent):
         """The outputs held to the contract where they are read (``trinity_env.agents.outputs``: the legal actions'
         logits, and the values when ``values_read``), illegal actions' logits then set to -1e9."""
         logits, values = self._run(observations, masks)
-        check_outputs(self._checked.name, logits, values if values_read else None, masks, True, OnnxPolicyError)
+        check_outputs(
+            f"ONNX file {self._checked.name}", logits, values if values_read else None, masks, True, OnnxPolicyError
+        )
         logits[np.asarray(masks) == 0] = -1e9
         return logits, values
 

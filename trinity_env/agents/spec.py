@@ -39,8 +39,6 @@ CODE_PREFIX = "py:"
 """``py:package.module:factory`` names outside code: a factory returning an ``Agent`` or a policy function. It
 runs when built, so ``parse`` refuses it unless ``allow_code`` (the command line's ``--allow-code``)."""
 CODE_TARGET = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*")
-MAX_ONNX_THREADS = 64
-"""The most threads of an ``onnx:`` policy's session (``onnx_policy.MAX_THREADS``; checked there too)."""
 
 
 @runtime_checkable
@@ -114,9 +112,9 @@ def _check(name: str, args: tuple[str, ...], keywords: dict[str, str]) -> Path |
         if arguments.get("path") is None:
             raise ValueError("onnx needs a model file: onnx:PATH[,threads=N]")
         if arguments.get("threads") is not None:
-            from trinity_env.agents.baselines import check_count
+            from trinity_env.agents.onnx_policy import check_threads  # the limits table's bound, as the agent's
 
-            check_count("onnx", "threads", registry.spec_int("threads", arguments["threads"]), 1, MAX_ONNX_THREADS)
+            check_threads(registry.spec_int("threads", arguments["threads"]))
         return Path(arguments["path"])
     elif name in registry.shipped():
         if arguments.get("sample", "none") not in ("none", "all", "draft"):
