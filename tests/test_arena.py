@@ -271,6 +271,18 @@ def test_arena_replays_are_the_games_it_scored(tmp_path):
     assert points == result.score[0, 1]
 
 
+def test_round_robin_creates_its_replays_folder_and_refuses_a_file_before_any_game(tmp_path):
+    """The CLI made ``--replays``' folder; ``round_robin(replays=Path(...))`` failed in a worker instead (issue 51)."""
+    from trinity_env.evaluation.arena import replay_name
+
+    folder = tmp_path / "new" / "games"
+    round_robin(["random", "greedy"], 2, workers=1, progress=False, replays=folder)
+    assert sorted(p.name for p in folder.iterdir()) == sorted(replay_name(k, "random", "greedy") for k in range(2))
+    (tmp_path / "file").write_text("")
+    with pytest.raises(TrinityError, match=r"^replays .*file: it is a file, not a folder$"):
+        round_robin(["random", "greedy"], 2, workers=1, progress=False, replays=tmp_path / "file")
+
+
 def test_arena_replays_on_the_command_line(tmp_path, capsys):
     out, replays = tmp_path / "out", tmp_path / "games"
     code = main(_random_against_greedy(2, out, "--replays", str(replays)))

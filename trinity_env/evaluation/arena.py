@@ -34,6 +34,7 @@ from trinity_env.agents.spec import Player, player
 from trinity_env.core import ArgumentError, Replay
 from trinity_env.core.files import short
 from trinity_env.core.limits import check_workers
+from trinity_env.core.paths import prepare_folder
 from trinity_env.core.replay import MAX_AGENT_LABEL, agent_label
 from trinity_env.core.writes import write_figure, write_text
 from trinity_env.evaluation.match import RunInterrupted, chunk_results, seat_swapped_points
@@ -355,6 +356,8 @@ def round_robin(
     env_config = config if isinstance(config, EnvConfig) else make_config(config or ARENA_DEFAULTS)
     pairs = list(combinations(range(len(players)), 2))
     folder = None if replays is None else str(replays)
+    if folder is not None:  # created and proved writable before any game, as the CLI's --replays is
+        prepare_folder(folder, "replays", (), ArgumentError)
 
     def tasks() -> Iterator[tuple]:  # lazily: a huge ``games`` must not build a huge list first
         for i, j in pairs:
