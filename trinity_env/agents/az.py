@@ -356,16 +356,20 @@ class AZAgent(Agent):
 
     @classmethod
     def from_checkpoint(cls, spec: str, **keywords) -> AZAgent:
-        """The agent of a checkpoint or run folder; a folder whose ``best.pt`` is damaged (or refused by its
-        checks) plays its ``latest.pt``, with a warning, as every run folder does (``best_else_latest``)."""
+        """The agent of a checkpoint or run folder, its network held to the output contract (``check_network``); a
+        folder whose ``best.pt`` is damaged (or refused by its checks, that one included) plays its ``latest.pt``,
+        with a warning, as every run folder does (``best_else_latest``)."""
+
+        def load(path: Path) -> AZModel:
+            network, _ = load_network(path)
+            check_network(str(path), network)
+            return network
+
         if Path(spec).is_dir():
             folder = Path(spec)
-            network, _ = best_else_latest(
-                folder,
-                folder / "best.pt",
-                folder / "latest.pt",
-                lambda path: load_network(resolve_checkpoint(str(path))),
+            network = best_else_latest(
+                folder, folder / "best.pt", folder / "latest.pt", lambda path: load(resolve_checkpoint(str(path)))
             )
         else:
-            network, _ = load_network(resolve_checkpoint(spec))
+            network = load(resolve_checkpoint(spec))
         return cls(network, **({"source": spec} | keywords))
