@@ -208,6 +208,14 @@ class AZConfig(TrainerFields):
         self._check_processes(source, ("torch_threads", "label_workers"))
         self._check_memory(source, self.memory())
 
+    def check_files(self) -> None:
+        """``initial_network``, where it names a file, loaded and checked as a new run loads it
+        (``training.alphazero.pretrained_weights``): before the run folder is touched (``YAMLConfig.check_files``)."""
+        if self.initial_network:
+            from .alphazero import pretrained_weights  # torch and the network: only where a file is named
+
+            pretrained_weights(self)
+
     def memory(self) -> dict[str, int]:
         """The run's largest arrays in bytes, by the field that sizes them, from their real sizes (``ReplayBuffer``
         and the search's ``Trees`` measured on one row): what the config check holds to ``core.limits``' budget. A

@@ -66,6 +66,11 @@ class YAMLConfig:
                 return False
         return old == new
 
+    def check_files(self) -> None:
+        """Check the files the config names outside itself (AlphaZero's ``initial_network``), by loading them as the
+        run would: ``training.run_folder.claim`` calls it before anything in the run folder is created, deleted or
+        written, so a refused file leaves the folder as it was and the corrected command runs. None by default."""
+
     retired: ClassVar[dict[str, str]] = {}
     """Old field name -> its name now, for names an older version wrote and this one refuses (in a YAML file, a
     mapping, a keyword or a run's ``config.json``: resuming such a run refuses too) with one line naming the new

@@ -30,7 +30,9 @@ Every trainer (``fast_ppo``, ``selfplay_ppo``, ``rllib_selfplay``) opens its run
   long to train, the safety stop, the evaluations, TensorBoard) and, for a field outside it, its
   ``resume_equivalent`` (``AZConfig``: ``label_workers`` between positive counts); a field the run's ``config.json``
   spells the old way (the config's ``retired``) is refused naming its name now. Nothing in the folder is
-  touched before these checks pass.
+  touched before these checks pass, nor before the files the config names are checked (``check_files``: AlphaZero's
+  ``initial_network``, loaded as the run will load it), so a refused file never leaves a ``config.json`` that makes
+  the corrected command "already hold a run".
 
 Every refusal is a ``RunFolderError`` with a one-line message; the trainers' command lines
 print it and exit with status 2. A write that fails (``config.json``, the lock) is a ``WriteError``:
@@ -109,9 +111,10 @@ def claim(
 ) -> Iterator[RunFolder]:
     """Lock ``path`` for ``trainer`` and check the rules above; ``RunFolderError`` says why not.
 
-    ``checkpoint``: the file a resume continues from. Writes ``config.json`` (the new config) once
-    the checks pass. Nested claims of the same folder in the same thread (the command line holds
-    it for training and report, ``train`` claims it again) reuse the first one.
+    ``checkpoint``: the file a resume continues from. Writes ``config.json`` (the new config) once the checks pass,
+    the config's own ``check_files`` (a pre-trained network it names) first of all. Nested claims of the same folder
+    in the same thread (the command line holds it for training and report, ``train`` claims it again) reuse the first
+    one.
     """
     path = Path(path)
     key = (str(path.resolve()), threading.get_ident())
@@ -120,6 +123,7 @@ def claim(
         return
     if resume and overwrite:
         raise RunFolderError("--resume continues a run and --overwrite deletes it: choose one")
+    config.check_files()  # a file the config names (initial_network), refused before the folder is touched
     if path.exists() and not path.is_dir():
         raise RunFolderError(f"run folder {path} is a file, not a folder")
     unsaved = resume and not (path / checkpoint).is_file()  # a run stopped before its first checkpoint
