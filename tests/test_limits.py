@@ -75,6 +75,59 @@ def test_counts_past_the_machine_are_one_line_before_anything_starts(argv, words
     assert list(tmp_path.iterdir()) == [], "nothing written"
 
 
+COUNT_WORDS = ("threads", "workers", "jobs", "actors", "runners")
+"""How the name of a count of threads or processes ends, in an option, a spec keyword or a config field."""
+ELSEWHERE = {
+    "train --actors": "Ray actors run on the cluster's CPUs; a local cluster's are bounded above (--actors)",
+    "RLlibConfig.num_env_runners": "may run on a joined cluster (--address), whose CPUs this table does not know; "
+    "not yet bounded on a local cluster either",
+}
+"""Counts this machine's table cannot bound (where they run is a cluster), each with its reason."""
+
+
+def test_every_thread_and_process_count_is_bounded_by_the_limits_table(monkeypatch, tmp_path):
+    """Every option, agent spec keyword and config field that counts threads or processes is bounded by the one
+    table (4 a CPU): ``onnx:FILE,threads=64`` was accepted on 2 CPUs and one arena ran 598 threads."""
+    import argparse
+    import dataclasses
+    import inspect
+
+    from trinity_env.agents import registry
+    from trinity_env.agents.spec import AgentSpec
+    from trinity_env.arguments import process_count
+    from trinity_env.cli import build_parser
+
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    seen = []
+    commands = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    for command, parser in commands.choices.items():
+        for action in parser._actions:
+            key = f"{command} {action.option_strings[-1] if action.option_strings else action.dest}"
+            if action.dest.endswith(COUNT_WORDS) and key not in ELSEWHERE:
+                assert action.type is process_count, f"{key} is not a process_count"
+                seen.append(key)
+    (tmp_path / "model.onnx").write_bytes(b"checked when built, after its spec")
+    for name, factory in registry.AGENTS.items():
+        for parameter in inspect.signature(factory).parameters:
+            if parameter.endswith(COUNT_WORDS):
+                with pytest.raises(ValueError, match="9 is more than this machine can use"):
+                    AgentSpec.parse(f"{name}:{tmp_path / 'model.onnx'},{parameter}=9")
+                seen.append(f"{name}:{parameter}=")
+    pytest.importorskip("torch")
+    from training.az_config import AZConfig
+    from training.config import TrainConfig
+    from training.rllib_selfplay import RLlibConfig
+
+    for config in (AZConfig, TrainConfig, RLlibConfig):
+        for field in dataclasses.fields(config):
+            key = f"{config.__name__}.{field.name}"
+            if field.name.endswith(COUNT_WORDS) and key not in ELSEWHERE:
+                with pytest.raises(ValueError, match="9 is more than this machine can use"):
+                    config.from_dict({field.name: 9})
+                seen.append(key)
+    assert {"solve --threads", "arena --workers", "onnx:threads=", "AZConfig.torch_threads"} <= set(seen), seen
+
+
 def _no_pool(*args, **kwargs):
     raise AssertionError("a pool was started")
 
