@@ -72,6 +72,13 @@ test-lowest:
 	.venv-lowest/bin/python -m pip install --quiet -e . "pettingzoo==1.23.0" pytest hypothesis
 	.venv-lowest/bin/python -m pytest -q -p no:cacheprovider tests/test_env_aec.py tests/test_layers.py tests/test_copy_and_pickle.py tests/test_render.py
 
+## test-jax: the JAX engine (the jax extra: jax, jaxlib, pgx; torch held at 2.13.0) against the core move by move, the invariant suite's JAX cases and Pgx's API test, in .venv-jax
+.PHONY: test-jax
+test-jax:
+	$(PYTHON) -m venv .venv-jax
+	.venv-jax/bin/python -m pip install --quiet -e ".[dev,jax]" "torch==2.13.0"
+	.venv-jax/bin/python -m pytest -q -p no:cacheprovider --durations=5 -m "not slow" tests/test_jax*.py tests/test_invariants.py -k "jax"
+
 ## test-web: the web app's tests, in a real headless Chromium too (installs Debian's chromium and chromium-driver if missing, and the web extra with Playwright; never downloads a browser of Playwright's)
 .PHONY: test-web
 test-web: $(STAMP)

@@ -475,6 +475,57 @@ class VectorEngine(Engine):
         return record
 
 
+class JaxEngine(StepEngine):
+    """``trinity_env.jax.TrinityTowers`` (the ``jax`` extra), one game jitted: both seats' observations, the
+    rules' mask (Pgx's ``legal_action_mask`` is all True at the end: tests/test_jax_engine.py checks that), and
+    ``to_state`` as the engine's game. A step after the end pays nothing (Pgx's rule) rather than raising."""
+
+    name = "jax"
+    loads = True
+
+    def __init__(self, **config):
+        super().__init__(**config)
+        import jax
+        import jax.numpy as jnp
+
+        from trinity_env.jax import TrinityTowers, from_state, legal_mask, to_state
+
+        self.env = TrinityTowers(**config)
+        self._init, self._step = jax.jit(self.env.init), jax.jit(self.env.step)
+        seats = jnp.arange(2)
+        self._show = jax.jit(lambda s: (jax.vmap(lambda p: self.env.observe(s, p))(seats), legal_mask(s)))
+        self._key, self._from_state, self._to_state = jax.random.PRNGKey, from_state, to_state
+
+    def new_game(self, seed: int) -> None:
+        self.game = self._init(self._key(seed))
+
+    def load(self, state: GameState) -> None:
+        self.game = self._from_state(state, self.env)
+
+    def state(self) -> GameState:
+        return self._to_state(self.game)
+
+    def mover(self) -> int:
+        return int(self.game.current_player)
+
+    def show(self, record: Record, done: bool) -> None:
+        observations, mask = (np.asarray(a) for a in self._show(self.game))
+        d = len(record.actions)
+        for seat in (0, 1):
+            record.show(d, seat, observations[seat])
+        record.show(d, self.mover(), mask=mask.astype(np.int8))
+        assert np.array_equal(np.asarray(self.game.observation), observations[self.mover()])
+
+    def step(self, record: Record, action: int) -> bool:
+        self.game = self._step(self.game, action)
+        for seat in (0, 1):
+            record.reward("step", seat, float(self.game.rewards[seat]))
+        return bool(self.game.terminated)
+
+    def after_end(self, record: Record) -> None:
+        record.after_end = [float(r) for r in self._step(self.game, 16).rewards]
+
+
 def make_engine(name: str, **config) -> Engine:
     """The adapter of engine ``name`` under the env config ``config``."""
     engines: dict[str, Callable[..., Engine]] = {
@@ -485,8 +536,9 @@ def make_engine(name: str, **config) -> Engine:
         "single_agent": SingleAgentEngine,
         "vector": VectorEngine,
         "rllib": RLlibEngine,
+        "jax": JaxEngine,
     }
     return engines[name](**config)
 
 
-ENGINES = ("core", "fast", "aec", "raw_aec", "single_agent", "vector", "rllib")
+ENGINES = ("core", "fast", "aec", "raw_aec", "single_agent", "vector", "rllib", "jax")

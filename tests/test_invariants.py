@@ -1,9 +1,10 @@
 """One invariant suite for every engine, as Pgx's ``api_test`` is one test for every game.
 
 Each engine (the core, ``FastGames``, the AEC env wrapped and raw, the single-agent env,
-the vector env, the RLlib env) plays seeded random games through its adapter in
-``engines.py``; every invariant below is written once, as a check of one game's
-``Record`` against the core replaying the same actions, and runs for every engine under
+the vector env, the RLlib env, the JAX engine where the ``jax`` extra is installed) plays
+seeded random games through its adapter in ``engines.py``; every invariant below is written
+once, as a check of one game's ``Record`` against the core replaying the same actions, and
+runs for every engine under
 both draft modes (``pick``, ``dealt``) and both reward modes (``win_loss``, ``margin``).
 The slow variant runs the same checks on many more games.
 """
@@ -71,6 +72,8 @@ def replay(record: Record, engine: Engine, reward: str, draft: str | None) -> Ga
 def play(engine_name: str, draft: str, reward: str, games: int) -> tuple[Game, ...]:
     if engine_name == "rllib":
         pytest.importorskip("ray", reason="Ray is not installed (the rllib extra)")
+    if engine_name == "jax":
+        pytest.importorskip("jax", reason="JAX is not installed (the jax extra)")
     engine = make_engine(engine_name, draft=draft, reward=reward)
     return tuple(replay(engine.play(seed, RandomChooser(1000 + seed)), engine, reward, draft) for seed in range(games))
 
@@ -373,9 +376,11 @@ def loaded_positions(count: int, seed: int) -> list[GameState]:
 
 
 @pytest.mark.parametrize("reward", ["win_loss", "margin"])
-@pytest.mark.parametrize("engine_name", ["core", "fast"])
+@pytest.mark.parametrize("engine_name", ["core", "fast", "jax"])
 def test_loaded_positions_with_passes(engine_name, reward):
     """The engines that load positions keep every invariant where players pass (docs/rules.md, how a game ends)."""
+    if engine_name == "jax":
+        pytest.importorskip("jax", reason="JAX is not installed (the jax extra)")
     engine = make_engine(engine_name, reward=reward)
     assert engine.loads
     passes = 0
