@@ -128,7 +128,8 @@ def test_a_malformed_host_is_a_400_even_where_any_host_is_allowed():
         (["serve", "--port", "0"], "expected a whole number 1-65535, got '0'"),
         (["serve", "--port", "80.5"], "expected a whole number 1-65535"),
         (["serve", "--port", "65536"], "expected a whole number 1-65535"),
-        (["serve", "--max-games", "0"], "expected a whole number >= 1"),
+        (["serve", "--max-games", "0"], "expected a whole number 1-10000"),
+        (["serve", "--max-games", "10001"], "expected a whole number 1-10000"),  # the limits table's MAX_SERVER_GAMES
         (["serve", "--host", "192.0.2.1"], "cannot listen on 192.0.2.1:8000: "),  # an address not on this machine
     ],
 )
@@ -136,6 +137,31 @@ def test_serve_refuses_bad_options_in_one_line(argv, words, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert words in err and err.count("\n") == 1 and err.startswith("trinity serve: ")
+
+
+def test_max_games_is_bounded_and_its_help_says_what_the_server_does():
+    """``--max-games`` takes at most the limits table's ``MAX_SERVER_GAMES`` (refused while parsing, before anything
+    is bound), ``GameStore`` too; and its help tells what the store really does, from the store's own figures."""
+    from trinity_env.arguments import UsageError
+    from trinity_env.cli import build_parser
+    from trinity_env.core.errors import TrinityError
+    from trinity_env.core.limits import MAX_SERVER_GAMES
+    from trinity_env.web import store
+
+    parser = build_parser()
+    with pytest.raises(UsageError, match="expected a whole number 1-10000"):
+        parser.parse_args(["serve", "--max-games", str(MAX_SERVER_GAMES + 1)])
+    assert parser.parse_args(["serve", "--max-games", str(MAX_SERVER_GAMES)]).max_games == MAX_SERVER_GAMES
+    with pytest.raises(TrinityError, match="max_games must be a whole number from 1 to 10,000"):
+        GameStore(dict(SMALL), max_games=MAX_SERVER_GAMES + 1)
+    serve = next(
+        a for a in parser._subparsers._group_actions[0].choices["serve"]._actions if "--max-games" in a.option_strings
+    )
+    text = " ".join(serve.help.split())
+    assert serve.default == store.DEFAULT_MAX_GAMES and f"({store.DEFAULT_MAX_GAMES}; at most 10,000)" in text
+    assert f"each browser keeps at most {store.DEFAULT_GAMES_PER_CLIENT} (past that its own least recently used" in text
+    assert f"one nobody has used for {store.DEFAULT_IDLE_SECONDS // 60} minutes, or is refused (503" in text
+    assert "loses its oldest game" not in text and "least recently used browser" not in text
 
 
 def test_serve_refuses_a_port_in_use(capsys):

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import argparse
 
-from trinity_env.arguments import positive_int, whole_number
+from trinity_env.arguments import whole_number
 from trinity_env.cli.common import POLICY_KINDS, add_allow_code
 from trinity_env.core import TrinityError
+from trinity_env.core.limits import MAX_SERVER_GAMES
 
 
 def add(commands: argparse._SubParsersAction) -> None:
@@ -15,10 +16,11 @@ def add(commands: argparse._SubParsersAction) -> None:
     serve.add_argument("--port", type=whole_number(1, 65535), default=8000, help="port (default 8000)")
     serve.add_argument(
         "--max-games",
-        type=positive_int,
-        default=200,
-        help="games kept at once, all browsers together (200); each browser keeps at most 20, and past this cap "
-        "the least recently used browser loses its oldest game",
+        type=whole_number(1, MAX_SERVER_GAMES),
+        default=200,  # web.store.DEFAULT_MAX_GAMES (not imported here: it loads the engine)
+        help=f"games kept at once, all browsers together (200; at most {MAX_SERVER_GAMES:,}); each browser keeps at "
+        "most 20 (past that its own least recently used game goes); when all are kept, a new game takes the place "
+        "of one nobody has used for 30 minutes, or is refused (503, retry later): no game in use is pushed out",
     )
     serve.add_argument(
         "--agents",

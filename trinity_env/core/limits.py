@@ -28,6 +28,9 @@ MEMORY_VARIABLE = "TRINITY_MEMORY_BUDGET"
 """The environment variable that sets the memory budget in bytes (``K``, ``M``, ``G``, ``T``: binary units)."""
 FALLBACK_MEMORY = 8 * 2**30
 """Physical memory assumed where ``os.sysconf`` cannot say (not Linux or macOS)."""
+MAX_SERVER_GAMES = 10_000
+"""The most games ``trinity serve`` may keep at once (``--max-games``, ``web.store.GameStore``): a game's states take
+about 22 KiB, so its store stays near 250 MB at this bound."""
 _UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
 _AMOUNT = re.compile(r"([0-9]{1,15})([KMGT]?)(?:i?B)?", re.ASCII | re.IGNORECASE)
 

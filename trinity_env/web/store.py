@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from trinity_env.core import Replay, TrinityError
+from trinity_env.core.limits import MAX_SERVER_GAMES
 from trinity_env.web.caches import LRU, OwnedLRU, StoreFull
 from trinity_env.web.catalogue import AgentChoice, catalog
 from trinity_env.web.errors import ApiError
@@ -71,6 +72,10 @@ class GameStore:
         new_id: Callable[[], str] | None = None,
         clock: Callable[[], float] = time.monotonic,
     ):
+        if isinstance(max_games, bool) or not isinstance(max_games, int) or not 1 <= max_games <= MAX_SERVER_GAMES:
+            raise TrinityError(
+                f"max_games must be a whole number from 1 to {MAX_SERVER_GAMES:,}, got {max_games!r:.40}"
+            )
         self.agents = catalog() if agents is None else agents
         self.games = OwnedLRU(max_games, games_per_client, idle_seconds, clock=clock)
         self.replays = OwnedLRU(max_replays, replays_per_client, idle_seconds, clock=clock)
