@@ -122,8 +122,9 @@ def test_illegal_or_malformed_actions_are_one_line_naming_the_policy():
     np.testing.assert_array_equal(checked_actions(np.array([20.0, 20.0]), masks, "mine"), [20, 20])
 
 
-def test_an_unpicklable_policy_is_refused_for_worker_processes_in_one_line():
-    with pytest.raises(ArgumentError, match="cannot be sent to worker processes"):
-        round_robin([lambda o, m: one(o, m), "greedy"], 20, workers=2, progress=False)
+def test_a_lambda_plays_in_worker_processes_and_a_non_policy_is_one_line():
+    pooled = round_robin([lambda o, m: one(o, m), "greedy"], 20, seed=1, workers=2, progress=False)
+    alone = round_robin([lambda o, m: one(o, m), "greedy"], 20, seed=1, workers=1, progress=False)
+    np.testing.assert_array_equal(pooled.score, alone.score)
     with pytest.raises(ArgumentError, match="an agent is given as a spec"):
         player(42)

@@ -69,7 +69,7 @@ def test_the_memory_budget_and_its_override(monkeypatch):
 )
 def test_counts_past_the_machine_are_one_line_before_anything_starts(argv, words, capsys, monkeypatch, tmp_path):
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr("trinity_env.evaluation.match._start_pool", _no_pool)
+    monkeypatch.setattr("trinity_env.evaluation.match.run_unordered", _no_pool)
     assert main(argv) == 2
     assert words in _one_line(capsys, argv[0])
     assert list(tmp_path.iterdir()) == [], "nothing written"

@@ -136,10 +136,11 @@ def prepare(
     seconds: dict[str, float] = {}
     if jobs > 1 and len(names) > 1:
         import concurrent.futures
-        import multiprocessing
+
+        from trinity_env.core.workers import spawn_context
 
         order = sorted(names, key=lambda name: name != "exact solver")
-        context = multiprocessing.get_context("spawn")  # a fresh interpreter: nothing compiled or threaded yet
+        context = spawn_context()  # a fresh interpreter (nothing compiled or threaded yet) that never runs __main__
         with concurrent.futures.ProcessPoolExecutor(min(jobs, len(names)), mp_context=context) as pool:
             running = {pool.submit(_run, name): name for name in order}
             for done in concurrent.futures.as_completed(running):

@@ -45,7 +45,7 @@ from trinity_env.core import ArgumentError, TrinityError, records
 from trinity_env.core.files import read_json, short
 from trinity_env.core.limits import check_workers
 from trinity_env.core.rewards import RewardMode
-from trinity_env.evaluation.arena import _BUILT, CHUNK, _check_picklable, _play_chunk
+from trinity_env.evaluation.arena import _BUILT, CHUNK, _play_chunk, sendable_players
 from trinity_env.evaluation.match import chunk_results
 from trinity_env.evaluation.ratings import fit_against_fixed
 from trinity_env.spec.config import EnvConfig, make_config
@@ -334,8 +334,8 @@ def rate_all_against_pool(
     members = pool.players()
     env_config: EnvConfig = pool.rules
     games, index = int(games_per_opponent), len(members)
-    if workers > 1:
-        _check_picklable(who)
+    if workers > 1 and not sendable_players(who, "rate_against_pool"):
+        workers = 1
     score = np.zeros((len(who), len(members)))
     played = np.zeros((len(who), len(members)), dtype=int)
     with ExitStack() as stack:

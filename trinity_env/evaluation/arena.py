@@ -36,6 +36,7 @@ from trinity_env.core.files import short
 from trinity_env.core.limits import check_workers
 from trinity_env.core.paths import prepare_folder
 from trinity_env.core.replay import MAX_AGENT_LABEL, agent_label
+from trinity_env.core.workers import sendable
 from trinity_env.core.writes import write_figure, write_text
 from trinity_env.evaluation.match import RunInterrupted, chunk_results, seat_swapped_points
 from trinity_env.evaluation.ratings import Share, bootstrap_elo, fit_elo
@@ -291,19 +292,11 @@ def arena_workers(agents: int, games: int, workers: int | None = None) -> int:
     return check_workers("workers", None if workers is None else int(workers), tasks, ArgumentError)
 
 
-def _check_picklable(players: list[Player]) -> None:
-    """Worker processes receive the players pickled: a policy given as a Python object that does not pickle (a
-    lambda, a closure) is one line before any process starts."""
-    import pickle
-
-    for who in players:
-        try:
-            pickle.dumps(who)
-        except Exception as err:  # pickling raises many kinds (PicklingError, TypeError, AttributeError)
-            raise ArgumentError(
-                f"agent {who.label} cannot be sent to worker processes ({type(err).__name__}): play it with workers=1, "
-                "or give it as a spec (onnx:PATH) or a module-level function"
-            ) from None
+def sendable_players(players: list[Player], caller: str) -> bool:
+    """Whether worker processes can receive ``players`` (``core.workers.sendable``: functions and classes of a notebook
+    or script, lambdas included, travel by value); if one cannot (a closure over a lock), one line says the run plays
+    in this process instead, and the caller plays with one worker."""
+    return sendable(((who.label, who) for who in players), caller)
 
 
 def check_arena(agents: list, games: int, workers: int | None = None) -> list[Player]:
@@ -368,8 +361,8 @@ def round_robin(
     score = np.zeros((n, n))
     played = np.zeros((n, n))
     workers = arena_workers(len(players), games, workers)
-    if workers > 1:
-        _check_picklable(players)
+    if workers > 1 and not sendable_players(players, "round_robin"):
+        workers = 1
     bar = tqdm(total=games * len(pairs), disable=not progress, desc="arena", unit="game")
     partial = False
     try:

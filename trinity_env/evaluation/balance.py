@@ -21,8 +21,8 @@ with ``sample=draft``.
 
 An agent is any policy (``agents.spec.player``): a spec (``mcts:200``, ``onnx:model.onnx``, a checkpoint by path,
 ``py:package.module:factory`` parsed with ``allow_code``), an ``Agent``, a function ``(observation, mask) -> action``
-or a ``BatchedPolicy``; each study is named by its label. Worker processes get the agents pickled: a policy that does
-not pickle (a lambda) plays with ``workers=1``.
+or a ``BatchedPolicy``; each study is named by its label. Worker processes get the agents by value (a function or a
+lambda of a notebook included); one that cannot travel (a closure over a lock) plays in this process, said once.
 
 Ctrl-C stops a run within moments: the pool is terminated and ``RunInterrupted`` (a
 ``KeyboardInterrupt``) is raised carrying the report of the games finished so far, marked ``partial``.
@@ -46,7 +46,7 @@ from trinity_env.core.limits import check_workers
 from trinity_env.core.rules import LANE_CONTROL
 from trinity_env.core.state import DRAFT
 from trinity_env.core.writes import write_figure, write_text
-from trinity_env.evaluation.arena import _check_picklable
+from trinity_env.evaluation.arena import sendable_players
 from trinity_env.evaluation.match import RunInterrupted, chunk_results, play_game
 from trinity_env.evaluation.ratings import Share
 from trinity_env.spec.agent import Agent
@@ -320,8 +320,8 @@ def run_balance(
 
     records: dict[str, list[GameRecord]] = {name: [] for name, _, _ in studies}
     workers = balance_workers(len(studies), games, workers)
-    if workers > 1:
-        _check_picklable([who for _, who, _ in studies])
+    if workers > 1 and not sendable_players([who for _, who, _ in studies], "run_balance"):
+        workers = 1
     bar = tqdm(total=games * len(studies), disable=not progress, desc="balance", unit="game")
     partial = False
     try:

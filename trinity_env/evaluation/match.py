@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import multiprocessing
 import random
-import signal
-import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
 from trinity_env.core import GameState
+from trinity_env.core.workers import run_unordered
 from trinity_env.spec.agent import Agent, visible_state
 from trinity_env.spec.config import EnvConfig
 from trinity_env.spec.observation import observation_dict
@@ -82,32 +80,6 @@ class RunInterrupted(KeyboardInterrupt):
         self.partial = partial
 
 
-def _ignore_sigint() -> None:
-    """Pool initializer: Ctrl-C is the parent's to handle (it terminates the pool); workers never print it."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
-def _start_worker(initializer: Callable[..., None] | None, initargs: tuple) -> None:
-    """Pool initializer: Ctrl-C ignored (see ``_ignore_sigint``), then the caller's own initializer."""
-    _ignore_sigint()
-    if initializer is not None:
-        initializer(*initargs)
-
-
-def _start_pool(workers: int, initializer: Callable[..., None] | None = None, initargs: tuple = ()) -> Any:
-    context = multiprocessing.get_context("spawn")
-    arguments = {"initializer": _start_worker, "initargs": (initializer, initargs)}
-    if threading.current_thread() is not threading.main_thread():
-        return context.Pool(workers, **arguments)
-    # Spawned children inherit an ignored SIGINT, so a Ctrl-C that reaches the whole process
-    # group while they are still importing does not print their tracebacks either.
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        return context.Pool(workers, **arguments)
-    finally:
-        signal.signal(signal.SIGINT, signal.default_int_handler if previous is None else previous)
-
-
 @contextmanager
 def chunk_results(
     function: Callable[[T], R],
@@ -116,22 +88,16 @@ def chunk_results(
     initializer: Callable[..., None] | None = None,
     initargs: tuple = (),
 ) -> Iterator[Iterator[R]]:
-    """``function`` over ``tasks``, results in any order: here for one worker, else in a pool of spawned processes,
-    each of which runs ``initializer(*initargs)`` first (what can reach a worker only as it starts: shared memory).
+    """``function`` over ``tasks``, results in any order: here for one worker, else in spawned worker processes
+    (``core.workers.run_unordered``: they work from a notebook or an unguarded script, a worker that dies is
+    ``WorkerDied`` at once), each of which runs ``initializer(*initargs)`` first.
 
-    With a pool, the iterator has ``next(timeout)`` (``multiprocessing.TimeoutError`` when no result came in time).
-    Leaving the block normally closes the pool; leaving it with an exception (Ctrl-C included)
-    terminates it at once, so queued tasks are dropped rather than waited for.
+    With workers, the iterator has ``next(timeout)`` (``multiprocessing.TimeoutError`` when no result came in time).
+    Leaving the block with an exception (Ctrl-C included) ends the workers at once, so queued tasks are dropped
+    rather than waited for.
     """
     if workers <= 1:
         yield map(function, tasks)
         return
-    pool = _start_pool(workers, initializer, initargs)
-    try:
-        yield pool.imap_unordered(function, tasks)
-    except BaseException:
-        pool.terminate()
-        pool.join()
-        raise
-    pool.close()
-    pool.join()
+    with run_unordered(function, tasks, workers, initializer, initargs) as results:
+        yield results
