@@ -12,6 +12,7 @@ from trinity_env.cli.common import (
     check_folder,
     finish,
     interruptible,
+    stop_on_signals,
     write_json,
 )
 from trinity_env.core.errors import ArgumentError
@@ -58,7 +59,7 @@ def add(commands: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from trinity_env.agents.spec import AgentSpec
-    from trinity_env.evaluation.arena import ARENA_DEFAULTS, OUTPUT_FILES, check_arena, load_files, round_robin
+    from trinity_env.evaluation.arena import ARENA_DEFAULTS, OUTPUT_FILES, check_arena, load_files
     from trinity_env.spec.config import make_config
 
     specs = [AgentSpec.parse(text, allow_code=args.allow_code) for text in args.agents]  # parsed once, not built
@@ -80,6 +81,14 @@ def run(args: argparse.Namespace) -> int:
     if args.replays:
         check_folder("--replays", args.replays, ())
     warm(families_for(players if pool is None else [*players, *pool.agents]))
+    with stop_on_signals() as signals:  # SIGTERM stops it as Ctrl-C does: what was played is written
+        return _play(args, players, config, pool, signals)
+
+
+def _play(args: argparse.Namespace, players: list, config, pool, signals: list[int]) -> int:
+    """The round robin, its files, and the anchored ratings when asked; the exit status (``finish``)."""
+    from trinity_env.evaluation.arena import round_robin
+
     result, _ = interruptible(
         round_robin,
         players,
@@ -106,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
         kept = f"partial results of {played} games written"
     else:  # Ctrl-C while the agents played the reference pool
         kept = f"the round robin's {played} games written, the anchored ratings unfinished"
-    return finish("arena", stopped, kept)
+    return finish("arena", stopped, kept, signals)
 
 
 def _anchored(args: argparse.Namespace, players: list, pool, summary: dict) -> tuple[dict, bool]:

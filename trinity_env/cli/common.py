@@ -223,13 +223,14 @@ def interruptible(work: Callable[..., T], *args: object, **kwargs: object) -> tu
         return stop.partial, True
 
 
-def finish(command: str, interrupted: bool, written: str) -> int:
+def finish(command: str, interrupted: bool, written: str, stopped: list[int] | None = None) -> int:
     """The exit status once a run's result is written: 0, or, for a run Ctrl-C cut short, 130 after one line on
-    stderr, ``trinity COMMAND: interrupted: WRITTEN`` (what was kept)."""
+    stderr, ``trinity COMMAND: interrupted: WRITTEN`` (what was kept); 143 where ``stopped`` (``stop_on_signals``'s
+    list) says SIGTERM stopped it."""
     if not interrupted:
         return EXIT_OK
     say(f"trinity {command}", f"interrupted: {written}")
-    return EXIT_INTERRUPTED
+    return EXIT_INTERRUPTED if stopped is None else exit_status(stopped)
 
 
 # ---------------------------------------------------------------------- the optional trainers

@@ -362,7 +362,10 @@ def rate_all_against_pool(
                 for m, member in enumerate(members):
                     for start in range(0, games, CHUNK):
                         if (t, m, start) not in done:
-                            yield t, (m, index, member, one, start, min(CHUNK, games - start), seed, env_config, None)
+                            yield (
+                                t,
+                                (m, index, member, one, start, min(CHUNK, games - start), seed, None, env_config, None),
+                            )
 
         total = games * len(members) * len(who)
         bar = tqdm(total=total, initial=int(played.sum()), disable=not progress, desc="anchored", unit="game")

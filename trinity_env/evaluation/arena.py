@@ -80,14 +80,34 @@ def load_files(players: list[Player]) -> None:
             _agent(index, who)
 
 
-def game_seed(seed: int, i: int, j: int, k: int) -> int:
-    """The seed of game ``k`` between the round robin's agents ``i`` < ``j`` (in the order given): public, so a
-    round robin's games can be replayed one by one (``play_game`` with this seed, agent ``i`` in seat ``k % 2``)."""
-    return seed * 1_000_003 + i * 10_007 + j * 101 + k
+FIRST_SEEDS = 1 << 40
+"""Where ``game_seed``'s second range begins (past ``seed * 1_000_003``): the games the first derivation could not
+keep apart."""
+
+
+def game_seed(seed: int, i: int, j: int, k: int, agents: int | None = None) -> int:
+    """The seed of game ``k`` between agents ``i`` < ``j`` of a round robin of ``agents`` (in the order given; ``None``:
+    ``j`` is the last, as an agent rated against the reference pool is): public, so a round robin's games can be
+    replayed one by one (``play_game`` with this seed, agent ``i`` in seat ``k % 2``). No two games of a round robin
+    share a seed.
+
+    A game keeps the first derivation's seed, ``seed * 1_000_003 + i * 10_007 + j * 101 + k``, wherever that was its
+    own: every game of the first 101 of a pair (in a round robin of at most 99 agents), every game of a round robin
+    of two agents, and every game against its last agent (while ``j * 101 + k < 10_007``; every game of its last
+    pair). The rest, where that sum repeated another game's (game 101 of agents 0 and 1 was game 0 of agents 0 and
+    2), are seeded apart, ``FIRST_SEEDS`` and up, by a pairing of the pair's place (``j (j - 1) / 2 + i``) and
+    ``k``."""
+    last = j + 1 if agents is None else agents
+    offset = i * 10_007 + j * 101 + k
+    own = (k < 101 or j == last - 1) and (j * 101 + k < 10_007 or i == last - 2)
+    if not (own and offset < FIRST_SEEDS):
+        pair = j * (j - 1) // 2 + i
+        offset = FIRST_SEEDS + (pair + k) * (pair + k + 1) // 2 + k
+    return seed * 1_000_003 + offset
 
 
 def _play_chunk(task: tuple) -> tuple[int, int, float, int]:
-    i, j, player_i, player_j, first_game, count, seed, env_config, replays = task
+    i, j, player_i, player_j, first_game, count, seed, agents, env_config, replays = task
     agent_i, agent_j = _agent(i, player_i), _agent(j, player_j)
     games = range(first_game, first_game + count)
 
@@ -101,7 +121,7 @@ def _play_chunk(task: tuple) -> tuple[int, int, float, int]:
         agent_j,
         env_config,
         games,
-        lambda k: game_seed(seed, i, j, k),
+        lambda k: game_seed(seed, i, j, k, agents),
         on_game=None if replays is None else save,
     )
     return i, j, points, count
@@ -335,7 +355,7 @@ def round_robin(
     replays: str | Path | None = None,
 ) -> ArenaResult:
     """Every pair of ``specs`` (spec strings or ``Player`` values) plays ``games`` games (seats swapped); ratings
-    fitted to all of them. Game ``k`` of agents ``i`` < ``j`` is seeded by ``game_seed(seed, i, j, k)``.
+    fitted to all of them. Game ``k`` of agents ``i`` < ``j`` is seeded by ``game_seed(seed, i, j, k, len(specs))``.
 
     ``replays``: a folder that gets every game as a replay (``replay_name``: the seat-0 agent first),
     for ``trinity review`` and the web app's replay view; the same games as without it.
@@ -355,7 +375,8 @@ def round_robin(
     def tasks() -> Iterator[tuple]:  # lazily: a huge ``games`` must not build a huge list first
         for i, j in pairs:
             for start in range(0, games, CHUNK):
-                yield i, j, players[i], players[j], start, min(CHUNK, games - start), seed, env_config, folder
+                count = min(CHUNK, games - start)
+                yield i, j, players[i], players[j], start, count, seed, len(players), env_config, folder
 
     n = len(players)
     score = np.zeros((n, n))
