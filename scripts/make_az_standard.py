@@ -25,6 +25,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from trinity_env.agents.registry import format_spec
+
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs" / "alphazero"
 RUN_FILES = ("config.json", "metrics.csv", "report.md", "win_rate.png")
@@ -56,7 +58,7 @@ def _shown(path: Path) -> Path:
 
 def measurements(previous: str) -> dict[str, list[str]]:
     """Each measurement's command by name (each writes its own files under ``docs/``)."""
-    old = f"az:docs/alphazero/{previous}/{PREVIOUS_NETWORK}"
+    old = format_spec("az", [f"docs/alphazero/{previous}/{PREVIOUS_NETWORK}"])  # a value, quoted where it must be
     trinity = [sys.executable, "-m", "trinity_env.cli"]
     module = [sys.executable, "-m"]
 

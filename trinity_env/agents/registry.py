@@ -4,7 +4,10 @@
 ``make("mcts:400")``, ``make("greedy")``, ``make("random:seed=3")`` (``trinity_env.agents.make``).
 
 A spec is ``name`` or ``name:arg,key=value,...``: the first bare argument is the agent's
-main number (simulations for ``mcts``), the rest are keywords. Every argument has an upper
+main number (simulations for ``mcts``), the rest are keywords. An argument or a keyword's value may be written in
+double quotes, ``onnx:"models/v1,final.onnx",threads=2``, where ``""`` stands for one ``"``: so a path holding a comma,
+an ``=``, a leading quote or spaces at its ends is named too (``format_spec`` quotes just those; ``AgentSpec.of``
+builds a spec from such values, never by pasting them into text). Every argument has an upper
 bound, a named constant next to its agent (``mcts.MAX_SIMULATIONS``, ``az.MAX_WORLDS``...),
 checked before any work, in the agents' constructors too. The policies shipped in the
 package have names of their own (``ppo-standard``, see ``shipped()``; they need the
@@ -36,7 +39,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -320,16 +323,80 @@ def _path_target(text: str) -> Path:
     return path
 
 
+QUOTE = '"'
+"""Opens and closes a quoted argument (``"a,b.onnx"``); doubled inside one, it stands for itself."""
+
+
+def _quoted(rest: str, start: int) -> tuple[str, int]:
+    """The quoted value opening at ``rest[start]`` and the index just past its closing quote."""
+    value, i = [], start + 1
+    while True:
+        end = rest.find(QUOTE, i)
+        if end < 0:
+            raise AgentSpecError(f"a quoted argument is not closed (add a {QUOTE}): {short(rest[start:])}")
+        value.append(rest[i:end])
+        if rest.startswith(QUOTE * 2, end):
+            value.append(QUOTE)
+            i = end + 2
+            continue
+        return "".join(value), end + 1
+
+
+def _value(rest: str, start: int) -> tuple[str, int]:
+    """The value starting at ``rest[start]`` (spaces around it dropped unless quoted) and the index of the comma
+    that ends it (``len(rest)`` at the end)."""
+    while start < len(rest) and rest[start].isspace():
+        start += 1
+    if not rest.startswith(QUOTE, start):
+        end = rest.find(",", start)
+        end = len(rest) if end < 0 else end
+        return rest[start:end].strip(), end
+    value, end = _quoted(rest, start)
+    after = rest.find(",", end)
+    after = len(rest) if after < 0 else after
+    if rest[end:after].strip():
+        raise AgentSpecError(f"text after a quoted argument (a comma must follow it): {short(rest[start:after])}")
+    return value, after
+
+
 def _arguments(rest: str) -> tuple[list[str], dict[str, str]]:
-    """The bare arguments and the ``key=value`` ones of a spec's ``rest`` (after its name and first ``:``)."""
-    args, kwargs = [], {}
-    for part in filter(None, (p.strip() for p in rest.split(","))):
-        key, eq, value = part.partition("=")
-        if eq:
-            kwargs[key.strip()] = value.strip()
+    """The bare arguments and the ``key=value`` ones of a spec's ``rest`` (after its name and first ``:``): split at
+    the commas outside double quotes, a quoted value taken as written (``""`` for ``"``)."""
+    args, kwargs, i = [], {}, 0
+    while i < len(rest):
+        while i < len(rest) and rest[i].isspace():
+            i += 1
+        if rest.startswith(QUOTE, i):  # a quoted bare argument
+            value, i = _value(rest, i)
+            args.append(value)
         else:
-            args.append(part)
+            end = rest.find(",", i)
+            end = len(rest) if end < 0 else end
+            equals = rest.find("=", i, end)
+            if equals < 0:
+                if rest[i:end].strip():
+                    args.append(rest[i:end].strip())
+                i = end
+            else:
+                key = rest[i:equals].strip()
+                kwargs[key], i = _value(rest, equals + 1)
+        i += 1  # past the comma
     return args, kwargs
+
+
+def quote_argument(value: str) -> str:
+    """``value`` as one argument of a spec: as it is where ``_arguments`` reads it back so, else in double quotes
+    (a comma, an ``=``, a leading quote, spaces at its ends, or nothing at all)."""
+    plain = value and value == value.strip() and not value.startswith(QUOTE) and "," not in value and "=" not in value
+    return value if plain else QUOTE + value.replace(QUOTE, QUOTE * 2) + QUOTE
+
+
+def format_spec(name: str, args: Sequence[str] = (), keywords: Mapping[str, str] | None = None) -> str:
+    """The spec text of agent ``name`` with bare ``args`` and ``keywords``, each quoted where it must be
+    (``quote_argument``): ``_arguments`` reads back exactly ``args`` and ``keywords``."""
+    parts = [quote_argument(str(a)) for a in args]
+    parts += [f"{key}={quote_argument(str(value))}" for key, value in (keywords or {}).items()]
+    return f"{name}:{','.join(parts)}" if parts else name
 
 
 def _unreadable(spec: str, err: OSError) -> CheckpointError:

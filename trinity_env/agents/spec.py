@@ -9,9 +9,10 @@ agent from it), ``str(spec)`` gives the text back, ``spec.label`` is what tables
 ``spec.build()`` makes the agent, each call a fresh one.
 
 The grammar is ``trinity_env.agents.registry``'s (its module docstring): ``name`` or
-``name:arg,key=value,...``; a built-in name always means the built-in agent; a path needs a
-separator, a ``.pt``/``.zip`` ending or the ``file:`` prefix. ``make(text)`` is
-``AgentSpec.parse(text).build()``.
+``name:arg,key=value,...``, an argument in double quotes where it holds a comma (``onnx:"v1,final.onnx"``); a
+built-in name always means the built-in agent; a path needs a separator, a ``.pt``/``.zip`` ending or the ``file:``
+prefix. ``make(text)`` is ``AgentSpec.parse(text).build()``; ``AgentSpec.of(name, path, key=value)`` builds a spec
+from values, so code never pastes a path into spec text.
 
 Everything the evaluation tools take is a ``Player`` (``label``, ``families``, ``build()``):
 an ``AgentSpec``, or a value that wraps a policy that no text names (``player``).
@@ -178,6 +179,20 @@ class AgentSpec:
         elif name in registry.shipped():
             path = str(registry.SHIPPED_DIR / f"{name}.pt")
         return cls(text, name, tuple(args), tuple(keywords.items()), path)
+
+    @classmethod
+    def of(cls, name: str, *args: object, allow_code: bool = False, **keywords: object) -> AgentSpec:
+        """The spec of agent ``name`` with these arguments given as values, a path among them
+        (``AgentSpec.of("onnx", path, threads=2)``, ``AgentSpec.of("file", run_folder)``), never pasted into text:
+        ``registry.format_spec`` quotes each where the grammar needs it (a comma in a file name), and the text is
+        parsed and checked like any other; its ``path`` is the path given."""
+        values = [str(a) for a in args]
+        if name == registry.FILE_PREFIX.rstrip(":"):  # file:PATH takes the rest of the text as the path
+            if len(values) != 1 or keywords:
+                raise registry.AgentSpecError("file: names one path and takes no arguments")
+            return cls.parse(registry.FILE_PREFIX + values[0], allow_code=allow_code)
+        text = registry.format_spec(name, values, {key: str(value) for key, value in keywords.items()})
+        return cls.parse(text, allow_code=allow_code)
 
     @classmethod
     def _code(cls, text: str, allow_code: bool) -> AgentSpec:

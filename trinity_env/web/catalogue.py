@@ -153,7 +153,7 @@ def onnx_folder(folder: str | Path) -> list[FolderModel]:
     files = sorted(p for p in where.iterdir() if p.suffix == ".onnx" and p.is_file() and not p.is_symlink())
     if len(files) > MAX_ADDED:
         raise ArgumentError(f"--onnx-folder {shown(str(folder))} holds {len(files)} ONNX files, more than {MAX_ADDED}")
-    return [FolderModel(f"onnx:{path.stem}", AgentSpec.parse(f"onnx:{path}")) for path in files]
+    return [FolderModel(f"onnx:{path.stem}", AgentSpec.of("onnx", path)) for path in files]  # a path, never text
 
 
 def added(agents: Sequence[object]) -> list[AgentChoice]:
