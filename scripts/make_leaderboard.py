@@ -11,6 +11,11 @@ stopped run goes on where it stopped), and a card of an older version is measure
 shows the cards' headline figures, read from those files by its test (tests/test_docs.py); the tables refuse a card
 of an older version, naming it.
 
+Everything is checked before any folder is made or any game played, through the command line's doors: each agent
+spec parsed (``AgentSpec.parse``), each card folder checked as ``trinity benchmark --out`` checks it, and every card
+the tables will read read as the CLI reads a file (``core.files.read_json``: a named pipe or a device is refused
+unread, never waited on), whole and of this version. Each problem is one line on stderr, and the status is 2.
+
 ``OUTSIDE`` lists the policies trained by outside libraries: each with the command that trained and exported it
 (run from the repository root, in the venv its library needs) and the ``trinity benchmark`` command that wrote its
 card to ``docs/benchmark/quick/outside/<name>/``; ``--outside NAME`` runs both (``python`` is the interpreter that
@@ -20,7 +25,7 @@ runs this script). The model files are in ``docs/benchmark/models/``.
 from __future__ import annotations
 
 import argparse
-import json
+import os
 import re
 import shlex
 import shutil
@@ -29,7 +34,14 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from trinity_env.agents.registry import format_spec
+from trinity_env.agents.spec import AgentSpec
+from trinity_env.arguments import process_count
+from trinity_env.cli.benchmark import OUTPUT_FILES
 from trinity_env.cli.common import exit_status, say, stop_on_signals
+from trinity_env.core import TrinityError
+from trinity_env.core.files import one_line, read_json
+from trinity_env.core.paths import output_folder, path_kind
 from trinity_env.scorecard import BENCHMARK_VERSION, PROTOCOLS, benchmark
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -55,9 +67,8 @@ class Outside:
     @property
     def score(self) -> str:
         """The command that wrote its card."""
-        return (
-            f"trinity benchmark {self.policy} --protocol quick --out docs/benchmark/quick/outside/{self.name} --quiet"
-        )
+        policy = shlex.quote(self.policy)  # a spec with a quoted path stays one word
+        return f"trinity benchmark {policy} --protocol quick --out docs/benchmark/quick/outside/{self.name} --quiet"
 
 
 MODELS = "docs/benchmark/models"
@@ -77,7 +88,7 @@ OUTSIDE = (
             "python examples/cleanrl_ppo.py --total-timesteps 300000 --threads 1 --seed 1 "
             f"--export {MODELS}/cleanrl-ppo.onnx",
         ),
-        f"onnx:{MODELS}/cleanrl-ppo.onnx",
+        format_spec("onnx", [f"{MODELS}/cleanrl-ppo.onnx"]),
     ),
     Outside(
         "tianshou-dqn",
@@ -87,7 +98,7 @@ OUTSIDE = (
             "python examples/tianshou_dqn.py --epochs 3 --epoch-steps 5000 --draft dealt --eval-games 50 --seed 0 "
             f"--export {MODELS}/tianshou-dqn.onnx",
         ),
-        f"onnx:{MODELS}/tianshou-dqn.onnx",
+        format_spec("onnx", [f"{MODELS}/tianshou-dqn.onnx"]),
     ),
     Outside(
         "rllib-ppo",
@@ -108,7 +119,7 @@ OUTSIDE = (
             "python examples/benchmarl_mappo.py --iterations 3 --frames 512 --games 1 --seed 0 "
             f"--export {MODELS}/benchmarl-mappo.onnx",
         ),
-        f"onnx:{MODELS}/benchmarl-mappo.onnx",
+        format_spec("onnx", [f"{MODELS}/benchmarl-mappo.onnx"]),
     ),
 )
 """The outside libraries' policies on the leaderboard, each trained at a budget of minutes on one loaded core."""
@@ -144,15 +155,31 @@ RULE = "|---" * (FIGURES.count("|") + 1) + "|"
 """The markdown rule under a header of ``FIGURES`` and the agent's column."""
 
 
+def _card_json(path: Path) -> dict:
+    """The JSON object of the card at ``path``, read as the CLI reads a file (``read_json``: a regular file only, a
+    pipe or device refused unread, bounded); one ``TrinityError`` line for anything else."""
+    card = read_json(path, "score card", TrinityError)
+    if not isinstance(card, dict):
+        raise TrinityError(f"score card {path} is not a JSON object")
+    return card
+
+
 def read_card(path: Path) -> dict:
-    """A card of the current protocol version; an older card is refused, naming it and what measures it again."""
-    card = json.loads(path.read_text(encoding="utf-8"))
+    """A whole card of the current protocol version; an older card is refused, naming it and what measures it again,
+    and a cut or damaged one in one line naming it."""
+    card = _card_json(path)
     version = card.get("benchmark")
     if version != BENCHMARK_VERSION:
         raise ValueError(
             f"{path} is a benchmark {version} card, not {BENCHMARK_VERSION}: measure it again "
             "(python -m scripts.make_leaderboard [--protocol P --agents A], or --outside NAME --score-only)"
         )
+    try:
+        if not isinstance(card["agent"], str):
+            raise TypeError("its agent is not a string")
+        _row(card)  # every figure the tables show
+    except (KeyError, TypeError, ValueError, AttributeError) as err:
+        raise TrinityError(f"score card {path} is not whole ({type(err).__name__}: {one_line(err)})") from None
     return card
 
 
@@ -198,11 +225,60 @@ def run_outside(entry: Outside, train: bool = True) -> None:
         raise SystemExit(f"{entry.score} failed")
 
 
+def problems(args: argparse.Namespace) -> list[str]:
+    """Everything wrong with the run ``args`` asks for, one line each, found before any folder is made: the agents'
+    specs, their card folders, and every card the tables will read (a card about to be measured again aside)."""
+    found: list[str] = []
+
+    def check(what: str, work) -> object:
+        try:
+            return work()
+        except (TrinityError, ValueError, OSError) as err:
+            found.append(f"{what}: {one_line(err)}" if what else one_line(err))
+            return None
+
+    measured: set[Path] = set()  # cards each checked once: those of the agents named, then the rest of the table
+    if args.outside:
+        chosen = [entry for entry in OUTSIDE if entry.name in args.outside]
+        for entry in chosen:
+            check(f"--outside {entry.name}", lambda entry=entry: output_folder(str(entry.folder), "its card folder"))
+            if args.score_only:
+                check(f"--outside {entry.name}", lambda entry=entry: AgentSpec.parse(entry.policy))
+            measured.add(entry.folder / "scorecard.json")
+        cards = [entry.folder / "scorecard.json" for entry in OUTSIDE]
+    else:
+        for agent in args.agents:
+            if check(f"agent {agent!r}", lambda agent=agent: AgentSpec.parse(agent)) is None:
+                continue
+            folder = folder_of(args.protocol, agent)
+            measured.add(folder / "scorecard.json")
+            if check(f"agent {agent!r}", lambda folder=folder: _card_folder(folder)) is not None:
+                _version(folder / "scorecard.json", check)
+        cards = sorted((ROOT / "docs" / "benchmark" / args.protocol).glob("*/scorecard.json"))
+    for path in cards:
+        if path not in measured:
+            check("", lambda path=path: read_card(path))
+    return found
+
+
+def _card_folder(folder: Path) -> bool:
+    """``True`` where ``folder`` may hold a card (as ``trinity benchmark --out`` checks it), checked without making
+    it; else ``TrinityError`` naming what is in the way."""
+    output_folder(str(folder), "its card folder")
+    for name in OUTPUT_FILES:
+        target = folder / name
+        if os.path.islink(target) or (os.path.lexists(target) and not os.path.isfile(target)):
+            kind = "a symbolic link" if os.path.islink(target) else "a folder" if target.is_dir() else path_kind(target)
+            raise TrinityError(f"{target} is in the way: it is {kind}, not a regular file (refused unread)")
+    return True
+
+
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="make_leaderboard", description=__doc__.splitlines()[0])
+    parser.error = lambda message: parser.exit(2, f"{parser.prog}: error: {message}\n")  # one line, no usage
     parser.add_argument("--agents", nargs="+", default=list(AGENTS))
     parser.add_argument("--protocol", choices=sorted(PROTOCOLS), default="quick")
-    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--workers", type=process_count, default=1)
     parser.add_argument(
         "--outside", nargs="+", choices=[entry.name for entry in OUTSIDE], help="train and score these instead"
     )
@@ -212,6 +288,11 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.score_only and not args.outside:
         parser.error("--score-only goes with --outside NAME")
+    found = problems(args)
+    if found:
+        for problem in found:
+            say(parser.prog, problem)
+        raise SystemExit(2)
     if args.outside:
         for entry in OUTSIDE:
             if entry.name in args.outside:
@@ -228,18 +309,23 @@ def main(argv: list[str] | None = None) -> None:
             try:
                 card = benchmark(agent, args.protocol, workers=args.workers, games_folder=folder)
             except KeyboardInterrupt:
-                say("make_leaderboard", f"{agent}: interrupted; its finished rating games are kept in {folder}")
+                say(parser.prog, f"{agent}: interrupted; its finished rating games are kept in {folder}")
                 raise SystemExit(exit_status(stopped)) from None
         card.write(folder)
         print(f"{agent}: rating {card.rating['elo']:+.0f}, wrote {folder}", flush=True)
     print(leaderboard(args.protocol))
 
 
-def _version(path: Path) -> object:
-    """The protocol version of the card at ``path`` (``benchmark``), ``None`` where there is no card."""
-    if not path.is_file():
+def _version(path: Path, check=None) -> object:
+    """The protocol version of the card at ``path`` (``benchmark``), ``None`` where there is no card; read through
+    ``read_json``'s door. ``check(what, work)`` (``problems``'s) records a card that cannot be read, else it raises."""
+    if not os.path.lexists(path):
         return None
-    return json.loads(path.read_text(encoding="utf-8")).get("benchmark")
+    card = _card_json(path) if check is None else check("", lambda: _card_json(path))
+    version = None if card is None else card.get("benchmark")
+    if version == BENCHMARK_VERSION and check is not None:
+        check("", lambda: read_card(path))  # a card kept as it is must be whole
+    return version
 
 
 if __name__ == "__main__":

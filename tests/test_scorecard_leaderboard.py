@@ -76,3 +76,55 @@ def test_an_older_card_is_refused_by_name_in_the_tables(root):
     put("random", card("random", version=1))
     with pytest.raises(ValueError, match=r"random/scorecard.json is a benchmark 1 card, not 2: measure it again"):
         make_leaderboard.leaderboard("quick")
+
+
+# ---------------------------------------------------------------------- through the command line's doors (issue 50)
+
+
+def _never(*args, **kwargs):
+    raise AssertionError("no card is measured when a problem was found")
+
+
+def test_an_unknown_agent_or_a_cut_card_is_one_line_each_before_any_folder(root, monkeypatch, capsys):
+    monkeypatch.setattr(make_leaderboard, "benchmark", _never)
+    put("greedy", card("greedy"))
+    folder = make_leaderboard.folder_of("quick", "greedy")
+    (folder / "scorecard.json").write_text(json.dumps(card("greedy"))[:40], encoding="utf-8")  # cut short
+    put("random", {key: value for key, value in card("random").items() if key != "rating"})  # cut by a field
+    with pytest.raises(SystemExit) as stopped:
+        make_leaderboard.main(["--agents", "nosuch", "lookahead", "greedy", "random"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert stopped.value.code == 2
+    assert len(err) == 3 and all(line.startswith("make_leaderboard: ") for line in err), err
+    assert "agent 'nosuch': no agent named 'nosuch'" in err[0]
+    assert "greedy/scorecard.json" in err[1] and "random/scorecard.json is not whole (KeyError" in err[2]
+    assert not make_leaderboard.folder_of("quick", "nosuch").exists()
+    assert not make_leaderboard.folder_of("quick", "lookahead").exists()
+
+
+def test_a_named_pipe_where_a_card_should_be_is_refused_unread(root, tmp_path):
+    """A pipe as an agent's card and as another card of the table: one line each, at once, never waited on (it used
+    to block for ever); a subprocess, so that a block is a failed test, not a hung one."""
+    import os
+    import subprocess
+    import sys
+
+    for agent in ("greedy", "lookahead"):
+        folder = make_leaderboard.folder_of("quick", agent)
+        folder.mkdir(parents=True)
+        os.mkfifo(folder / "scorecard.json")
+    code = (
+        "import sys; from pathlib import Path; from scripts import make_leaderboard as m; "
+        "m.ROOT = Path(sys.argv[1]); m.benchmark = None; m.main(['--agents', 'greedy'])"
+    )
+    root_folder = make_leaderboard.ROOT
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(root_folder)],
+        cwd=make_leaderboard.__file__.rsplit("/scripts/", 1)[0],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2 and len(lines) == 2, done.stderr
+    assert all("it is a named pipe, not a regular file" in line for line in lines), lines
