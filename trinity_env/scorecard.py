@@ -226,9 +226,9 @@ def benchmark(
     who = player(policy)
     sha256 = who.sha256() if isinstance(who, AgentSpec) else None
     pools = [pool_for(make_config(ARENA_DEFAULTS)), pool_for(make_config(draft="pick"))]  # both read before a game
+    agent = who.build()  # a policy its loader refuses is one line before any games file is made
     files = games_files(who, plan, seed, pools, games_folder)
     rating, draft = (_rating(who, plan, pool, seed, workers, progress, f) for pool, f in zip(pools, files))
-    agent = who.build()
     positions = accuracy.first_per_count(accuracy.load_set(), plan.accuracy_per_count)
     scored = accuracy.score_agent(agent, positions, seed, label=who.label)
     moves = {str(row.empty): row.moves.to_json() for row in scored.counts}

@@ -65,6 +65,8 @@ REQUIRED_MEMBERS = ("data", "policy.pth")
 POLICY_MODULE = "sb3_contrib.common.maskable.policies"
 POLICY_CLASS = "MaskableActorCriticPolicy"
 POLICY_KWARGS = frozenset({"net_arch", "ortho_init", "share_features_extractor"})
+TO_ONNX = "; another SB3 policy plays once its network is exported to ONNX (onnx:PATH, docs/evaluate.md)"
+"""What a refusal of a readable SB3 zip of another kind (plain PPO, another activation or network) ends with."""
 MAX_DATA_BYTES = 4 << 20  # a MaskablePPO ``data`` is some 20 kB
 MAX_WEIGHTS_BYTES = 8 * MAX_PARAMETERS + (1 << 20)  # two float32 networks within the shared limit, and the pickle
 
@@ -215,7 +217,7 @@ def _read_data(path: Path, content: bytes) -> tuple[tuple[tuple[int, ...], tuple
         and isinstance(init, str)
         and init.startswith(f"<function {POLICY_CLASS}.__init__ ")
     ):
-        raise CheckpointError(f"{path}: data's policy_class is not sb3-contrib's {POLICY_CLASS} (MlpPolicy)")
+        raise CheckpointError(f"{path}: data's policy_class is not sb3-contrib's {POLICY_CLASS} (MlpPolicy){TO_ONNX}")
     spaces = (("observation_space", "gymnasium.spaces.box.Box"), ("action_space", "gymnasium.spaces.discrete.Discrete"))
     for key, kind in spaces:
         space = data.get(key)
@@ -226,11 +228,11 @@ def _read_data(path: Path, content: bytes) -> tuple[tuple[tuple[int, ...], tuple
     if not isinstance(kwargs, dict) or not _plain(kwargs):
         raise CheckpointError(
             f"{path}: data's policy_kwargs are pickled (a custom activation or network?), which is never "
-            "unpickled here: only plain net_arch, ortho_init and share_features_extractor are read"
+            f"unpickled here: only plain net_arch, ortho_init and share_features_extractor are read{TO_ONNX}"
         )
     unknown = sorted(set(kwargs) - POLICY_KWARGS)
     if unknown:
-        raise CheckpointError(f"{path}: data's policy_kwargs has fields that are not read here: {unknown}")
+        raise CheckpointError(f"{path}: data's policy_kwargs has fields that are not read here: {unknown}{TO_ONNX}")
     for key in ("ortho_init", "share_features_extractor"):
         if key in kwargs and type(kwargs[key]) is not bool:
             raise CheckpointError(f"{path}: policy_kwargs {key!r} must be a bool, got {kwargs[key]!r:.60}")
