@@ -145,7 +145,8 @@ class ScoreCard:
         return "\n".join(lines) + "\n"
 
     def plot(self, path: str | Path) -> None:
-        """Accuracy and value sign by empty tiles, with their intervals."""
+        """Accuracy and value sign by empty tiles, with their intervals, beside the reference lines of the same
+        positions (``reference_accuracy``: a uniformly random mover's expectation and greedy's share)."""
         import matplotlib
 
         matplotlib.use("Agg")
@@ -162,6 +163,10 @@ class ScoreCard:
             low = [cells[c]["share"] - cells[c]["low"] for c in shown]
             high = [cells[c]["high"] - cells[c]["share"] for c in shown]
             axis.errorbar([int(c) for c in shown], y, yerr=[low, high], marker="o", capsize=3, label=name)
+        references = reference_accuracy(self.protocol.accuracy_per_count, self.seed)
+        for (name, shares), style in zip(references.items(), (":", "--"), strict=True):
+            drawn = [c for c in x if c in shares]
+            axis.plot(drawn, [shares[c] for c in drawn], linestyle=style, color="grey", label=name)
         axis.set_xticks(x)
         axis.set_ylim(0, 1)
         axis.set_xlabel("empty tiles")
@@ -189,6 +194,24 @@ class ScoreCard:
         for file in self.games_files:  # the card is on disk: its games are no longer needed
             file.unlink(missing_ok=True)
         return paths
+
+
+def reference_accuracy(per_count: int, seed: int) -> dict[str, dict[int, float]]:
+    """The card plot's reference lines, by empty tiles, on the positions its accuracy is measured on (the first
+    ``per_count`` of each count in the shipped set): ``random (expected)``, the share of legal moves that keep the
+    value, averaged (what a uniformly random mover expects), and ``greedy``'s share, played with ``seed``."""
+    from trinity_env.evaluation import accuracy
+
+    positions = accuracy.first_per_count(accuracy.load_set(), per_count)
+    expected: dict[int, list[float]] = {}
+    for item in positions:
+        if item.counts_for_moves:
+            expected.setdefault(item.empty, []).append(len(item.best_moves) / item.legal_moves)
+    greedy = accuracy.score_agent("greedy", positions, seed)
+    return {
+        "random (expected)": {empty: sum(shares) / len(shares) for empty, shares in sorted(expected.items())},
+        "greedy": {row.empty: row.moves.hits / row.moves.total for row in greedy.counts if row.moves.total},
+    }
 
 
 def check_protocol(protocol: object) -> Protocol:
