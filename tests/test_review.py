@@ -92,6 +92,25 @@ def test_positions_past_the_budget_are_labelled_estimates():
         assert "estimates by" in text and "~" in text and "Blunders (proven by the solver): none" in text
 
 
+def test_a_deterministic_estimator_s_playouts_are_said_to_be_one_game(tmp_path):
+    """``greedy`` plays its eight playouts as one game: the review printed ``~+1.00`` and "prefers X 100%" as if
+    from eight independent games (issue 51). ``level:1`` (random) plays distinct ones."""
+    from trinity_env.evaluation.review_values import PLAYOUTS
+
+    replay = _small_replays()[0]
+    review = review_replay(replay, max_nodes=1, agent="greedy", solver=Solver(table_bits=16))
+    estimated = [p for p in review.placements if not p.before.exact]
+    assert estimated and all(p.before.distinct_games == 1 for p in estimated)
+    assert all(f"({PLAYOUTS} games, 1 distinct)" in p.before.method for p in estimated)
+    text = review.text()
+    assert f"{len(estimated)} of the estimates rest on {PLAYOUTS} identical self-play games (greedy plays" in text
+    assert "prefers" not in text and "(its playouts: one game)" in text
+    assert review.to_json()["placements"][0]["before"]["distinct_games"] == 1
+    stochastic = review_replay(replay, max_nodes=1, agent="level:1", solver=Solver(table_bits=16))  # random
+    assert any(p.before.distinct_games > 1 for p in stochastic.placements if not p.before.exact)
+    assert "identical self-play games" not in stochastic.text()
+
+
 def test_a_hidden_hand_game_is_reviewed_with_both_hands_revealed(tmp_path):
     config = make_config(draft="dealt", open_hands=False)
     states = []

@@ -39,6 +39,7 @@ from trinity_env.core import ArgumentError, GameState, Phase, PositionError, Rep
 from trinity_env.core.writes import write_figure, write_text
 from trinity_env.evaluation.match import RunInterrupted
 from trinity_env.evaluation.review_values import (
+    PLAYOUTS,
     Evaluation,
     exact_evaluation,
     mcts_estimate,
@@ -221,6 +222,12 @@ class Review:
             "Values are for the player to move: won / drawn / lost exactly, or ~+0.40 (estimate in [-1, 1]); "
             "'after' is the position the move led to, for the same player."
         )
+        single = sum(1 for e in self.evaluations[:-1] if e is not None and e.distinct_games == 1)
+        if single:
+            lines.append(
+                f"{single} of the estimates rest on {PLAYOUTS} identical self-play games ({self.agent} plays "
+                "deterministically there): each is one game's result, not an average."
+            )
         lines.append("")
         header = f"{'#':>3}  {'player':<6}  {'move':<10} {'empty':>5}  {'before':<8} {'after':<8} best moves"
         lines.append(header)
@@ -306,6 +313,8 @@ def _best_text(p: PlacementReview, limit: int = 4) -> str:
         shown = ", ".join(f"{c} on {t}" for c, t, _ in moves[:limit])
         more = f" (+{len(moves) - limit} more)" if len(moves) > limit else ""
         return f"best: {shown}{more}"
+    if p.before.distinct_games == 1 and moves:  # one game played PLAYOUTS times: no share to show
+        return f"{p.before.method.split(' ')[0]} plays {moves[0][0]} on {moves[0][1]} (its playouts: one game)"
     shown = ", ".join(f"{c} on {t}" + (f" {s:.0%}" if s is not None else "") for c, t, s in moves[:3])
     return f"{p.before.method.split(' ')[0]} prefers {shown}"
 

@@ -44,6 +44,9 @@ class Evaluation:
     moves: tuple[tuple[str, int, float | None], ...] = ()
     nodes: int | None = None
     seconds: float = 0.0
+    distinct_games: int | None = None
+    """A playout estimate's distinct games among its ``PLAYOUTS``: 1 for an agent that plays deterministically,
+    whose estimate is then one game's result, not an average."""
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -54,6 +57,8 @@ class Evaluation:
         }
         if self.nodes is not None:
             data["nodes"] = self.nodes
+        if self.distinct_games is not None:
+            data["distinct_games"] = self.distinct_games
         data["seconds"] = round(self.seconds, 3)
         return data
 
@@ -106,19 +111,23 @@ def playout_estimate(label: str, agents: tuple[Agent, Agent], state: GameState, 
     mover = state.to_move
     total = 0.0
     first_moves: dict[tuple[str, int], int] = {}
+    games: set[tuple[int, ...]] = set()
     for k in range(PLAYOUTS):
         for seat, agent in enumerate(agents):
             agent.reset(seed * 7919 + 2 * k + seat)
-        game = state
+        game, actions = state, []
         while not game.is_over:
-            game = game.apply(agents[game.to_move].act(observation_dict(game, game.to_move, True), game))
+            actions.append(agents[game.to_move].act(observation_dict(game, game.to_move, True), game))
+            game = game.apply(actions[-1])
             if game.last is not None and len(game.empty_tiles()) == len(state.empty_tiles()) - 1:
                 key = (game.last.card.notation, game.last.tile)  # type: ignore[union-attr]
                 first_moves[key] = first_moves.get(key, 0) + 1
         total += result_value(game, mover)
+        games.add(tuple(actions))
     ranked = sorted(first_moves.items(), key=lambda item: (-item[1], item[0]))[:5]
     moves = tuple((card, tile, round(n / PLAYOUTS, 3)) for (card, tile), n in ranked)
-    return Evaluation(round(total / PLAYOUTS, 3), False, f"{label} self-play playouts ({PLAYOUTS} games)", moves)
+    method = f"{label} self-play playouts ({PLAYOUTS} games, {len(games)} distinct)"
+    return Evaluation(round(total / PLAYOUTS, 3), False, method, moves, distinct_games=len(games))
 
 
 def value_for_player_0(value: float | None, mover: int) -> float:
