@@ -24,7 +24,8 @@ the protobuf's fields counted before parsing, no external data, standard operato
 control flow, every tensor's declared size and bytes, every intermediate shape known and bounded
 by ONNX's strict shape inference run in a memory-limited child process). The session is then built
 from the checked bytes on the CPU provider with ``threads`` threads, its inputs and outputs checked
-again, and one batch of each size checked run and its outputs checked. Every refusal is one
+again, and the probe batch of real positions run at each size checked, its outputs held to the contract of every
+policy (``trinity_env.agents.outputs``), as they are on every later run where they are read. Every refusal is one
 ``OnnxPolicyError`` (a ``CheckpointError``) line naming the file.
 
 **Pickling.** An ``OnnxPolicyAgent`` pickles as its path, the sha256 of the file's bytes and its
@@ -109,9 +110,10 @@ class OnnxPolicyAgent(Agent):
         self.name = f"onnx:{path}"
         self._checked = checked
         self._session = make_session(checked, threads)
-        for batch in checked.batches:  # one run of each size, on real positions, its outputs held to the contract
-            observations, masks = (np.resize(array, (batch, array.shape[1])) for array in probe_positions())
-            check_outputs(f"ONNX file {checked.name}", *self._run(observations, masks), masks, True, OnnxPolicyError)
+        observations, masks = probe_positions()
+        for rows in (len(observations), 1):  # the probe batch, then one position alone: a run of each checked size
+            outputs = self._run(observations[:rows], masks[:rows])
+            check_outputs(f"ONNX file {checked.name}", *outputs, masks[:rows], True, OnnxPolicyError)
 
     @classmethod
     def from_file(cls, path: str | Path, threads: int = 1) -> OnnxPolicyAgent:
