@@ -20,7 +20,9 @@ empty and everything is visible.
 Checkpoints are ``torch.save`` files of plain tensors and numbers, checked on a dry run that
 builds no tensor (``trinity_env.agents.checkpoint``: fields, names, shapes, sizes, storages),
 then read with ``torch.load(weights_only=True)`` (no code in a file can run), the weights cast
-to float32 and checked finite: every malformed one raises ``CheckpointError`` naming the file.
+to float32 and checked finite, and the network's outputs held to every policy's contract on a probe batch of real
+positions (``trinity_env.agents.outputs``: finite legal logits, values in [-1, 1]; again on every evaluation in
+play): every malformed one raises ``CheckpointError`` naming the file.
 torch is imported here, so only ``make("az:...")`` loads this module.
 """
 

@@ -8,7 +8,9 @@ floats or strings, inside the shared size limits), ``network`` (``"mlp"``), ``ta
 bool), ``steps`` when present (an int, at least 0) and ``model`` (floating-point
 tensors with exactly the names and shapes of the network those fields describe). Only
 then is it read with ``torch.load(..., weights_only=True)``, which never imports or calls a
-class named in the file, and the weights are cast to float32 and checked finite. Other
+class named in the file, and the weights are cast to float32 and checked finite; a
+``NetworkAgent``'s outputs are held to every policy's contract (``trinity_env.agents.outputs``)
+on a probe batch when it is made and on every move. Other
 keys (the trainer's optimizer state, pool, RNG states) are kept in the payload as loaded.
 Every unreadable, truncated, oversized, foreign or mismatched file raises
 ``CheckpointError`` (a ``TrinityError``, so a ``ValueError``) naming the file and the

@@ -23,8 +23,9 @@ never does. It reads, and checks, only:
 
 It then builds the ``MaskableActorCriticPolicy`` itself and loads the weights into it, so
 the policy plays exactly as ``MaskablePPO.load`` would, for the zips ``selfplay_ppo``
-writes. Anything else raises ``CheckpointError`` naming the file. ``trusted=True`` uses
-SB3's full load instead (it unpickles: only for files you made yourself).
+writes; its outputs are held to every policy's contract (``trinity_env.agents.outputs``) on a
+probe batch when the agent is made and on every move. Anything else raises ``CheckpointError``
+naming the file. ``trusted=True`` uses SB3's full load instead (it unpickles: only for files you made yourself).
 """
 
 from __future__ import annotations
