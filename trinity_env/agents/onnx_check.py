@@ -452,7 +452,8 @@ def _einsum_operations(node: Any, dims: list[list[int]], out: int) -> int:
 
 def check_shapes(name: str, model: Any, shapes: dict[int, dict]) -> None:
     """Every node output known, of rank at most ``MAX_RANK``, within ``MAX_TENSOR_BYTES`` and together within
-    ``MAX_TOTAL_BYTES``; a position within ``MAX_OPERATIONS``: at every batch size checked."""
+    ``MAX_TOTAL_BYTES``; a position within ``MAX_OPERATIONS`` and a run within ``MAX_RUN_OPERATIONS``: at every
+    batch size checked."""
     for batch, known in shapes.items():
         total = operations = 0
         for k, node in enumerate(model.graph.node):
