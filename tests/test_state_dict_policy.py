@@ -83,6 +83,26 @@ def test_a_state_dict_plays_exactly_as_the_network_it_came_from(kind, tmp_path, 
     np.testing.assert_array_equal(values, expected_values)
 
 
+def test_every_load_says_in_one_line_what_the_file_is_played_as(tmp_path, positions):
+    """A ReLU MLP under PPO's names is read as PPO's Tanh network and plays other moves: keys and shapes cannot
+    show it, so the load says what it assumes and where such a network goes instead (issue 51)."""
+    from trinity_env.agents.network import MLPNetwork
+
+    torch.manual_seed(3)
+    relu = trained_like(MLPNetwork(8, 2, activation="relu", bounded_value=False, orthogonal_policy=True))
+    path = saved(tmp_path / "relu.pt", relu.state_dict())
+    with pytest.warns(UserWarning, match=r"relu\.pt is played as PPO's PolicyNetwork \(Tanh hidden layers") as caught:
+        agent = make(f"state_dict:{path},trainer=ppo")
+    message = str(caught[0].message)
+    assert "\n" not in message and "onnx:PATH" in message and "observations divided by 10" in message
+    assert actions_of(agent, positions) != actions_of(NetworkAgent(relu), positions)  # what the line warns of
+    for kind, played_as in (("az-mlp", "AlphaZero's MLP (ReLU"), ("az-board", "AlphaZero's board network")):
+        build, suffix, _ = NETWORKS[kind]
+        board = saved(tmp_path / f"{kind}.pt", build().state_dict())
+        with pytest.warns(UserWarning, match=re.escape(f"is played as {played_as}")):
+            make(f"state_dict:{board}{suffix}")
+
+
 @pytest.mark.parametrize("kind", ["az-mlp", "az-board"])
 def test_an_alphazero_state_dict_searches_with_sims_as_az_does(kind, tmp_path, positions):
     build, suffix, _ = NETWORKS[kind]

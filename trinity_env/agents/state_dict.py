@@ -18,6 +18,11 @@ line naming the file. All of it happens on the dry run (``checkpoint.read_torch`
 tensor is built, every storage checked against the bytes the file holds); only then is the file read with
 ``torch.load(weights_only=True)`` and the weights cast to float32 and checked finite.
 
+Keys and shapes cannot tell how the network computes: another activation or input scaling under the same names
+(a ReLU MLP read as PPO's Tanh one, inputs not divided by ``OBSERVATION_HIGH``) would play wrongly without an
+error. So every load says in one line (a ``UserWarning``) what the file is played as (``PLAYED_AS``), and points a
+network of another kind to ONNX (``onnx:PATH``), which carries its computation with it.
+
 An AlphaZero network plays its raw policy, or with search given ``sims=N`` (``AZAgent``'s arguments, as
 ``az:`` takes them); a PPO network plays its raw policy (``NetworkAgent``). torch is imported here, so only
 ``make("state_dict:...")`` loads this module.
@@ -26,6 +31,7 @@ An AlphaZero network plays its raw policy, or with search given ``sims=N`` (``AZ
 from __future__ import annotations
 
 import re
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -45,7 +51,7 @@ from trinity_env.agents.checkpoint import (
 from trinity_env.agents.policy import NetworkAgent, PolicyNetwork
 from trinity_env.core.board import TILES
 from trinity_env.spec.agent import Agent
-from trinity_env.spec.observation import OBSERVATION_SIZE
+from trinity_env.spec.observation import OBSERVATION_HIGH, OBSERVATION_SIZE
 
 TRAINERS = ("ppo", "az")
 """Whose MLP a ``state_dict:`` file holds (``trainer=``): PPO's (``PolicyNetwork``) or AlphaZero's (``AZNetwork``)."""
@@ -56,6 +62,14 @@ EXPECTED = (
     "placement.0/placement.2 for tactics"
 )
 """What a ``state_dict:`` file must hold, named in the refusal of one that matches neither network."""
+
+_SCALED = f"observations divided by {OBSERVATION_HIGH}"
+PLAYED_AS = {
+    ("mlp", "ppo"): f"PPO's PolicyNetwork (Tanh hidden layers, {_SCALED})",
+    ("mlp", "az"): f"AlphaZero's MLP (ReLU hidden layers, {_SCALED}, value through tanh)",
+    ("board", "az"): f"AlphaZero's board network (ReLU, {_SCALED}, read tile by tile, value through tanh)",
+}
+"""What a bare ``state_dict`` is played as, by network and trainer: the computation its keys cannot show."""
 
 _ANCHORS = {"mlp": ("body.0.weight", r"body\.(\d+)\.weight"), "board": ("tile.weight", r"rounds\.(\d+)\.weight")}
 """Per network: the key whose first dimension is ``hidden``, and the pattern of the keys counting ``layers``."""
@@ -138,6 +152,12 @@ def load_state_dict(path: str | Path, trainer: str | None = None) -> tuple[torch
     shape, whose = found[0]
     network = _build(shape, whose)
     network.load_state_dict(float32_weights(name, dict(weights)))
+    warnings.warn(
+        f"{name} is played as {PLAYED_AS[shape.network, whose]}: a bare state_dict's keys and shapes cannot show "
+        "another activation or input scaling, which would play wrongly; export such a network to ONNX (onnx:PATH)",
+        UserWarning,
+        stacklevel=2,
+    )
     return network.eval(), shape, whose
 
 
