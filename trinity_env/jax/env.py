@@ -24,7 +24,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from trinity_env.core import DECK_SIZE, HAND_SIZE, NUM_ACTIONS, PLACE_OFFSET, TILES
+from trinity_env.core import DECK_SIZE, HAND_SIZE, NUM_ACTIONS, TILES
 from trinity_env.core.decks import RANDOM_DECK_A_CARDS, RANDOM_DECK_SIDE_SUM, cards_with_side_sum
 from trinity_env.core.rewards import result_rewards
 from trinity_env.core.writes import write_text
@@ -115,22 +115,28 @@ class TrinityTowers(_Env):
         return state.replace(observation=self.observe(state))
 
     def step(self, state: State, action, key=None) -> State:
-        """Pgx's ``Env.step``, step for step (``tests/test_jax_engine.py`` compares the two on pgx's own)."""
+        """Pgx's ``Env.step`` in effect (``tests/test_jax_engine.py`` compares the two), fused: Pgx's three
+        ``lax.cond`` each become a select of the whole state under ``vmap``; here each field is selected once."""
+        del key  # everything random happens at init
         action = jnp.asarray(action, jnp.int32)
-        illegal_id = jnp.where(state._x.phase == DRAFT, PLACE_OFFSET, 0)  # an id never legal in this phase
-        action = jnp.where((action >= 0) & (action < NUM_ACTIONS), action, illegal_id)
-        is_illegal = ~state.legal_action_mask[action]
-        current_player = state.current_player
-        state = jax.lax.cond(
-            state.terminated | state.truncated,
-            lambda: state.replace(rewards=jnp.zeros_like(state.rewards)),
-            lambda: self._step(state.replace(_step_count=state._step_count + 1), action, key),
-        )
-        state = jax.lax.cond(is_illegal, lambda: self._step_with_illegal_action(state, current_player), lambda: state)
-        state = jax.lax.cond(
-            state.terminated,
-            lambda: state.replace(legal_action_mask=jnp.ones_like(state.legal_action_mask)),
-            lambda: state,
+        done = state.terminated | state.truncated
+        offered = jnp.any(state.legal_action_mask & (jnp.arange(NUM_ACTIONS) == action))  # False outside 0-255
+        illegal = ~done & ~offered
+        before = state._x
+        after = rules.apply(before, action, ~done & offered)
+        mover = state.current_player
+        penalty = jnp.where(jnp.arange(2) == mover, -1.0, 1.0).astype(jnp.float32)
+        rewards = jnp.where(illegal, penalty, jnp.where(done, 0.0, self._rewards(before, after)))
+        terminated = jnp.where(done, state.terminated, illegal | (after.phase == OVER))
+        mask = jnp.where(done, state.legal_action_mask, terminated | rules.legal_mask(after))
+        current = jnp.where(done | illegal, mover, after.to_move.astype(jnp.int32))
+        state = state.replace(
+            current_player=current,
+            rewards=rewards,
+            terminated=terminated,
+            legal_action_mask=mask,
+            _step_count=state._step_count + (~done).astype(jnp.int32),
+            _x=after,
         )
         return state.replace(observation=self.observe(state))
 
@@ -195,24 +201,27 @@ class TrinityTowers(_Env):
         return jax.random.permutation(order_key, cards)
 
     def _step(self, state: State, action, key) -> State:
-        del key  # everything random happens at init
+        """Pgx's hook, for ``pgx.Env.step`` (which ``step`` fuses): a state not over, any action id 0-255."""
+        del key
         before = state._x
-        legal = rules.legal_mask(before)[action]
-        after = rules.apply(before, action)
-        after = jax.tree_util.tree_map(lambda new, old: jnp.where(legal, new, old), after, before)
-        over = after.phase == OVER
-        result = jnp.asarray([result_rewards(0)[0], result_rewards(1)[0], result_rewards(None)[0]], jnp.float32)
-        reward = jnp.where(over, result[jnp.where(after.winner < 0, 2, after.winner)], 0.0)
-        if self.config.reward.shaped:
-            placed = legal & (before.phase == PLAY)
-            reward = reward + jnp.where(placed, rules.margin_reward(before.owner, after.owner), 0.0)
+        legal = jnp.any(state.legal_action_mask & (jnp.arange(NUM_ACTIONS) == action))
+        after = rules.apply(before, action, legal)
         return state.replace(
             current_player=after.to_move.astype(jnp.int32),
-            rewards=jnp.stack([reward, 0.0 - reward]).astype(jnp.float32),
-            terminated=over,
+            rewards=self._rewards(before, after),
+            terminated=after.phase == OVER,
             legal_action_mask=rules.legal_mask(after),
             _x=after,
         )
+
+    def _rewards(self, before: Game, after: Game):
+        """Both seats' rewards for the move from ``before`` to ``after`` (the core's reward module's rule)."""
+        over = after.phase == OVER
+        result = jnp.asarray([result_rewards(0)[0], result_rewards(1)[0], result_rewards(None)[0]], jnp.float32)
+        reward = jnp.where(over, result[jnp.where(after.winner < 0, 2, after.winner)], 0.0)
+        if self.config.reward.shaped:  # an unchanged board (a pick, or no move) changes no margin
+            reward = reward + rules.margin_reward(before.owner, after.owner)
+        return jnp.stack([reward, 0.0 - reward]).astype(jnp.float32)
 
     def _observe(self, state: State, player_id):
         return rules.observe(state._x, player_id, self.config.open_hands)

@@ -98,6 +98,16 @@ class Game:
     lane: Any
 
 
+def of(player, pair):
+    """``pair[player]`` for a pair stacked on the first axis, as a select (a gather under ``vmap`` is slower)."""
+    return jnp.where(player == 0, pair[0], pair[1])
+
+
+def _set_row(pair, player, row):
+    """``pair`` with ``pair[player]`` replaced by ``row`` (a select: a scatter under ``vmap`` is slower)."""
+    return jnp.stack([jnp.where(player == 0, row, pair[0]), jnp.where(player == 1, row, pair[1])])
+
+
 def beats(side, facing):
     """The capture rule: a higher side wins, and A against A wins too."""
     return (side > facing) | ((side == facing) & (side == A))
@@ -125,16 +135,18 @@ def margin(owner):
 def legal_mask(game: Game):
     """The rules' legal actions of the player to move (bool [256]); all False once the game is over."""
     p = game.to_move
-    status = game.status[p]
-    held = jnp.sum(is_a_card(game.decks[p]) & ((status == IN_HAND) | (status == PLAYED)))
-    picks = (status == UNPICKED) & ((held < game.max_a_cards) | ~is_a_card(game.decks[p])) & (game.phase == DRAFT)
+    status = of(p, game.status)
+    a_card = is_a_card(of(p, game.decks))
+    held = jnp.sum(a_card & ((status == IN_HAND) | (status == PLAYED)))
+    picks = (status == UNPICKED) & ((held < game.max_a_cards) | ~a_card) & (game.phase == DRAFT)
     places = (status == IN_HAND)[:, None] & (game.owner == -1)[None, :] & (game.phase == PLAY)
     return jnp.concatenate([picks, places.reshape(DECK_SIZE * TILES)])
 
 
 def _pick(game: Game, card) -> Game:
     p = game.to_move
-    status = game.status.at[p, card].set(IN_HAND)
+    row = of(p, game.status)
+    status = _set_row(game.status, p, jnp.where(jnp.arange(DECK_SIZE) == card, IN_HAND, row).astype(row.dtype))
     done = jnp.all(jnp.sum(status == IN_HAND, axis=1) >= HAND_SIZE)
     return game.replace(
         status=status,
@@ -146,9 +158,13 @@ def _pick(game: Game, card) -> Game:
 def _place(game: Game, card, tile) -> Game:
     p = game.to_move
     opponent = 1 - p
-    sides = game.sides.at[tile].set(game.decks[p, card])
-    owner = game.owner.at[tile].set(p.astype(game.owner.dtype))
-    status = game.status.at[p, card].set(PLAYED)
+    slot = jnp.arange(DECK_SIZE) == card
+    deck, row = of(p, game.decks), of(p, game.status)
+    placed = jnp.arange(TILES) == tile
+    sides = jnp.where(placed[:, None], jnp.sum(jnp.where(slot[:, None], deck, 0), axis=0), game.sides)
+    sides = sides.astype(game.sides.dtype)
+    owner = jnp.where(placed, p, game.owner).astype(game.owner.dtype)
+    status = _set_row(game.status, p, jnp.where(slot, PLAYED, row).astype(row.dtype))
     # taken[n, k]: the card on the tile beside n (in the direction of n's side k) beats n's side k
     taken = _HAS_NEIGHBOUR & beats(sides[_NEIGHBOUR_OR_SELF, _SIDE_FACING[None, :]], sides)
     direct = (owner == opponent) & jnp.any(taken & jnp.equal(NEIGHBOUR, tile), axis=1)
@@ -159,8 +175,8 @@ def _place(game: Game, card, tile) -> Game:
     complete = jnp.all(owner.reshape(LANES, POSITIONS) == p, axis=1)
     controlled = jnp.any(complete)
     full = jnp.all(owner != -1)
-    theirs_left = jnp.any(status[opponent] == IN_HAND)
-    mine_left = jnp.any(status[p] == IN_HAND)
+    theirs_left = jnp.any(of(opponent, status) == IN_HAND)
+    mine_left = jnp.any(of(p, status) == IN_HAND)
     over = controlled | full | ~(theirs_left | mine_left)
     scores = lane_scores(owner)
     by_score = jnp.where(scores[0] > scores[1], 0, jnp.where(scores[1] > scores[0], 1, -1))
@@ -179,21 +195,38 @@ def _place(game: Game, card, tile) -> Game:
     )
 
 
-def apply(game: Game, action) -> Game:
-    """The game after the player to move takes ``action`` (legal: not checked), with its captures and end."""
+_FIXED = ("decks", "first_player", "max_a_cards")
+"""The fields no action changes: never selected between (a select over a batch costs as much as a rule)."""
+
+
+def apply(game: Game, action, legal=True) -> Game:
+    """The game after the player to move takes ``action``, with its captures and end; unchanged where ``legal``
+    is False (the caller's check: not checked here)."""
     card, tile = jnp.divmod(jnp.clip(action - PLACE_OFFSET, 0, DECK_SIZE * TILES - 1), TILES)
     picked = _pick(game, jnp.clip(action, 0, DECK_SIZE - 1))
     placed = _place(game, card, tile)
-    return jax.tree_util.tree_map(lambda a, b: jnp.where(game.phase == DRAFT, a, b), picked, placed)
+    drafting = game.phase == DRAFT
+    changes = {}
+    for name in Game.__dataclass_fields__:
+        if name in _FIXED:
+            continue
+        old, new = getattr(game, name), getattr(placed, name)
+        if name in ("status", "phase", "to_move"):
+            new = jnp.where(drafting, getattr(picked, name), new)
+        else:  # a pick leaves the board and the outcome alone
+            new = jnp.where(drafting, old, new)
+        changes[name] = jnp.where(legal, new, old)
+    return game.replace(**changes)
 
 
 def observe(game: Game, seat, open_hands: bool):
     """``seat``'s observation (int8 [339]), entry for entry ``spec.observation.encode_observation``."""
     seat = jnp.asarray(seat, jnp.int32)
     other = 1 - seat
-    mine, theirs = game.status[seat], game.status[other]
+    mine, theirs = of(seat, game.status), of(other, game.status)
+    my_deck, their_deck = of(seat, game.decks), of(other, game.decks)
     phase = game.phase
-    a_cards = is_a_card(game.decks[seat]) & ((mine == IN_HAND) | (mine == PLAYED))
+    a_cards = is_a_card(my_deck) & ((mine == IN_HAND) | (mine == PLAYED))
     scalars = jnp.stack(
         [
             phase == DRAFT,
@@ -216,14 +249,12 @@ def observe(game: Game, seat, open_hands: bool):
         ],
         axis=1,
     ).astype(jnp.int8)
-    own = jnp.concatenate([game.decks[seat], (mine[:, None] == jnp.array([UNPICKED, IN_HAND, PLAYED]))], axis=1).astype(
-        jnp.int8
-    )
+    own = jnp.concatenate([my_deck, (mine[:, None] == jnp.array([UNPICKED, IN_HAND, PLAYED]))], axis=1).astype(jnp.int8)
     shown = bool(open_hands) & (phase != DRAFT)
     unknown = ~shown & ((theirs == IN_HAND) | (theirs == UNPICKED))
     their = jnp.concatenate(
         [
-            game.decks[other],
+            their_deck,
             (theirs == PLAYED)[:, None],
             (shown & (theirs == IN_HAND))[:, None],
             (shown & (theirs == UNPICKED))[:, None],
