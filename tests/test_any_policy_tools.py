@@ -158,7 +158,7 @@ def test_puzzles(kind, kinds):
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_exploit(kind, kinds):
-    from training.exploit import EXPLOITER, exploit
+    from trinity_env.evaluation.exploit import EXPLOITER, exploit
 
     tiny = dataclasses.replace(EXPLOITER, num_games=8, rollout_steps=4, minibatches=2, hidden=16)
     result = exploit(kinds[kind], 32, seed=1, games=2, config=tiny)

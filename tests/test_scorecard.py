@@ -193,11 +193,11 @@ def test_a_bad_protocol_is_one_line():
 
 def test_a_card_s_exploitability_keeps_the_half_points_of_draws(monkeypatch):
     """What the best response won, draws counting half: 2.5 of 4 games, not 2 (the points were rounded once)."""
-    import training.exploit
+    import trinity_env.evaluation.exploit
     from trinity_env.evaluation.ratings import Share
 
-    found = training.exploit.Exploitability("greedy", steps=1024, games=4, points=2.5, seconds=0.0)
-    monkeypatch.setattr(training.exploit, "exploit", lambda agent, steps, **kwargs: found)
+    found = trinity_env.evaluation.exploit.Exploitability("greedy", steps=1024, games=4, points=2.5, seconds=0.0)
+    monkeypatch.setattr(trinity_env.evaluation.exploit, "exploit", lambda agent, steps, **kwargs: found)
     card = scorecard.benchmark("greedy", TINY, seed=0, workers=1, exploit_steps=1024)
     assert card.exploitability == {"steps": 1024, "games": 4, **Share(2.5, 4).to_json()}
     assert card.exploitability["hits"] == 2.5 and card.exploitability["share"] == 0.625

@@ -1,13 +1,15 @@
-"""An installed user can train: the wheel carries the trainers and their configs, and they run from it.
+"""An installed user can train: the wheel carries the trainers and their configs, and they run from it; and it adds
+no top-level name a lab's own code could have.
 
 The wheel is built from this checkout and unpacked into a folder that goes first on
-``PYTHONPATH``, so the subprocess imports ``trinity_env`` and ``training`` (the trainers' one
-import name, in a checkout and an install alike) from the wheel's files, not from the
-checkout; it runs from a folder without ``training/`` or ``configs/`` in reach.
+``PYTHONPATH``, so the subprocess imports ``trinity_env`` and ``trinity_training`` (the trainers, a checkout's
+``training/``) from the wheel's files, not from the checkout; it runs from a folder without the checkout's
+``training/`` or ``configs/`` in reach, or from a lab's folder holding a ``training/`` package of its own.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -71,17 +73,53 @@ def test_the_wheel_carries_the_trainers_and_their_configs(unpacked_wheel):
     package = unpacked_wheel / "trinity_env"
     trainers = ("fast_ppo", "alphazero", "az_config", "az_selfplay", "az_learner", "replay_buffer", "selfplay_ppo")
     for name in (*trainers, "config", "evaluation", "run_folder", "session", "skeleton"):
-        assert (unpacked_wheel / "training" / f"{name}.py").is_file(), name
+        assert (unpacked_wheel / "trinity_training" / f"{name}.py").is_file(), name
     for config in ("quick", "standard", "az-quick", "az-standard"):
         assert (package / "configs" / "train" / f"{config}.yaml").is_file(), config
-    assert not (package / "training").exists(), "one import name for the trainers: training"
+    assert (package / "evaluation" / "exploit.py").is_file(), "the exploitability tool is the package's"
+    assert not (package / "training").exists(), "one import name for the trainers: trinity_training"
+
+
+def test_the_wheel_adds_no_top_level_name_a_lab_could_have(unpacked_wheel):
+    names = {path.name for path in unpacked_wheel.iterdir() if not path.name.endswith(".dist-info")}
+    assert names == {"trinity_env", "trinity_training"}, "no training, benchmarks or scripts"
+
+
+def test_the_wheel_beside_a_lab_s_own_training_package_computes_an_exploitability(unpacked_wheel, tmp_path):
+    from pools import small_pools
+
+    (tmp_path / "training").mkdir()
+    (tmp_path / "training" / "__init__.py").write_text("LAB = True\n", encoding="utf-8")
+    files = {draft: str(path) for draft, path in small_pools(tmp_path).items()}
+    code = f"""
+import json
+from pathlib import Path
+
+import training
+from trinity_env import scorecard
+from trinity_env.evaluation import anchored
+
+assert training.LAB, "the lab's own package"
+anchored.POOL_FILES = {{draft: Path(path) for draft, path in {files!r}.items()}}
+tiny = scorecard.Protocol("tiny", rating_games=2, accuracy_per_count=1, puzzles=1)
+card = scorecard.benchmark("greedy", tiny, workers=1, exploit_steps=1)
+print(json.dumps(card.to_json()["exploitability"]))
+"""
+    env = os.environ | {"PYTHONPATH": str(unpacked_wheel)}
+    ran = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    found = json.loads(ran.stdout.splitlines()[-1])
+    assert found["steps"] >= 1 and found["games"] == 400, found
+    probe = "from trinity_env.cli.common import trainers; print(trainers().__name__)"
+    trainers = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert trainers.stdout.split() == ["trinity_training"], trainers.stderr  # the wheel's, not the lab's training
 
 
 def test_trinity_train_runs_a_config_from_the_wheel(unpacked_wheel, tmp_path):
     check = _run_from_wheel(unpacked_wheel, tmp_path, "train", "quick", "--help")
     assert check.returncode == 0, check.stderr
     probe = subprocess.run(
-        [sys.executable, "-c", "import training.fast_ppo as m; print(m.__file__)"],
+        [sys.executable, "-c", "import trinity_training.fast_ppo as m; print(m.__file__)"],
         cwd=tmp_path,
         env=os.environ | {"PYTHONPATH": str(unpacked_wheel)},
         capture_output=True,

@@ -68,6 +68,7 @@ from trinity_env.agents.az import (
     save_network,
 )
 from trinity_env.agents.policy import CheckpointError
+from trinity_env.agents.ppo import torch_threads
 from trinity_env.arguments import positive_int
 from trinity_env.core.writes import write_text
 from trinity_env.search.solver import Solver
@@ -80,7 +81,7 @@ from .labelling import Labeller
 from .replay_buffer import ReplayBuffer, exchange_labels
 from .report import format_results, label, plot_learning_curve
 from .run_folder import claim
-from .session import command_line_budget, run_command, torch_threads, trainer_parser
+from .session import command_line_budget, run_command, trainer_parser
 from .skeleton import TrainingRun
 
 # ------------------------------------------------------------------------------ training

@@ -396,11 +396,10 @@ class TrainConfig(PPOFields):
 
 
 def rollout_bytes() -> int:
-    """Bytes a PPO rollout holds per game and learner step: ``fast_ppo.Rollout``'s arrays at one step of one game
+    """Bytes a PPO rollout holds per game and learner step: ``agents.ppo.Rollout``'s arrays at one step of one game
     (with the smallest observation; tactical features add to it), and the advantages and returns of the update."""
+    from trinity_env.agents.ppo import Rollout
     from trinity_env.spec.observation import OBSERVATION_SIZE
-
-    from .fast_ppo import Rollout
 
     one = Rollout.empty(1, 1, OBSERVATION_SIZE)
     arrays = (one.observations, one.masks, one.actions, one.logprobs, one.values, one.rewards, one.dones)

@@ -52,8 +52,9 @@ from trinity_env.spec.config import make_config
 WATCH_SECONDS = 0.5
 """How often a worker checks that the trainer still runs (it exits once it does not)."""
 _ROOT = str(Path(__file__).resolve().parent.parent)
-"""Where ``training`` is imported from: the worker imports this very module."""
-_START = "import sys; sys.path.insert(0, sys.argv[1]); from training.labelling import _main; _main()"
+"""Where the trainers' package is imported from: the worker imports this very module."""
+_START = f"import sys; sys.path.insert(0, sys.argv[1]); from {__package__}.labelling import _main; _main()"
+"""``training`` in a checkout, ``trinity_training`` in the installed wheel."""
 
 
 class LabellingError(RuntimeError):

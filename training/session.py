@@ -24,6 +24,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 
 from trinity_env.agents.policy import CheckpointError
+from trinity_env.agents.ppo import torch_threads  # noqa: F401 (the trainers that import it from here)
 from trinity_env.arguments import positive_int
 from trinity_env.core.errors import ArgumentError, WriteError
 from trinity_env.core.stops import stops_handled_by
@@ -98,19 +99,6 @@ class GracefulStop:
     def graceful(self) -> bool:
         """Whether the ``KeyboardInterrupt`` just caught is this stop's first Ctrl-C (save, then stop)."""
         return self.requested and not self.forced
-
-
-@contextmanager
-def torch_threads(count: int) -> Iterator[None]:
-    """torch's intra-op threads set to ``count`` inside, restored after (a config's ``torch_threads``)."""
-    import torch
-
-    previous = torch.get_num_threads()
-    torch.set_num_threads(count)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(previous)
 
 
 def one_line(error: BaseException) -> str:

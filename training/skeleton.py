@@ -23,8 +23,8 @@ and ``metrics.csv``'s first column is named by ``unit``. A command line (``sessi
 that resumes a run which already reached its budget ends at once with one line saying so and how to
 extend it (``RunFinished``); ``train`` called from Python returns the run's history instead.
 
-``training.exploit`` shares the algorithm (``fast_ppo``'s network, rollout, advantages and update,
-``TrainConfig``, ``session.torch_threads``) but not this plumbing, on purpose: it is a measurement,
+``trinity_env.evaluation.exploit`` shares the algorithm (``agents.ppo``: ``fast_ppo``'s network, rollout,
+advantages and update, ``torch_threads``) but not this plumbing, on purpose: it is a measurement,
 not a run. It has no run folder (no ``config.json``, lock, ``metrics.csv``, TensorBoard or
 checkpoint, so nothing to resume and no ``best.pt``), one session (no clock across sessions, no
 ``max_minutes`` or ``stop_at``), one evaluation at the end with its own seeds and a Wilson

@@ -16,7 +16,7 @@ action``, a ``BatchedPolicy``: ``trinity_env.agents.policies``) report, each wit
 - **puzzles**: the share of the shipped 200-puzzle set it solves with its first move;
 - **endgames**: the share of the endgame suite's won positions in which it picks a winning move;
 - optionally **exploitability**: what a best response trained for a stated number of learner steps wins
-  against it (``training.exploit``).
+  against it (``evaluation.exploit``).
 
 The protocol is versioned (``BENCHMARK_VERSION``, written as ``benchmark`` in the JSON): its sets, its pools
 and its budgets are frozen, and any change to them or to the rules bumps it (and the env id with the rules).
@@ -266,7 +266,7 @@ def benchmark(
         who.label, plan, seed, rating, draft, moves, signs, solved.share.to_json(), suite, agent_sha256=sha256
     )
     if exploit_steps is not None:
-        from training.exploit import exploit
+        from trinity_env.evaluation.exploit import exploit
 
         found = exploit(agent, exploit_steps, seed=seed, progress=progress)
         card.exploitability = {

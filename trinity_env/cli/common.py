@@ -236,16 +236,32 @@ def finish(command: str, interrupted: bool, written: str, stopped: list[int] | N
 # ---------------------------------------------------------------------- the optional trainers
 
 
-def trainers():
-    """The trainers' package, ``training``: one import name in a checkout and in an installed wheel."""
-    import importlib
+TRAINERS = "trinity_training"
+"""The trainers' import name in the installed wheel: a name no lab's own package has (a checkout's folder is
+``training/``, beside the package, which the wheel ships under this name)."""
 
+
+def trainers():
+    """The trainers' package: ``TRAINERS`` where the wheel is installed, else the checkout's ``training/`` beside the
+    package (never another package named ``training``, such as a lab's own: that is one line)."""
+    import importlib
+    from pathlib import Path
+
+    checkout = Path(__file__).resolve().parents[2] / "training"
     try:
-        return importlib.import_module("training")
+        try:
+            return importlib.import_module(TRAINERS)
+        except ModuleNotFoundError as err:
+            if err.name != TRAINERS or not (checkout / "__init__.py").is_file():
+                raise
+        package = importlib.import_module("training")
     except ModuleNotFoundError as err:
-        if err.name == "training":
+        if err.name in (TRAINERS, "training"):
             raise TrinityError("the trainers are not installed: pip install 'trinity-towers[train]'") from None
         raise TrinityError(f"training needs the train extra ('trinity-towers[train]'): {err}") from None
+    if Path(package.__file__).resolve().parent != checkout:
+        raise TrinityError(f"the package named training at {package.__file__} is not this checkout's trainers")
+    return package
 
 
 # ---------------------------------------------------------------------- agents
