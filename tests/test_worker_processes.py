@@ -180,3 +180,36 @@ def test_a_policy_that_cannot_travel_plays_in_this_process_said_once(capsys):
     lines = capsys.readouterr().err.splitlines()
     said = [line for line in lines if "cannot be sent to worker processes" in line]
     assert len(said) == 1 and "playing in this process" in said[0] and "first" in said[0], lines
+
+
+def test_on_the_command_line_a_worker_that_dies_is_one_line_and_status_1(tmp_path):
+    (tmp_path / "dying.py").write_text(
+        textwrap.dedent("""
+            import multiprocessing
+            import os
+
+            import numpy as np
+
+
+            def act(observation, mask):
+                if multiprocessing.parent_process() is not None:
+                    os._exit(3)  # in a worker only
+                return int(np.flatnonzero(mask)[0])
+
+
+            def make():
+                return act
+        """),
+        encoding="utf-8",
+    )
+    code = "import sys; from trinity_env.cli import main; sys.exit(main(sys.argv[1:]))"
+    argv = ["arena", "--agents", "py:dying:make", "greedy", "--games", "40", "--workers", "2", "--allow-code"]
+    ran = subprocess.run(
+        [sys.executable, "-c", code, *argv, "--out", "out"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=DEADLINE_S,
+    )
+    assert ran.returncode == 1, ran.stderr[-2000:]
+    assert ran.stderr.splitlines()[-1].startswith("trinity arena: a worker process died"), ran.stderr[-2000:]

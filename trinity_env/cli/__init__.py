@@ -62,6 +62,7 @@ from trinity_env.cli.common import (
 from trinity_env.cli.solve import positive_seconds
 from trinity_env.core import TrinityError
 from trinity_env.core.errors import BudgetExhausted, WriteError
+from trinity_env.core.workers import WorkerDied
 
 COMMANDS = (
     show,
@@ -137,6 +138,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_BUDGET
     except WriteError as err:  # not bad input: a disk full, a read-only folder
         say(prog, describe(err))
+        return EXIT_FAILED
+    except WorkerDied as err:  # not bad input: a worker process was killed (out of memory?) or its policy exited
+        say(prog, str(err))
         return EXIT_FAILED
     except (TrinityError, ValueError, OSError, RecursionError, MemoryError) as err:
         say(prog, describe(err))
