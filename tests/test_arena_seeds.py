@@ -97,6 +97,7 @@ def test_sigterm_during_arena_anchored_says_interrupted_keeps_the_round_robin_an
         if run.poll() is None:
             run.kill()
     assert run.returncode == 143, stderr
-    assert len(stderr.strip().splitlines()) == 1, stderr
-    assert "trinity arena: interrupted: the round robin's 40 games written, the anchored ratings unfinished" in stderr
+    ours = [line for line in stderr.splitlines() if line.startswith("trinity arena")]  # not a compiler's warning
+    assert ours == ["trinity arena: interrupted: the round robin's 40 games written, the anchored ratings unfinished"]
+    assert "Traceback" not in stderr, stderr
     assert (out / "arena.json").exists() and not (out / "anchored.json").exists()
