@@ -1,0 +1,57 @@
+"""The baseline players as JAX functions (``trinity_env.jax.players``) against the shipped agents, move by move."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+jax = pytest.importorskip("jax", reason="JAX is not installed (the jax extra)")
+
+from trinity_env.agents.baselines import GreedyAgent  # noqa: E402
+from trinity_env.jax import TrinityTowers, from_state, to_state  # noqa: E402
+from trinity_env.jax.players import greedy_action, random_action  # noqa: E402
+from trinity_env.spec.observation import observation_dict  # noqa: E402
+
+
+@pytest.mark.parametrize("config", [{}, {"open_hands": False, "draft": "dealt"}], ids=["open", "hidden-dealt"])
+def test_greedy_is_the_greedy_agent_at_every_decision(config):
+    """Games of greedy against random moves, both seats greedy in turn: at every decision of the draft and the
+    play the jitted greedy picks the agent's action from that seat's observation."""
+    env = TrinityTowers(**config)
+    init, step, greedy = jax.jit(env.init), jax.jit(env.step), jax.jit(greedy_action)
+    agent, rng, decisions = GreedyAgent(), random.Random(0), 0
+    for seed in range(6):
+        state = init(jax.random.PRNGKey(seed))
+        core = to_state(state)
+        while not core.is_over:
+            expected = agent.act(observation_dict(core, core.to_move, env.config.open_hands), core)
+            chosen = int(greedy(state))
+            assert chosen == expected, f"game {seed}, {len(core.status)}: greedy {chosen}, the agent {expected}"
+            decisions += 1
+            action = chosen if core.to_move == seed % 2 else rng.choice(core.legal_actions())
+            core, state = core.apply(action), step(state, action)
+    assert decisions > 60
+
+
+def test_greedy_is_the_agent_on_loaded_positions():
+    from test_invariants import loaded_positions
+
+    env = TrinityTowers()
+    greedy, agent = jax.jit(greedy_action), GreedyAgent()
+    for core in loaded_positions(20, seed=11):
+        if not core.is_over:
+            assert int(greedy(from_state(core, env))) == agent.act(observation_dict(core, core.to_move, True), core)
+
+
+def test_random_action_is_uniform_over_the_legal_actions():
+    env = TrinityTowers(draft="dealt")
+    state = jax.jit(env.init)(jax.random.PRNGKey(0))
+    state = jax.jit(env.step)(state, int(np.flatnonzero(np.asarray(state.legal_action_mask))[7]))
+    keys = jax.random.split(jax.random.PRNGKey(1), 60_000)
+    actions = np.asarray(jax.jit(jax.vmap(random_action, in_axes=(None, 0)))(state, keys))
+    legal = np.flatnonzero(np.asarray(state.legal_action_mask))
+    assert set(actions) == set(legal)
+    shares = np.bincount(actions, minlength=256)[legal] / actions.size
+    assert np.abs(shares * legal.size - 1).max() < 0.25  # 60,000 draws over ~112 actions: ~535 each, sd ~23
