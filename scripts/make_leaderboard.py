@@ -14,12 +14,18 @@ of an older version, naming it.
 Everything is checked before any folder is made or any game played, through the command line's doors: each agent
 spec parsed (``AgentSpec.parse``), each card folder checked as ``trinity benchmark --out`` checks it, and every card
 the tables will read read as the CLI reads a file (``core.files.read_json``: a named pipe or a device is refused
-unread, never waited on), whole and of this version. Each problem is one line on stderr, and the status is 2.
+unread, never waited on), and whole where it is of this version (an older one is for a later run to measure: the
+tables refuse it by name). Each problem is one line on stderr, and the status is 2.
 
 ``OUTSIDE`` lists the policies trained by outside libraries: each with the command that trained and exported it
 (run from the repository root, in the venv its library needs) and the ``trinity benchmark`` command that wrote its
 card to ``docs/benchmark/quick/outside/<name>/``; ``--outside NAME`` runs both (``python`` is the interpreter that
 runs this script). The model files are in ``docs/benchmark/models/``.
+
+``--upgrade`` turns every benchmark 2 card under ``docs/benchmark/`` into a benchmark 3 card without playing: version
+3 plays version 2's games and changes only the ratings' interval (``ratings.ROBUST``), which is refitted from the
+points and games against each pool member the card records. The card says so in its notes; it records no file or
+code hashes (version 2 did not), so ``trinity benchmark --verify`` asks for it to be measured again.
 """
 
 from __future__ import annotations
@@ -241,7 +247,7 @@ def problems(args: argparse.Namespace) -> list[str]:
     if args.outside:
         chosen = [entry for entry in OUTSIDE if entry.name in args.outside]
         for entry in chosen:
-            check(f"--outside {entry.name}", lambda entry=entry: output_folder(str(entry.folder), "its card folder"))
+            check(f"--outside {entry.name}", lambda entry=entry: _card_folder(entry.folder))
             if args.score_only:
                 check(f"--outside {entry.name}", lambda entry=entry: AgentSpec.parse(entry.policy))
             measured.add(entry.folder / "scorecard.json")
@@ -255,9 +261,9 @@ def problems(args: argparse.Namespace) -> list[str]:
             if check(f"agent {agent!r}", lambda folder=folder: _card_folder(folder)) is not None:
                 _version(folder / "scorecard.json", check)
         cards = sorted((ROOT / "docs" / "benchmark" / args.protocol).glob("*/scorecard.json"))
-    for path in cards:
+    for path in cards:  # an older card may be measured by a later run: the tables refuse it by name at the end
         if path not in measured:
-            check("", lambda path=path: read_card(path))
+            _version(path, check)
     return found
 
 
@@ -273,6 +279,62 @@ def _card_folder(folder: Path) -> bool:
     return True
 
 
+UPGRADE_NOTE = (
+    "measured under benchmark 2 (the same games); its ratings' intervals refitted from its recorded games under "
+    "benchmark 3 (python -m scripts.make_leaderboard --upgrade); no file or code hashes recorded"
+)
+
+
+def upgrade(path: Path) -> bool:
+    """The benchmark 2 card at ``path`` made a benchmark 3 card (see the module): its JSON, markdown and plot
+    rewritten; ``False`` for a card of another version, left as it is."""
+    import json
+
+    import numpy as np
+
+    from trinity_env.core.writes import write_text
+    from trinity_env.evaluation.anchored import POOL_FILES, ReferencePool
+    from trinity_env.evaluation.ratings import ROBUST, fit_against_fixed
+    from trinity_env.scorecard import Protocol, ScoreCard
+
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if data.get("benchmark") != 2:
+        return False
+    pools = {Path(file).stem: file for file in POOL_FILES.values()}
+    for key in ("rating", "rating_draft"):
+        rating = data[key]
+        pool = ReferencePool.load(pools[rating["pool_name"]])
+        if list(pool.agents) != rating["opponents"]:
+            raise ValueError(f"{path}: {key}'s opponents are not the pool {pool.name}'s")
+        elo, low, high = fit_against_fixed(
+            np.array(pool.elo),
+            np.array(rating["score"]),
+            np.full(len(pool.agents), rating["games"] // len(pool.agents)),
+        )
+        if abs(elo - rating["elo"]) > 1e-6:
+            raise ValueError(f"{path}: {key} refits to {elo}, the card says {rating['elo']}")
+        rating.update(low=low, high=high, interval=ROBUST)
+    data["benchmark"] = BENCHMARK_VERSION
+    data["notes"] = [*data.get("notes", []), UPGRADE_NOTE]
+    card = ScoreCard(
+        data["agent"],
+        Protocol(**data["protocol"]),
+        data["seed"],
+        data["rating"],
+        data["rating_draft"],
+        data["accuracy"],
+        data["value_sign"],
+        data["puzzles"],
+        data["endgames"],
+        data.get("exploitability"),
+        notes=data["notes"],
+    )
+    write_text(path, json.dumps(data, indent=1) + "\n")
+    write_text(path.with_suffix(".md"), card.markdown())
+    card.plot(path.with_suffix(".png"))
+    return True
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="make_leaderboard", description=__doc__.splitlines()[0])
     parser.error = lambda message: parser.exit(2, f"{parser.prog}: error: {message}\n")  # one line, no usage
@@ -285,7 +347,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--score-only", action="store_true", help="with --outside: score the model files already trained, no training"
     )
+    parser.add_argument(
+        "--upgrade", action="store_true", help="make every benchmark 2 card a benchmark 3 card (no games: see above)"
+    )
     args = parser.parse_args(argv)
+    if args.upgrade:
+        for path in sorted((ROOT / "docs" / "benchmark").rglob("scorecard.json")):
+            if upgrade(path):
+                print(f"upgraded {path.relative_to(ROOT)}", flush=True)
+        return
     if args.score_only and not args.outside:
         parser.error("--score-only goes with --outside NAME")
     found = problems(args)
@@ -297,7 +367,7 @@ def main(argv: list[str] | None = None) -> None:
         for entry in OUTSIDE:
             if entry.name in args.outside:
                 run_outside(entry, train=not args.score_only)
-        print(outside_table())
+        _table(parser.prog, outside_table)
         return
     for agent in args.agents:
         folder = folder_of(args.protocol, agent)
@@ -313,7 +383,16 @@ def main(argv: list[str] | None = None) -> None:
                 raise SystemExit(exit_status(stopped)) from None
         card.write(folder)
         print(f"{agent}: rating {card.rating['elo']:+.0f}, wrote {folder}", flush=True)
-    print(leaderboard(args.protocol))
+    _table(parser.prog, lambda: leaderboard(args.protocol))
+
+
+def _table(prog: str, table) -> None:
+    """Print ``table()``; a card it refuses (of an older version, measured by no run yet) is one line, exit 2."""
+    try:
+        print(table())
+    except (TrinityError, ValueError) as err:
+        say(prog, f"the cards are written, but the table refuses one: {one_line(err)}")
+        raise SystemExit(2) from None
 
 
 def _version(path: Path, check=None) -> object:

@@ -128,3 +128,24 @@ def test_a_named_pipe_where_a_card_should_be_is_refused_unread(root, tmp_path):
     lines = done.stderr.strip().splitlines()
     assert done.returncode == 2 and len(lines) == 2, done.stderr
     assert all("it is a named pipe, not a regular file" in line for line in lines), lines
+
+
+def test_an_older_card_of_another_agent_waits_for_its_run_and_the_table_says_so_in_one_line(root, monkeypatch, capsys):
+    """A card of an older version, not measured by this run, is no reason to refuse measuring another agent (each
+    can be measured again in its own run); the table then refuses it in one line, exit 2, never a traceback."""
+    put("random", card("random", version=BENCHMARK_VERSION - 1))
+    measured = []
+
+    class Card:
+        def __init__(self, agent):
+            self.agent, self.rating = agent, {"elo": 0.0}
+
+        def write(self, folder):
+            put(self.agent, card(self.agent))
+
+    monkeypatch.setattr(make_leaderboard, "benchmark", lambda agent, *a, **k: measured.append(agent) or Card(agent))
+    with pytest.raises(SystemExit) as stopped:
+        make_leaderboard.main(["--agents", "greedy"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert measured == ["greedy"] and stopped.value.code == 2
+    assert len(err) == 1 and "the table refuses one" in err[0] and "random/scorecard.json is a benchmark" in err[0]
