@@ -247,6 +247,8 @@ def benchmark(
 
     plan = check_protocol(protocol)
     who = player(policy)
+    if isinstance(who, AgentSpec):  # every build (rating workers, accuracy) re-hashes the files it read
+        who = who.pinned()
     sha256 = who.sha256() if isinstance(who, AgentSpec) else None
     pools = [pool_for(make_config(ARENA_DEFAULTS)), pool_for(make_config(draft="pick"))]  # both read before a game
     agent = who.build()  # a policy its loader refuses is one line before any games file is made

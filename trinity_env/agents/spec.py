@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import inspect
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
@@ -138,6 +138,8 @@ class AgentSpec:
     path: str | None = None
     allow_code: bool = False
     """Whether building it may import and run outside code (``py:``): set only by ``parse(..., allow_code=True)``."""
+    pinned_sha256: str | None = None
+    """The sha256 its files must keep (``pinned``): every build hashes them again once it has read them."""
 
     @classmethod
     def parse(cls, text: object, *, allow_code: bool = False) -> AgentSpec:
@@ -248,14 +250,38 @@ class AgentSpec:
         return _family(self.name)
 
     def build(self) -> Agent:
-        """A fresh agent (a checkpoint is read here, and only here; outside code imported and run here)."""
+        """A fresh agent (a checkpoint is read here, and only here; outside code imported and run here). A pinned
+        spec's files are hashed again once read: a file replaced since ``pinned`` is one ``CheckpointError`` line,
+        never an agent."""
         if self.name == CODE_PREFIX.rstrip(":"):
             return self._build_code()
-        return registry.build(self)
+        agent = registry.build(self)
+        if self.pinned_sha256 is not None:
+            self.check_pinned()
+        return agent
 
     def sha256(self) -> str | None:
-        """A hash of the files the agent reads, ``None`` when it reads none (``registry.spec_sha256``)."""
-        return registry.spec_sha256(self.text)
+        """A hash of the files the agent reads, ``None`` when it reads none (``registry.spec_sha256``); a pinned
+        spec's is the one it was pinned to."""
+        return self.pinned_sha256 or registry.spec_sha256(self.text)
+
+    def pinned(self) -> AgentSpec:
+        """This spec held to its files' present sha256: each ``build`` (in this process or a worker) hashes them
+        again after reading them and refuses a change, so a run that records the hash (``trinity benchmark``'s card,
+        a rating's games file) plays only the files it names. The same spec when it reads no file."""
+        if self.pinned_sha256 is not None or self.name == CODE_PREFIX.rstrip(":"):
+            return self
+        sha256 = registry.spec_sha256(self.text)
+        return self if sha256 is None else replace(self, pinned_sha256=sha256)
+
+    def check_pinned(self) -> None:
+        """``CheckpointError`` in one line when the files no longer have the sha256 the spec was pinned to."""
+        found = registry.spec_sha256(self.text)
+        if found != self.pinned_sha256:
+            raise CheckpointError(
+                f"the files of {short(self.text)} changed while they were in use (sha256 {self.pinned_sha256[:12]} "
+                f"when the run began, {str(found)[:12]} now): run again with the files left alone"
+            )
 
 
 def _working_directory_on_path() -> None:

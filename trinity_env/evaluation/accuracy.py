@@ -41,8 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from trinity_env.agents.registry import spec_sha256
-from trinity_env.agents.spec import make, parse_recorded, player
+from trinity_env.agents.spec import AgentSpec, parse_recorded, player
 from trinity_env.core import ArgumentError, GameState, PositionError, records
 from trinity_env.core.writes import write_figure
 from trinity_env.evaluation.match import RunInterrupted
@@ -171,14 +170,15 @@ def build_set(
     record written.
     """
     check_build(per_count, empty, agent, max_nodes, seed)
-    files = spec_sha256(agent)  # a file replaced between two runs of a build must not mix two networks' games
+    pinned = AgentSpec.parse(agent).pinned()  # every build of it holds its files to this hash
+    files = pinned.sha256()  # a file replaced between two runs of a build must not mix two networks' games
     hashed = {} if files is None else {"agent_sha256": files}  # mcts:400 reads no file: the header it always had
     header = {"format": FORMAT, "agent": agent, **hashed, "seed": seed, "max_nodes": max_nodes}
     with records.appending(
         path, header, record_problem, PositionError, what="accuracy record", kind="accuracy set"
     ) as (out, contents):
         done = BuildProgress(header, [record for _, record in contents.records])
-        _build(out, done, per_count, empty, agent, seed, max_nodes, progress)
+        _build(out, done, per_count, empty, pinned, seed, max_nodes, progress)
     return done
 
 
@@ -187,12 +187,12 @@ def _build(
     done: BuildProgress,
     per_count: int,
     empty: tuple[int, int],
-    agent: str,
+    agent: AgentSpec,
     seed: int,
     max_nodes: int,
     progress: bool,
 ) -> None:
-    self_player = make(agent)
+    self_player = agent.build()
     solver = Solver()
     games: dict[int, dict[int, GameState]] = {}
     bar = None

@@ -331,6 +331,8 @@ def rate_all_against_pool(
     pool = ReferencePool.load() if pool is None else pool
     workers = check_rating(players, games_per_opponent, workers, pool)
     who: list[Player] = [player(p) for p in players]
+    if games_file is not None:  # its header records the files' hash: every build of them is held to it
+        who = [p.pinned() if isinstance(p, AgentSpec) else p for p in who]
     members = pool.players()
     env_config: EnvConfig = pool.rules
     games, index = int(games_per_opponent), len(members)

@@ -287,9 +287,10 @@ def build(
         raise ArgumentError(f"{directory}: cannot make the folder ({err.strerror or err})") from None
     if not directory.is_dir():
         raise ArgumentError(f"{directory}: not a folder")
-    from trinity_env.agents.registry import spec_sha256
+    from trinity_env.agents.spec import AgentSpec
 
-    header = _header(agent, seed, empty, games_per_shard, policy_empty, spec_sha256(agent), max_nodes)
+    pinned = AgentSpec.parse(agent).pinned()  # its every build holds its files to this hash
+    header = _header(agent, seed, empty, games_per_shard, policy_empty, pinned.sha256(), max_nodes)
     with locked(directory, ArgumentError, blocking=True):  # the manifest's lock: the folder itself, one file less
         if (directory / MANIFEST).exists():
             manifest = read_manifest(directory)
@@ -303,12 +304,9 @@ def build(
             manifest = header
             _write_manifest(directory, manifest)
 
-    from trinity_env.agents.spec import make
     from trinity_env.search.solver import Solver
 
-    player = make(agent)
-    if spec_sha256(agent) != header["agent_sha256"]:  # replaced between the hash above and the read just now
-        raise DatasetError(f"the files of agent {agent} changed while it was being loaded; run the build again")
+    player = pinned.build()  # hashed again once read: files replaced since the hash above are refused
     solver = Solver() if max_nodes is None else None  # under a budget each game gets a fresh one (build_shard)
     start = time.perf_counter()
     built: list[int] = []
