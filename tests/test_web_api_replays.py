@@ -16,6 +16,34 @@ from trinity_env.web import replays as web_replays
 # ---------------------------------------------------------------------- replays and their review
 
 
+@pytest.mark.parametrize(
+    "agents, names",
+    [
+        (["level:2", "human"], ["Level 2 \u2014 ", "Human"]),
+        (["greedy", "mcts:400"], ["Greedy", "Search 400"]),
+        (["onnx:policy.onnx", "human"], ["onnx:policy.onnx", "Human"]),
+        (None, None),
+    ],
+)
+def test_a_replay_names_its_players_as_play_and_watch_do(agents, names):
+    """The Replay page said ``level:2`` and ``human`` where Play and Watch say the list's plain names (issue 51)."""
+    from starlette.testclient import TestClient
+
+    from trinity_env.core import Replay
+    from trinity_env.web.app import create_app
+    from trinity_env.web.store import GameStore
+
+    client = TestClient(create_app(GameStore()))  # the default list of agents
+
+    replay = Replay.from_states(finished_replay(seed=2).states(), agents=agents)
+    view = client.post("/api/replays", content=replay.to_json(), headers={"content-type": "application/json"}).json()
+    assert view["agents"] == agents
+    if names is None:
+        assert view["names"] is None
+    else:
+        assert len(view["names"]) == 2 and all(n.startswith(e) for n, e in zip(view["names"], names, strict=True))
+
+
 def test_upload_a_replay_step_through_it_and_review_it(client):
     replay = finished_replay(seed=2)
     states = replay.states()

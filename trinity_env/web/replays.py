@@ -9,10 +9,13 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from typing import Any
 
 from trinity_env.core import GameState, Replay
+from trinity_env.core.replay import HUMAN
 from trinity_env.core.state import PLAY
+from trinity_env.web.catalogue import AgentChoice
 from trinity_env.web.views import state_json
 
 REVIEW_MAX_EMPTY = 9
@@ -22,13 +25,33 @@ REVIEW_MAX_SECONDS = 10.0
 """The review's budget per position: the node budget decides (the same on any machine); the clock is a backstop."""
 
 
-class UploadedReplay:
-    """A replay's states, for stepping through, with the solver's review of its late positions."""
+HUMAN_NAME = "Human"
+"""How a replay's page names a human player (Play says "You" to the one at the board)."""
 
-    def __init__(self, replay_id: str, replay: Replay, states: list[GameState]):
+
+def plain_names(agents: tuple[str, ...] | None, choices: Mapping[str, AgentChoice]) -> list[str] | None:
+    """How the page names a replay's players, as Play and Watch name them: an agent of the server's list by the
+    list's short name (``level:2``: ``Level 2 — beginner``), matched by name, else by spec; a human as ``Human``;
+    any other by the replay's label. ``None`` where the replay names no agents (the page says the colours)."""
+    if agents is None:
+        return None
+    by_spec = {choice.spec: choice for choice in reversed(list(choices.values()))}  # the list's first of a spec
+    named = []
+    for agent in agents:
+        choice = choices.get(agent) or by_spec.get(agent)
+        named.append(HUMAN_NAME if agent == HUMAN else choice.title if choice is not None else agent)
+    return named
+
+
+class UploadedReplay:
+    """A replay's states, for stepping through, with the solver's review of its late positions; ``names``: its
+    players as the page names them (``plain_names``)."""
+
+    def __init__(self, replay_id: str, replay: Replay, states: list[GameState], names: list[str] | None = None):
         self.id = replay_id
         self.replay = replay
         self.states = states
+        self.names = names
         self.reviews: dict[int, dict[str, Any]] = {}
 
     def view(self) -> dict[str, Any]:
@@ -37,6 +60,7 @@ class UploadedReplay:
             "rules": dict(self.replay.rules),
             "result": self.replay.result,
             "agents": None if self.replay.agents is None else list(self.replay.agents),
+            "names": self.names,
             "plies": len(self.states) - 1,
             "frames": [state_json(s) for s in self.states],
             "reviewable": [self.reviewable(k) is None for k in range(len(self.states))],

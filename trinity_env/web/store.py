@@ -24,7 +24,7 @@ from trinity_env.web.caches import LRU, OwnedLRU, StoreFull
 from trinity_env.web.catalogue import AgentChoice, catalog
 from trinity_env.web.errors import ApiError
 from trinity_env.web.games import SEED_LIMIT, Game
-from trinity_env.web.replays import Reviewer, UploadedReplay
+from trinity_env.web.replays import Reviewer, UploadedReplay, plain_names
 
 ID_PATTERN = re.compile(r"[0-9a-f]{32}")
 """Game and replay ids: 16 random bytes in hex (``secrets.token_hex(16)``); anything else is refused unread."""
@@ -156,7 +156,7 @@ class GameStore:
             raise ApiError(422, "not a valid replay: nested too deeply") from None
         except (TypeError, ValueError, KeyError, IndexError, AttributeError) as err:
             raise ApiError(422, f"not a valid replay: {type(err).__name__}: {err}") from None
-        upload = UploadedReplay(self._new_id(), replay, states)
+        upload = UploadedReplay(self._new_id(), replay, states, plain_names(replay.agents, self.agents))
         _added(self.replays, owner, upload.id, upload, "replays")
         return upload
 

@@ -1,4 +1,4 @@
-// What the page tells the person: the error line, the notice under the board (why something was refused) and the
+// What the page tells the person: the error line, the notice over the window's foot (why something was refused) and the
 // live region a screen reader reads.
 
 import { $ } from "./state.js";
@@ -10,13 +10,11 @@ export function showError(message) {
 }
 
 export function notify(text) {
-  // why something was refused, shown where it is seen (role=status: read out too), on touch as on a mouse
+  // why something was refused, over the bottom of the window (role=status: read out too), on touch as on a mouse;
+  // it takes no room in the page, so nothing moves when it comes or goes
   const box = $("notice");
   box.textContent = text || "";
   box.hidden = !text;
-  if (!text) return;
-  const rect = box.getBoundingClientRect();
-  if (rect.top < 0 || rect.bottom > window.innerHeight) box.scrollIntoView({ block: "nearest" });
 }
 
 export function announce(text) {

@@ -18,7 +18,7 @@ export function current() {
     return {
       state: frames[app.frame],
       viewer: null,
-      names: app.replay.agents || COLOURS, // the agents the replay names, else the colours
+      names: app.replay.names || COLOURS, // the players as Play and Watch name them (the server's), else the colours
       history: frames.slice(1).map((f) => f.last),
       shown: app.frame,
     };
