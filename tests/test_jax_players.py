@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,6 +13,7 @@ jax = pytest.importorskip("jax", reason="JAX is not installed (the jax extra)")
 from trinity_env.agents.baselines import GreedyAgent  # noqa: E402
 from trinity_env.jax import TrinityTowers, from_state, to_state  # noqa: E402
 from trinity_env.jax.players import greedy_action, random_action  # noqa: E402
+from trinity_env.spec.config import make_config  # noqa: E402
 from trinity_env.spec.observation import observation_dict  # noqa: E402
 
 
@@ -55,3 +57,41 @@ def test_random_action_is_uniform_over_the_legal_actions():
     assert set(actions) == set(legal)
     shares = np.bincount(actions, minlength=256)[legal] / actions.size
     assert np.abs(shares * legal.size - 1).max() < 0.25  # 60,000 draws over ~112 actions: ~535 each, sd ~23
+
+
+def test_az_standard_in_jax_equals_torch_within_1e_5():
+    """The shipped network's logits and values on positions of the draft and the play, both seats, against torch's
+    ``BoardNetwork.forward`` (the tactical features computed in JAX against the numba kernel's too)."""
+    torch = pytest.importorskip("torch", reason="reading the checkpoint needs torch (the train extra)")
+    from trinity_env.agents.az import load_network
+    from trinity_env.agents.tactics import tactical_features as numba_tactics
+    from trinity_env.jax.networks import board_network, tactical_features
+
+    params, apply = board_network()
+    network, _ = load_network(Path(__file__).resolve().parents[1] / "trinity_env/agents/data/az-standard.pt")
+    rng, config = random.Random(4), make_config(open_hands=False)
+    observations, masks = [], []
+    for _ in range(8):
+        core = config.new_game(rng)
+        while not core.is_over:
+            for seat in (0, 1):
+                shown = observation_dict(core, seat, seat == 0)
+                observations.append(shown["observation"])
+                masks.append(shown["action_mask"] if seat == core.to_move else np.array(core.action_mask(), np.int8))
+            core = core.apply(rng.choice(core.legal_actions()))
+    observations, masks = np.stack(observations), np.stack(masks)
+    ours_tactics = np.asarray(jax.jit(jax.vmap(tactical_features))(observations))
+    assert np.array_equal(ours_tactics, numba_tactics(observations).numpy())
+    logits, values = (
+        np.asarray(a) for a in jax.jit(jax.vmap(apply, in_axes=(None, 0, 0)))(params, observations, masks)
+    )
+    with torch.no_grad():
+        expected_logits, expected_values = network(torch.from_numpy(observations), torch.from_numpy(masks))
+    assert len(observations) > 400
+    expected_logits, expected_values = expected_logits.numpy(), expected_values.numpy()
+    legal = masks.astype(bool)
+    assert np.array_equal(logits[~legal], expected_logits[~legal])
+    # float32 sums in another order: within 1e-5 of each logit's size (at least 1)
+    scale = np.maximum(1.0, np.abs(expected_logits[legal]))
+    assert (np.abs(logits[legal] - expected_logits[legal]) <= 1e-5 * scale).all()
+    assert np.abs(values - expected_values).max() <= 1e-5
