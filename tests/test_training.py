@@ -146,7 +146,8 @@ def test_every_config_field_is_documented():
 def test_the_win_rate_against_the_pool_counts_games_not_positive_rewards():
     import numpy as np
 
-    from training.fast_ppo import KINDS, OpponentPool, Rollout, collect_rollout
+    from training.fast_ppo import KINDS, OpponentPool
+    from trinity_env.agents.ppo import Rollout, collect_rollout
     from trinity_env.fast.vector_env import TrinityTowersVectorEnv
 
     config = TrainConfig.from_dict(TINY | {"p_latest": 0.3, "env": {"draft": "dealt", "reward": "margin"}})
