@@ -358,11 +358,11 @@ def test_agilerl_dqn_example_runs(capsys):
     assert "against random" in capsys.readouterr().out
 
 
-# ---------------------------------------------------------------------- what every PettingZoo and gymnasium client assumes
+# ---------------------------------------------------------------------- what PettingZoo and gymnasium clients assume
 
 
 def test_the_aec_metadata_is_a_plain_dict_whose_get_answers_like_any_pettingzoo_envs():
-    """A custom ``get`` raised on ``metadata.get("is_parallelizable")``: a script that read it stopped there (issue 51)."""
+    """A custom ``get`` raised on ``metadata.get("is_parallelizable")``: a script reading it stopped (issue 51)."""
     import trinity_env
 
     for env in (trinity_env.env(), trinity_env.env().unwrapped):
@@ -375,7 +375,7 @@ def test_an_unknown_keyword_to_gymnasium_make_is_a_type_error_as_pythons_own_is(
     """TorchRL's ``GymEnv`` tries ``frameskip=`` and retries without it only on Python's usual TypeError."""
     import gymnasium
 
-    import trinity_env  # noqa: F401  (registers the env)
+    import trinity_env  # registers the env
     from trinity_env.spec.config import ConfigError
 
     for make in (
