@@ -9,6 +9,8 @@ spawned workers crashed on the notebook's function or re-ran the unguarded scrip
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -73,6 +75,27 @@ def cli_card(tmp_path_factory) -> dict:
     return json.loads(out.read_text(encoding="utf-8"))
 
 
+def _run(argv: list[str], cwd: Path, stdin: str | None = None) -> subprocess.CompletedProcess:
+    """``argv`` in a session of its own, under the deadline; past it, the whole session is killed (workers a hung
+    run left behind hold its pipes open) and the test fails saying it hung."""
+    with subprocess.Popen(
+        argv,
+        cwd=cwd,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    ) as process:
+        try:
+            out, err = process.communicate(stdin, timeout=DEADLINE_S)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            out, err = process.communicate()
+            pytest.fail(f"hung: {' '.join(argv[:2])} ran past {DEADLINE_S} s\n{err[-2000:]}")
+    return subprocess.CompletedProcess(argv, process.returncode, out, err)
+
+
 def _measured(card: dict) -> dict:
     return {key: card[key] for key in MEASURED}
 
@@ -102,18 +125,14 @@ def test_an_unguarded_script_benchmarks_its_own_function_with_workers_and_gets_t
         f"Path({str(out)!r}).write_text(json.dumps(card.to_json()))\n"
     )
     script.write_text(_setup(tmp_path) + POLICY + call, encoding="utf-8")
-    ran = subprocess.run(
-        [sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=DEADLINE_S
-    )
+    ran = _run([sys.executable, str(script)], tmp_path)
     assert ran.returncode == 0, ran.stderr[-2000:]
     assert _measured(json.loads(out.read_text(encoding="utf-8"))) == _measured(cli_card)
 
 
 def _stdin(code: str, cwd: Path) -> subprocess.CompletedProcess:
     """``code`` run as ``python -`` (no file, no ``__main__`` a worker could import), under the deadline."""
-    return subprocess.run(
-        [sys.executable, "-"], input=code, cwd=cwd, capture_output=True, text=True, timeout=DEADLINE_S
-    )
+    return _run([sys.executable, "-"], cwd, code)
 
 
 def test_python_stdin_plays_its_function_and_lambda_in_workers_as_in_process(tmp_path):
@@ -204,12 +223,6 @@ def test_on_the_command_line_a_worker_that_dies_is_one_line_and_status_1(tmp_pat
     )
     code = "import sys; from trinity_env.cli import main; sys.exit(main(sys.argv[1:]))"
     argv = ["arena", "--agents", "py:dying:make", "greedy", "--games", "40", "--workers", "2", "--allow-code"]
-    ran = subprocess.run(
-        [sys.executable, "-c", code, *argv, "--out", "out"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=DEADLINE_S,
-    )
+    ran = _run([sys.executable, "-c", code, *argv, "--out", "out"], tmp_path)
     assert ran.returncode == 1, ran.stderr[-2000:]
     assert ran.stderr.splitlines()[-1].startswith("trinity arena: a worker process died"), ran.stderr[-2000:]
