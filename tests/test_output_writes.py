@@ -272,6 +272,36 @@ def test_only_a_dead_writer_s_leftover_is_removed(tmp_path):
         held.wait()
 
 
+def _dead_leftover(folder: Path, name: str) -> Path:
+    """A temporary file of ``name`` as a writer of this host that has since died would have left it."""
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    tag = temporary_name(folder / name).name.split(".")[-2].split("-")[0]
+    leftover = folder / f"{name}.{tag}-{int(gone.stdout)}-0123abcd.tmp"
+    leftover.write_text("half")
+    return leftover
+
+
+def test_every_job_that_takes_a_folder_removes_its_dead_writers_leftovers(tmp_path):
+    """A command's output folder, a trainer's run folder, a dataset build's folder."""
+    from trainer_runs import PPO_ONE_UPDATE
+
+    from training.config import TrainConfig
+    from training.run_folder import claim
+    from trinity_env.cli import common
+    from trinity_env.evaluation import solved_build as sb
+
+    out, run, dataset = tmp_path / "out", tmp_path / "run", tmp_path / "dataset"
+    for folder in (out, run, dataset):
+        folder.mkdir()
+    leftovers = [_dead_leftover(out, "arena.json"), _dead_leftover(run, "latest.pt"), _dead_leftover(dataset, "x")]
+    with common.folders_held():
+        common.check_folder("--out", str(out), ())
+    with claim(run, TrainConfig.from_dict(PPO_ONE_UPDATE), "fast_ppo"):
+        pass
+    sb.build(dataset, 1, agent="mcts:16", empty=(4, 6), games_per_shard=1)
+    assert not any(leftover.exists() for leftover in leftovers)
+
+
 # ---------------------------------------------------------------------- one job per output folder
 
 

@@ -57,7 +57,7 @@ from typing import Any
 from trinity_env.core import TrinityError
 from trinity_env.core.errors import WriteError
 from trinity_env.core.locks import locked
-from trinity_env.core.writes import write_text
+from trinity_env.core.writes import remove_leftovers, write_text
 
 from .config import TrainConfigError, YAMLConfig
 
@@ -138,6 +138,7 @@ def claim(
     _refuse_links(path)
     with locked(path / LOCK, RunFolderError, held=_in_use(path), opener=_open_lock) as descriptor:
         _take(path, descriptor, trainer)
+        remove_leftovers(path)  # the temporary files of a killed trainer (never a live writer's)
         try:
             if resume:
                 _check_resume(path, config)

@@ -37,7 +37,7 @@ from trinity_env.core import ArgumentError, GameState
 from trinity_env.core.errors import BudgetExhausted
 from trinity_env.core.locks import locked
 from trinity_env.core.stops import signals_held
-from trinity_env.core.writes import write_bytes
+from trinity_env.core.writes import remove_leftovers, write_bytes
 from trinity_env.evaluation.solved_positions import (
     ACTIONS,
     ARRAYS,
@@ -292,6 +292,7 @@ def build(
     pinned = AgentSpec.parse(agent).pinned()  # its every build holds its files to this hash
     header = _header(agent, seed, empty, games_per_shard, policy_empty, pinned.sha256(), max_nodes)
     with locked(directory, ArgumentError, blocking=True):  # the manifest's lock: the folder itself, one file less
+        remove_leftovers(directory)  # a killed builder's half shards (never a live builder's)
         if (directory / MANIFEST).exists():
             manifest = read_manifest(directory)
             mine = {k: v for k, v in header.items() if k != "shards"} | {"max_nodes": max_nodes}
