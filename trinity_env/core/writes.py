@@ -1,7 +1,7 @@
 """Writing files so that a crash, a full disk or a planted link never leaves a wrong one.
 
 Trainers write their run folders for hours and a user may share such a folder: a write that
-fails halfway, or a ``latest.pt.tmp`` that someone replaced by a link to a file elsewhere, must
+fails halfway, or a temporary file that someone replaced by a link to a file elsewhere, must
 not cost the previous checkpoint or write outside the folder. So every file is written here:
 
 - into a temporary file of its own beside it, ``NAME.HOST-PID-TOKEN.tmp`` (the writer's host, process and a random
@@ -77,7 +77,7 @@ def _alive(pid: int) -> bool:
     except OverflowError:  # a pid no process can have
         return False
     except PermissionError:  # another user's process: alive
-        return True
+        pass
     return True
 
 
@@ -158,9 +158,9 @@ def write_figure(path: str | Path, figure: Any, **options: Any) -> None:
 
 @contextmanager
 def writing_folder(folder: str | Path, error: type[Exception], what: str = "the folder") -> Iterator[None]:
-    """Hold ``folder`` (created if missing) for one job's writes: a second job is refused at once with one line
-    (``error``); the lock is the folder's own (``flock``), so a killed job leaves none. The temporary files of dead
-    writers in it are removed first (``remove_leftovers``)."""
+    """Hold ``folder`` (one that exists: ``core.paths.prepare_folder`` makes it) for one job's writes: a second job
+    is refused at once with one line (``error``); the lock is the folder's own (``flock``), so a killed job leaves
+    none. The temporary files of dead writers in it are removed first (``remove_leftovers``)."""
     folder = Path(folder)
     held = f"{what} {folder} is being written by another job: wait for it to finish or choose another folder"
     with locked(folder, error, held=held):
