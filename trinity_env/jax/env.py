@@ -145,10 +145,6 @@ class TrinityTowers(_Env):
         player = state.current_player if player_id is None else player_id
         return jax.lax.stop_gradient(self._observe(state, player))
 
-    def _step_with_illegal_action(self, state: State, loser) -> State:
-        rewards = jnp.ones_like(state.rewards).at[loser].set(-1.0)
-        return state.replace(rewards=rewards, terminated=jnp.bool_(True))
-
     # ------------------------------------------------------------------ the game
 
     def _init(self, key) -> State:
