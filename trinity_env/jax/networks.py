@@ -20,7 +20,7 @@ import numpy as np
 
 from trinity_env.core import ArgumentError
 from trinity_env.core.board import LANES, POSITIONS, TILES
-from trinity_env.jax.rules import _HAS_NEIGHBOUR, _NEIGHBOUR_OR_SELF, _SIDE_FACING, beats
+from trinity_env.jax.rules import HAS_NEIGHBOUR, NEIGHBOUR_OR_SELF, SIDE_FACING, beats
 from trinity_env.spec.observation import (
     BOARD_OFFSET,
     OBSERVATION_HIGH,
@@ -41,14 +41,14 @@ _SAME_LANE = np.array([False, True, False, True])
 def _geometry() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """``BoardNetwork``'s tables: per tile and side the neighbour (``TILES``, a zero row, where none), the column of
     its side facing back (2 + side), whether it exists; the grid's adjacency."""
-    tile = np.where(_HAS_NEIGHBOUR, _NEIGHBOUR_OR_SELF, TILES)
-    column = np.where(_HAS_NEIGHBOUR, 2 + _SIDE_FACING[None, :], 2)
+    tile = np.where(HAS_NEIGHBOUR, NEIGHBOUR_OR_SELF, TILES)
+    column = np.where(HAS_NEIGHBOUR, 2 + SIDE_FACING[None, :], 2)
     adjacency = np.zeros((TILES, TILES), np.float32)
     for t in range(TILES):
         for k in range(4):
-            if _HAS_NEIGHBOUR[t, k]:
-                adjacency[t, _NEIGHBOUR_OR_SELF[t, k]] = 1.0
-    return tile, column, _HAS_NEIGHBOUR.astype(np.float32), adjacency
+            if HAS_NEIGHBOUR[t, k]:
+                adjacency[t, NEIGHBOUR_OR_SELF[t, k]] = 1.0
+    return tile, column, HAS_NEIGHBOUR.astype(np.float32), adjacency
 
 
 _TILE, _COLUMN, _EXISTS, _ADJACENCY = _geometry()
@@ -61,12 +61,12 @@ def tactical_features(observation):
     board = observation[BOARD_OFFSET:OWN_DECK_OFFSET].reshape(TILES, TILE_FEATURES).astype(jnp.int32)
     cards = observation[OWN_DECK_OFFSET:THEIR_DECK_OFFSET].reshape(-1, OWN_CARD_FEATURES)[:, :4].astype(jnp.int32)
     mine, theirs, sides = board[:, 0], board[:, 1], board[:, 2:]
-    facing = sides[_NEIGHBOUR_OR_SELF, _SIDE_FACING[None, :]]  # [tile, side]: the neighbour's side facing back
-    open_to = _HAS_NEIGHBOUR & (theirs[_NEIGHBOUR_OR_SELF] == 1)  # [tile, side]: an opponent card there
+    facing = sides[NEIGHBOUR_OR_SELF, SIDE_FACING[None, :]]  # [tile, side]: the neighbour's side facing back
+    open_to = HAS_NEIGHBOUR & (theirs[NEIGHBOUR_OR_SELF] == 1)  # [tile, side]: an opponent card there
     chain = jnp.sum(open_to & beats(sides, facing), axis=1)  # [tile]
     captures = open_to[None] & beats(cards[:, None, :], facing[None])  # [card, tile, side]
     direct = captures.sum(-1)
-    domino = jnp.sum(captures * chain[_NEIGHBOUR_OR_SELF][None], axis=-1)
+    domino = jnp.sum(captures * chain[NEIGHBOUR_OR_SELF][None], axis=-1)
     in_lane = jnp.sum(captures & _SAME_LANE, axis=-1)
     own_lane = mine.reshape(LANES, POSITIONS).sum(1).repeat(POSITIONS)[None, :]
     their_lane = theirs.reshape(LANES, POSITIONS).sum(1).repeat(POSITIONS)[None, :]

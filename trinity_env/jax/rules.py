@@ -47,6 +47,7 @@ __all__ = [
     "margin",
     "margin_reward",
     "observe",
+    "of",
 ]
 
 ABSENT = max(UNPICKED, IN_HAND, PLAYED) + 1
@@ -57,7 +58,7 @@ LANE_CONTROL, FULL_BOARD, NO_MOVES = (
     t.code for t in (Termination.LANE_CONTROL, Termination.FULL_BOARD, Termination.NO_MOVES)
 )
 
-_SIDE_FACING = np.array([2, 3, 0, 1])
+SIDE_FACING = np.array([2, 3, 0, 1])
 """The side of a neighbour that faces back: top faces bottom, right faces left."""
 
 
@@ -66,14 +67,14 @@ def _neighbour_table() -> np.ndarray:
     table = np.full((TILES, 4), -1, np.int32)
     for tile, found in enumerate(NEIGHBOURS):
         for n, mine, theirs in found:
-            assert theirs == _SIDE_FACING[mine]
+            assert theirs == SIDE_FACING[mine]
             table[tile, mine] = n
     return table
 
 
 NEIGHBOUR = _neighbour_table()
-_HAS_NEIGHBOUR = NEIGHBOUR >= 0
-_NEIGHBOUR_OR_SELF = np.where(_HAS_NEIGHBOUR, NEIGHBOUR, np.arange(TILES)[:, None])
+HAS_NEIGHBOUR = NEIGHBOUR >= 0
+NEIGHBOUR_OR_SELF = np.where(HAS_NEIGHBOUR, NEIGHBOUR, np.arange(TILES)[:, None])
 
 
 @dataclass
@@ -166,10 +167,10 @@ def _place(game: Game, card, tile) -> Game:
     owner = jnp.where(placed, p, game.owner).astype(game.owner.dtype)
     status = _set_row(game.status, p, jnp.where(slot, PLAYED, row).astype(row.dtype))
     # taken[n, k]: the card on the tile beside n (in the direction of n's side k) beats n's side k
-    taken = _HAS_NEIGHBOUR & beats(sides[_NEIGHBOUR_OR_SELF, _SIDE_FACING[None, :]], sides)
+    taken = HAS_NEIGHBOUR & beats(sides[NEIGHBOUR_OR_SELF, SIDE_FACING[None, :]], sides)
     direct = (owner == opponent) & jnp.any(taken & jnp.equal(NEIGHBOUR, tile), axis=1)
     owner = jnp.where(direct, p, owner).astype(owner.dtype)
-    domino = (owner == opponent) & jnp.any(taken & direct[_NEIGHBOUR_OR_SELF], axis=1)  # one level
+    domino = (owner == opponent) & jnp.any(taken & direct[NEIGHBOUR_OR_SELF], axis=1)  # one level
     owner = jnp.where(domino, p, owner).astype(owner.dtype)
 
     complete = jnp.all(owner.reshape(LANES, POSITIONS) == p, axis=1)
