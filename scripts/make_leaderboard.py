@@ -21,6 +21,11 @@ tables refuse it by name). Each problem is one line on stderr, and the status is
 (run from the repository root, in the venv its library needs) and the ``trinity benchmark`` command that wrote its
 card to ``docs/benchmark/quick/outside/<name>/``; ``--outside NAME`` runs both (``python`` is the interpreter that
 runs this script). The model files are in ``docs/benchmark/models/``.
+
+``--upgrade`` turns every benchmark 2 card under ``docs/benchmark/`` into a benchmark 3 card without playing: version
+3 plays version 2's games and changes only the ratings' interval (``ratings.ROBUST``), which is refitted from the
+points and games against each pool member the card records. The card says so in its notes; it records no file or
+code hashes (version 2 did not), so ``trinity benchmark --verify`` asks for it to be measured again.
 """
 
 from __future__ import annotations
@@ -274,6 +279,62 @@ def _card_folder(folder: Path) -> bool:
     return True
 
 
+UPGRADE_NOTE = (
+    "measured under benchmark 2 (the same games); its ratings' intervals refitted from its recorded games under "
+    "benchmark 3 (python -m scripts.make_leaderboard --upgrade); no file or code hashes recorded"
+)
+
+
+def upgrade(path: Path) -> bool:
+    """The benchmark 2 card at ``path`` made a benchmark 3 card (see the module): its JSON, markdown and plot
+    rewritten; ``False`` for a card of another version, left as it is."""
+    import json
+
+    import numpy as np
+
+    from trinity_env.core.writes import write_text
+    from trinity_env.evaluation.anchored import POOL_FILES, ReferencePool
+    from trinity_env.evaluation.ratings import ROBUST, fit_against_fixed
+    from trinity_env.scorecard import Protocol, ScoreCard
+
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if data.get("benchmark") != 2:
+        return False
+    pools = {Path(file).stem: file for file in POOL_FILES.values()}
+    for key in ("rating", "rating_draft"):
+        rating = data[key]
+        pool = ReferencePool.load(pools[rating["pool_name"]])
+        if list(pool.agents) != rating["opponents"]:
+            raise ValueError(f"{path}: {key}'s opponents are not the pool {pool.name}'s")
+        elo, low, high = fit_against_fixed(
+            np.array(pool.elo),
+            np.array(rating["score"]),
+            np.full(len(pool.agents), rating["games"] // len(pool.agents)),
+        )
+        if abs(elo - rating["elo"]) > 1e-6:
+            raise ValueError(f"{path}: {key} refits to {elo}, the card says {rating['elo']}")
+        rating.update(low=low, high=high, interval=ROBUST)
+    data["benchmark"] = BENCHMARK_VERSION
+    data["notes"] = [*data.get("notes", []), UPGRADE_NOTE]
+    card = ScoreCard(
+        data["agent"],
+        Protocol(**data["protocol"]),
+        data["seed"],
+        data["rating"],
+        data["rating_draft"],
+        data["accuracy"],
+        data["value_sign"],
+        data["puzzles"],
+        data["endgames"],
+        data.get("exploitability"),
+        notes=data["notes"],
+    )
+    write_text(path, json.dumps(data, indent=1) + "\n")
+    write_text(path.with_suffix(".md"), card.markdown())
+    card.plot(path.with_suffix(".png"))
+    return True
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="make_leaderboard", description=__doc__.splitlines()[0])
     parser.error = lambda message: parser.exit(2, f"{parser.prog}: error: {message}\n")  # one line, no usage
@@ -286,7 +347,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--score-only", action="store_true", help="with --outside: score the model files already trained, no training"
     )
+    parser.add_argument(
+        "--upgrade", action="store_true", help="make every benchmark 2 card a benchmark 3 card (no games: see above)"
+    )
     args = parser.parse_args(argv)
+    if args.upgrade:
+        for path in sorted((ROOT / "docs" / "benchmark").rglob("scorecard.json")):
+            if upgrade(path):
+                print(f"upgraded {path.relative_to(ROOT)}", flush=True)
+        return
     if args.score_only and not args.outside:
         parser.error("--score-only goes with --outside NAME")
     found = problems(args)

@@ -25,7 +25,7 @@ from trinity_env.evaluation.anchored import (
     rate_all_against_pool,
 )
 from trinity_env.evaluation.arena import round_robin
-from trinity_env.evaluation.ratings import ELO_SCALE, fit_against_fixed, fit_elo
+from trinity_env.evaluation.ratings import ELO_SCALE, LIKELIHOOD, ROBUST, fit_against_fixed, fit_elo
 from trinity_env.spec.config import make_config
 
 CHEAP = ["random", "mcts:2", "greedy"]
@@ -105,7 +105,7 @@ def test_the_interval_covers_the_true_rating_about_95_times_in_100():
 def test_the_fit_is_the_maximum_and_the_interval_ends_drop_the_likelihood_by_1_92():
     score, games = np.array([3.0, 5.5, 9.0]), np.array([10.0, 10.0, 10.0])
     fixed = np.array([-100.0, 0.0, 250.0])
-    elo, low, high = fit_against_fixed(fixed, score, games)
+    elo, low, high = fit_against_fixed(fixed, score, games, interval=LIKELIHOOD)
 
     def log_likelihood(r):  # with the prior: half a point in one more game against each opponent
         p = 1 / (1 + np.exp(-(r - fixed) / ELO_SCALE))
@@ -114,6 +114,37 @@ def test_the_fit_is_the_maximum_and_the_interval_ends_drop_the_likelihood_by_1_9
     assert log_likelihood(elo) > max(log_likelihood(elo - 1), log_likelihood(elo + 1))
     assert log_likelihood(elo) - log_likelihood(low) == pytest.approx(1.959963984540054**2 / 2, abs=1e-6)
     assert log_likelihood(elo) - log_likelihood(high) == pytest.approx(1.959963984540054**2 / 2, abs=1e-6)
+
+
+def test_the_robust_interval_widens_where_the_model_does_not_fit_and_not_where_it_does():
+    """A policy that wins half its games against weak and strong alike (the model cannot fit it: it expects near
+    certain results at both ends) has results that vary more from seed to seed than the model predicts: the robust
+    interval is wider than the likelihood ratio's there, and about as wide where the results follow the model."""
+    games = np.full(POOL.size, 20.0)
+    odd = np.full(POOL.size, 10.0)
+    _, low, high = fit_against_fixed(POOL, odd, games)
+    _, low_lr, high_lr = fit_against_fixed(POOL, odd, games, interval=LIKELIHOOD)
+    assert high - low > 1.3 * (high_lr - low_lr)
+    fitting = _wins(560.0, 20, np.random.default_rng(3))
+    _, low, high = fit_against_fixed(POOL, fitting, games, interval=ROBUST)
+    _, low_lr, high_lr = fit_against_fixed(POOL, fitting, games, interval=LIKELIHOOD)
+    assert 0.9 < (high - low) / (high_lr - low_lr) < 1.3
+
+
+def test_the_robust_interval_covers_a_misfitting_policy_s_rating_as_often_as_it_says():
+    """Results against each opponent drawn at shares the model cannot fit (transitivity broken): the rating the
+    games estimate is the fit to the true shares; the robust interval covers it about 95 times in 100 (the
+    likelihood ratio's about 80)."""
+    rng, shares, games = np.random.default_rng(5), np.array([0.9, 0.2, 0.95, 0.3, 0.7, 0.1, 0.5, 0.05]), 30
+    n = np.full(POOL.size, float(games))
+    truth, _, _ = fit_against_fixed(POOL, shares * 1e6, np.full(POOL.size, 1e6))
+    covered = {ROBUST: 0, LIKELIHOOD: 0}
+    for _ in range(400):
+        score = rng.binomial(games, shares).astype(float)
+        for kind in covered:
+            _, low, high = fit_against_fixed(POOL, score, n, interval=kind)
+            covered[kind] += low <= truth <= high
+    assert covered[ROBUST] / 400 >= 0.91 and covered[LIKELIHOOD] < covered[ROBUST]
 
 
 def test_winning_or_losing_every_game_still_gives_a_finite_rating_beyond_the_pool():

@@ -105,13 +105,13 @@ def test_every_outside_policy_kind_gets_a_card_through_python(outside, monkeypat
         "function": trinity_env.benchmark(linear, TINY, workers=1),
         "code": trinity_env.benchmark(AgentSpec.parse("py:policy_module:make", allow_code=True), TINY, workers=1),
     }
-    check_card(cards["sb3"].to_json(), f"{outside}/sb3.zip")
-    check_card(cards["onnx"].to_json(), f"onnx:{outside}/torch.onnx")
-    check_card(cards["function"].to_json(), "linear")
-    assert cards["onnx"].agent_sha256 is not None and cards["function"].agent_sha256 is None
-    # the same function by import path plays the same moves: the same card but for its name
-    same = {k: v for k, v in cards["code"].to_json().items() if k not in ("agent",)}
-    assert same == {k: v for k, v in cards["function"].to_json().items() if k not in ("agent",)}
+    check_card(cards["sb3"].to_json(), "sb3.zip")  # outside the working directory: the file's name alone
+    check_card(cards["onnx"].to_json(), "onnx:torch.onnx")
+    check_card(cards["function"].to_json(), f"py:{__name__}:linear")
+    assert [f["name"] for f in cards["onnx"].files] == ["torch.onnx"]
+    # the same function by import path plays the same moves: the same card but for its name and source file
+    same = {k: v for k, v in cards["code"].to_json().items() if k not in ("agent", "files")}
+    assert same == {k: v for k, v in cards["function"].to_json().items() if k not in ("agent", "files")}
 
 
 def test_every_outside_policy_kind_gets_a_card_through_the_command_line(outside, monkeypatch, tmp_path, capsys):
@@ -126,12 +126,13 @@ def test_every_outside_policy_kind_gets_a_card_through_the_command_line(outside,
         argv = ["benchmark", policy, "--workers", "1", "--quiet", "--out", str(out), "--json", str(out) + ".json"]
         assert trinity([*argv, *extra]) == 0
         printed = capsys.readouterr().out
-        assert f"### `{policy}`" in printed and "| puzzles solved (8) |" in printed
+        label = {"py:policy_module:make": "py:policy_module:act"}.get(policy, policy.replace(f"{outside}/", ""))
+        assert f"### `{label}`" in printed and "| puzzles solved (8) |" in printed
         assert "| rating, with the draft (reference pool, 4 games) |" in printed
         data = json.loads((out / "scorecard.json").read_text())
-        check_card({**data, "protocol": {**data["protocol"], "name": "tiny"}}, policy)
+        check_card({**data, "protocol": {**data["protocol"], "name": "tiny"}}, label)
         assert json.loads((tmp_path / (out.name + ".json")).read_text()) == data
-        assert (out / "scorecard.md").read_text().startswith(f"### `{policy}`") and (
+        assert (out / "scorecard.md").read_text().startswith(f"### `{label}`") and (
             out / "scorecard.png"
         ).stat().st_size
 
@@ -158,19 +159,23 @@ def test_a_card_depends_on_the_seed_alone_not_on_the_workers():
 
 
 def test_a_card_carries_both_ratings_the_draft_one_against_the_draft_pool(draft_pool):
-    """Version 2: the rating on dealt hands and the rating with the draft, each from the same number of games
-    against each member of its own pool, seeded alike; both in the JSON and in the markdown card."""
-    assert scorecard.BENCHMARK_VERSION == 2
+    """Since version 2: the rating on dealt hands and the rating with the draft, each from the same number of games
+    against each member of its own pool, seeded alike; both in the JSON and in the markdown card (version 3: with
+    the robust interval)."""
+    assert scorecard.BENCHMARK_VERSION == 3
     card = scorecard.benchmark("greedy", TINY, seed=3, workers=1)
     data = card.to_json()
-    assert data["benchmark"] == 2 and sorted(data["rating_draft"]) == sorted(data["rating"])
+    assert data["benchmark"] == 3 and sorted(data["rating_draft"]) == sorted(data["rating"])
+    assert data["rating"]["interval"] == data["rating_draft"]["interval"] == "robust"
     dealt = anchored.rate_against_pool("greedy", 2, seed=3, workers=1, pool=anchored.ReferencePool.load())
     drafted = anchored.rate_against_pool("greedy", 2, seed=3, workers=1, pool=draft_pool)
     for key, rating in (("rating", dealt), ("rating_draft", drafted)):
         assert data[key]["opponents"] == list(rating.opponents) and data[key]["score"] == list(rating.score)
         assert (data[key]["elo"], data[key]["low"], data[key]["high"]) == (rating.elo, rating.low, rating.high)
     text = card.markdown()
-    assert "Trinity Towers benchmark 2," in text
+    assert "Trinity Towers benchmark 3," in text
+    positions = " | ".join(str(data["accuracy"][c]["total"]) for c in sorted(data["accuracy"], key=int))
+    assert f"| positions scored (the set's positions of that count that are not lost) | {positions} |" in text
     assert f"| rating, dealt hands (reference pool, {2 * 8} games) | {dealt.elo:+.0f} [{dealt.low:+.0f}, " in text
     assert f"| rating, with the draft (reference pool, 4 games) | {drafted.elo:+.0f} [{drafted.low:+.0f}, " in text
 

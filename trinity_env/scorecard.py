@@ -18,11 +18,17 @@ action``, a ``BatchedPolicy``: ``trinity_env.agents.policies``) report, each wit
 - optionally **exploitability**: what a best response trained for a stated number of learner steps wins
   against it (``evaluation.exploit``).
 
-The protocol is versioned (``BENCHMARK_VERSION``, written as ``benchmark`` in the JSON): its sets, its pools
-and its budgets are frozen, and any change to them or to the rules bumps it (and the env id with the rules).
-Version 2 added the rating with the draft (``rating_draft``, against the draft pool
+The protocol is versioned (``BENCHMARK_VERSION``, written as ``benchmark`` in the JSON): its sets, its pools,
+its budgets and its intervals are frozen, and any change to them or to the rules bumps it (and the env id with the
+rules). Version 2 added the rating with the draft (``rating_draft``, against the draft pool
 ``reference_pool_draft.json``); each rating also names its pool (``pool_name``) and rules (``config``). Version 1
-cards have the dealt-hands rating alone.
+cards have the dealt-hands rating alone. Version 3 gives the ratings the robust interval (``ratings.ROBUST``, which
+holds where the model does not fit: ``benchmarks/rating_coverage.py``) in place of the likelihood ratio's; its
+games are version 2's.
+
+The card names what it measured (``trinity_env.provenance``): the policy's label, a normalised spec; every file
+the policy reads, by name, plain sha256 and size (``files``); the code that measured it (``code``: the package's
+version and source hash, and in a git checkout its commit). ``trinity benchmark --verify CARD`` checks them again.
 Two protocols: ``quick`` (a few minutes for a network) and ``full``. Budgets are in games and positions,
 never seconds; the results depend on the seed alone, not on the worker count. The rating games, the card's
 longest part, are kept as they finish when a ``games_folder`` is given (``trinity benchmark`` gives ``--out``): a
@@ -36,9 +42,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-BENCHMARK_VERSION = 2
-"""The protocol's version: the sets, the pools and the budgets below; bumped by any change to them (2: the rating
-with the draft added)."""
+BENCHMARK_VERSION = 3
+"""The protocol's version: the sets, the pools, the budgets below and the intervals; bumped by any change to them
+(2: the rating with the draft added; 3: the ratings' robust interval)."""
 
 
 @dataclass(frozen=True)
@@ -75,7 +81,10 @@ class ScoreCard:
     puzzles: dict[str, Any]
     endgames: dict[str, Any] | None
     exploitability: dict[str, Any] | None = None
-    agent_sha256: str | None = None
+    files: list[dict[str, Any]] = field(default_factory=list)
+    """Every file the policy reads: ``name``, plain ``sha256`` and ``bytes`` (``provenance.policy_files``)."""
+    code: dict[str, Any] | None = None
+    """The code that measured it (``provenance.code_provenance``); ``None``: the code running ``to_json``."""
     partial: bool = False
     notes: list[str] = field(default_factory=list)
     games_files: list[Path] = field(default_factory=list, repr=False, compare=False)
@@ -83,16 +92,18 @@ class ScoreCard:
     written the card, never before."""
 
     def to_json(self) -> dict[str, Any]:
-        from trinity_env import __version__
+        from trinity_env.provenance import code_provenance
         from trinity_env.registration import ENV_ID
 
+        code = self.code or code_provenance()
         return {
             "benchmark": BENCHMARK_VERSION,
             "protocol": asdict(self.protocol),
             "env": ENV_ID,
-            "package": __version__,
+            "package": code["package"],
+            "code": code,
             "agent": self.agent,
-            "agent_sha256": self.agent_sha256,
+            "files": self.files,
             "seed": self.seed,
             "rating": self.rating,
             "rating_draft": self.rating_draft,
@@ -138,10 +149,24 @@ class ScoreCard:
         counts = sorted(self.accuracy, key=int)
         lines += ["", "| empty tiles | " + " | ".join(counts) + " |", "|---|" + "---:|" * len(counts)]
         lines.append("| moves keep the exact value | " + " | ".join(share(self.accuracy[c]) for c in counts) + " |")
+        lines.append(
+            "| positions scored (the set's positions of that count that are not lost) | "
+            + " | ".join(str(self.accuracy[c].get("total", "-")) for c in counts)
+            + " |"
+        )
         if self.value_sign:
             lines.append(
                 "| value head's sign right | " + " | ".join(share(self.value_sign.get(c)) for c in counts) + " |"
             )
+            lines.append(
+                "| positions scored (value sign) | "
+                + " | ".join(str((self.value_sign.get(c) or {}).get("total", "-")) for c in counts)
+                + " |"
+            )
+        if self.code is not None or self.files:  # a card upgraded from version 2 recorded neither
+            lines += ["", "Files the policy reads (sha256, as `sha256sum` prints it):"]
+            lines += [f"- `{f['name']}`: `{f['sha256']}`" for f in self.files] or ["- none"]
+        lines += [f"\nNote: {note}" for note in self.notes]
         return "\n".join(lines) + "\n"
 
     def plot(self, path: str | Path) -> None:
@@ -243,15 +268,16 @@ def benchmark(
     from trinity_env.evaluation.anchored import pool_for
     from trinity_env.evaluation.arena import ARENA_DEFAULTS
     from trinity_env.evaluation.ratings import Share
+    from trinity_env.provenance import code_provenance, policy_files, policy_label
     from trinity_env.spec.config import make_config
 
     plan = check_protocol(protocol)
     who = player(policy)
     if isinstance(who, AgentSpec):  # every build (rating workers, accuracy) re-hashes the files it read
         who = who.pinned()
-    sha256 = who.sha256() if isinstance(who, AgentSpec) else None
     pools = [pool_for(make_config(ARENA_DEFAULTS)), pool_for(make_config(draft="pick"))]  # both read before a game
     agent = who.build()  # a policy its loader refuses is one line before any games file is made
+    read, code = policy_files(who, agent), code_provenance()  # what the card says it measured
     files = games_files(who, plan, seed, pools, games_folder)
     rating, draft = (_rating(who, plan, pool, seed, workers, progress, f) for pool, f in zip(pools, files))
     positions = accuracy.first_per_count(accuracy.load_set(), plan.accuracy_per_count)
@@ -264,8 +290,9 @@ def benchmark(
         won = [e for e in endgames.load_suite(endgames.DEFAULT_SUITE) if e.value == 1]
         played = puzzles.agent_moves(agent, [e.position for e in won], 0)  # endgames.score_agent's seeds: 0, 1, ...
         suite = Share(sum(move in e.best_moves for move, e in zip(played, won)), len(won)).to_json()
+    label = policy_label(who, agent)
     card = ScoreCard(
-        who.label, plan, seed, rating, draft, moves, signs, solved.share.to_json(), suite, agent_sha256=sha256
+        label, plan, seed, rating, draft, moves, signs, solved.share.to_json(), suite, files=read, code=code
     )
     if exploit_steps is not None:
         from trinity_env.evaluation.exploit import exploit
@@ -304,6 +331,7 @@ def _rating(
     """``who``'s anchored rating against ``pool`` (``plan.rating_games`` games against each member), as the card
     writes it: the Elo and its interval, the games, the pool (version, name, rules) and the points against each."""
     from trinity_env.evaluation.anchored import POOL_VERSION, rate_against_pool
+    from trinity_env.evaluation.ratings import ROBUST
 
     anchored = rate_against_pool(
         who, plan.rating_games, seed=seed, workers=workers, pool=pool, progress=progress, games_file=games_file
@@ -313,6 +341,7 @@ def _rating(
         "low": anchored.low,
         "high": anchored.high,
         "games": sum(anchored.games),
+        "interval": ROBUST,
         "pool": POOL_VERSION,
         "pool_name": pool.name,
         "config": dict(pool.config),

@@ -6,13 +6,25 @@ folder, ``az-standard``, ``mcts:400``, ``level:5``, or, with ``--allow-code``, `
 plot go to ``--out`` (a folder); ``--json FILE`` writes the JSON there too. The rating games are kept in ``--out``
 as they finish (not for ``py:`` code, whose edits nothing could notice): stopped (Ctrl-C, SIGTERM), the same command
 goes on from them.
+
+``trinity benchmark --verify CARD`` checks a card's provenance against what is here: each file it records (by its
+name: under the working directory, beside the card, or ``trinity_env/...`` in the installed package) must have the
+sha256 it records, and the package's source hash must be the card's. One line per mismatch; exit 1 on a mismatch,
+0 when all agree, 2 for a bad card.
 """
 
 from __future__ import annotations
 
 import argparse
 
-from trinity_env.arguments import folder_path, non_negative_int, output_path, positive_int, process_count
+from trinity_env.arguments import (
+    folder_path,
+    input_file_path,
+    non_negative_int,
+    output_path,
+    positive_int,
+    process_count,
+)
 from trinity_env.cli.common import (
     POLICY_KINDS,
     add_allow_code,
@@ -23,6 +35,7 @@ from trinity_env.cli.common import (
     stop_on_signals,
     write_json,
 )
+from trinity_env.core import ArgumentError
 from trinity_env.prepare import families_for, warm
 
 OUTPUT_FILES = ("scorecard.json", "scorecard.md", "scorecard.png")
@@ -35,7 +48,14 @@ def add(commands: argparse._SubParsersAction) -> None:
         "benchmark",
         help="the score card of a policy: anchored ratings (dealt hands, and with the draft), accuracy, puzzles",
     )
-    card.add_argument("policy", metavar="POLICY", help=f"the policy: {POLICY_KINDS}")
+    card.add_argument("policy", metavar="POLICY", nargs="?", help=f"the policy: {POLICY_KINDS}")
+    card.add_argument(
+        "--verify",
+        metavar="CARD",
+        type=input_file_path,
+        default=None,
+        help="check a card's files and code hashes against what is here (no policy): exit 1 on a mismatch",
+    )
     card.add_argument(
         "--protocol",
         choices=sorted(PROTOCOLS),
@@ -57,10 +77,31 @@ def add(commands: argparse._SubParsersAction) -> None:
     card.set_defaults(run=run)
 
 
+def verify(card: str) -> int:
+    """``--verify CARD``: one line per mismatch (status 1), ``all ... agree`` (0); a bad card is one line (2)."""
+    from trinity_env.core.files import read_json
+    from trinity_env.provenance import verify as mismatches
+
+    data = read_json(card, "score card", ArgumentError)
+    problems = mismatches(data, card)
+    for line in problems:
+        print(f"{card}: {line}")
+    if problems:
+        return 1
+    print(f"{card}: all {len(data['files'])} files and the code agree with the card")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     from trinity_env.agents.spec import CODE_PREFIX, AgentSpec
     from trinity_env.scorecard import benchmark
 
+    if args.verify is not None:
+        if args.policy is not None:
+            raise ArgumentError("--verify CARD checks a card: give no POLICY with it")
+        return verify(args.verify)
+    if args.policy is None:
+        raise ArgumentError("give a POLICY to measure (or --verify CARD to check a card)")
     policy = AgentSpec.parse(args.policy, allow_code=args.allow_code)
     check_folder("--out", args.out, OUTPUT_FILES)
     if args.json:

@@ -9,7 +9,7 @@ a rating says which rules it was measured on; ``pool_for`` picks the pool of a g
 pool was fitted on (hidden hands, random decks, fixed hands, any other change). ``rate_against_pool`` plays a new
 agent against each pool member (seats swapped, on the pool's rules) and finds the Elo that best explains its
 results with the pool's ratings held fixed (``ratings.fit_against_fixed``: the one-dimensional maximum likelihood,
-with a 95% likelihood-ratio interval). Its games are only against the pool, so its rating does not depend on which other
+with a 95% robust interval, ``ratings.ROBUST``). Its games are only against the pool, so its rating does not depend on which other
 agents are being rated: "our agent is rated X" means the same in every report.
 
 Game ``k`` against pool member ``m`` is seeded by ``arena.game_seed(seed, m, len(pool), k)``, the pool member in
@@ -198,7 +198,7 @@ def _numbers(values: object, length: int) -> bool:
 
 @dataclass(frozen=True)
 class AnchoredRating:
-    """One agent's rating on the pool's scale: ``elo`` in ``[low, high]`` (95%, likelihood ratio), from ``score[m]``
+    """One agent's rating on the pool's scale: ``elo`` in ``[low, high]`` (95%, ``ratings.ROBUST``), from ``score[m]``
     points in ``games[m]`` games against ``opponents[m]``."""
 
     agent: str
@@ -414,7 +414,7 @@ def rate_against_pool(
 ) -> AnchoredRating:
     """``agent`` (a spec string or ``Player``) rated on the reference pool's fixed scale: ``games_per_opponent``
     seat-swapped games against each pool member, then the maximum-likelihood Elo with the pool's ratings held fixed
-    and its 95% likelihood-ratio interval (``ratings.fit_against_fixed``). Deterministic for a ``seed``, the same
+    and its 95% robust interval (``ratings.fit_against_fixed``, ``ratings.ROBUST``). Deterministic for a ``seed``, the same
     with 1 or 2 ``workers``."""
     return rate_all_against_pool(
         [agent], games_per_opponent, seed, workers, pool=pool, progress=progress, games_file=games_file
@@ -448,7 +448,7 @@ def anchored_document(ratings: Sequence[AnchoredRating], pool: ReferencePool) ->
         "pool_name": pool.name,
         "config": dict(pool.config),
         "anchor": pool.anchor,
-        "interval": "95% likelihood ratio, the pool's ratings held fixed",
+        "interval": "95% robust (the results' own spread), the pool's ratings held fixed",
         "ratings": [r.to_json() for r in ratings],
     }
 

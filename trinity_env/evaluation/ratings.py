@@ -10,7 +10,9 @@ A round robin's ratings have mean 0 unless ``anchor`` names an agent rated 0.
 
 ``fit_against_fixed`` rates one agent against opponents whose ratings are held fixed (the
 reference pool, ``trinity_env.evaluation.anchored``): the one-dimensional maximum-likelihood
-Elo, with the same prior, and its 95% likelihood-ratio (profile likelihood) interval.
+Elo, with the same prior, and its 95% robust interval (``ROBUST``: the likelihood ratio's, widened
+where the results against each opponent vary more than the model predicts), or the likelihood-ratio
+interval alone where asked for (``LIKELIHOOD``, which trusts the model).
 """
 
 from __future__ import annotations
@@ -197,17 +199,35 @@ def _root(function, low: float, high: float) -> float:
     return 0.5 * (low + high)
 
 
+ROBUST = "robust"
+"""``fit_against_fixed``'s default interval: the likelihood-ratio interval widened by the results' overdispersion
+(quasi-likelihood): the ratings whose log-likelihood is within ``phi * z**2 / 2`` of the maximum, where ``phi`` is
+the variance of the points the games show (against opponent ``m``, ``n_m p_m (1 - p_m)``, ``p_m`` the share of
+points it gave, the prior's half point in one more game included) over the variance the model predicts at the
+fitted rating (``n_m E_m (1 - E_m)``), at least 1. Each game is one draw; what it does not assume is that the model
+fits: a policy that wins half its games against weak and strong alike (or a deterministic policy against
+deterministic opponents, which meet in a handful of distinct games, beating some strong ones and losing to weak
+ones) has results that vary far more from seed to seed than the model predicts, and this interval widens with them
+(``benchmarks/rating_coverage.py`` measures how often it covers). Where the model fits, it is the likelihood
+ratio's."""
+LIKELIHOOD = "likelihood"
+"""The likelihood-ratio (profile likelihood) interval: right when the model fits, too narrow when it does not."""
+
+
 def fit_against_fixed(
-    fixed: np.ndarray, score: np.ndarray, games: np.ndarray, z: float = Z95
+    fixed: np.ndarray, score: np.ndarray, games: np.ndarray, z: float = Z95, interval: str = ROBUST
 ) -> tuple[float, float, float]:
     """The Elo of one agent that scored ``score[m]`` points in ``games[m]`` games against opponents rated
     ``fixed[m]``, those ratings held fixed: ``(rating, low, high)``.
 
     ``rating`` maximises the Bradley-Terry log-likelihood (draws count half a win), with ``fit_elo``'s prior (one
     virtual draw against each opponent played) so that winning every game still gives a finite rating; ``low`` and
-    ``high`` bound the 95% likelihood-ratio interval, the ratings whose log-likelihood is within ``z**2 / 2`` of the
-    maximum (one parameter, so this is the profile likelihood). The opponents' own uncertainty is not in it.
+    ``high`` bound its 95% interval: ``ROBUST`` (the default), or ``LIKELIHOOD``, the ratings whose log-likelihood is
+    within ``z**2 / 2`` of the maximum (one parameter, so this is the profile likelihood). The opponents' own
+    uncertainty is in neither.
     """
+    if interval not in (ROBUST, LIKELIHOOD):
+        raise ValueError(f"interval must be {ROBUST!r} or {LIKELIHOOD!r}, got {interval!r}")
     fixed, score, games = (np.asarray(a, dtype=float).ravel() for a in (fixed, score, games))
     if not (fixed.shape == score.shape == games.shape):
         raise ValueError(f"fixed, score and games must have one length, got {fixed.size}, {score.size}, {games.size}")
@@ -222,7 +242,7 @@ def fit_against_fixed(
     low, high = float(fixed.min()) - ELO_SCALE, float(fixed.max()) + ELO_SCALE
     best = _root(lambda r: _slope(r, fixed, score, games), low, high)
     top = _log_likelihood(best, fixed, score, games)
-    drop = z * z / 2
+    drop = z * z / 2 * (_overdispersion(best, fixed, score, games) if interval == ROBUST else 1.0)
 
     def excess(r: float) -> float:  # > 0 inside the interval
         return _log_likelihood(r, fixed, score, games) - (top - drop)
@@ -230,3 +250,11 @@ def fit_against_fixed(
     lower = _root(lambda r: -excess(r), best - ELO_SCALE, best)
     upper = _root(excess, best, best + ELO_SCALE)
     return best, lower, upper
+
+
+def _overdispersion(best: float, fixed: np.ndarray, score: np.ndarray, games: np.ndarray) -> float:
+    """``ROBUST``'s factor: the variance of the points the games show over the variance the model predicts at
+    ``best`` (``score`` and ``games`` with the prior in them), at least 1."""
+    shares = score / games
+    p = 0.5 * (1.0 + np.tanh((best - fixed) / (2 * ELO_SCALE)))
+    return max(1.0, float((games * shares * (1.0 - shares)).sum()) / float((games * p * (1.0 - p)).sum()))
