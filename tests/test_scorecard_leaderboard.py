@@ -74,7 +74,9 @@ def test_the_table_shows_both_ratings_under_a_header_of_as_many_columns(root):
 def test_an_older_card_is_refused_by_name_in_the_tables(root):
     put("greedy", card("greedy"))
     put("random", card("random", version=1))
-    with pytest.raises(ValueError, match=rf"random/scorecard.json is a benchmark 1 card, not {BENCHMARK_VERSION}: measure it again"):
+    with pytest.raises(
+        ValueError, match=rf"random/scorecard.json is a benchmark 1 card, not {BENCHMARK_VERSION}: measure it again"
+    ):
         make_leaderboard.leaderboard("quick")
 
 
