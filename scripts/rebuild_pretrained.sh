@@ -32,6 +32,10 @@ resume_flag() {  # the trainer's --resume once the run folder holds a checkpoint
   [[ -f "$RUN/latest.pt" ]] && echo --resume || true
 }
 
+if [[ ! -e "$DONE/pretrain" && -f docs/alphazero/pretrain/board-128x2.pt ]]; then  # kept from an earlier session
+  mkdir -p runs/pretrained && cp docs/alphazero/pretrain/board-128x2.pt runs/pretrained/board-128x2.pt
+  date -Is > "$DONE/pretrain"
+fi
 stage pretrain "$PY" -m training.pretrain docs/dataset/default runs/pretrained/board-128x2.pt --steps 12000 \
   --eval-every-steps 2000 --json docs/alphazero/pretrain/board-128x2.json
 stage train-42496 "$PY" -m training.alphazero --config "$CONFIG" --run "$RUN" $(resume_flag) --stop-at 42496
