@@ -59,16 +59,8 @@ def test_random_action_is_uniform_over_the_legal_actions():
     assert np.abs(shares * legal.size - 1).max() < 0.25  # 60,000 draws over ~112 actions: ~535 each, sd ~23
 
 
-def test_az_standard_in_jax_equals_torch_within_1e_5():
-    """The shipped network's logits and values on positions of the draft and the play, both seats, against torch's
-    ``BoardNetwork.forward`` (the tactical features computed in JAX against the numba kernel's too)."""
-    torch = pytest.importorskip("torch", reason="reading the checkpoint needs torch (the train extra)")
-    from trinity_env.agents.az import load_network
-    from trinity_env.agents.tactics import tactical_features as numba_tactics
-    from trinity_env.jax.networks import board_network, tactical_features
-
-    params, apply = board_network()
-    network, _ = load_network(Path(__file__).resolve().parents[1] / "trinity_env/agents/data/az-standard.pt")
+def _positions() -> tuple[np.ndarray, np.ndarray]:
+    """Every position of eight random games (the draft and the play), both seats, open and hidden hands."""
     rng, config = random.Random(4), make_config(open_hands=False)
     observations, masks = [], []
     for _ in range(8):
@@ -79,16 +71,35 @@ def test_az_standard_in_jax_equals_torch_within_1e_5():
                 observations.append(shown["observation"])
                 masks.append(shown["action_mask"] if seat == core.to_move else np.array(core.action_mask(), np.int8))
             core = core.apply(rng.choice(core.legal_actions()))
-    observations, masks = np.stack(observations), np.stack(masks)
+    return np.stack(observations), np.stack(masks)
+
+
+@pytest.mark.parametrize("name", ["az-standard", "ppo-standard"])
+def test_the_shipped_networks_in_jax_equal_torch_within_1e_5(name):
+    """The shipped networks' logits and values against torch's ``forward`` (the tactical features computed in JAX
+    against the numba kernel's too): values within 1e-5, logits within 1e-5 of each logit's size (at least 1)."""
+    torch = pytest.importorskip("torch", reason="reading the checkpoint needs torch (the train extra)")
+    from trinity_env.agents.az import load_network
+    from trinity_env.agents.policy import load_checkpoint
+    from trinity_env.agents.tactics import tactical_features as numba_tactics
+    from trinity_env.jax.networks import board_network, mlp_network, tactical_features
+
+    path = Path(__file__).resolve().parents[1] / "trinity_env" / "agents" / "data" / f"{name}.pt"
+    if name == "az-standard":
+        (params, apply), (network, _) = board_network(), load_network(path)
+    else:
+        (params, apply), (network, _) = mlp_network(), load_checkpoint(path)
+    assert network.tactics
+    observations, masks = _positions()
     ours_tactics = np.asarray(jax.jit(jax.vmap(tactical_features))(observations))
     assert np.array_equal(ours_tactics, numba_tactics(observations).numpy())
-    logits, values = (
-        np.asarray(a) for a in jax.jit(jax.vmap(apply, in_axes=(None, 0, 0)))(params, observations, masks)
-    )
+    batched = jax.jit(jax.vmap(apply, in_axes=(None, 0, 0)))
+    logits, values = (np.asarray(a) for a in batched(params, observations, masks))
     with torch.no_grad():
-        expected_logits, expected_values = network(torch.from_numpy(observations), torch.from_numpy(masks))
+        expected_logits, expected_values = (
+            t.numpy() for t in network(torch.from_numpy(observations), torch.from_numpy(masks))
+        )
     assert len(observations) > 400
-    expected_logits, expected_values = expected_logits.numpy(), expected_values.numpy()
     legal = masks.astype(bool)
     assert np.array_equal(logits[~legal], expected_logits[~legal])
     # float32 sums in another order: within 1e-5 of each logit's size (at least 1)

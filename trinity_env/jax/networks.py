@@ -1,12 +1,13 @@
-"""The shipped AlphaZero network (``az-standard``: a ``BoardNetwork``) as a JAX function, weights read from its file.
+"""The shipped networks (``az-standard``'s ``BoardNetwork``, ``ppo-standard``'s ``MLPNetwork``) as JAX functions.
 
 ``board_network(path)`` reads a board-network checkpoint through the project's one checkpoint reader
 (``trinity_env.agents.az.load_network``: checked dry before anything is built, weights only, cast to float32 and
 checked finite; it needs torch, the train extra) and returns ``(params, apply)``: ``apply(params, observation,
 mask)`` gives one position's masked logits (illegal actions at -1e9) and value, as ``BoardNetwork.forward``
 does, with the tactical features computed in JAX from the observation as ``trinity_env.fast.tactics`` computes
-them. ``jax.vmap`` it for a batch. tests/test_jax_players.py holds it to torch within 1e-5 (of each logit's size).
-``ppo-standard`` (an MLP network) is not here yet.
+them. ``jax.vmap`` it for a batch. ``mlp_network(path)`` does the same for a PPO checkpoint (default: the shipped
+``ppo-standard``; ``trinity_env.agents.policy.load_checkpoint``). tests/test_jax_players.py holds both to torch
+within 1e-5 (of each logit's size).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from trinity_env.core import ArgumentError
+from trinity_env.core import PLACE_OFFSET, ArgumentError
 from trinity_env.core.board import LANES, POSITIONS, TILES
 from trinity_env.jax.rules import HAS_NEIGHBOUR, NEIGHBOUR_OR_SELF, SIDE_FACING, beats
 from trinity_env.spec.observation import (
@@ -34,6 +35,8 @@ from trinity_env.spec.observation import (
 
 SHIPPED = Path(__file__).resolve().parents[1] / "agents" / "data" / "az-standard.pt"
 """The shipped ``az-standard`` checkpoint."""
+SHIPPED_PPO = SHIPPED.with_name("ppo-standard.pt")
+"""The shipped ``ppo-standard`` checkpoint."""
 _SAME_LANE = np.array([False, True, False, True])
 """Which sides face a tile of the same lane (right and left)."""
 
@@ -131,5 +134,40 @@ def board_network(path: str | Path = SHIPPED) -> tuple[dict[str, Any], Any]:
 
     def apply(params, observation, mask):
         return board_apply(params, observation, mask, layers=network.layers, tactics=network.tactics)
+
+    return params, apply
+
+
+def mlp_apply(params: dict, observation, mask, *, layers: int, activation: str, bounded_value: bool, tactics: bool):
+    """One position's masked logits [256] and value: ``MLPNetwork.forward`` step for step."""
+    act = {"tanh": jnp.tanh, "relu": jax.nn.relu}[activation]
+    features = observation.astype(jnp.float32) / OBSERVATION_HIGH
+    for layer in range(layers):
+        features = act(_linear(params, f"body.{2 * layer}", features))
+    logits = _linear(params, "policy", features)
+    if tactics:
+        bonus = _linear(
+            params, "placement.2", jax.nn.relu(_linear(params, "placement.0", tactical_features(observation)))
+        )
+        logits = jnp.concatenate([logits[:PLACE_OFFSET], logits[PLACE_OFFSET:] + bonus.reshape(-1)])
+    value = _linear(params, "value", features)[0]
+    return jnp.where(mask.astype(bool), logits, -1e9), jnp.tanh(value) if bounded_value else value
+
+
+def mlp_network(path: str | Path = SHIPPED_PPO) -> tuple[dict[str, Any], Any]:
+    """``(params, apply)`` of a PPO checkpoint's MLP (default: the shipped ``ppo-standard``)."""
+    from trinity_env.agents.policy import load_checkpoint  # torch, only here
+
+    network, _ = load_checkpoint(path)
+    params = {name: jnp.asarray(t.detach().numpy()) for name, t in network.state_dict().items()}
+    options = {
+        "layers": network.layers,
+        "activation": network.activation,
+        "bounded_value": network.bounded_value,
+        "tactics": network.tactics,
+    }
+
+    def apply(params, observation, mask):
+        return mlp_apply(params, observation, mask, **options)
 
     return params, apply
