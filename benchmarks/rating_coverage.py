@@ -147,8 +147,8 @@ def table(rows: list[dict]) -> str:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--policies", nargs="+", default=list(DEFAULT_POLICIES))
-    parser.add_argument("--quick-seeds", type=int, default=20)
-    parser.add_argument("--full-seeds", type=int, default=3)
+    parser.add_argument("--quick-seeds", type=int, default=30)
+    parser.add_argument("--full-seeds", type=int, default=6)
     parser.add_argument("--members", choices=["default", "all"], default="default")
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--json", default=str(ROOT / "docs" / "benchmark" / "rating_coverage.json"))

@@ -1,0 +1,34 @@
+"""The rating-coverage study (benchmarks/rating_coverage.py): its quick runs are the first games of its full runs,
+and docs/benchmark.md shows the table its JSON holds, whose quick protocol's robust intervals cover the reference
+at least as often as the study's target."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from benchmarks.rating_coverage import TARGET, quick_score, table
+from trinity_env.evaluation.anchored import ReferencePool, rate_against_pool
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_a_quick_run_read_from_a_full_run_s_games_file_is_the_quick_run_of_its_seed(tmp_path):
+    pool = ReferencePool.load().only(["random", "greedy"])
+    file = tmp_path / "games.jsonl"
+    rate_against_pool("greedy", 40, seed=5, workers=1, pool=pool, games_file=file)
+    quick = rate_against_pool("greedy", 20, seed=5, workers=1, pool=pool)
+    score, games = quick_score(file, len(pool.agents), 20)
+    assert list(score) == list(quick.score) and list(games) == list(quick.games)
+    assert np.sum(games) == 40
+
+
+def test_the_benchmark_page_shows_the_study_s_table_and_the_quick_intervals_cover():
+    document = json.loads((ROOT / "docs" / "benchmark" / "rating_coverage.json").read_text(encoding="utf-8"))
+    page = (ROOT / "docs" / "benchmark.md").read_text(encoding="utf-8")
+    assert table(document["rows"]) in page and document["command"] in page
+    assert document["target"] == TARGET and document["quick_robust_coverage_min"] >= TARGET
+    for row in document["rows"]:
+        assert row["quick"]["robust_coverage"] >= TARGET, row["policy"]
