@@ -121,11 +121,12 @@ def policy_label(who: Any, agent: Any = None) -> str:
 def policy_files(who: Any, agent: Any = None) -> list[dict[str, Any]]:
     """Every file the policy reads, named and hashed (see the module); ``[]`` for one that reads none."""
     from trinity_env.agents import registry
+    from trinity_env.agents.ladder import LEVEL
     from trinity_env.agents.spec import CODE_PREFIX, AgentSpec
 
     if isinstance(who, AgentSpec) and who.name != CODE_PREFIX.rstrip(":"):
         paths = registry.spec_files(who.text) or []
-        if who.name == "level":
+        if who.name == LEVEL:
             from trinity_env.agents.ladder import level_spec
 
             paths = registry.spec_files(level_spec(who.args[0])) or []
