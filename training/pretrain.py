@@ -41,6 +41,7 @@ import torch
 
 from trinity_env.agents.az import NETWORKS, AZModel, load_network, make_network, save_network
 from trinity_env.agents.checkpoint import MAX_HIDDEN, MAX_LAYERS, CheckpointError, network_size_problem
+from trinity_env.agents.ppo import torch_threads
 from trinity_env.arguments import non_negative_int, positive_int, whole_number
 from trinity_env.core import ArgumentError
 from trinity_env.core.paths import prepare_file
@@ -48,7 +49,7 @@ from trinity_env.core.writes import write_text
 from trinity_env.evaluation.solved_positions import DatasetError, SolvedPositions, load
 from trinity_env.fast.tactics import tactical_batch
 
-from .session import GracefulStop, RunFinished, TrainingInterrupted, one_line, run_command, torch_threads
+from .session import GracefulStop, RunFinished, TrainingInterrupted, one_line, run_command
 
 COUNTS = (4, 5, 6, 7, 8, 9, 10, 11, 12)
 HELD_OUT_EVERY = 10

@@ -30,6 +30,7 @@ from stable_baselines3.common.callbacks import BaseCallback
 from tqdm import tqdm
 
 from trinity_env.agents.baselines import GreedyAgent
+from trinity_env.agents.ppo import torch_threads
 from trinity_env.agents.sb3 import SB3PolicyAgent
 from trinity_env.core import GameState
 from trinity_env.core.writes import atomic_file
@@ -45,7 +46,6 @@ from .session import (
     TrainingInterrupted,
     command_line_budget,
     run_command,
-    torch_threads,
     trainer_parser,
 )
 from .skeleton import EVAL_SEED

@@ -24,7 +24,6 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 
 from trinity_env.agents.policy import CheckpointError
-from trinity_env.agents.ppo import torch_threads  # noqa: F401 (the trainers that import it from here)
 from trinity_env.arguments import positive_int
 from trinity_env.core.errors import ArgumentError, WriteError
 from trinity_env.core.stops import stops_handled_by
