@@ -200,6 +200,11 @@ def check_card(data: object, where: str) -> tuple[list[dict[str, Any]], dict[str
     return files, code
 
 
+def _hex(value: str) -> str:
+    """A recorded hash as printed: as it is when it is one (64 hex digits), else quoted and cut short."""
+    return value if len(value) == 64 and all(c in "0123456789abcdef" for c in value) else short(value)
+
+
 def verify(data: object, card_path: str | Path) -> list[str]:
     """The card's mismatches with what is here, one line each (``[]``: the files and the code agree):
     a file missing or of another sha256, and code of another ``source_sha256``."""
@@ -212,12 +217,12 @@ def verify(data: object, card_path: str | Path) -> list[str]:
             continue
         sha256, _ = file_sha256(path)
         if sha256 != entry["sha256"]:
-            problems.append(f"{entry['name']}: sha256 {sha256} here, the card records {short(entry['sha256'])}")
+            problems.append(f"{entry['name']}: sha256 {sha256} here, the card records {_hex(entry['sha256'])}")
     here = source_sha256()
     if here != code["source_sha256"]:
         commit = code.get("git_commit")
         problems.append(
-            f"code: source_sha256 {here} here, the card records {short(code['source_sha256'])}"
+            f"code: source_sha256 {here} here, the card records {_hex(code['source_sha256'])}"
             + (f" (measured at commit {commit})" if isinstance(commit, str) else "")
         )
     return problems
