@@ -9,8 +9,8 @@ a rating says which rules it was measured on; ``pool_for`` picks the pool of a g
 pool was fitted on (hidden hands, random decks, fixed hands, any other change). ``rate_against_pool`` plays a new
 agent against each pool member (seats swapped, on the pool's rules) and finds the Elo that best explains its
 results with the pool's ratings held fixed (``ratings.fit_against_fixed``: the one-dimensional maximum likelihood,
-with a 95% robust interval, ``ratings.ROBUST``). Its games are only against the pool, so its rating does not depend on which other
-agents are being rated: "our agent is rated X" means the same in every report.
+with a 95% robust interval, ``ratings.ROBUST``). Its games are only against the pool, so its rating does not depend
+on which other agents are being rated: "our agent is rated X" means the same in every report.
 
 Game ``k`` against pool member ``m`` is seeded by ``arena.game_seed(seed, m, len(pool), k)``, the pool member in
 seat ``k % 2``: exactly the games a round robin of the pool with the agent appended would play between them, the
@@ -414,8 +414,8 @@ def rate_against_pool(
 ) -> AnchoredRating:
     """``agent`` (a spec string or ``Player``) rated on the reference pool's fixed scale: ``games_per_opponent``
     seat-swapped games against each pool member, then the maximum-likelihood Elo with the pool's ratings held fixed
-    and its 95% robust interval (``ratings.fit_against_fixed``, ``ratings.ROBUST``). Deterministic for a ``seed``, the same
-    with 1 or 2 ``workers``."""
+    and its 95% robust interval (``ratings.fit_against_fixed``, ``ratings.ROBUST``). Deterministic for a ``seed``, the
+    same with 1 or 2 ``workers``."""
     return rate_all_against_pool(
         [agent], games_per_opponent, seed, workers, pool=pool, progress=progress, games_file=games_file
     )[0]
