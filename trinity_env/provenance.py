@@ -36,9 +36,7 @@ READ_BYTES = 1 << 20
 
 
 def source_sha256() -> str:
-    """The SHA-256 of the package's Python source: for every ``.py`` file under the package's folder, in the order
-    of their paths relative to it compared part by part (``sorted`` of ``pathlib`` paths), the relative POSIX path,
-    a NUL byte, the file's bytes and a NUL byte. The rating's games files record the same hash."""
+    """The package's source hash, as the rating's games files record it (``evaluation.anchored.source_sha256``)."""
     from trinity_env.evaluation.anchored import source_sha256 as games_source_sha256
 
     return games_source_sha256()
@@ -46,20 +44,28 @@ def source_sha256() -> str:
 
 def file_sha256(path: str | Path) -> tuple[str, int]:
     """The plain SHA-256 of a regular file's bytes (``sha256sum``'s figure) and its size; ``ArgumentError`` in one
-    line for a file that is not there or not a regular file (a pipe or device is never read)."""
+    line for a file that is not there or not a regular file (a pipe or device is never read), one over the
+    checkpoint cap (``registry.MAX_HASHED_BYTES``), or one whose bytes disagree with its size (a ``/proc`` file, a
+    file being written): never more than its size and one byte is read."""
+    from trinity_env.agents.registry import MAX_HASHED_BYTES
     from trinity_env.core.paths import open_regular
 
     try:
-        handle, kind, _ = open_regular(path)
+        handle, kind, stat_size = open_regular(path)
     except (OSError, ValueError) as err:
         raise ArgumentError(f"cannot read {path}: {err.strerror if isinstance(err, OSError) else err}") from None
     if handle is None:
         raise ArgumentError(f"{path} is {kind}, not a file")
+    if stat_size > MAX_HASHED_BYTES:
+        handle.close()
+        raise ArgumentError(f"{path} is over {MAX_HASHED_BYTES:,} bytes, the most a policy file is read at")
     digest, size = hashlib.sha256(), 0
     with handle:
-        while block := handle.read(READ_BYTES):
+        while size <= stat_size and (block := handle.read(min(READ_BYTES, stat_size + 1 - size))):
             digest.update(block)
             size += len(block)
+    if size != stat_size:
+        raise ArgumentError(f"{path} changed size while it was read ({stat_size:,} bytes by its stat, {size:,} read)")
     return digest.hexdigest(), size
 
 
@@ -121,15 +127,10 @@ def policy_label(who: Any, agent: Any = None) -> str:
 def policy_files(who: Any, agent: Any = None) -> list[dict[str, Any]]:
     """Every file the policy reads, named and hashed (see the module); ``[]`` for one that reads none."""
     from trinity_env.agents import registry
-    from trinity_env.agents.ladder import LEVEL
     from trinity_env.agents.spec import CODE_PREFIX, AgentSpec
 
     if isinstance(who, AgentSpec) and who.name != CODE_PREFIX.rstrip(":"):
         paths = registry.spec_files(who.text) or []
-        if who.name == LEVEL:
-            from trinity_env.agents.ladder import level_spec
-
-            paths = registry.spec_files(level_spec(who.args[0])) or []
     else:
         source = None
         try:
