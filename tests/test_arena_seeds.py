@@ -4,6 +4,7 @@ And ``trinity arena`` stopped by SIGTERM says so in one line and keeps what it p
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -101,3 +102,23 @@ def test_sigterm_during_arena_anchored_says_interrupted_keeps_the_round_robin_an
     assert ours == ["trinity arena: interrupted: the round robin's 40 games written, the anchored ratings unfinished"]
     assert "Traceback" not in stderr, stderr
     assert (out / "arena.json").exists() and not (out / "anchored.json").exists()
+
+
+def test_a_stop_whose_keyboard_interrupt_was_swallowed_still_stops_at_the_next_game():
+    """Python prints and drops an exception raised in a weakref callback or a ``__del__``: a SIGTERM whose
+    ``KeyboardInterrupt`` landed there let ``arena --anchored`` play on and exit 0 (seen on a cold cache, where
+    the garbage collector ran at the moment). The stop is noted too, and the next game raises it again."""
+    from trinity_env.agents.baselines import GreedyAgent
+    from trinity_env.cli.common import stop_on_signals
+    from trinity_env.core.stops import check_stopped
+    from trinity_env.evaluation.match import seat_swapped_points
+    from trinity_env.spec.agent import RandomAgent
+    from trinity_env.spec.config import make_config
+
+    with stop_on_signals() as stopped:
+        with contextlib.suppress(KeyboardInterrupt):  # as Python does with one raised inside a __del__
+            signal.getsignal(signal.SIGTERM)(signal.SIGTERM, None)
+        with pytest.raises(KeyboardInterrupt):
+            seat_swapped_points(GreedyAgent(), RandomAgent(), make_config(None), range(2), lambda k: k)
+    assert stopped == [signal.SIGTERM]
+    check_stopped()  # the block is over: nothing is pending

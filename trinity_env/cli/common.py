@@ -25,7 +25,7 @@ from trinity_env.core import REPLAY_FORMAT, GameState, PositionError, Replay, Tr
 from trinity_env.core.errors import ArgumentError
 from trinity_env.core.files import read_json
 from trinity_env.core.paths import prepare_file, prepare_folder
-from trinity_env.core.stops import stops_handled_by
+from trinity_env.core.stops import stop_raised
 from trinity_env.core.writes import write_text, writing_folder
 
 EXIT_OK = 0
@@ -203,7 +203,7 @@ def stop_on_signals() -> Iterator[list[int]]:
         stopped[0] = signum
         raise KeyboardInterrupt
 
-    with stops_handled_by(stop):
+    with stop_raised(stop):
         yield stopped
 
 

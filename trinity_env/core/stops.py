@@ -14,6 +14,32 @@ from contextlib import contextmanager
 from types import FrameType
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+_ARRIVED: list[int] = []
+"""The stop signals a ``stop_raised`` block has received; emptied when the block ends."""
+
+
+@contextmanager
+def stop_raised(handler: Callable[[int, FrameType | None], object]) -> Iterator[bool]:
+    """``stops_handled_by(handler)``, each signal also noted for ``check_stopped``: a ``KeyboardInterrupt`` that
+    ``handler`` raises inside a weakref callback or a ``__del__`` (run by the garbage collector at any moment) is
+    printed and dropped by Python, and the run would go on as if never stopped."""
+
+    def noted(signum: int, frame: FrameType | None) -> object:
+        _ARRIVED.append(signum)
+        return handler(signum, frame)
+
+    try:
+        with stops_handled_by(noted) as installed:
+            yield installed
+    finally:
+        _ARRIVED.clear()
+
+
+def check_stopped() -> None:
+    """Raise ``KeyboardInterrupt`` where a stop arrived inside a ``stop_raised`` block: long loops call it between
+    their steps (a game, a chunk), so a stop whose first ``KeyboardInterrupt`` was lost still stops the run there."""
+    if _ARRIVED:
+        raise KeyboardInterrupt
 
 
 @contextmanager

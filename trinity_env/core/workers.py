@@ -31,6 +31,8 @@ from multiprocessing import context as mp_context
 from multiprocessing import spawn
 from typing import Any, TypeVar
 
+from trinity_env.core.stops import check_stopped
+
 T = TypeVar("T")
 R = TypeVar("R")
 
@@ -147,6 +149,7 @@ class Unordered(Iterator[R]):
     def next(self, timeout: float | None = None) -> R:
         if not self._running:
             raise StopIteration
+        check_stopped()  # a stop whose KeyboardInterrupt the garbage collector swallowed stops here
         done, _ = concurrent.futures.wait(self._running, timeout, concurrent.futures.FIRST_COMPLETED)
         if not done:
             raise multiprocessing.TimeoutError

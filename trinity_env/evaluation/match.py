@@ -8,6 +8,7 @@ from contextlib import contextmanager
 from typing import Any, TypeVar
 
 from trinity_env.core import GameState
+from trinity_env.core.stops import check_stopped
 from trinity_env.core.workers import run_unordered
 from trinity_env.spec.agent import Agent, visible_state
 from trinity_env.spec.config import EnvConfig
@@ -59,6 +60,7 @@ def seat_swapped_points(
     """
     points = 0.0
     for k in games:
+        check_stopped()  # a stop whose KeyboardInterrupt the garbage collector swallowed stops here
         seats = (agent, opponent) if k % 2 == 0 else (opponent, agent)
         states: list[GameState] = []
         winner = play_game(seats, config, seed_of(k), None if on_game is None else states.append).winner
