@@ -4,7 +4,7 @@ Each module is a script, run from the repository root as ``python -m benchmarks.
 measures): the engine and envs (``engine``, ``env``, ``fast``, ``first_run``, the JAX engine's ``jax``), search and
 the solver (``mcts``, ``solver``, ``solver_opening``, ``endgames``), networks and training (``az``, ``az_ray``,
 ``networks``, ``trainers``, ``rllib``), the value head's data (``value_scaling``, ``value_sources``, ``dataset``,
-``dataset_deep``) and evaluation (``accuracy``).
+``dataset_deep``) and evaluation (``accuracy``, ``rating_coverage``).
 """
 
 import json
