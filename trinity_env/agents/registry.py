@@ -478,11 +478,6 @@ def spec_files(spec: str) -> list[Path] | None:
             return _run_files(target, suffix)
         return [target]
     name, _, rest = text.partition(":")
-    if name == LEVEL:  # level:N reads what the ladder's agent for N reads (a shipped network for the top levels)
-        try:
-            return spec_files(level_spec(rest or None))
-        except ValueError as err:
-            raise AgentSpecError(str(err)) from None
     if name in shipped():  # ppo-standard and az-standard (whatever their arguments)
         return [SHIPPED_DIR / f"{name}.pt"]
     if name in ("onnx", STATE_DICT):  # onnx:PATH,threads=N and state_dict:PATH,...
