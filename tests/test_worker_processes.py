@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import nbformat
@@ -177,6 +178,49 @@ def test_a_worker_that_dies_is_an_error_within_seconds(tmp_path):
     assert ran.returncode == 0, ran.stderr[-2000:]
     seconds, message = ran.stdout.split(" ", 1)
     assert float(seconds) < 60 and "a worker process died" in message, ran.stdout
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` is a live process (a zombie that nobody reaped yet is over)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text(encoding="utf-8")
+    except OSError:
+        return False
+    return "\nState:\tZ" not in status
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads processes' states in /proc")
+def test_workers_end_with_a_parent_killed_outright(tmp_path):
+    """``kill -9`` of a run (a scheduler's, a test's) stopped nothing: its workers waited for ever on a task queue whose
+    write end each of them holds. They now end within seconds of their parent."""
+    code = textwrap.dedent("""
+        import os
+        import signal
+        import time
+
+        from trinity_env.core.workers import run_unordered
+
+
+        def slow(task):
+            time.sleep(120)
+            return task
+
+
+        with run_unordered(slow, range(4), 2) as results:
+            while len(results._pool._processes or {}) < 2:
+                time.sleep(0.1)
+            time.sleep(2)  # both started and working
+            print(*results._pool._processes, flush=True)
+            os.kill(os.getpid(), signal.SIGKILL)
+    """)
+    ran = _stdin(code, tmp_path)
+    assert ran.returncode == -signal.SIGKILL, ran.stderr[-2000:]
+    workers = [int(pid) for pid in ran.stdout.split()]
+    assert len(workers) == 2
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and any(_running(pid) for pid in workers):
+        time.sleep(0.2)
+    assert not any(_running(pid) for pid in workers), "a worker outlived its killed parent"
 
 
 def test_a_policy_that_cannot_travel_plays_in_this_process_said_once(capsys):

@@ -13,17 +13,20 @@ worker, for ever, and the caller waits for results that never come. So here:
 - ``sendable``: whether something travels at all (a closure over a lock does not); the callers then play in this
   process, saying so in one line, once;
 - ``run_unordered``: a ``concurrent.futures.ProcessPoolExecutor`` of such workers, so a worker that dies breaks the
-  pool: ``WorkerDied`` reaches the caller at once, and no worker is ever replaced.
+  pool: ``WorkerDied`` reaches the caller at once, and no worker is ever replaced; a parent that dies (``kill -9``)
+  takes its workers with it within a second or two.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
 import multiprocessing
+import os
 import pickle
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
@@ -120,8 +123,24 @@ def _call(data: bytes) -> Any:
     return function(task)
 
 
-def _start_worker(initializer: Callable[..., None] | None, initargs: tuple) -> None:
-    """Worker initializer: Ctrl-C is the parent's to handle (it stops the pool); then the caller's initializer."""
+PARENT_POLL_SECONDS = 1.0
+"""How often a worker looks whether its parent is still there (``_end_with_parent``)."""
+
+
+def _end_with_parent(parent: int) -> None:
+    """A worker whose parent is gone (killed outright, crashed: nothing stopped the pool) ends itself within
+    ``PARENT_POLL_SECONDS``: its task queue never reports the end (every worker holds the queue's write end too), so
+    it would wait, or finish its task, and then wait for ever."""
+    while True:
+        time.sleep(PARENT_POLL_SECONDS)
+        if os.getppid() != parent:
+            os._exit(1)
+
+
+def _start_worker(parent: int, initializer: Callable[..., None] | None, initargs: tuple) -> None:
+    """Worker initializer: ends with its parent (``_end_with_parent``); Ctrl-C is the parent's to handle (it stops
+    the pool); then the caller's initializer."""
+    threading.Thread(target=_end_with_parent, args=(parent,), name="end-with-parent", daemon=True).start()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if initializer is not None:
         initializer(*initargs)
@@ -193,7 +212,7 @@ def run_unordered(
 
     Leaving the block normally waits for the workers to exit; leaving it with an exception (Ctrl-C, ``WorkerDied``)
     ends them at once, so queued tasks are dropped rather than waited for."""
-    arguments = {"mp_context": _CONTEXT, "initializer": _start_worker, "initargs": (initializer, initargs)}
+    arguments = {"mp_context": _CONTEXT, "initializer": _start_worker, "initargs": (os.getpid(), initializer, initargs)}
     pool = concurrent.futures.ProcessPoolExecutor(workers, **arguments)
     try:
         if threading.current_thread() is threading.main_thread():
