@@ -40,22 +40,25 @@ def put(agent: str, data: dict, protocol: str = "quick") -> None:
     (folder / "scorecard.json").write_text(json.dumps(data), encoding="utf-8")
 
 
+class FakeCard:
+    """What a measured card needs to be for the script: its agent and rating; writing it puts a current card."""
+
+    def __init__(self, agent):
+        self.agent, self.rating = agent, {"elo": 0.0}
+
+    def write(self, folder):
+        put(self.agent, card(self.agent))
+
+
 def test_only_a_card_of_the_current_version_is_skipped(root, monkeypatch):
     put("greedy", card("greedy"))
     put("random", card("random", version=BENCHMARK_VERSION - 1))
     measured = []
 
-    class Card:
-        def __init__(self, agent):
-            self.agent, self.rating = agent, {"elo": 0.0}
-
-        def write(self, folder):
-            put(self.agent, card(self.agent))
-
     def fake_benchmark(agent, protocol, workers=None, games_folder=None):
         measured.append(agent)
         assert games_folder == make_leaderboard.folder_of("quick", agent) and games_folder.is_dir()  # resumable
-        return Card(agent)
+        return FakeCard(agent)
 
     monkeypatch.setattr(make_leaderboard, "benchmark", fake_benchmark)
     make_leaderboard.main(["--agents", "greedy", "random", "lookahead"])
@@ -138,14 +141,7 @@ def test_an_older_card_of_another_agent_waits_for_its_run_and_the_table_says_so_
     put("random", card("random", version=BENCHMARK_VERSION - 1))
     measured = []
 
-    class Card:
-        def __init__(self, agent):
-            self.agent, self.rating = agent, {"elo": 0.0}
-
-        def write(self, folder):
-            put(self.agent, card(self.agent))
-
-    monkeypatch.setattr(make_leaderboard, "benchmark", lambda agent, *a, **k: measured.append(agent) or Card(agent))
+    monkeypatch.setattr(make_leaderboard, "benchmark", lambda agent, *a, **k: measured.append(agent) or FakeCard(agent))
     with pytest.raises(SystemExit) as stopped:
         make_leaderboard.main(["--agents", "greedy"])
     err = capsys.readouterr().err.strip().splitlines()
