@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 import web_browser
-from web_browser import HUMAN_TURN, no_script_errors, watched_page
+from web_browser import HUMAN_TURN, no_script_errors, sized_page
 
 from trinity_env.agents import make
 from trinity_env.core import Replay
@@ -20,11 +20,7 @@ SIZES = {"desktop": (1280, 800), "phone": (390, 844)}
 
 @pytest.fixture(params=sorted(SIZES))
 def sized(request, browser):
-    width, height = SIZES[request.param]
-    phone = request.param == "phone"
-    context = browser.new_context(viewport={"width": width, "height": height}, is_mobile=phone, has_touch=phone)
-    page = watched_page(context)
-    page.size = request.param
+    context, page = sized_page(browser, request.param, SIZES[request.param])
     yield page
     context.close()
 

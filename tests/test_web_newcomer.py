@@ -27,6 +27,7 @@ from web_browser import (  # noqa: F401  (server and browser are fixtures used b
     focused,
     no_script_errors,
     server,
+    sized_page,
     state,
     tab_to,
     walk,
@@ -52,11 +53,7 @@ SIDES = ("top", "right", "bottom", "left")
 @pytest.fixture(params=sorted(SIZES))
 def sized(request, browser):  # noqa: F811
     """A page at desktop size (a mouse) and at phone size (touch), named by ``page.size``."""
-    width, height = SIZES[request.param]
-    phone = request.param == "phone"
-    context = browser.new_context(viewport={"width": width, "height": height}, is_mobile=phone, has_touch=phone)
-    page = watched_page(context)
-    page.size = request.param
+    context, page = sized_page(browser, request.param, SIZES[request.param])
     yield page
     context.close()
 

@@ -69,6 +69,18 @@ def watched_page(context):
     return page
 
 
+def sized_page(browser, size: str, viewport: tuple[int, int]):
+    """A context and its watched page at ``viewport`` (width, height), touch when ``size`` is ``"phone"``, the page
+    named by ``page.size``; the caller closes the context."""
+    phone = size == "phone"
+    context = browser.new_context(
+        viewport={"width": viewport[0], "height": viewport[1]}, is_mobile=phone, has_touch=phone
+    )
+    page = watched_page(context)
+    page.size = size
+    return context, page
+
+
 @pytest.fixture
 def page(browser):
     context = browser.new_context(viewport={"width": 1100, "height": 1250}, accept_downloads=True)
