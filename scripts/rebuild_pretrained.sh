@@ -3,12 +3,12 @@
 # positions"), then ship it with scripts/make_az_standard.py. Each stage leaves a marker in runs/rebuild/, so running
 # this again goes on after the last finished stage (the trainer's own --resume continues a stage it stopped in).
 #
-#   setsid nohup nice -n 19 bash scripts/rebuild_pretrained.sh >> logs/rebuild.log 2>&1 &
+#   setsid nohup nice -n 5 bash scripts/rebuild_pretrained.sh >> logs/rebuild.log 2>&1 &
 #
 # Run from the repository root with .venv set up (make test's set-up). Stops on the first failing stage.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-echo 19 > "/proc/$$/autogroup" 2>/dev/null || true  # under setsid the autogroup, not nice, decides the CPU share
+echo 0 > "/proc/$$/autogroup" 2>/dev/null || true  # under setsid the autogroup decides the CPU share: 0 keeps half the machine when the rest is busy (19 starved it)
 PY=.venv/bin/python
 DONE=runs/rebuild
 RUN=runs/az-standard-pretrained
