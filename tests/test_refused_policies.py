@@ -1,6 +1,6 @@
 """A policy the loaders refuse says what to do instead and leaves nothing behind (issue 51): an SB3 zip of another
-kind (plain PPO, another activation) points at ``onnx:PATH``, and ``benchmark`` refuses it before any rating-games
-file is made."""
+kind (plain PPO, another activation) points at ``onnx:PATH``, and ``benchmark`` and ``rate_against_pool`` refuse it
+before any rating-games file is made."""
 
 from __future__ import annotations
 
@@ -43,3 +43,12 @@ def test_benchmark_refuses_such_a_zip_before_any_rating_games_file(foreign_zips,
         with pytest.raises(CheckpointError):
             benchmark(str(path), workers=1, games_folder=tmp_path)
         assert list(tmp_path.iterdir()) == []  # a header-only rating-games-*.jsonl was left behind
+
+
+def test_rate_against_pool_refuses_such_a_zip_before_its_games_file(foreign_zips, tmp_path):
+    from trinity_env.evaluation.anchored import rate_against_pool
+
+    games_file = tmp_path / "rating-games.jsonl"
+    with pytest.raises(CheckpointError, match="onnx:PATH"):
+        rate_against_pool(str(foreign_zips["ReLU"]), 2, workers=1, games_file=games_file)
+    assert not games_file.exists()  # a header-only games file was left behind
