@@ -333,8 +333,6 @@ def rate_all_against_pool(
     who: list[Player] = [player(p) for p in players]
     if games_file is not None:  # its header records the files' hash: every build of them is held to it
         who = [p.pinned() if isinstance(p, AgentSpec) else p for p in who]
-        for one in who:  # a policy its loader refuses is one line before the games file is made
-            one.build()
     members = pool.players()
     env_config: EnvConfig = pool.rules
     games, index = int(games_per_opponent), len(members)
@@ -346,6 +344,8 @@ def rate_all_against_pool(
         journal, done = None, {}
         if games_file is not None:
             header = games_header(who, games, seed, pool)
+            for one in who:  # a policy its loader refuses is one line before the games file is made
+                one.build()
             journal, contents = stack.enter_context(
                 records.appending(
                     games_file,
