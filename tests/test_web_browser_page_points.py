@@ -1,12 +1,14 @@
 """Issue 51's page points in a real headless Chromium (``web_browser``), each at desktop and phone size: the Replay page
 names its players as Play and Watch do; the agent lists are wide enough on a desktop for their longest entry; a refusal
-notice leaves the board where it was; the Rules dialog's domino picture stays under its sticky title."""
+notice leaves the board where it was; the Rules dialog's domino picture stays under its sticky title. Item 6, what a
+newcomer met: what your move captured stays on the board a moment before the computer's reply covers it.
+"""
 
 from __future__ import annotations
 
 import pytest
 import web_browser
-from web_browser import HUMAN_TURN, no_script_errors, sized_page
+from web_browser import HUMAN_TURN, api_previews, focused, no_script_errors, sized_page, state
 
 from trinity_env.agents import make
 from trinity_env.core import Replay
@@ -118,3 +120,113 @@ def test_the_rules_title_stays_over_the_domino_picture(server, sized):
     found = sized.evaluate(UNDER_TITLE)
     assert found["scrolled"] and found["over"] == []
     no_script_errors(sized)
+
+
+# ---------------------------------------------------------------------- issue 51, item 6: what a newcomer met
+
+NEW_GAME = """async (seed) => {
+    const post = async (path, body) => (await fetch(path, {method: "POST",
+        headers: {"Content-Type": "application/json"}, body: JSON.stringify(body)})).json();
+    const view = await post("/api/games", {mode: "play", opponent: "level:1", seat: 0, first: "you",
+        draft: "dealt", open_hands: true, seed});
+    return view.id; }"""
+
+
+def seeded_game(page, server: str, seed: int = 43) -> None:
+    """A dealt game against Level 1, we White and first, from ``seed``: the same cards and replies on every run."""
+    page.goto(f"{server}/play")
+    page.wait_for_selector("#opponent option", state="attached")
+    page.goto(f"{server}/play?game={page.evaluate(NEW_GAME, seed)}")
+    page.wait_for_function(HUMAN_TURN)
+
+
+def place(page, index: int, tile: int) -> None:
+    """Card ``index`` of our hand onto ``tile``: a click each on a desktop, a tap and two on a phone."""
+    card, target = page.locator(f'#my-hand .card[data-index="{index}"]'), page.locator(f'.tile[data-tile="{tile}"]')
+    if page.size == "phone":
+        card.tap()
+        target.tap()
+        target.tap()
+    else:
+        card.click()
+        target.click()
+
+
+def play_to_a_capture(page) -> dict:
+    """Our moves (the first legal one, else) until one captures: that one played, its preview returned."""
+    for _ in range(8):
+        page.wait_for_function(HUMAN_TURN)
+        ply = page.evaluate("() => app.game.ply")
+        previews = api_previews(page)["previews"]
+        taking = [p for p in previews if p["captured"]]
+        move = taking[0] if taking else previews[0]
+        place(page, move["index"], move["tile"])
+        if taking:
+            return move
+        page.wait_for_function(HUMAN_TURN + f" && app.game.ply >= {ply + 2}")  # no capture: no wait
+    raise AssertionError("no capture in 8 moves")
+
+
+REPLY_IN = """() => { const entries = performance.getEntriesByType("resource");
+    const move = entries.filter((e) => e.name.endsWith("/move")).pop();
+    return entries.some((e) => e.name.endsWith("/advance") && e.startTime > move.startTime && e.responseEnd > 0); }"""
+"""The computer's reply to our last move has come back from the server."""
+
+
+def test_what_your_move_captured_stays_marked_until_you_see_it(server, browser):
+    """The computer answered at once: a move's captures were covered by its reply before a newcomer saw them. Now
+    the reply is asked for at once but shown after a pause (here long, so the test waits for the marker, not the
+    clock), the captured tiles ringed and the status naming them; "Show the reply" (a tap) or Escape ends it."""
+    for size, viewport in SIZES.items():
+        context, page = sized_page(browser, size, viewport, reply_pause_ms=600_000)
+        try:
+            seeded_game(page, server)
+            move = play_to_a_capture(page)
+            page.wait_for_selector("body[data-reply=waiting]")
+            ply = page.evaluate("() => app.game.ply")
+            page.wait_for_function(REPLY_IN)  # the reply is in, and still not shown
+            assert page.evaluate("() => app.game.ply") == ply and state(page)["last"]["tile"] == move["tile"]
+            ringed = sorted(
+                int(t) for t in page.eval_on_selector_all(".tile.captured", "ts => ts.map(t => t.dataset.tile)")
+            )
+            assert ringed == sorted(move["captured"])
+            tiles = " and ".join(str(t + 1) for t in sorted(move["captured"]))
+            assert f"Your move captured tile{'s' if len(move['captured']) > 1 else ''} " in page.inner_text("#status")
+            assert tiles.split(" and ")[-1] in page.inner_text("#status")
+            if size == "phone":
+                page.locator("#show-reply").tap()
+            else:
+                page.keyboard.press("Escape")
+            page.wait_for_function(HUMAN_TURN + f" && app.game.ply === {ply + 1}")
+            assert page.evaluate("() => document.body.dataset.reply") == ""
+            assert page.locator("#show-reply").count() == 0
+            no_script_errors(page)
+        finally:
+            context.close()
+
+
+def test_the_reply_comes_by_itself_and_reduced_motion_still_marks_the_captures(server, browser):
+    """The page's own pause ends by itself; under prefers-reduced-motion the captured cards do not flip (no animation)
+    but are ringed all the same; "Show the reply" by keyboard leaves the focus in the hand."""
+    context, page = sized_page(browser, "desktop", SIZES["desktop"], reply_pause_ms=None, reduced_motion="reduce")
+    try:
+        seeded_game(page, server)
+        move = play_to_a_capture(page)
+        page.wait_for_selector("body[data-reply=waiting]")
+        marks = page.evaluate(
+            """() => [...document.querySelectorAll('.tile.captured .card')].map(c => [
+                getComputedStyle(c).animationName, getComputedStyle(c).boxShadow !== 'none'])"""
+        )
+        assert len(marks) == len(move["captured"]) and all(name == "none" and ring for name, ring in marks), marks
+        ply = page.evaluate("() => app.game.ply")
+        page.wait_for_function(HUMAN_TURN + f" && app.game.ply === {ply + 1}")  # no skip: the pause ends
+        page.evaluate("() => localStorage.setItem('trinity.replyPauseMs', '600000')")
+        play_to_a_capture(page)
+        page.wait_for_selector("#show-reply")
+        page.focus("#show-reply")
+        page.keyboard.press("Enter")
+        page.wait_for_function(HUMAN_TURN + f" && app.game.ply >= {ply + 3}")
+        assert (focused(page)["key"] or "").startswith("hand:"), focused(page)
+        no_script_errors(page)
+    finally:
+        context.close()

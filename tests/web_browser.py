@@ -58,9 +58,13 @@ def browser():
         chromium.close()
 
 
-def watched_page(context):
-    """A new page of ``context`` whose page errors and console errors are collected in ``page.problems``."""
+def watched_page(context, reply_pause_ms: int | None = 0):
+    """A new page of ``context`` whose page errors and console errors are collected in ``page.problems``;
+    ``reply_pause_ms``: how long the computer's reply waits after a move of ours that captured (the page's own
+    setting in localStorage; 0: no wait, as most tests want; ``None``: the page's default)."""
     page = context.new_page()
+    if reply_pause_ms is not None:
+        page.add_init_script(f"localStorage.setItem('trinity.replyPauseMs', '{int(reply_pause_ms)}')")
     page.set_default_timeout(TIMEOUT_MS)
     problems: list[str] = []
     page.on("pageerror", lambda err: problems.append(f"page error: {err}"))
@@ -69,14 +73,14 @@ def watched_page(context):
     return page
 
 
-def sized_page(browser, size: str, viewport: tuple[int, int]):
+def sized_page(browser, size: str, viewport: tuple[int, int], reply_pause_ms: int | None = 0, **options):
     """A context and its watched page at ``viewport`` (width, height), touch when ``size`` is ``"phone"``, the page
-    named by ``page.size``; the caller closes the context."""
+    named by ``page.size``; ``options``: more of the context's (``reduced_motion``); the caller closes the context."""
     phone = size == "phone"
     context = browser.new_context(
-        viewport={"width": viewport[0], "height": viewport[1]}, is_mobile=phone, has_touch=phone
+        viewport={"width": viewport[0], "height": viewport[1]}, is_mobile=phone, has_touch=phone, **options
     )
-    page = watched_page(context)
+    page = watched_page(context, reply_pause_ms)
     page.size = size
     return context, page
 

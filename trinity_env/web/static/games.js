@@ -1,7 +1,7 @@
 // Games (play and watch): starting, resuming, moving, the agents' moves on a timer, resigning, and looking back
 // at an earlier position.
 
-import { SPEEDS, app, $ } from "./state.js";
+import { SPEEDS, app, $, replyPauseMs } from "./state.js";
 import { api } from "./api.js";
 import { showError, notify, announce } from "./notices.js";
 import { storageKey, showSetup, showBoard } from "./setup.js";
@@ -68,6 +68,7 @@ function openGame(view) {
   app.announcedPly = view.ply;
   app.roving = { board: 7, hand: null, deck: null };
   app.armedTile = null;
+  dropReplyWait();
   notify("");
   localStorage.setItem(storageKey(), view.id);
   history.replaceState(null, "", `${location.pathname}?game=${view.id}`);
@@ -147,7 +148,8 @@ export function schedule() {
   stopTimer();
   const game = app.game;
   if (!game || game.state.outcome || !game.agent_to_move) return;
-  if (game.mode === "play") app.timer = setTimeout(advance, 0); // no artificial pause: the move shows as soon as it is made
+  // asked for at once: after a move of yours that captured, only the reply's showing waits (holdReply)
+  if (game.mode === "play") app.timer = setTimeout(advance, 0);
   else if (app.autoplay) app.timer = setTimeout(advance, SPEEDS[$("speed") ? $("speed").value : "normal"]);
 }
 
@@ -155,21 +157,66 @@ export async function advance() {
   const game = app.game;
   if (!game || app.busy) return;
   app.busy = true;
-  let ok = false;
+  let reply = null;
   try {
-    app.game = await api("POST", `/api/games/${game.id}/advance`, { ply: game.ply });
-    ok = true;
+    reply = await api("POST", `/api/games/${game.id}/advance`, { ply: game.ply });
   } catch (err) {
     app.autoplay = false;
     showError(err.message);
-  } finally {
-    app.busy = false;
   }
-  if (app.game !== game || ok) render();
-  if (ok) {
-    announceMoves();
-    schedule();
+  if (reply) await replyWait();
+  app.busy = false;
+  if (!reply || app.game !== game) return; // refused, or the game was left meanwhile
+  app.game = reply;
+  render();
+  announceMoves();
+  schedule();
+}
+
+// The pause after a move of yours that captured: its captures stay on the board (marked) before the computer's
+// reply covers them. The reply is asked for at once; only its showing waits, until app.replyUntil or a skip.
+function holdReply(view) {
+  const step = view.state.last;
+  const took = step && step.kind === "place" && step.player === view.human && step.captured.length + step.domino.length > 0;
+  const pause = replyPauseMs();
+  app.replyUntil = view.mode === "play" && view.agent_to_move && took && pause > 0 ? performance.now() + pause : 0;
+}
+
+function replyWait() {
+  const wait = app.replyUntil - performance.now();
+  if (!app.replyUntil || wait <= 0) {
+    app.replyUntil = 0;
+    return Promise.resolve();
   }
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      app.replyRelease = null;
+      app.replyUntil = 0;
+      resolve();
+    };
+    const timer = setTimeout(done, wait);
+    app.replyRelease = done;
+  });
+}
+
+export function replyWaiting() {
+  return Boolean(app.replyUntil && app.game && app.game.agent_to_move && !app.game.state.outcome);
+}
+
+// "Show the reply" and Escape: the reply shows as soon as it is in
+export function showReplyNow() {
+  if (!app.replyUntil) return;
+  if (app.replyRelease) app.replyRelease();
+  else {
+    app.replyUntil = 0;
+    render();
+  }
+}
+
+function dropReplyWait() {
+  if (app.replyRelease) app.replyRelease();
+  app.replyUntil = 0;
 }
 
 export async function play(action, focusAfter) {
@@ -182,6 +229,7 @@ export async function play(action, focusAfter) {
   notify("");
   try {
     app.game = await api("POST", `/api/games/${game.id}/move`, { action, ply: game.ply });
+    holdReply(app.game);
   } catch (err) {
     showError(err.message);
     if (err.status === 409) {

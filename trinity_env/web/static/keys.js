@@ -1,9 +1,9 @@
 // The keyboard: arrow keys, Enter and Escape on the board, the hand and the deck, and the page's own keys
-// (? opens the rules, Escape leaves a look back).
+// (? opens the rules, Escape leaves a look back or shows the computer's reply without its pause).
 
 import { LANES, POSITIONS, app, $ } from "./state.js";
 import { notify, announce } from "./notices.js";
-import { play, endLookback } from "./games.js";
+import { play, endLookback, replyWaiting, showReplyNow } from "./games.js";
 import { current, render } from "./render.js";
 import { focusStep } from "./focus.js";
 import { canAct, legalTiles, refusedTile, placeOn, chooseCard } from "./board.js";
@@ -115,6 +115,9 @@ export function globalKey(event) {
     if (!dialogOpen && app.lookback) {
       event.preventDefault();
       endLookback();
+    } else if (!dialogOpen && replyWaiting()) {
+      event.preventDefault();
+      showReplyNow();
     }
   }
 }

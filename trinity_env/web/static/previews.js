@@ -1,7 +1,7 @@
 // Previews: what a placement would do, asked of the engine (GET /api/games/{id}/previews/{ply}), shown on the
 // board in place.
 
-import { POSITIONS, app, $, tileNo, laneNo } from "./state.js";
+import { POSITIONS, app, $, tileNo, laneNo, listTiles } from "./state.js";
 import { api } from "./api.js";
 import { showError } from "./notices.js";
 import { cardElement } from "./board.js";
@@ -36,12 +36,6 @@ function previewFor(tile) {
   if (!previewable() || app.selected === null || tile === null || !app.previews) return null;
   if (app.previews.key !== `${game.id}:${game.ply}`) return null;
   return app.previews.byKey.get(`${app.selected}:${tile}`) || null;
-}
-
-function listTiles(tiles) {
-  const numbers = tiles.map(tileNo);
-  if (numbers.length === 1) return `tile ${numbers[0]}`;
-  return `tiles ${numbers.slice(0, -1).join(", ")} and ${numbers[numbers.length - 1]}`;
 }
 
 export function touching() {

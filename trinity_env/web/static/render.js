@@ -1,9 +1,9 @@
 // What is shown: the position on any page, and the parts of the page around the board (status, controls,
 // event line, result, lane table, move list, review), drawn anew from `app` on every change.
 
-import { COLOURS, SPEEDS, app, $, tileNo, laneNo, el } from "./state.js";
+import { COLOURS, SPEEDS, app, $, tileNo, laneNo, listTiles, el } from "./state.js";
 import { engineReady } from "./setup.js";
-import { newGame, resign, reviewGame, schedule, advance, lookBack, endLookback } from "./games.js";
+import { newGame, resign, reviewGame, schedule, advance, lookBack, endLookback, replyWaiting, showReplyNow } from "./games.js";
 import { goToFrame, loadReview, newReplay } from "./replays.js";
 import { loadPreviews, touching, showPreview } from "./previews.js";
 import { focusKey, restoreFocus } from "./focus.js";
@@ -48,6 +48,7 @@ export function render() {
   renderHistory(view);
   renderReview();
   document.body.dataset.phase = state.phase;
+  document.body.dataset.reply = app.page !== "replay" && !app.lookback && replyWaiting() ? "waiting" : ""; // your captures shown
   showPreview();
   loadPreviews();
   if (forced || !document.activeElement || document.activeElement === document.body) restoreFocus(wanted);
@@ -95,6 +96,8 @@ function renderStatus(view) {
     const me = state.players[view.viewer];
     const place = touching() ? "Your move: tap a card of your hand, then a highlighted tile twice (the first tap shows what it would capture)." : "Your move: choose a card from your hand, then a highlighted tile.";
     text = state.phase === "draft" ? `Your pick (${me.picked + 1} of 8): choose a card from your deck.` : place;
+  } else if (view.viewer !== null && replyWaiting()) {
+    text = `${yourCaptures(state.last)} ${view.names[state.to_move]} replies next (Escape shows the reply now).`;
   } else if (view.viewer !== null) {
     text = `${view.names[state.to_move]} is thinking…${engineReady() ? "" : " (preparing the engine, first run only)"}`;
   } else {
@@ -107,6 +110,14 @@ function renderStatus(view) {
   parts.push(rules.open_hands ? "open hands" : "hidden hands");
   parts.push(`${COLOURS[state.first_player]} places first`);
   $("players").textContent = `${seatName(view, 0)} vs ${seatName(view, 1)} · ${parts.join(", ")}`;
+}
+
+function yourCaptures(step) {
+  // what your move took, while the reply waits: the tiles are ringed on the board (amber, violet for the domino)
+  const parts = [];
+  if (step.captured.length) parts.push(`captured ${listTiles(step.captured)} (amber)`);
+  if (step.domino.length) parts.push(`the domino flipped ${listTiles(step.domino)} (violet)`);
+  return `Your move ${parts.join(" and ")}.`;
 }
 
 function renderLookback(view) {
@@ -181,6 +192,10 @@ function renderControls() {
     });
     box.append(speed);
   } else if (!over) {
+    if (replyWaiting()) button("Show the reply", "show-reply", () => {
+      app.focusNext = `hand:${app.roving.hand}`; // the button goes with the wait: the focus to your hand
+      showReplyNow();
+    });
     button("Resign", "resign", resign, false, "secondary");
   }
   const again = button("New game", "new-game", newGame);

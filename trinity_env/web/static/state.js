@@ -7,6 +7,15 @@ export const POSITIONS = 5;
 export const SPEEDS = { slow: 1500, normal: 700, fast: 250 };
 export const ENGINE_POLL = 1000; // ms between questions to GET /api/engine while the engine is being prepared
 export const RECENT_SHOWN = 8;
+// After a move of yours that captured, the computer's reply waits this long (ms) so that you see what you took; its
+// request goes at once (the engine thinks meanwhile), a key or a button shows it sooner. A browser may set its own in
+// localStorage (trinity.replyPauseMs; 0: no pause), as the browser tests do.
+export const REPLY_PAUSE_MS = 1200;
+
+export function replyPauseMs() {
+  const own = Number.parseInt(localStorage.getItem("trinity.replyPauseMs"), 10);
+  return Number.isFinite(own) && own >= 0 ? own : REPLY_PAUSE_MS;
+}
 
 export const app = {
   page: "play",
@@ -30,6 +39,8 @@ export const app = {
   pointer: null, // the kind of the last pointer on a tile ("mouse", "touch", "pen")
   armedTile: null, // the tile a first tap previewed (a second tap places)
   announcedPly: 0, // the moves up to here have been announced
+  replyUntil: 0, // performance.now() until which the computer's reply waits (your captures shown); 0: no wait
+  replyRelease: null, // ends the wait now (the reply is in and waiting)
   confirmResolve: null,
   rulesReturn: null,
 };
@@ -43,6 +54,13 @@ export const $ = (id) => document.getElementById(id);
 // data-tile attributes keep the rules' indices from 0.
 export const tileNo = (t) => t + 1;
 export const laneNo = (lane) => lane + 1;
+
+export function listTiles(tiles) {
+  // "tile 4", "tiles 4 and 9", "tiles 2, 4 and 9"
+  const numbers = tiles.map(tileNo);
+  if (numbers.length === 1) return `tile ${numbers[0]}`;
+  return `tiles ${numbers.slice(0, -1).join(", ")} and ${numbers[numbers.length - 1]}`;
+}
 
 export function el(tag, className, text) {
   const node = document.createElement(tag);
