@@ -124,19 +124,24 @@ def test_the_rules_title_stays_over_the_domino_picture(server, sized):
 
 # ---------------------------------------------------------------------- issue 51, item 6: what a newcomer met
 
-NEW_GAME = """async (seed) => {
+NEW_GAME = """async ([seed, moves]) => {
     const post = async (path, body) => (await fetch(path, {method: "POST",
         headers: {"Content-Type": "application/json"}, body: JSON.stringify(body)})).json();
-    const view = await post("/api/games", {mode: "play", opponent: "level:1", seat: 0, first: "you",
+    let view = await post("/api/games", {mode: "play", opponent: "level:1", seat: 0, first: "you",
         draft: "dealt", open_hands: true, seed});
+    for (let k = 0; k < moves; k += 1) {
+        view = await post(`/api/games/${view.id}/move`, {action: view.state.legal[0].action, ply: view.ply});
+        view = await post(`/api/games/${view.id}/advance`, {ply: view.ply});
+    }
     return view.id; }"""
 
 
-def seeded_game(page, server: str, seed: int = 43) -> None:
-    """A dealt game against Level 1, we White and first, from ``seed``: the same cards and replies on every run."""
+def seeded_game(page, server: str, seed: int = 43, moves: int = 0) -> None:
+    """A dealt game against Level 1, we White and first, from ``seed``: the same cards and replies on every run;
+    ``moves``: placements each made already (our first legal one)."""
     page.goto(f"{server}/play")
     page.wait_for_selector("#opponent option", state="attached")
-    page.goto(f"{server}/play?game={page.evaluate(NEW_GAME, seed)}")
+    page.goto(f"{server}/play?game={page.evaluate(NEW_GAME, [seed, moves])}")
     page.wait_for_function(HUMAN_TURN)
 
 
@@ -230,3 +235,31 @@ def test_the_reply_comes_by_itself_and_reduced_motion_still_marks_the_captures(s
         no_script_errors(page)
     finally:
         context.close()
+
+
+BOXES = """() => {
+    const box = (sel) => { const r = document.querySelector(sel).getBoundingClientRect();
+        return {top: r.top, bottom: r.bottom, left: r.left, right: r.right}; };
+    return {board: box("#board"), log: box("#history"), title: box("#moves-title"), main: box(".game-main"),
+            last: box("#history li:last-child"), panels: box("#game > .panels"), height: window.innerHeight,
+            width: document.documentElement.clientWidth, scrolled: document.documentElement.scrollWidth, y: scrollY};
+}"""
+
+
+def test_on_a_desktop_the_move_log_is_in_view_beside_the_board(server, sized):
+    """At 1280x800 the lanes and the moves came below the board, under the fold; now they stand beside it, the log's
+    heading and its latest move in view without scrolling. A phone keeps them below (one tap away)."""
+    seeded_game(sized, server, moves=4)
+    sized.evaluate("() => window.scrollTo(0, 0)")
+    at = sized.evaluate(BOXES)
+    assert at["scrolled"] <= at["width"] + 1  # nothing off the side
+    if sized.size == "desktop":
+        for part in ("title", "last", "board"):
+            assert at[part]["top"] >= 0 and at[part]["bottom"] <= at["height"], (part, at)
+        assert at["log"]["left"] >= at["board"]["right"] and at["panels"]["left"] >= at["main"]["right"]
+        assert at["log"]["top"] < at["board"]["bottom"] and at["log"]["bottom"] > at["board"]["top"]  # beside it
+    else:
+        assert at["title"]["top"] >= at["board"]["bottom"]
+        assert sized.locator(".jump a[href='#moves-title']").is_visible()
+    assert sized.locator("#history li").count() == 8
+    no_script_errors(sized)
