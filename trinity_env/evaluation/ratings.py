@@ -208,8 +208,10 @@ fitted rating (``n_m E_m (1 - E_m)``), at least 1. Each game is one draw; what i
 fits: a policy that wins half its games against weak and strong alike (or a deterministic policy against
 deterministic opponents, which meet in a handful of distinct games, beating some strong ones and losing to weak
 ones) has results that vary far more from seed to seed than the model predicts, and this interval widens with them
-(``benchmarks/rating_coverage.py`` measures how often it covers). Where the model fits, it is the likelihood
-ratio's."""
+(``benchmarks/rating_coverage.py`` measures how often it covers on real games, ``benchmarks/rating_interval.py``
+where the true results are known). This is the sandwich (Huber-White) variance of the maximum-likelihood rating,
+right for any shape of results while the games are independent draws, as each game with its own seed is. Where the
+model fits, it is the likelihood ratio's."""
 LIKELIHOOD = "likelihood"
 """The likelihood-ratio (profile likelihood) interval: right when the model fits, too narrow when it does not."""
 
