@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import pytest
 import web_browser
-from web_browser import HUMAN_TURN, api_previews, focused, no_script_errors, sized_page, state
+from web_browser import HUMAN_TURN, api_previews, focused, no_script_errors, replay_file, sized_page, state
 
 from trinity_env.agents import make
 from trinity_env.core import Replay
 from trinity_env.evaluation.match import play_game
 from trinity_env.spec.config import make_config
+from trinity_env.web.replays import REVIEW_MAX_EMPTY
 
 pytestmark = pytest.mark.browser  # make test-web runs them (CI too); the default suite leaves them out
 server, browser = web_browser.server, web_browser.browser  # shared fixtures, found by name
@@ -263,3 +264,52 @@ def test_on_a_desktop_the_move_log_is_in_view_beside_the_board(server, sized):
         assert sized.locator(".jump a[href='#moves-title']").is_visible()
     assert sized.locator("#history li").count() == 8
     no_script_errors(sized)
+
+
+REVIEW_OF_A_SHORT_GAME = """async (id) => {
+    const post = async (path) => (await fetch(path, {method: "POST", headers: {"Content-Type": "application/json"},
+        body: "{}"})).json();
+    await post(`/api/games/${id}/resign`);
+    return (await post(`/api/games/${id}/review`)).id; }"""
+
+
+def test_the_review_says_why_a_position_is_not_judged_and_where_one_is(server, browser, tmp_path):
+    """After a short game every position said only "no move to judge here". Now the review says why (the draft, the
+    end, too many empty tiles: the solver's reach), offers the first judged position, or says the game has none."""
+    context, page = sized_page(browser, "desktop", SIZES["desktop"])
+    try:
+        seeded_game(page, server, moves=2)  # two placements each, then resigned: a short game
+        replay = page.evaluate(REVIEW_OF_A_SHORT_GAME, page.evaluate("() => app.game.id"))
+        page.goto(f"{server}/replay?id={replay}")
+        page.wait_for_selector("#review:not([hidden])")
+        why = page.inner_text("#review-why")
+        assert "15 empty tiles" in why and f"at most {REVIEW_MAX_EMPTY} empty tiles" in why, why
+        none = page.inner_text("#review-none")
+        assert "no position to judge" in none and "after 4 placements" in none and "Review a longer game" in none
+        assert page.locator("#review-first").count() == 0
+        page.click("#last")  # where it was resigned (a replay keeps the moves only): still too early to judge
+        assert "11 empty tiles" in page.inner_text("#review-why") and page.locator("#review-none").is_visible()
+
+        path, states = replay_file(tmp_path)  # a whole drafted game
+        first = next(
+            k
+            for k, s in enumerate(states)
+            if s.phase == "play" and not s.is_over and len(s.empty_tiles()) <= REVIEW_MAX_EMPTY
+        )
+        page.goto(f"{server}/replay")
+        page.set_input_files("#replay-file", str(path))
+        page.click("#replay-load")
+        page.wait_for_selector("#review:not([hidden])")
+        assert "This is the draft: picks are not judged." in page.inner_text("#review-why")
+        go = page.locator("#review-first")
+        assert (
+            go.inner_text() == f"Go to position {first}, the first judged" and page.locator("#review-none").count() == 0
+        )
+        go.click()
+        assert page.evaluate("() => app.frame") == first and page.locator("#review-why").count() == 0
+        page.click("#last")
+        assert page.inner_text("#review-why") == "The game is over here: there is no move left to judge."
+        assert page.locator("#review-first").is_visible()
+        no_script_errors(page)
+    finally:
+        context.close()

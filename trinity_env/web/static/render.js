@@ -326,6 +326,40 @@ function renderHistory(view) {
   else list.scrollTop = keep;
 }
 
+function notJudged(box, ply) {
+  // why this position has no review, and where the game has one (or why it has none at all)
+  const replay = app.replay;
+  const most = replay.review_max_empty;
+  const state = replay.frames[ply];
+  const empty = state.board.filter((here) => here === null).length;
+  const cardsNeeded = state.board.length - most;
+  const reach = `The solver judges placements in positions with at most ${most} empty tiles (${cardsNeeded} cards or more on the board): those it solves exactly in moments.`;
+  let why;
+  if (state.outcome) why = "The game is over here: there is no move left to judge.";
+  else if (state.phase === "draft") why = `This is the draft: picks are not judged. ${reach}`;
+  else if (empty > most) why = `This position has ${empty} empty tiles, too many to solve exactly here. ${reach}`;
+  else why = "The player to move has no legal move here.";
+  const note = el("p", "note", why);
+  note.id = "review-why";
+  box.append(note);
+  const first = replay.reviewable.indexOf(true);
+  if (first >= 0) {
+    const go = el("button", "secondary", `Go to position ${first}, the first judged`);
+    go.type = "button";
+    go.id = "review-first";
+    go.dataset.focus = "#review-first";
+    go.addEventListener("click", () => goToFrame(first, "#next"));
+    box.append(go);
+    return;
+  }
+  const end = replay.frames[replay.plies];
+  const cards = end.board.filter((here) => here !== null).length;
+  const none = `This game has no position to judge: it ended after ${cards} placement${cards === 1 ? "" : "s"}, before the board had ${cardsNeeded} cards. Review a longer game, one that goes on until at most ${most} tiles are empty (a game not resigned or won by a full lane early).`;
+  const p = el("p", "note", none);
+  p.id = "review-none";
+  box.append(p);
+}
+
 function renderReview() {
   const box = $("review");
   box.replaceChildren();
@@ -337,9 +371,7 @@ function renderReview() {
   const ply = app.frame;
   box.append(el("h3", null, "Review (exact solver)"));
   if (!app.replay.reviewable[ply]) {
-    const state = app.replay.frames[ply];
-    const why = state.phase === "play" && !state.outcome ? `positions with at most ${app.replay.review_max_empty} empty tiles are solved` : "no move to judge here";
-    box.append(el("p", "note", why));
+    notJudged(box, ply);
     return;
   }
   const review = app.reviews[ply];
