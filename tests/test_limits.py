@@ -213,8 +213,10 @@ def _with(config: str, field: str) -> str:
 def test_the_estimates_come_from_the_real_arrays():
     pytest.importorskip("torch")
     from training.az_config import AZConfig
-    from training.config import TrainConfig, rollout_bytes
+    from training.config import TrainConfig
     from training.replay_buffer import ReplayBuffer
+    from trinity_env.agents.ppo import Rollout
+    from trinity_env.spec.observation import OBSERVATION_SIZE
 
     config = AZConfig.load("az-quick")
     parts = config.memory()
@@ -222,6 +224,6 @@ def test_the_estimates_come_from_the_real_arrays():
     real = sum(a.nbytes for a in (buffer.observations, buffer.masks, buffer.policies, buffer.values))
     replay = next(v for k, v in parts.items() if k.startswith("field 'replay_size'"))
     assert replay == 2 * config.replay_size * real // 1000
-    assert rollout_bytes() > 256 + 339, "the observation and the legal mask at least"
+    assert Rollout.game_step_bytes(OBSERVATION_SIZE) > 256 + 339, "the observation and the legal mask at least"
     TrainConfig.load("standard")  # the shipped configs fit
     AZConfig.load("az-standard")

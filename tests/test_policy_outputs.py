@@ -101,8 +101,7 @@ def _hostile_forms(tmp_path, monkeypatch) -> dict[str, tuple[object, str]]:
     """Per form: a call that loads a policy whose outputs break the contract, and the file its refusal names."""
     from trainer_runs import AZ_TWO_ITERATIONS
 
-    from training.alphazero import pretrained_weights
-    from training.az_config import AZConfig
+    from training.az_config import AZConfig, pretrained_weights
 
     save_network(tmp_path / "big.pt", big_board())
     torch.save(big_board().state_dict(), tmp_path / "big-state.pt")

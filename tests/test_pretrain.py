@@ -251,8 +251,8 @@ def test_self_play_starts_from_the_pretrained_network(tmp_path):
     """AlphaZero's ``initial_network``: a new run starts from the pre-trained weights; another shape is refused."""
     from trainer_runs import AZ_TWO_ITERATIONS
 
-    from training.alphazero import initial_network, pretrained_weights
-    from training.az_config import AZConfig
+    from training.alphazero import initial_network
+    from training.az_config import AZConfig, pretrained_weights
     from trinity_env.agents.az import save_network
     from trinity_env.agents.policy import CheckpointError
 

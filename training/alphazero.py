@@ -1,7 +1,7 @@
 """AlphaZero-style training on the batched fast engine: network-guided search makes the targets.
 
 This module is the loop (``train``), the report and the command line; the parts, each in its module:
-the config (``training.az_config``); the replay buffer and the exact-label pipeline
+the config and its pre-trained network (``training.az_config``); the replay buffer
 (``training.replay_buffer``); self-play (``training.az_selfplay``: ``play_games``, a batch of games
 in lockstep, every move chosen by one batched search per ply, ``trinity_env.search.az``); the
 learner and the checkpoint (``training.az_learner``).
@@ -58,27 +58,19 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
-from trinity_env.agents.az import (
-    AZAgent,
-    AZModel,
-    check_network,
-    load_network,
-    make_network,
-    resolve_checkpoint,
-    save_network,
-)
+from trinity_env.agents.az import AZAgent, AZModel, make_network, save_network
 from trinity_env.agents.policy import CheckpointError
 from trinity_env.agents.ppo import torch_threads
 from trinity_env.arguments import positive_int
 from trinity_env.core.writes import write_text
 from trinity_env.search.solver import Solver
 
-from .az_config import AZConfig
+from .az_config import AZConfig, pretrained_weights
 from .az_learner import Progress, learn, load_latest, make_optimizer, save_latest
 from .az_selfplay import LocalSelfPlay, SelfPlay
 from .evaluation import Results, evaluate_agent
 from .labelling import Labeller
-from .replay_buffer import ReplayBuffer, exchange_labels
+from .replay_buffer import ReplayBuffer
 from .report import format_results, label, plot_learning_curve
 from .run_folder import claim
 from .session import command_line_budget, run_command, trainer_parser
@@ -148,26 +140,6 @@ def train(
             return _train_loop(config, training, network, optimizer, replay, rng, state, progress, backend or Backend())
 
 
-def pretrained_weights(config: AZConfig) -> dict[str, torch.Tensor] | None:
-    """The weights of ``config.initial_network`` (a pre-trained network) where it names a file, checked to be of the
-    config's architecture and to keep the output contract through the config's precision (``check_network``: no
-    NaN from finite weights that overflow); ``CheckpointError`` in one line otherwise; ``None`` without one."""
-    if not config.initial_network:
-        return None
-    path = resolve_checkpoint(config.initial_network)
-    loaded, _ = load_network(path)
-    shape = (config.network, config.hidden, config.layers, config.tactics)
-    found = (loaded.architecture, loaded.hidden, loaded.layers, bool(getattr(loaded, "tactics", False)))
-    if found != shape:
-        raise CheckpointError(
-            f"initial_network {config.initial_network}: a {found[0]} network of hidden {found[1]}, layers "
-            f"{found[2]}, tactics {found[3]}; the config asks for {shape[0]}, hidden {shape[1]}, layers {shape[2]}, "
-            f"tactics {shape[3]}"
-        )
-    check_network(f"initial_network {path}", loaded, config.precision)
-    return loaded.state_dict()
-
-
 def initial_network(config: AZConfig, weights: dict[str, torch.Tensor] | None = None) -> AZModel:
     """A new run's network: fresh (drawn from torch's seeded generator either way, so a seed gives the same run),
     then given ``weights`` (``pretrained_weights``) where there are some."""
@@ -185,6 +157,22 @@ class Backend:
 
     selfplay: Callable[[AZConfig], Any] = LocalSelfPlay
     labeller: Callable[[int], Any] = Labeller
+
+
+def exchange_labels(labeller: Labeller, replay: ReplayBuffer, played: SelfPlay, rows: np.ndarray) -> dict[str, float]:
+    """The pipeline's fixed point, after an iteration's self-play and before its learner: the previous iteration's
+    exact values into the buffer (waiting for the workers if need be), this one's positions to the workers."""
+    figures = {"label_wait_seconds": 0.0, "labels_written": 0, "label_seconds": 0.0}
+    if replay.awaiting is not None:
+        started = time.perf_counter()
+        values = labeller.collect()
+        figures["label_wait_seconds"] = time.perf_counter() - started
+        figures["label_seconds"] = labeller.seconds
+        figures["labels_written"] = replay.patch(values)
+    if played.to_label.size:
+        replay.await_labels(played.label_positions, rows[played.to_label], played.label_games)
+        labeller.submit(played.label_positions, played.label_games)
+    return figures
 
 
 def _train_loop(

@@ -9,8 +9,17 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
+import torch
 
-from trinity_env.agents.az import MAX_SIMULATIONS, NETWORKS, SEARCH_PRECISIONS
+from trinity_env.agents.az import (
+    MAX_SIMULATIONS,
+    NETWORKS,
+    SEARCH_PRECISIONS,
+    check_network,
+    load_network,
+    resolve_checkpoint,
+)
+from trinity_env.agents.policy import CheckpointError
 from trinity_env.agents.precision import installed
 from trinity_env.search.az import MODES, Trees
 from trinity_env.search.solver import TABLE_BITS, TABLE_SLOT_BYTES
@@ -210,17 +219,15 @@ class AZConfig(TrainerFields):
 
     def check_files(self) -> None:
         """``initial_network``, where it names a file, loaded and checked as a new run loads it
-        (``training.alphazero.pretrained_weights``): before the run folder is touched (``YAMLConfig.check_files``)."""
+        (``pretrained_weights``): before the run folder is touched (``YAMLConfig.check_files``)."""
         if self.initial_network:
-            from .alphazero import pretrained_weights  # torch and the network: only where a file is named
-
             pretrained_weights(self)
 
     def memory(self) -> dict[str, int]:
         """The run's largest arrays in bytes, by the field that sizes them, from their real sizes (``ReplayBuffer``
         and the search's ``Trees`` measured on one row): what the config check holds to ``core.limits``' budget. A
         lower bound: the network, the recorded games and each process's own runtime come on top."""
-        entry, tree, node = _replay_entry_bytes(), *_tree_bytes()
+        entry, tree, node = ReplayBuffer.position_bytes(), *_tree_bytes()
         trees = self.games_per_iteration * (tree + node * (self.simulations + 1))
         labels = self.label_workers if self.solver_empty else 0
         return {
@@ -237,13 +244,27 @@ class AZConfig(TrainerFields):
         return math.ceil(self.total_games / self.games_per_iteration)
 
 
-def _replay_entry_bytes() -> int:
-    """Bytes one position takes in the replay buffer (its arrays, measured on a buffer of one)."""
-    one = ReplayBuffer(1)
-    return sum(int(a.nbytes) for a in (one.observations, one.masks, one.policies, one.values))
-
-
 def _tree_bytes() -> tuple[int, int]:
     """Bytes one game's search tree takes: apart from its nodes, and per node (``Trees`` measured on one game)."""
     one, two = (sum(a.nbytes for a in vars(Trees(1, nodes)).values() if isinstance(a, np.ndarray)) for nodes in (1, 2))
     return one - (two - one), two - one
+
+
+def pretrained_weights(config: AZConfig) -> dict[str, torch.Tensor] | None:
+    """The weights of ``config.initial_network`` (a pre-trained network) where it names a file, checked to be of the
+    config's architecture and to keep the output contract through the config's precision (``check_network``: no
+    NaN from finite weights that overflow); ``CheckpointError`` in one line otherwise; ``None`` without one."""
+    if not config.initial_network:
+        return None
+    path = resolve_checkpoint(config.initial_network)
+    loaded, _ = load_network(path)
+    shape = (config.network, config.hidden, config.layers, config.tactics)
+    found = (loaded.architecture, loaded.hidden, loaded.layers, bool(getattr(loaded, "tactics", False)))
+    if found != shape:
+        raise CheckpointError(
+            f"initial_network {config.initial_network}: a {found[0]} network of hidden {found[1]}, layers "
+            f"{found[2]}, tactics {found[3]}; the config asks for {shape[0]}, hidden {shape[1]}, layers {shape[2]}, "
+            f"tactics {shape[3]}"
+        )
+    check_network(f"initial_network {path}", loaded, config.precision)
+    return loaded.state_dict()

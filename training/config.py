@@ -380,27 +380,19 @@ class TrainConfig(PPOFields):
             )
         self._check_processes(source, ("torch_threads",))
         from trinity_env.agents.checkpoint import PARAMETERS
+        from trinity_env.agents.ppo import Rollout
+        from trinity_env.spec.observation import OBSERVATION_SIZE
 
         snapshots = min(self.pool_size, self.total_steps // self.snapshot_every) + 3  # the pool, learner, Adam's two
         network = 4 * PARAMETERS["mlp"](self.hidden, self.layers)
-        rollout = self.num_games * self.rollout_steps * rollout_bytes()
+        step = Rollout.game_step_bytes(OBSERVATION_SIZE)  # the smallest observation: tactical features add to it
+        rollout = self.num_games * self.rollout_steps * step
         self._check_memory(
             source,
             {
                 f"field 'num_games' ({self.num_games:,} games x {self.rollout_steps:,} rollout_steps, "
-                f"{rollout_bytes():,} bytes each)": rollout,
+                f"{step:,} bytes each)": rollout,
                 f"field 'pool_size' ({snapshots:,} copies of the network: "
                 "the pool's, the learner's and Adam's two)": snapshots * network,
             },
         )
-
-
-def rollout_bytes() -> int:
-    """Bytes a PPO rollout holds per game and learner step: ``agents.ppo.Rollout``'s arrays at one step of one game
-    (with the smallest observation; tactical features add to it), and the advantages and returns of the update."""
-    from trinity_env.agents.ppo import Rollout
-    from trinity_env.spec.observation import OBSERVATION_SIZE
-
-    one = Rollout.empty(1, 1, OBSERVATION_SIZE)
-    arrays = (one.observations, one.masks, one.actions, one.logprobs, one.values, one.rewards, one.dones)
-    return sum(int(array.nbytes) for array in arrays) + 2 * 4  # advantages and returns: float32

@@ -1,18 +1,15 @@
-"""The AlphaZero trainer's replay buffer and the exact-label pipeline around it.
+"""The AlphaZero trainer's replay buffer.
 
 ``ReplayBuffer`` keeps the newest positions (observation, legal mask, policy target, value target) and, with labelling
-workers (``training.labelling``), the positions of one iteration awaiting their exact values (``Awaiting``).
-``exchange_labels`` is the pipeline's fixed point, run after an iteration's self-play and before its learner (see
-``training.alphazero``'s docstring): the previous iteration's exact values into the buffer, this one's positions to
-the workers.
+workers (``training.labelling``), the positions of one iteration awaiting their exact values (``Awaiting``); the
+pipeline that moves labels in and out is ``training.alphazero.exchange_labels``. The buffer measures its own size
+(``ReplayBuffer.position_bytes``), which the config's memory check reads.
 """
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -20,10 +17,6 @@ import torch
 from trinity_env.agents.policy import CheckpointError
 from trinity_env.fast.layout import Batch
 from trinity_env.spec.observation import OBSERVATION_SIZE
-
-if TYPE_CHECKING:
-    from .az_selfplay import SelfPlay
-    from .labelling import Labeller
 
 
 @dataclass
@@ -51,6 +44,12 @@ class ReplayBuffer:
         self.size = 0
         self.next = 0
         self.awaiting: Awaiting | None = None
+
+    @staticmethod
+    def position_bytes() -> int:
+        """Bytes one position takes in a buffer (its arrays, measured on a buffer of one)."""
+        one = ReplayBuffer(1)
+        return sum(int(a.nbytes) for a in (one.observations, one.masks, one.policies, one.values))
 
     def add(self, observations: np.ndarray, masks: np.ndarray, policies: np.ndarray, values: np.ndarray) -> np.ndarray:
         """Add the positions (the oldest overwritten once full); each one's row (-1: overwritten by this call)."""
@@ -132,19 +131,3 @@ class ReplayBuffer:
         if count and not (rows.min() >= 0 and rows.max() < self.size and len(np.unique(rows)) == count):
             raise ValueError("the positions awaiting labels name rows outside the buffer")
         self.awaiting = Awaiting(positions, rows, games)
-
-
-def exchange_labels(labeller: Labeller, replay: ReplayBuffer, played: SelfPlay, rows: np.ndarray) -> dict[str, float]:
-    """The pipeline's fixed point, after an iteration's self-play and before its learner: the previous iteration's
-    exact values into the buffer (waiting for the workers if need be), this one's positions to the workers."""
-    figures = {"label_wait_seconds": 0.0, "labels_written": 0, "label_seconds": 0.0}
-    if replay.awaiting is not None:
-        started = time.perf_counter()
-        values = labeller.collect()
-        figures["label_wait_seconds"] = time.perf_counter() - started
-        figures["label_seconds"] = labeller.seconds
-        figures["labels_written"] = replay.patch(values)
-    if played.to_label.size:
-        replay.await_labels(played.label_positions, rows[played.to_label], played.label_games)
-        labeller.submit(played.label_positions, played.label_games)
-    return figures

@@ -78,6 +78,14 @@ class Rollout:
             *(torch.zeros((steps, games)) for _ in range(4)),
         )
 
+    @classmethod
+    def game_step_bytes(cls, observation_size: int) -> int:
+        """Bytes a rollout holds per game and learner step: its arrays at one step of one game (measured on a
+        rollout of one), and the advantages and returns of the update (float32 each)."""
+        one = cls.empty(1, 1, observation_size)
+        arrays = (one.observations, one.masks, one.actions, one.logprobs, one.values, one.rewards, one.dones)
+        return sum(int(array.nbytes) for array in arrays) + 2 * 4
+
 
 def collect_rollout(
     network: PolicyNetwork,
