@@ -8,7 +8,16 @@ from __future__ import annotations
 
 import pytest
 import web_browser
-from web_browser import HUMAN_TURN, api_previews, focused, no_script_errors, replay_file, sized_page, state
+from web_browser import (
+    HUMAN_TURN,
+    api_previews,
+    focused,
+    no_script_errors,
+    replay_file,
+    sized_page,
+    state,
+    walk_board,
+)
 
 from trinity_env.agents import make
 from trinity_env.core import Replay
@@ -310,6 +319,48 @@ def test_the_review_says_why_a_position_is_not_judged_and_where_one_is(server, b
         page.click("#last")
         assert page.inner_text("#review-why") == "The game is over here: there is no move left to judge."
         assert page.locator("#review-first").is_visible()
+        no_script_errors(page)
+    finally:
+        context.close()
+
+
+def nearest_free(now: dict, index: int, last: int) -> int:
+    """The rule the page states: the tile last used if card ``index`` may go there, else the free tile fewest
+    arrow-key steps from it (ties: the lower number)."""
+    tiles = {m["tile"] for m in now["legal"] if m["index"] == index}
+    steps = lambda t: abs(t // 5 - last // 5) + abs(t % 5 - last % 5)  # noqa: E731
+    return min(tiles, key=lambda t: (steps(t), t))
+
+
+def test_the_keyboard_lands_on_the_tile_last_used_turn_after_turn(server, browser):
+    """Choosing a card by keyboard put the focus on the lowest free tile, a different one each turn as the board
+    filled. Now it goes back to the tile last used, or (taken) the free tile nearest it: checked over two turns."""
+    context, page = sized_page(browser, "desktop", SIZES["desktop"])
+    try:
+        seeded_game(page, server)
+        assert focused(page)["key"].startswith("hand:")
+        page.keyboard.press("Enter")
+        assert focused(page)["key"] == "tile:7"  # the centre, on an empty board
+        walk_board(page, 13)
+        page.keyboard.press("Enter")  # placed on tile 14
+        page.wait_for_function(HUMAN_TURN + " && app.game.ply === 2")
+        last = 13
+        for turn in range(2):
+            index = int(focused(page)["key"].split(":")[1])
+            page.keyboard.press("Enter")
+            now = state(page)
+            expected = nearest_free(now, index, last)
+            lowest = min(t for t, here in enumerate(now["board"]) if here is None)
+            assert focused(page)["key"] == f"tile:{expected}" and expected != lowest, (expected, lowest)
+            used = max(m["tile"] for m in now["legal"] if m["index"] == index and m["tile"] != expected)
+            walk_board(page, used)  # elsewhere, then the card put back and chosen again: back on that tile
+            page.keyboard.press("Escape")
+            assert focused(page)["key"] == f"hand:{index}"
+            page.keyboard.press("Enter")
+            assert focused(page)["key"] == f"tile:{used}"
+            page.keyboard.press("Enter")
+            page.wait_for_function(HUMAN_TURN + f" && app.game.ply === {2 * turn + 4}")
+            last = used
         no_script_errors(page)
     finally:
         context.close()

@@ -176,13 +176,20 @@ function markLegalTiles(view) {
   }
 }
 
+function nearestTile(tiles, from) {
+  // the tile of `tiles` fewest arrow-key steps from tile `from` (ties: the lower number): where the keyboard lands
+  const steps = (t) => Math.abs(Math.floor(t / POSITIONS) - Math.floor(from / POSITIONS)) + Math.abs((t % POSITIONS) - (from % POSITIONS));
+  return [...tiles].sort((a, b) => steps(a) - steps(b) || a - b)[0];
+}
+
 export function chooseCard(view, index, byKey) {
-  // a hand card chosen: the keyboard goes on to the board, to a tile where it may go; a click or a tap leaves
-  // the focus on the card, so no tile shows a placement before one is pointed at or touched
+  // a hand card chosen: the keyboard goes on to the board, to the tile it last used (the centre at first) or, taken,
+  // the free tile nearest it, so it lands in the same place turn after turn; a click or a tap leaves the focus on the
+  // card, so no tile shows a placement before one is pointed at or touched
   const legal = legalTiles(view, index);
   app.selected = index;
   notify("");
-  const tile = legal.has(app.roving.board) ? app.roving.board : Math.min(...legal);
+  const tile = legal.has(app.roving.board) ? app.roving.board : nearestTile(legal, app.roving.board);
   app.roving.board = tile;
   app.focusNext = byKey ? `tile:${tile}` : `hand:${index}`;
   if (!byKey) app.hoverTile = null;
