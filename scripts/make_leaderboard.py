@@ -4,6 +4,7 @@
     python -m scripts.make_leaderboard --agents greedy mcts:400 --protocol full
     python -m scripts.make_leaderboard --outside cleanrl-ppo    # train, export and score an outside library's policy
     python -m scripts.make_leaderboard --outside cleanrl-ppo --score-only    # score its model file again
+    python -m scripts.make_leaderboard --replot      # draw every card's plot again from its JSON (no games)
 
 Each agent's card goes to ``docs/benchmark/<protocol>/<agent>/`` (``scorecard.json``, ``.md``, ``.png``); an agent
 whose card is there already, of the current protocol version (``scorecard.BENCHMARK_VERSION``), is skipped (a
@@ -31,6 +32,7 @@ code hashes (version 2 did not), so ``trinity benchmark --verify`` asks for it t
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import shlex
@@ -48,7 +50,7 @@ from trinity_env.cli.common import exit_status, say, stop_on_signals
 from trinity_env.core import TrinityError
 from trinity_env.core.files import one_line, read_json
 from trinity_env.core.paths import output_folder, path_kind
-from trinity_env.scorecard import BENCHMARK_VERSION, PROTOCOLS, benchmark
+from trinity_env.scorecard import BENCHMARK_VERSION, PROTOCOLS, ScoreCard, benchmark
 
 ROOT = Path(__file__).resolve().parent.parent
 AGENTS = ("random", "greedy", "lookahead", "mcts:400", "ppo-standard", "az-standard:sims=0", "az-standard")
@@ -288,14 +290,12 @@ UPGRADE_NOTE = (
 def upgrade(path: Path) -> bool:
     """The benchmark 2 card at ``path`` made a benchmark 3 card (see the module): its JSON, markdown and plot
     rewritten; ``False`` for a card of another version, left as it is."""
-    import json
-
     import numpy as np
 
     from trinity_env.core.writes import write_text
     from trinity_env.evaluation.anchored import POOL_FILES, ReferencePool
     from trinity_env.evaluation.ratings import ROBUST, fit_against_fixed
-    from trinity_env.scorecard import Protocol, ScoreCard
+    from trinity_env.scorecard import ScoreCard
 
     data = json.loads(path.read_text(encoding="utf-8"))
     if data.get("benchmark") != 2:
@@ -316,19 +316,7 @@ def upgrade(path: Path) -> bool:
         rating.update(low=low, high=high, interval=ROBUST)
     data["benchmark"] = BENCHMARK_VERSION
     data["notes"] = [*data.get("notes", []), UPGRADE_NOTE]
-    card = ScoreCard(
-        data["agent"],
-        Protocol(**data["protocol"]),
-        data["seed"],
-        data["rating"],
-        data["rating_draft"],
-        data["accuracy"],
-        data["value_sign"],
-        data["puzzles"],
-        data["endgames"],
-        data.get("exploitability"),
-        notes=data["notes"],
-    )
+    card = ScoreCard.from_json(data)
     write_text(path, json.dumps(data, indent=1) + "\n")
     write_text(path.with_suffix(".md"), card.markdown())
     card.plot(path.with_suffix(".png"))
@@ -350,7 +338,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--upgrade", action="store_true", help="make every benchmark 2 card a benchmark 3 card (no games: see above)"
     )
+    parser.add_argument(
+        "--replot", action="store_true", help="draw every card's scorecard.png again from its JSON (no games)"
+    )
     args = parser.parse_args(argv)
+    if args.replot:
+        for path in sorted((ROOT / "docs" / "benchmark").rglob("scorecard.json")):
+            ScoreCard.from_json(json.loads(path.read_text(encoding="utf-8"))).plot(path.with_suffix(".png"))
+            print(f"drew {path.with_suffix('.png').relative_to(ROOT)}", flush=True)
+        return
     if args.upgrade:
         for path in sorted((ROOT / "docs" / "benchmark").rglob("scorecard.json")):
             if upgrade(path):

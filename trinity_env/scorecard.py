@@ -169,9 +169,31 @@ class ScoreCard:
         lines += [f"\nNote: {note}" for note in self.notes]
         return "\n".join(lines) + "\n"
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ScoreCard:
+        """The card a ``scorecard.json`` holds (its code and files as recorded), to draw or print it again without
+        measuring anything."""
+        return cls(
+            data["agent"],
+            Protocol(**data["protocol"]),
+            data["seed"],
+            data["rating"],
+            data["rating_draft"],
+            data["accuracy"],
+            data["value_sign"],
+            data["puzzles"],
+            data["endgames"],
+            data.get("exploitability"),
+            files=data.get("files", []),
+            code=data.get("code"),
+            partial=data.get("partial", False),
+            notes=data.get("notes", []),
+        )
+
     def plot(self, path: str | Path) -> None:
-        """Accuracy and value sign by empty tiles, with their intervals, beside the reference lines of the same
-        positions (``reference_accuracy``: a uniformly random mover's expectation and greedy's share)."""
+        """Two panels: accuracy and value sign by empty tiles, with their intervals, beside the reference lines of the
+        same positions (``reference_accuracy``: a uniformly random mover's expectation and greedy's share); and both
+        ratings with their intervals among the members of the pools they are fitted against."""
         import matplotlib
 
         matplotlib.use("Agg")
@@ -179,7 +201,7 @@ class ScoreCard:
 
         counts = sorted(self.accuracy, key=int)
         x = [int(c) for c in counts]
-        figure, axis = plt.subplots(figsize=(6.5, 3.8))
+        figure, (axis, ratings) = plt.subplots(1, 2, figsize=(11, 4.2), width_ratios=(3, 2))
         for name, cells in (("moves keep the value", self.accuracy), ("value sign right", self.value_sign or {})):
             shown = [c for c in counts if cells.get(c) and cells[c]["share"] is not None]
             if not shown:
@@ -195,9 +217,13 @@ class ScoreCard:
         axis.set_xticks(x)
         axis.set_ylim(0, 1)
         axis.set_xlabel("empty tiles")
-        axis.set_title(f"{self.agent}: against perfect play (benchmark {BENCHMARK_VERSION}, {self.protocol.name})")
+        axis.set_title("against perfect play", fontsize=10)
         axis.grid(alpha=0.3)
-        axis.legend(loc="lower left")
+        axis.legend(loc="lower left", fontsize=8)
+        _rating_panel(ratings, [("dealt hands", self.rating), ("with the draft", self.rating_draft)])
+        figure.suptitle(
+            f"{self.agent}\n(benchmark {BENCHMARK_VERSION}, {self.protocol.name} protocol, seed {self.seed})"
+        )
         figure.tight_layout()
         from trinity_env.core.writes import write_figure
 
@@ -219,6 +245,46 @@ class ScoreCard:
         for file in self.games_files:  # the card is on disk: its games are no longer needed
             file.unlink(missing_ok=True)
         return paths
+
+
+def _rating_panel(axis, rows: list[tuple[str, dict[str, Any]]]) -> None:
+    """Each rating with its interval on its own line, above the ratings of the pool members it was fitted against
+    (grey, named): where the policy stands on the fixed scale."""
+    from trinity_env.evaluation.anchored import POOL_FILES, ReferencePool
+
+    pools = {Path(file).stem: file for file in POOL_FILES.values()}
+    for y, (_, rating) in enumerate(rows):
+        pool = ReferencePool.load(pools[rating["pool_name"]])
+        axis.scatter(pool.elo, [y] * len(pool.elo), marker="|", s=200, color="grey")
+        for k, (member, elo) in enumerate(zip(pool.agents, pool.elo, strict=True)):
+            axis.annotate(
+                member,
+                (elo, y),
+                xytext=(0, -14 - 9 * (k % 2)),
+                textcoords="offset points",
+                fontsize=6,
+                ha="center",
+                color="grey",
+            )
+        low, high = rating["elo"] - rating["low"], rating["high"] - rating["elo"]
+        axis.errorbar([rating["elo"]], [y + 0.25], xerr=[[low], [high]], marker="o", capsize=4, color="C0")
+        axis.annotate(
+            f"{rating['elo']:+.0f}",
+            (rating["elo"], y + 0.25),
+            xytext=(0, 6),
+            textcoords="offset points",
+            fontsize=8,
+            ha="center",
+            color="C0",
+        )
+    every = [elo for _, rating in rows for elo in (rating["low"], rating["high"])]
+    every += [elo for _, rating in rows for elo in ReferencePool.load(pools[rating["pool_name"]]).elo]
+    axis.set_xlim(min(every) - 120, max(every) + 120)  # room for the members' names at both ends
+    axis.set_yticks(range(len(rows)), [name for name, _ in rows])
+    axis.set_ylim(-0.7, len(rows) - 0.35)
+    axis.set_xlabel("Elo, the pool's fixed scale (random = 0)")
+    axis.set_title("rating among the pool's members (95% interval)", fontsize=10)
+    axis.grid(alpha=0.3, axis="x")
 
 
 def reference_accuracy(per_count: int, seed: int) -> dict[str, dict[int, float]]:
