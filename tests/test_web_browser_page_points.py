@@ -364,3 +364,48 @@ def test_the_keyboard_lands_on_the_tile_last_used_turn_after_turn(server, browse
         no_script_errors(page)
     finally:
         context.close()
+
+
+TILE_NUMBERS = """() => {
+    const lum = (rgb) => {
+        const [r, g, b] = rgb.match(/[\\d.]+/g).slice(0, 3).map((v) => Number(v) / 255)
+            .map((v) => (v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4));
+        return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
+    const textBox = (e) => {
+        const range = document.createRange(); range.selectNodeContents(e); return range.getBoundingClientRect(); };
+    const apart = (a, b) => a.right <= b.left + 0.5 || b.right <= a.left + 0.5
+        || a.bottom <= b.top + 0.5 || b.bottom <= a.top + 0.5;
+    const inside = (a, b) => a.left >= b.left - 0.5 && a.right <= b.right + 0.5
+        && a.top >= b.top - 0.5 && a.bottom <= b.bottom + 0.5;
+    return [...document.querySelectorAll(".tile")].filter((t) => t.querySelector(".card")).map((tile) => {
+        const card = tile.querySelector(".card"), number = tile.querySelector(".tile-number");
+        if (!number) return {tile: Number(tile.dataset.tile), text: null};
+        const box = textBox(number);
+        // what is on top there (the number lets the pointer through to its card): nothing over the card
+        const top = document.elementFromPoint((box.left + box.right) / 2, (box.top + box.bottom) / 2);
+        const style = getComputedStyle(number);
+        const fore = lum(getComputedStyle(number).color), back = lum(getComputedStyle(card).backgroundColor);
+        const seen = Boolean(top && card.contains(top)) && style.visibility === "visible" && style.opacity === "1";
+        return {tile: Number(tile.dataset.tile), text: number.textContent, seen,
+            inCard: inside(box, card.getBoundingClientRect()),
+            clear: [...card.querySelectorAll(".side")].every((side) => apart(box, textBox(side))),
+            px: parseFloat(getComputedStyle(number).fontSize),
+            contrast: (Math.max(fore, back) + 0.05) / (Math.min(fore, back) + 0.05)};
+    });
+}"""
+
+
+def test_an_occupied_tile_shows_its_number(server, sized):
+    """The numbers of occupied tiles hid under their cards while the move list names tiles by number. Now each card
+    on the board shows its tile's number in its empty top-left corner: on top, clear of the four values, legible."""
+    seeded_game(sized, server, moves=2)
+    tiles = sized.evaluate(TILE_NUMBERS)
+    occupied = [t for t, here in enumerate(state(sized)["board"]) if here is not None]
+    assert sorted(t["tile"] for t in tiles) == occupied and len(occupied) == 4
+    for t in tiles:
+        assert t["text"] == str(t["tile"] + 1) and t["seen"] and t["inCard"] and t["clear"], t
+        assert t["px"] >= 9 and t["contrast"] >= 4.5, t
+    assert sized.eval_on_selector_all(".tile-number", "ns => ns.map(n => n.textContent)") == [
+        str(k) for k in range(1, 16)
+    ]
+    no_script_errors(sized)

@@ -40,6 +40,12 @@ function tileName(state, t, mark) {
   return `${where}: ${what}${marks[mark] || ""}`;
 }
 
+function tileNumber(t) {
+  const number = el("span", "tile-number", tileNo(t));
+  number.setAttribute("aria-hidden", "true"); // the tile's name says it
+  return number;
+}
+
 export function renderBoard(view) {
   const state = view.state;
   const board = $("board");
@@ -73,13 +79,13 @@ export function renderBoard(view) {
         if (last && last.tile === t) mark = "placed";
         else if (last && last.captured.includes(t)) mark = "captured";
         else if (last && last.domino.includes(t)) mark = "domino";
-        tile.append(cardElement(here.card, here.owner, mark));
+        const card = cardElement(here.card, here.owner, mark);
+        card.append(tileNumber(t)); // in the card's empty top-left corner: the move list names tiles by number
+        tile.append(card);
         if (mark) tile.classList.add(mark);
         if (fallen && fallen.lane === lane) tile.classList.add("won-lane");
       } else {
-        const number = el("span", "tile-number", tileNo(t));
-        number.setAttribute("aria-hidden", "true");
-        tile.append(number);
+        tile.append(tileNumber(t));
       }
       tile.setAttribute("aria-label", tileName(state, t, mark));
       if (interactive) {
