@@ -452,3 +452,55 @@ def test_pettingzoos_turn_based_conversion_works_as_the_docs_say():
         steps += 1
     assert steps <= 15 and sorted(rewards.values()) in ([-1.0, 1.0], [0.0, 0.0])
     assert infos["player_0"]["termination_code"] > 0
+
+
+@pytest.mark.parametrize("draft", ["dealt", "pick"])
+def test_the_direct_wrappers_play_exactly_as_pettingzoo_s_own(draft):
+    """``trinity_env.envs.wrappers`` keeps PettingZoo's wrappers' behaviour while reading their private state
+    (``_prev_obs``, ``_has_updated``, ``_cumulative_rewards``) for speed: played beside PettingZoo's own chain on
+    the same raw env, every step (legal and illegal actions, after the end too) gives the same ``last()``, rewards,
+    terminations and errors. A PettingZoo release that renames that state fails here, under every PettingZoo the
+    project supports (``make test-lowest`` runs this file under 1.23)."""
+    from pettingzoo.utils import wrappers
+
+    def stock(**kwargs):
+        inner = wrappers.TerminateIllegalWrapper(raw_env(**kwargs), illegal_reward=-1)
+        return wrappers.OrderEnforcingWrapper(wrappers.AssertOutOfBoundsWrapper(inner))
+
+    def state(env):
+        observation, reward, terminated, truncated, info = env.last()
+        seen = None if observation is None else {k: np.asarray(v).tolist() for k, v in observation.items()}
+        return (
+            seen,
+            reward,
+            terminated,
+            truncated,
+            info,
+            env.agent_selection,
+            dict(env.rewards),
+            dict(env.terminations),
+            dict(env._cumulative_rewards),
+            list(env.agents),
+        )
+
+    rng = random.Random(7)
+    for game in range(12):
+        ours, theirs = trinity_env.env(draft=draft), stock(draft=draft)
+        ours.reset(seed=game)
+        theirs.reset(seed=game)
+        for _ in range(60):
+            assert list(ours.agents) == list(theirs.agents)
+            if not ours.agents:
+                break
+            assert state(ours) == state(theirs)
+            observation, _, terminated, truncated, _ = ours.last()
+            legal = np.flatnonzero(observation["action_mask"])
+            if terminated or truncated:
+                action = None
+            elif rng.random() < 0.04:  # an illegal action ends the game with -1 for the mover
+                action = int(rng.choice(np.flatnonzero(observation["action_mask"] == 0)))
+            else:
+                action = int(rng.choice(legal))
+            ours.step(action)
+            theirs.step(action)
+        assert not ours.agents and not theirs.agents

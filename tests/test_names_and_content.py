@@ -22,7 +22,7 @@ from training.config import TrainConfig, TrainConfigError
 from trinity_env.agents import AgentSpecError
 from trinity_env.agents.checkpoint import CheckpointError
 from trinity_env.core import DeckError, load_deck
-from trinity_env.core.decks import config_root
+from trinity_env.core.shipped import config_root
 from trinity_env.spec.config import ConfigError, make_config
 
 ROOT = Path(__file__).resolve().parent.parent

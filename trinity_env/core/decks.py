@@ -17,10 +17,7 @@ from pathlib import Path
 from trinity_env.core.cards import A, Card, parse_cards
 from trinity_env.core.errors import DeckError
 from trinity_env.core.files import load_yaml, names, short
-from trinity_env.core.shipped import (
-    config_root,  # noqa: F401  (kept importable from here)
-    resolve,
-)
+from trinity_env.core.shipped import resolve
 
 DECK_SIZE = 16
 HAND_SIZE = 8

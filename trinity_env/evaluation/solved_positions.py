@@ -233,8 +233,7 @@ def read_manifest(directory: str | Path) -> dict[str, Any]:
     if not path.exists():
         raise _fail(
             directory,
-            f"no {MANIFEST}: not a solved-positions dataset (build one with "
-            "python -m training.solved_positions build DIR --shards N)",
+            f"no {MANIFEST}: not a solved-positions dataset (build one with trinity dataset build DIR --shards N)",
         )
     manifest = parse_json(read_text(path, "manifest", DatasetError, MAX_DOCUMENT_BYTES), str(path), DatasetError)
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
