@@ -75,18 +75,16 @@ def study(pool: ReferencePool, shares: np.ndarray, games: int, seeds: int, seed:
 
 
 def table(rows: list[dict]) -> str:
-    """The study as a markdown table."""
-    lines = [
-        "| pool | true results | games a member | seed-to-seed sd | half width (robust) | covered (robust) "
-        "| half width (likelihood ratio) | covered (likelihood ratio) |",
-        "|---|---|---:|---:|---:|---:|---:|---:|",
-    ]
+    """The study as a markdown table: two text columns, then numbers."""
+    columns = ["pool", "true results", "games a member", "seed-to-seed sd"]
+    for kind in ("robust", "likelihood ratio"):
+        columns += [f"half width ({kind})", f"covered ({kind})"]
+    lines = ["| " + " | ".join(columns) + " |", "|---|---|" + "---:|" * (len(columns) - 2)]
     for row in rows:
-        lines.append(
-            f"| {row['pool_name']} | {row['scenario']} | {row['games_per_member']} | {row['elo_sd']:.0f} "
-            f"| {row[f'{ROBUST}_half_width']:.0f} | {row[f'{ROBUST}_coverage']:.1%} "
-            f"| {row[f'{LIKELIHOOD}_half_width']:.0f} | {row[f'{LIKELIHOOD}_coverage']:.1%} |"
-        )
+        cells = [row["pool_name"], row["scenario"], str(row["games_per_member"]), f"{row['elo_sd']:.0f}"]
+        for kind in (ROBUST, LIKELIHOOD):
+            cells += [f"{row[f'{kind}_half_width']:.0f}", f"{row[f'{kind}_coverage']:.1%}"]
+        lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
