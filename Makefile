@@ -59,12 +59,12 @@ test-integrations: $(STAMP)
 	$(BIN)/python -m pytest --durations=10 tests/test_integrations.py
 	$(MAKE) test-benchmarl
 
-## test-benchmarl: BenchMARL's MAPPO and IQL on the env (tests/test_integrations.py -k benchmarl), in .venv-benchmarl: BenchMARL 1.5 pins a TorchRL older than the integrations extra's
+## test-benchmarl: BenchMARL's MAPPO and IQL on the env with trinity_env.integrations.benchmarl (tests/test_benchmarl.py), in .venv-benchmarl: BenchMARL 1.5 pins a TorchRL older than the integrations extra's
 .PHONY: test-benchmarl
 test-benchmarl:
 	$(PYTHON) -m venv .venv-benchmarl
 	.venv-benchmarl/bin/python -m pip install --quiet -e ".[benchmarl,onnx]" "torch==2.13.0" pytest
-	.venv-benchmarl/bin/python -m pytest -q -p no:cacheprovider --durations=5 tests/test_integrations.py -k benchmarl
+	.venv-benchmarl/bin/python -m pytest -q -p no:cacheprovider --durations=5 tests/test_benchmarl.py
 
 ## test-lowest: the env's tests under the lowest PettingZoo the project supports (1.23), in .venv-lowest
 test-lowest:

@@ -6,9 +6,9 @@ the default suite where their library is installed; the Tianshou and AgileRL exa
 are marked slow; TorchRL's wrapper plays whole games in seconds. ``make test-integrations`` installs
 the ``integrations`` extra (OpenSpiel, Tianshou and TorchRL; torch stays pinned) and runs this whole
 file. AgileRL cannot share the project's environment (it pins ``pettingzoo<1.27``): its test runs in a venv of its own.
-Nor can BenchMARL (1.5 pins ``torchrl<0.12``): ``make test-benchmarl``, which ``make test-integrations`` ends with,
-runs its tests in ``.venv-benchmarl``. The vector envs' masks around an autoreset (gymnasium's ``AsyncVectorEnv`` and
-the project's vector env) are held to what docs/evaluate.md says.
+Nor can BenchMARL (1.5 pins ``torchrl<0.12``): its tests are tests/test_benchmarl.py, which ``make test-benchmarl``
+(``make test-integrations`` ends with it) runs in ``.venv-benchmarl``. The vector envs' masks around an autoreset
+(gymnasium's ``AsyncVectorEnv`` and the project's vector env) are held to what docs/evaluate.md says.
 """
 
 from __future__ import annotations
@@ -388,7 +388,7 @@ def test_an_unknown_keyword_to_gymnasium_make_is_a_type_error_as_pythons_own_is(
         assert isinstance(caught.value, ConfigError) and "\n" not in str(caught.value)
 
 
-# ---------------------------------------------------------------------- TorchRL (and BenchMARL, which wraps it)
+# ---------------------------------------------------------------------- TorchRL (BenchMARL wraps it: test_benchmarl.py)
 
 
 def torchrl_env(**keywords):
@@ -483,75 +483,6 @@ def test_torchrl_plays_whole_games_with_random_legal_actions(draft):
             assert info["termination_code"].item() == outcome.termination.code
             assert info["winner"].item() == (-1 if outcome.winner is None else outcome.winner)
             assert info["scores"][0].tolist() == list(lane_scores(state.owners))
-
-
-# ---------------------------------------------------------------------- BenchMARL (in a venv of its own)
-
-
-@pytest.mark.slow  # about 20 s an algorithm on 2 busy cores: make test-benchmarl (part of make test-integrations)
-@pytest.mark.parametrize("algorithm", ["mappo", "iql"])
-def test_benchmarl_trains_on_float32_observations_and_its_policies_play_legal_games(algorithm, tmp_path, capsys):
-    """BenchMARL's own ``Experiment``: two iterations of collection and training, then games of its policies.
-
-    With the default int8 observation BenchMARL's MLP fails (``mat1 and mat2 must have the same dtype, but got Char
-    and Float``): ``observation_dtype="float32"`` is what makes it run (``examples/benchmarl_mappo.py``).
-    """
-    pytest.importorskip("benchmarl", reason="BenchMARL is not installed (make test-benchmarl: .venv-benchmarl)")
-    import torch
-
-    module = example("benchmarl_mappo")
-    argv = ["--algorithm", algorithm, "--iterations", "2", "--frames", "64", "--games", "2", "--folder", str(tmp_path)]
-    rollouts = module.main(argv)
-    assert capsys.readouterr().out.count("illegal moves 0") == 2
-    assert len(rollouts) == 2
-    for rollout in rollouts:
-        assert rollout["player_0", "observation", "observation"].dtype == torch.float32
-        assert module.illegal_moves(rollout) == 0
-        # the game ended by the rules (an illegal move would end it early with termination_code 0)
-        assert rollout["next", "done"][-1].item() and len(rollout) <= 15
-        assert rollout["next", "player_0", "info", "termination_code"][-1].item() > 0
-
-
-@pytest.mark.slow  # one BenchMARL iteration: make test-benchmarl
-def test_benchmarl_exports_player_0_s_actor_to_an_onnx_file_that_plays_as_the_actor(tmp_path, monkeypatch):
-    """``--export``: ``player_0``'s actor rebuilt as a plain MLP (``actor_network``) gives the policy's own logits,
-    and its ONNX file (the leaderboard's BenchMARL card) plays their best legal action."""
-    pytest.importorskip("benchmarl", reason="BenchMARL is not installed (make test-benchmarl: .venv-benchmarl)")
-    pytest.importorskip("onnxruntime", reason="the onnx extra is not installed")
-    import torch
-
-    from trinity_env.agents import make
-
-    module = example("benchmarl_mappo")
-    experiments = []
-    original = module.actor_network
-    monkeypatch.setattr(
-        module, "actor_network", lambda experiment: experiments.append(experiment) or original(experiment)
-    )
-    path = tmp_path / "mappo.onnx"
-    module.main(
-        ["--iterations", "1", "--frames", "64", "--games", "1", "--folder", str(tmp_path), "--export", str(path)]
-    )
-    network = original(experiments[0])
-    mlp = experiments[0].group_policies["player_0"].module[0].mlp
-    observations = torch.randint(0, 11, (6, 339)).float()
-    with torch.no_grad():
-        assert torch.equal(network(observations), mlp(observations[:, None])[:, 0])
-        masks = (torch.rand(6, 256) < 0.3).numpy().astype(np.int8)
-        masks[:, 0] = 1
-        best = np.where(masks != 0, network(observations).numpy(), -np.inf).argmax(axis=1)
-    assert (make(f"onnx:{path}").act_batch(observations.numpy().astype(np.int8), masks) == best).all()
-
-
-def test_benchmarl_needs_the_float32_observation(tmp_path):
-    """The int8 default fails in BenchMARL's first layer, already when the experiment is built: the reason the option
-    exists (and docs/evaluate.md says so)."""
-    pytest.importorskip("benchmarl", reason="BenchMARL is not installed (make test-benchmarl: .venv-benchmarl)")
-    module = example("benchmarl_mappo")
-    task = module.TrinityTowersTask("trinity_towers", {"draft": "dealt"})  # int8 observations
-    with warnings.catch_warnings(), pytest.raises(RuntimeError, match="mat1 and mat2 must have the same dtype"):
-        warnings.simplefilter("ignore")
-        module.make_experiment(task, "iql", 1, 8, 0, str(tmp_path))
 
 
 # ---------------------------------------------------------------------- vector envs: the mask around an autoreset

@@ -3,7 +3,7 @@
 ``examples/cleanrl_ppo.py --export`` and ``examples/tianshou_dqn.py --export`` write ONNX files that ``onnx:PATH``
 plays exactly as the trained network would (the legal action with the highest score); ``examples/maskable_ppo.py
 --save`` writes an SB3 zip the agent spec of its path plays. Each test skips when its library is not installed;
-BenchMARL's export is in tests/test_integrations.py (``make test-benchmarl`` runs it in its own venv).
+BenchMARL's export is in tests/test_benchmarl.py (``make test-benchmarl`` runs it in its own venv).
 """
 
 from __future__ import annotations
