@@ -3,17 +3,23 @@
 // the page keeps only its id (in the address and in localStorage), so a reload loses nothing.
 // The rules live on the server only: what a placement would capture is asked of the engine
 // (GET /api/games/{id}/previews/{ply}), never worked out here.
-// The code is ES modules, one concern each, loaded by the browser as they are (<script type="module">): this
-// one starts the page and imports the rest.
+// The code is ES modules, one concern each, loaded by the browser as they are (<script type="module">), in layers
+// whose imports point only down (tests/test_web_layers.py): the state and the API; the tools around them (notices,
+// focus, dialogs); what draws the page (cards, previews, board, draft, render); what handles input and runs games
+// and replays (setup, games, replays, keys); and this module, which starts the page. The drawing modules reach the
+// controllers through actions.js, whose handlers this module registers first.
 
 import { app, $ } from "./state.js";
 import { api } from "./api.js";
+import { register } from "./actions.js";
 import { showError } from "./notices.js";
-import { storageKey, fillAgentLists, showSetup, checkEngine } from "./setup.js";
-import { startPlay, startWatch, resume } from "./games.js";
-import { uploadReplay, openReplay } from "./replays.js";
-import { globalKey } from "./keys.js";
 import { initRules, initHints, initConfirm } from "./dialogs.js";
+import { storageKey, fillAgentLists, showSetup, checkEngine } from "./setup.js";
+import { startPlay, startWatch, resume, play, chooseCard, putBack, placeOn, newGame, resign, reviewGame, advance, toggleAutoplay, lookBack, endLookback, showReplyNow } from "./games.js";
+import { uploadReplay, openReplay, goToFrame, loadReview, newReplay } from "./replays.js";
+import { globalKey, boardKey, handKey, deckKey } from "./keys.js";
+
+register({ play, chooseCard, putBack, placeOn, boardKey, handKey, deckKey, newGame, resign, reviewGame, advance, toggleAutoplay, lookBack, endLookback, showReplyNow, goToFrame, loadReview, newReplay });
 
 document.addEventListener("DOMContentLoaded", init);
 

@@ -1,27 +1,13 @@
-// The board and the hands: cards, tiles and towers, choosing a hand card and placing it by click, tap (twice on
-// touch: the first tap previews) or drag, and why a tile refuses a card.
+// The board and the hands drawn: tiles and towers, the cards on them and in the hands, and why a tile refuses a card.
+// A click, a tap (twice on touch: the first previews), a drag or a key on them goes to games.js and keys.js through
+// actions.js (a drawing module imports no controller).
 
 import { COLOURS, LANES, POSITIONS, app, $, tileNo, laneNo, el } from "./state.js";
-import { notify, announce } from "./notices.js";
-import { play } from "./games.js";
+import { actions } from "./actions.js";
+import { notify } from "./notices.js";
+import { cardElement, sidesText, seatName } from "./cards.js";
 import { touching, showPreview } from "./previews.js";
-import { render, seatName } from "./render.js";
 import { setRoving } from "./focus.js";
-import { boardKey, handKey } from "./keys.js";
-
-export function sidesText(notation) {
-  const [top, right, bottom, left] = notation.split("");
-  return `top ${top}, right ${right}, bottom ${bottom}, left ${left}`;
-}
-
-export function cardElement(notation, owner, extra) {
-  const card = el("div", `card${owner === 0 ? " white" : owner === 1 ? " black" : ""}${extra ? ` ${extra}` : ""}`);
-  const [top, right, bottom, left] = notation.split("");
-  card.append(el("span", "side top", top), el("span", "side left", left), el("span", "owner", owner === 0 ? "w" : owner === 1 ? "b" : ""), el("span", "side right", right), el("span", "side bottom", bottom));
-  for (const part of card.children) part.setAttribute("aria-hidden", "true");
-  card.dataset.card = notation;
-  return card;
-}
 
 export function canAct(view) {
   const state = view.state;
@@ -94,7 +80,7 @@ export function renderBoard(view) {
         tile.setAttribute("aria-disabled", legal.has(t) ? "false" : "true");
         tile.setAttribute("aria-describedby", "preview");
         tile.tabIndex = t === app.roving.board ? 0 : -1;
-        tile.addEventListener("keydown", (event) => boardKey(event, view, t));
+        tile.addEventListener("keydown", (event) => actions.boardKey(event, view, t));
         tile.addEventListener("focus", () => {
           app.roving.board = t;
           setRoving(board, tile);
@@ -124,7 +110,7 @@ export function renderBoard(view) {
             notify("");
             return;
           }
-          placeOn(view, t);
+          actions.placeOn(view, t);
         });
       }
       tile.addEventListener("mouseenter", () => {
@@ -146,7 +132,7 @@ export function renderBoard(view) {
       });
       tile.addEventListener("drop", (event) => {
         event.preventDefault();
-        placeOn(view, t);
+        actions.placeOn(view, t);
       });
       board.append(tile);
     }
@@ -167,12 +153,6 @@ export function refusedTile(view, t) {
   return touching() ? "Tap a card of your hand first, then this tile." : "Choose a card from your hand first (Tab to your hand, then Enter), then this tile.";
 }
 
-export function placeOn(view, tile) {
-  if (app.selected === null) return;
-  const move = view.state.legal.find((m) => m.index === app.selected && m.tile === tile);
-  if (move) play(move.action, `hand:${app.selected}`);
-}
-
 function markLegalTiles(view) {
   const legal = app.selected === null ? new Set() : legalTiles(view, app.selected);
   for (const tile of $("board").querySelectorAll(".tile")) {
@@ -180,27 +160,6 @@ function markLegalTiles(view) {
     tile.classList.toggle("legal", ok);
     if (tile.hasAttribute("aria-disabled")) tile.setAttribute("aria-disabled", ok ? "false" : "true");
   }
-}
-
-function nearestTile(tiles, from) {
-  // the tile of `tiles` fewest arrow-key steps from tile `from` (ties: the lower number): where the keyboard lands
-  const steps = (t) => Math.abs(Math.floor(t / POSITIONS) - Math.floor(from / POSITIONS)) + Math.abs((t % POSITIONS) - (from % POSITIONS));
-  return [...tiles].sort((a, b) => steps(a) - steps(b) || a - b)[0];
-}
-
-export function chooseCard(view, index, byKey) {
-  // a hand card chosen: the keyboard goes on to the board, to the tile it last used (the centre at first) or, taken,
-  // the free tile nearest it, so it lands in the same place turn after turn; a click or a tap leaves the focus on the
-  // card, so no tile shows a placement before one is pointed at or touched
-  const legal = legalTiles(view, index);
-  app.selected = index;
-  notify("");
-  const tile = legal.has(app.roving.board) ? app.roving.board : nearestTile(legal, app.roving.board);
-  app.roving.board = tile;
-  app.focusNext = byKey ? `tile:${tile}` : `hand:${index}`;
-  if (!byKey) app.hoverTile = null;
-  render();
-  announce(`${view.state.players[view.viewer].hand.find((h) => h.index === index).card} chosen. Arrow keys move between tiles, Enter places it, Escape puts it back.`);
 }
 
 export function renderSides(view) {
@@ -254,7 +213,7 @@ export function renderSides(view) {
             app.roving.hand = entry.index;
             setRoving(hand, card);
           });
-          card.addEventListener("keydown", (event) => handKey(event, view, hand, card, entry.index, selectable));
+          card.addEventListener("keydown", (event) => actions.handKey(event, view, hand, card, entry.index, selectable));
           if (!selectable) card.addEventListener("click", () => notify(state.phase === "play" && !canAct(view) ? `Wait for your turn: ${view.names[state.to_move]} is placing.` : "That card cannot be played now."));
         } else {
           card.setAttribute("role", "img");
@@ -267,10 +226,8 @@ export function renderSides(view) {
             app.pointer = event.pointerType;
           });
           card.addEventListener("click", () => {
-            if (app.selected === entry.index) {
-              app.selected = null;
-              render();
-            } else chooseCard(view, entry.index, false);
+            if (app.selected === entry.index) actions.putBack();
+            else actions.chooseCard(view, entry.index, false);
           });
           card.addEventListener("dragstart", (event) => {
             app.selected = entry.index;

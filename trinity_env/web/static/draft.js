@@ -1,13 +1,12 @@
-// The draft: each player's deck, picking 8 cards from it, and why a card cannot be picked.
+// The draft drawn: each player's deck, picking 8 cards from it (through actions.js), and why a card cannot be picked.
 
 import { app, $, el } from "./state.js";
+import { actions } from "./actions.js";
 import { notify } from "./notices.js";
-import { play } from "./games.js";
-import { seatName } from "./render.js";
 import { setRoving } from "./focus.js";
-import { sidesText, cardElement, canAct } from "./board.js";
-import { deckKey } from "./keys.js";
 import { ruleWord } from "./dialogs.js";
+import { sidesText, cardElement, seatName } from "./cards.js";
+import { canAct } from "./board.js";
 
 export function renderDraft(view) {
   const state = view.state;
@@ -61,12 +60,12 @@ export function renderDraft(view) {
             app.roving.deck = entry.index;
             setRoving(deck, card);
           });
-          card.addEventListener("keydown", (event) => deckKey(event, deck, card, canPick ? legal.get(entry.index) : null, why));
+          card.addEventListener("keydown", (event) => actions.deckKey(event, deck, card, canPick ? legal.get(entry.index) : null, why));
         } else {
           card.setAttribute("role", "img");
           card.setAttribute("aria-label", `${entry.card}${why}`);
         }
-        if (canPick) card.addEventListener("click", () => play(legal.get(entry.index)));
+        if (canPick) card.addEventListener("click", () => actions.play(legal.get(entry.index)));
         else if (mine) card.addEventListener("click", () => notify(refusedPick(view, entry, overLimit)));
         deck.append(card);
       }

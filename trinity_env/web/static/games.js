@@ -1,12 +1,13 @@
-// Games (play and watch): starting, resuming, moving, the agents' moves on a timer, resigning, and looking back
-// at an earlier position.
+// Games (play and watch): starting, resuming, choosing a hand card and placing it, the agents' moves on a timer (the
+// reply after your captures shown a moment later), resigning, and looking back at an earlier position.
 
-import { SPEEDS, app, $, replyPauseMs } from "./state.js";
+import { SPEEDS, POSITIONS, app, $, replyPauseMs, stopTimer } from "./state.js";
 import { api } from "./api.js";
 import { showError, notify, announce } from "./notices.js";
-import { storageKey, showSetup, showBoard } from "./setup.js";
-import { current, render, describe } from "./render.js";
 import { confirmStep } from "./dialogs.js";
+import { legalTiles } from "./board.js";
+import { current, render, describe } from "./render.js";
+import { storageKey, showSetup, showBoard } from "./setup.js";
 
 export async function startPlay(event) {
   event.preventDefault();
@@ -139,11 +140,6 @@ export async function reviewGame() {
   }
 }
 
-export function stopTimer() {
-  clearTimeout(app.timer);
-  app.timer = null;
-}
-
 export function schedule() {
   stopTimer();
   const game = app.game;
@@ -200,10 +196,6 @@ function replyWait() {
   });
 }
 
-export function replyWaiting() {
-  return Boolean(app.replyUntil && app.game && app.game.agent_to_move && !app.game.state.outcome);
-}
-
 // "Show the reply" and Escape: the reply shows as soon as it is in
 export function showReplyNow() {
   if (!app.replyUntil) return;
@@ -245,6 +237,46 @@ export async function play(action, focusAfter) {
   if (focusAfter) app.focusNext = focusAfter;
   render();
   announceMoves();
+  schedule();
+}
+
+export function placeOn(view, tile) {
+  if (app.selected === null) return;
+  const move = view.state.legal.find((m) => m.index === app.selected && m.tile === tile);
+  if (move) play(move.action, `hand:${app.selected}`);
+}
+
+function nearestTile(tiles, from) {
+  // the tile of `tiles` fewest arrow-key steps from tile `from` (ties: the lower number): where the keyboard lands
+  const steps = (t) => Math.abs(Math.floor(t / POSITIONS) - Math.floor(from / POSITIONS)) + Math.abs((t % POSITIONS) - (from % POSITIONS));
+  return [...tiles].sort((a, b) => steps(a) - steps(b) || a - b)[0];
+}
+
+export function chooseCard(view, index, byKey) {
+  // a hand card chosen: the keyboard goes on to the board, to the tile it last used (the centre at first) or, taken,
+  // the free tile nearest it, so it lands in the same place turn after turn; a click or a tap leaves the focus on the
+  // card, so no tile shows a placement before one is pointed at or touched
+  const legal = legalTiles(view, index);
+  app.selected = index;
+  notify("");
+  const tile = legal.has(app.roving.board) ? app.roving.board : nearestTile(legal, app.roving.board);
+  app.roving.board = tile;
+  app.focusNext = byKey ? `tile:${tile}` : `hand:${index}`;
+  if (!byKey) app.hoverTile = null;
+  render();
+  announce(`${view.state.players[view.viewer].hand.find((h) => h.index === index).card} chosen. Arrow keys move between tiles, Enter places it, Escape puts it back.`);
+}
+
+export function putBack() {
+  // the chosen card clicked again: not chosen any more
+  app.selected = null;
+  render();
+}
+
+export function toggleAutoplay() {
+  app.autoplay = !app.autoplay;
+  app.focusNext = "#autoplay";
+  render();
   schedule();
 }
 

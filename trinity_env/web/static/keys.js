@@ -1,14 +1,14 @@
 // The keyboard: arrow keys, Enter and Escape on the board, the hand and the deck, and the page's own keys
 // (? opens the rules, Escape leaves a look back or shows the computer's reply without its pause).
 
-import { LANES, POSITIONS, app, $ } from "./state.js";
+import { LANES, POSITIONS, app, $, replyWaiting } from "./state.js";
 import { notify, announce } from "./notices.js";
-import { play, endLookback, replyWaiting, showReplyNow } from "./games.js";
-import { current, render } from "./render.js";
 import { focusStep } from "./focus.js";
-import { canAct, legalTiles, refusedTile, placeOn, chooseCard } from "./board.js";
-import { refusedPick } from "./draft.js";
 import { openRules, hideHint } from "./dialogs.js";
+import { canAct, legalTiles, refusedTile } from "./board.js";
+import { refusedPick } from "./draft.js";
+import { current, render } from "./render.js";
+import { play, placeOn, chooseCard, endLookback, showReplyNow } from "./games.js";
 
 export function boardKey(event, view, t) {
   const lane = Math.floor(t / POSITIONS);

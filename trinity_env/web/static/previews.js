@@ -4,7 +4,7 @@
 import { POSITIONS, app, $, tileNo, laneNo, listTiles } from "./state.js";
 import { api } from "./api.js";
 import { showError } from "./notices.js";
-import { cardElement } from "./board.js";
+import { cardElement } from "./cards.js";
 
 function previewable() {
   const game = app.game;

@@ -1,15 +1,15 @@
 // What is shown: the position on any page, and the parts of the page around the board (status, controls,
-// event line, result, lane table, move list, review), drawn anew from `app` on every change.
+// event line, result, lane table, move list, review), drawn anew from `app` on every change. Its buttons call the
+// controllers through actions.js; the controllers import this module to redraw.
 
-import { COLOURS, SPEEDS, app, $, tileNo, laneNo, listTiles, el } from "./state.js";
-import { engineReady } from "./setup.js";
-import { newGame, resign, reviewGame, schedule, advance, lookBack, endLookback, replyWaiting, showReplyNow } from "./games.js";
-import { goToFrame, loadReview, newReplay } from "./replays.js";
-import { loadPreviews, touching, showPreview } from "./previews.js";
+import { COLOURS, SPEEDS, app, $, tileNo, laneNo, listTiles, el, engineReady, replyWaiting } from "./state.js";
+import { actions } from "./actions.js";
 import { focusKey, restoreFocus } from "./focus.js";
+import { ruleWord } from "./dialogs.js";
+import { seatName } from "./cards.js";
+import { loadPreviews, touching, showPreview } from "./previews.js";
 import { renderBoard, renderSides } from "./board.js";
 import { renderDraft } from "./draft.js";
-import { ruleWord } from "./dialogs.js";
 
 export function current() {
   // The position shown and who sits where, for any page.
@@ -54,11 +54,6 @@ export function render() {
   if (forced || !document.activeElement || document.activeElement === document.body) restoreFocus(wanted);
   const lost = !document.activeElement || document.activeElement === document.body;
   if (lost && state.outcome && !app.lookback && app.page !== "replay" && $("new-game")) $("new-game").focus(); // the game just ended
-}
-
-export function seatName(view, seat) {
-  const name = view.names[seat];
-  return name === COLOURS[seat] ? name : `${name} (${COLOURS[seat]})`;
 }
 
 function scoreLine(view, outcome) {
@@ -131,7 +126,7 @@ function renderLookback(view) {
   back.type = "button";
   back.id = "lookback-exit";
   back.dataset.focus = "#lookback-exit";
-  back.addEventListener("click", () => endLookback());
+  back.addEventListener("click", () => actions.endLookback());
   box.append(back);
 }
 
@@ -150,10 +145,10 @@ function renderControls() {
   };
   if (app.page === "replay") {
     const last = app.replay.plies;
-    button("« Start", "to-start", () => goToFrame(0, "#to-start"), app.frame === 0);
-    button("◀ Back", "prev", () => goToFrame(app.frame - 1, "#prev"), app.frame === 0);
-    button("Next ▶", "next", () => goToFrame(app.frame + 1, "#next"), app.frame === last);
-    button("End »", "last", () => goToFrame(last, "#last"), app.frame === last);
+    button("« Start", "to-start", () => actions.goToFrame(0, "#to-start"), app.frame === 0);
+    button("◀ Back", "prev", () => actions.goToFrame(app.frame - 1, "#prev"), app.frame === 0);
+    button("Next ▶", "next", () => actions.goToFrame(app.frame + 1, "#next"), app.frame === last);
+    button("End »", "last", () => actions.goToFrame(last, "#last"), app.frame === last);
     const slider = el("input");
     slider.type = "range";
     slider.id = "frame";
@@ -162,21 +157,16 @@ function renderControls() {
     slider.max = String(last);
     slider.value = String(app.frame);
     slider.setAttribute("aria-label", "position in the game");
-    slider.addEventListener("input", () => goToFrame(Number(slider.value), "#frame"));
+    slider.addEventListener("input", () => actions.goToFrame(Number(slider.value), "#frame"));
     box.append(slider, el("span", "counter", `position ${app.frame} of ${last}`));
-    button("Upload another", "again", () => newReplay());
+    button("Upload another", "again", () => actions.newReplay());
     return;
   }
   const game = app.game;
   const over = Boolean(game.state.outcome);
   if (game.mode === "watch") {
-    button("Step", "step", () => advance(), over);
-    button(app.autoplay ? "Pause" : "Play", "autoplay", () => {
-      app.autoplay = !app.autoplay;
-      app.focusNext = "#autoplay";
-      render();
-      schedule();
-    }, over);
+    button("Step", "step", () => actions.advance(), over);
+    button(app.autoplay ? "Pause" : "Play", "autoplay", () => actions.toggleAutoplay(), over);
     const speed = el("select");
     speed.id = "speed";
     speed.dataset.focus = "#speed";
@@ -194,13 +184,13 @@ function renderControls() {
   } else if (!over) {
     if (replyWaiting()) button("Show the reply", "show-reply", () => {
       app.focusNext = `hand:${app.roving.hand}`; // the button goes with the wait: the focus to your hand
-      showReplyNow();
+      actions.showReplyNow();
     });
-    button("Resign", "resign", resign, false, "secondary");
+    button("Resign", "resign", () => actions.resign(), false, "secondary");
   }
-  const again = button("New game", "new-game", newGame);
+  const again = button("New game", "new-game", () => actions.newGame());
   if (over) again.setAttribute("aria-describedby", "result"); // the result is read with the button the focus lands on
-  if (game.replay_available && over && game.state.phase !== "draft") button("Review this game", "review-game", reviewGame);
+  if (game.replay_available && over && game.state.phase !== "draft") button("Review this game", "review-game", () => actions.reviewGame());
   if (game.replay_available) {
     const link = el("a", "button", "Download the replay");
     link.id = "download";
@@ -318,7 +308,7 @@ function renderHistory(view) {
       item.classList.add("shown");
       button.setAttribute("aria-current", "step");
     }
-    button.addEventListener("click", () => (app.page === "replay" ? goToFrame(i + 1, `move:${i}`) : lookBack(i + 1)));
+    button.addEventListener("click", () => (app.page === "replay" ? actions.goToFrame(i + 1, `move:${i}`) : actions.lookBack(i + 1)));
     item.append(button);
     list.append(item);
   });
@@ -348,7 +338,7 @@ function notJudged(box, ply) {
     go.type = "button";
     go.id = "review-first";
     go.dataset.focus = "#review-first";
-    go.addEventListener("click", () => goToFrame(first, "#next"));
+    go.addEventListener("click", () => actions.goToFrame(first, "#next"));
     box.append(go);
     return;
   }
@@ -377,7 +367,7 @@ function renderReview() {
   const review = app.reviews[ply];
   const waiting = engineReady() ? "solving…" : "preparing the solver (first run only: compiling), then solving…";
   if (!review) {
-    loadReview(ply);
+    actions.loadReview(ply);
     box.append(el("p", "note", waiting));
     return;
   }

@@ -1,9 +1,8 @@
 // The setup forms and what surrounds a game: the agent lists, the setup/board switch, the engine's preparation
 // (compiled in the background at start) and your recent games.
 
-import { COLOURS, ENGINE_POLL, RECENT_SHOWN, app, $, laneNo, el } from "./state.js";
+import { COLOURS, ENGINE_POLL, RECENT_SHOWN, app, $, laneNo, el, stopTimer } from "./state.js";
 import { api } from "./api.js";
-import { stopTimer } from "./games.js";
 import { render } from "./render.js";
 
 export function storageKey() {
@@ -102,10 +101,6 @@ export async function checkEngine() {
   renderEngine();
   if (!app.engine.ready) setTimeout(checkEngine, ENGINE_POLL);
   else if (app.game || app.replay) render();
-}
-
-export function engineReady() {
-  return !app.engine || app.engine.ready;
 }
 
 function renderEngine() {

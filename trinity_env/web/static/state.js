@@ -50,6 +50,21 @@ window.app = app;
 
 export const $ = (id) => document.getElementById(id);
 
+// Small reads and writes of `app` that modules of several layers share (tests/test_web_layers.py)
+export function engineReady() {
+  return !app.engine || app.engine.ready;
+}
+
+export function replyWaiting() {
+  // the computer's reply waits so that your move's captures show (games.js, holdReply)
+  return Boolean(app.replyUntil && app.game && app.game.agent_to_move && !app.game.state.outcome);
+}
+
+export function stopTimer() {
+  clearTimeout(app.timer);
+  app.timer = null;
+}
+
 // Tiles and lanes are numbered from 1 in everything the page says (tile 1 to 15, lane 1 to 3); the API and the
 // data-tile attributes keep the rules' indices from 0.
 export const tileNo = (t) => t + 1;
