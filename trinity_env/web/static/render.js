@@ -92,7 +92,7 @@ function renderStatus(view) {
     const place = touching() ? "Your move: tap a card of your hand, then a highlighted tile twice (the first tap shows what it would capture)." : "Your move: choose a card from your hand, then a highlighted tile.";
     text = state.phase === "draft" ? `Your pick (${me.picked + 1} of 8): choose a card from your deck.` : place;
   } else if (view.viewer !== null && replyWaiting()) {
-    text = `${yourCaptures(state.last)} ${view.names[state.to_move]} replies next (Escape shows the reply now).`;
+    text = `${yourCaptures(state.last)} ${view.names[state.to_move]} replies in a moment${touching() ? "" : " (Escape shows it now)"}.`;
   } else if (view.viewer !== null) {
     text = `${view.names[state.to_move]} is thinking…${engineReady() ? "" : " (preparing the engine, first run only)"}`;
   } else {
