@@ -167,8 +167,8 @@ def make_experiment(
     """BenchMARL's ``Experiment`` on Trinity Towers, its run saved in a new folder inside ``folder`` (created,
     parents included, if missing).
 
-    ``algorithm``: a name of BenchMARL's registry with discrete actions (``mappo``, ``ippo``, ``iql``, ``qmix``,
-    ``vdn``, ``masac``, ``isac``) with its yaml's defaults, or an ``AlgorithmConfig``. ``config``: BenchMARL's
+    ``algorithm``: a name of BenchMARL's registry, with its yaml's defaults, or an ``AlgorithmConfig``; the game's
+    actions are discrete, which BenchMARL checks (``mappo`` and ``iql`` are tested here). ``config``: BenchMARL's
     ``ExperimentConfig`` (a copy, its ``save_folder`` set to ``folder``), else ``experiment_config(iterations,
     frames)`` (defaults 10 and 512); not both. ``task``: ``make_task()`` unless given. The models default to
     BenchMARL's MLP (what ``export_actor`` exports). ``progress``: ``SelfPlayProgress`` writes player_0's results
@@ -233,8 +233,8 @@ def progress_line(iteration: int, figures: dict[str, float], group: str = "playe
     opponent = GROUPS[1 - GROUPS.index(group)]
     return (
         f"iteration {iteration}: {group} won {figures['won']:.0f}, drew {figures['drawn']:.0f} and lost "
-        f"{figures['lost']:.0f} of {figures['games']:.0f} games against {opponent} (a share of {figures['win_share']:.0%}), "
-        f"mean return {figures['mean_return']:+.2f}"
+        f"{figures['lost']:.0f} of {figures['games']:.0f} games against {opponent} "
+        f"(a share of {figures['win_share']:.0%}), mean return {figures['mean_return']:+.2f}"
     )
 
 
