@@ -85,6 +85,7 @@ def test_a_whole_drafted_game_against_random_by_clicking(server, page, tmp_path)
                 page.hover(f'.tile[data-tile="{best["tile"]}"]')
                 page.wait_for_timeout(600)  # the flip animations end
                 page.set_viewport_size({"width": 1100, "height": 700})
+                page.evaluate("() => { const log = document.getElementById('history'); log.scrollTop = 1e6; }")
                 page.screenshot(path=SCREENSHOT, full_page=True)  # the whole page, no blank below it
                 page.set_viewport_size({"width": 1100, "height": 1250})
             page.locator(".tile.legal").nth(rng.randrange(len(tiles))).click()
