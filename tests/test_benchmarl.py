@@ -3,7 +3,8 @@ player_0's figures in self-play, and the exported actor playing as BenchMARL's.
 
 BenchMARL 1.5 pins ``torchrl<0.12``, older than the ``integrations`` extra's: these tests run in ``.venv-benchmarl``
 (``make test-benchmarl``, which ``make test-integrations`` ends with) and skip wherever BenchMARL is not installed.
-One short run an algorithm (two iterations of 64 env steps, the default draft) serves every test of that algorithm.
+One short run an algorithm (two iterations of 64 env steps, the pick draft) serves every test of that algorithm:
+MAPPO's through ``make_experiment``, IQL's through ``examples/benchmarl_mappo.py``.
 """
 
 from __future__ import annotations
