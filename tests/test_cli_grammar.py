@@ -101,7 +101,9 @@ def test_a_bad_training_config_name_lists_the_shipped_ones_before_any_trainer_lo
     """It used to be ``python -m training.fast_ppo: error: ...``, and only once torch had loaded."""
     assert main(["train", "nope"]) == 2
     err = _one_line(capsys, "train")
-    assert "no training config named 'nope'" in err and "az-quick, az-standard, quick, rllib, standard" in err
+    assert (
+        "no training config named 'nope'" in err and "az-quick, az-standard, jax-quick, quick, rllib, standard" in err
+    )
 
 
 def test_the_trainer_s_own_errors_start_with_trinity_train(tmp_path, capsys):

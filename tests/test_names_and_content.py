@@ -72,7 +72,11 @@ def test_a_path_names_the_file(tmp_path, monkeypatch):
 @pytest.mark.parametrize(
     ("load", "error", "listed"),
     [
-        (lambda name: TrainConfig.load(name), TrainConfigError, "az-quick, az-standard, quick, rllib, standard"),
+        (
+            lambda name: TrainConfig.load(name),
+            TrainConfigError,
+            "az-quick, az-standard, jax-quick, quick, rllib, standard",
+        ),
         (lambda name: make_config(name), ConfigError, "hidden_hands, random_decks, standard"),
         (lambda name: make_config(deck=name), ConfigError, "configs/decks holds standard"),
         (lambda name: load_deck(name), DeckError, "configs/decks holds standard"),

@@ -23,16 +23,16 @@ def add(commands: argparse._SubParsersAction) -> None:
         nargs="?",
         type=config_path("training"),
         default="quick",
-        help="quick, standard, az-quick, az-standard, rllib or a path",
+        help="quick, standard, az-quick, az-standard, rllib, jax-quick or a path",
     )
     train.add_argument(
         "--run", dest="run_folder", type=folder_path, default=None, help="the run folder (default runs/CONFIG)"
     )
     train.add_argument(
         "--trainer",
-        choices=["ppo", "alphazero", "rllib"],
+        choices=["ppo", "alphazero", "rllib", "jax"],
         default=None,
-        help="default: alphazero for az-* configs, rllib for rllib* configs, else ppo",
+        help="default: alphazero for az-* configs, rllib for rllib* configs, jax for jax* configs, else ppo",
     )
     again = train.add_mutually_exclusive_group()
     again.add_argument("--resume", action="store_true", help="continue the run in RUN")
@@ -70,9 +70,10 @@ def run(args: argparse.Namespace) -> None:
         resolve(args.config, "train", ArgumentError)
     package = trainers()
     name = Path(args.config).stem if args.config.endswith((".yaml", ".yml")) else args.config
-    trainer = args.trainer or ("alphazero" if name.startswith("az") else "rllib" if name.startswith("rllib") else "ppo")
-    modules = {"alphazero": "alphazero", "rllib": "rllib_selfplay", "ppo": "fast_ppo"}
-    budgets = {"ppo": "--total-steps", "alphazero": "--total-games"}  # rllib's is its config's iterations
+    prefixes = {"az": "alphazero", "rllib": "rllib", "jax": "jax"}
+    trainer = args.trainer or next((t for prefix, t in prefixes.items() if name.startswith(prefix)), "ppo")
+    modules = {"alphazero": "alphazero", "rllib": "rllib_selfplay", "ppo": "fast_ppo", "jax": "jax_ppo"}
+    budgets = {"ppo": "--total-steps", "alphazero": "--total-games", "jax": "--total-steps"}  # rllib: its iterations
     for option, value in (("--total-steps", args.total_steps), ("--total-games", args.total_games)):
         if value is not None and budgets.get(trainer) != option:
             takes = f"; its budget is {budgets[trainer]} N" if trainer in budgets else ""
@@ -84,7 +85,7 @@ def run(args: argparse.Namespace) -> None:
         modules["alphazero"] = "alphazero_ray"
         if args.actors is not None and args.ray in (None, "local"):  # a local cluster: each actor a process here
             check_count("--actors", args.actors, ArgumentError)
-    extra = "rllib" if trainer == "rllib" or on_ray else "train"
+    extra = "rllib" if trainer == "rllib" or on_ray else "jax" if trainer == "jax" else "train"
     try:
         module = importlib.import_module(f"{package.__name__}.{modules[trainer]}")
         if trainer == "rllib" or on_ray:

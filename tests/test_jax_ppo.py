@@ -1,0 +1,227 @@
+"""The JAX self-play trainer (training/jax_ppo.py): its pieces against references written out here, its games
+against the rules, its ONNX file against its network, and (marked slow) the short config learning past its bar."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+jax = pytest.importorskip("jax")
+pytest.importorskip("pgx")
+import jax.numpy as jnp  # noqa: E402
+
+from training.jax_ppo import (  # noqa: E402
+    JaxPPOConfig,
+    SelfPlay,
+    Transition,
+    gae,
+    init_params,
+    initial_state,
+    load_params,
+    make_update,
+    masked_log_probs,
+    policy_fn,
+    ppo_loss,
+    train,
+)
+from trinity_env.core import ArgumentError  # noqa: E402
+from trinity_env.jax import TrinityTowers  # noqa: E402
+from trinity_env.jax.players import random_action  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+SMALL = JaxPPOConfig(num_envs=12, rollout_steps=4, minibatches=2, epochs=2, total_steps=96, eval_games=8)
+
+
+def _positions(games: int = 16, seed: int = 0, draft: str = "pick"):
+    """Observations and masks of every position of ``games`` random games (the draft and the play)."""
+    env = TrinityTowers(draft=draft)
+
+    @jax.jit
+    def play(key):
+        def one(state, key):
+            action = jax.vmap(random_action)(state, jax.random.split(key, games))
+            return jax.vmap(env.step)(state, action), (state.observation, state.legal_action_mask, state.terminated)
+
+        init_key, play_key = jax.random.split(key)
+        state = jax.vmap(env.init)(jax.random.split(init_key, games))
+        return jax.lax.scan(one, state, jax.random.split(play_key, 31))[1]  # a game ends within 31 actions
+
+    observations, masks, over = (np.asarray(a).reshape(-1, *a.shape[2:]) for a in play(jax.random.PRNGKey(seed)))
+    return observations[~over], masks[~over]
+
+
+def _noisy_params(hidden: int = 32, layers: int = 2, seed: int = 3):
+    params = init_params(jax.random.PRNGKey(seed), hidden, layers)
+    keys = jax.random.split(jax.random.PRNGKey(seed + 1), len(params))
+    return {name: v + 0.3 * jax.random.normal(k, v.shape) for k, (name, v) in zip(keys, params.items(), strict=True)}
+
+
+def test_illegal_actions_get_no_probability_and_are_never_sampled():
+    observations, masks = _positions()
+    logits, values = policy_fn(2)(_noisy_params(), observations, masks)
+    log_probs = np.asarray(masked_log_probs(logits))
+    probabilities = np.exp(log_probs)
+    assert np.all(probabilities[~masks] == 0.0) and np.allclose(probabilities.sum(1), 1.0, atol=1e-5)
+    assert np.all(np.isfinite(log_probs)) and np.all(np.abs(np.asarray(values)) <= 1.0)
+    for seed in range(20):
+        drawn = np.asarray(jax.random.categorical(jax.random.PRNGKey(seed), logits))
+        assert masks[np.arange(len(masks)), drawn].all()
+
+
+def test_gae_matches_the_recursion_written_out():
+    rng = np.random.default_rng(0)
+    steps, games, gamma, lam = 7, 5, 0.97, 0.9
+    values, rewards = rng.normal(size=(steps, games)), rng.normal(size=(steps, games))
+    dones, last = rng.random((steps, games)) < 0.3, rng.normal(size=games)
+    advantages, returns = gae(*(jnp.asarray(a, jnp.float32) for a in (values, rewards)), dones, last, gamma, lam)
+    expected = np.zeros((steps, games))
+    for g in range(games):
+        following, next_value = 0.0, last[g]
+        for t in reversed(range(steps)):
+            alive = 0.0 if dones[t, g] else 1.0
+            delta = rewards[t, g] + gamma * next_value * alive - values[t, g]
+            following = delta + gamma * lam * alive * following
+            expected[t, g], next_value = following, values[t, g]
+    np.testing.assert_allclose(np.asarray(advantages), expected, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(np.asarray(returns), expected + values, rtol=1e-5, atol=1e-5)
+
+
+def test_ppo_loss_is_the_clipped_objective_written_out():
+    observations, masks = _positions(4)
+    params, config = _noisy_params(), dataclasses.replace(SMALL, layers=2, entropy=0.05, value_coef=0.7)
+    logits, values = policy_fn(2)(params, observations, masks)
+    log_probs = np.asarray(masked_log_probs(logits), np.float64)
+    rng = np.random.default_rng(1)
+    actions = np.array([rng.choice(np.flatnonzero(m)) for m in masks])
+    old = log_probs[np.arange(len(actions)), actions] + rng.normal(0, 0.4, len(actions))  # some ratios clipped
+    advantages, returns = rng.normal(size=len(actions)), rng.uniform(-1, 1, len(actions))
+    batch = Transition(observations, masks, jnp.asarray(actions, jnp.int32), jnp.asarray(old, jnp.float32), 0, 0, 0)
+    loss, (policy, value, entropy) = ppo_loss(params, batch, jnp.asarray(advantages), jnp.asarray(returns), config)
+    ratio = np.exp(log_probs[np.arange(len(actions)), actions] - old)
+    normal = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
+    clipped = np.clip(ratio, 1 - config.clip, 1 + config.clip)
+    want_policy = -np.minimum(ratio * normal, clipped * normal).mean()
+    want_value = (0.5 * (np.asarray(values, np.float64) - returns) ** 2).mean()
+    probabilities = np.exp(log_probs)
+    want_entropy = -np.sum(np.where(probabilities > 0, probabilities * log_probs, 0.0), axis=1).mean()
+    assert np.any(clipped != ratio)
+    np.testing.assert_allclose([policy, value, entropy], [want_policy, want_value, want_entropy], rtol=2e-4, atol=2e-5)
+    np.testing.assert_allclose(loss, want_policy + 0.7 * want_value - 0.05 * want_entropy, rtol=2e-4, atol=2e-5)
+
+
+def test_the_learner_always_sees_its_own_turn_and_the_results_of_its_games():
+    config = dataclasses.replace(SMALL, num_envs=12, share_self=0.34, share_greedy=0.33)
+    selfplay = SelfPlay(config)
+    params = _noisy_params(config.hidden, config.layers)
+    games = jax.jit(selfplay.reset)(jax.random.PRNGKey(0), params)
+    step = jax.jit(selfplay.step)
+    key, finished = jax.random.PRNGKey(1), 0
+    for _ in range(40):
+        state = games.state
+        assert not np.asarray(state.terminated).any()
+        assert (np.asarray(state.current_player) == np.asarray(games.seat)).all()
+        key, act_key, step_key = jax.random.split(key, 3)
+        actions = jax.vmap(random_action)(state, jax.random.split(act_key, config.num_envs))
+        # the reference: the same learner's move, then the opponents' moves, in the rules' own steps
+        after = jax.vmap(selfplay.env.step)(state, actions)
+        games, reward, done = step(games, actions, params, step_key)
+        reward, done = np.asarray(reward), np.asarray(done)
+        assert set(np.unique(reward)) <= {-1.0, 0.0, 1.0} and not reward[~done].any()
+        ended_now = np.asarray(after.terminated)
+        assert done[ended_now].all()  # a game the learner's move ended is done, and paid as the rules pay it
+        seats = np.asarray(state.current_player)
+        np.testing.assert_array_equal(reward[ended_now], np.asarray(after.rewards)[ended_now, seats[ended_now]])
+        finished += done.sum()
+    assert finished > 30  # a dealt game lasts 8 of the learner's moves at most
+
+
+def test_an_update_is_deterministic_for_a_seed_and_learns_finite_numbers():
+    config = dataclasses.replace(SMALL, share_greedy=0.0)  # greedy's compile is the other test's
+    selfplay = SelfPlay(config)
+    update = make_update(config, selfplay)
+    runs = []
+    for _ in range(2):
+        state = initial_state(config, selfplay)
+        for _ in range(2):
+            state, metrics = update(state)
+        runs.append({name: np.asarray(value) for name, value in state.params.items()})
+        assert all(np.isfinite(float(v)) for v in metrics.values())
+    before = init_params(jax.random.split(jax.random.PRNGKey(config.seed), 3)[1], config.hidden, config.layers)
+    assert all(np.array_equal(runs[0][name], runs[1][name]) for name in runs[0])
+    assert any(not np.array_equal(runs[0][name], np.asarray(before[name])) for name in runs[0])
+
+
+def test_the_onnx_file_computes_the_network_and_plays_as_an_onnx_agent(tmp_path):
+    onnxruntime = pytest.importorskip("onnxruntime")
+    from training.jax_onnx import export_onnx
+    from trinity_env.agents.onnx_policy import OnnxPolicyAgent
+
+    params = _noisy_params()
+    path = export_onnx({k: np.asarray(v) for k, v in params.items()}, 2, tmp_path / "policy.onnx")
+    observations, masks = _positions(8, seed=5, draft="pick")
+    logits, values = policy_fn(2)(params, observations, np.ones_like(masks))
+    session = onnxruntime.InferenceSession(path.read_bytes(), providers=["CPUExecutionProvider"])
+    onnx_logits, onnx_values = session.run(None, {"observation": observations})
+    np.testing.assert_allclose(onnx_logits, np.asarray(logits), rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(onnx_values, np.asarray(values), rtol=1e-5, atol=1e-5)
+    agent = OnnxPolicyAgent.from_file(path)  # the project's checks, then its contract on the probe positions
+    chosen = agent.act_batch(list(observations[:64]), list(masks[:64]))
+    expected = np.argmax(np.where(masks[:64], np.asarray(logits)[:64], -np.inf), axis=1)
+    np.testing.assert_array_equal(np.asarray(chosen), expected)
+
+
+def test_a_bad_config_is_one_line():
+    with pytest.raises(ArgumentError, match="unknown field 'num_env'"):
+        JaxPPOConfig.from_dict({"num_env": 3})
+    with pytest.raises(ArgumentError, match="'eval_games' must be even"):
+        JaxPPOConfig.from_dict({"eval_games": 401})
+    with pytest.raises(ArgumentError, match="field 'hidden' must be int"):
+        JaxPPOConfig.from_dict({"hidden": "wide"})
+    assert JaxPPOConfig.load(ROOT / "configs" / "train" / "jax-quick.yaml").total_steps > 0
+
+
+def test_trinity_train_runs_the_jax_trainer_for_jax_configs(tmp_path, capsys):
+    from trinity_env.cli import main
+
+    assert main(["train", "jax-quick", "--resume", "--run", str(tmp_path / "run")]) == 2
+    assert "the jax trainer does not resume a run" in capsys.readouterr().err
+    assert main(["train", "jax-quick", "--total-games", "5", "--run", str(tmp_path / "run")]) == 2
+    assert "its budget is --total-steps N" in capsys.readouterr().err
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.slow  # a trainer compiled in a process of its own: a minute or two
+def test_ctrl_c_stops_after_an_update_and_writes_the_policy(tmp_path):
+    config = tmp_path / "long.yaml"
+    config.write_text("total_steps: 100000000\nnum_envs: 16\nrollout_steps: 4\neval_games: 8\n")
+    command = [sys.executable, "-m", "training.jax_ppo", "--config", str(config), "--run", str(tmp_path / "run")]
+    trainer = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        first = trainer.stdout.readline()  # the first update's line: compiled and training
+        assert first.startswith("update 1/"), first
+        trainer.send_signal(signal.SIGINT)
+        output, _ = trainer.communicate(timeout=300)
+    finally:
+        if trainer.poll() is None:
+            trainer.kill()
+    assert "stopped after update" in output and trainer.returncode == 130, output
+    params = load_params(tmp_path / "run" / "params.npz")
+    assert set(params) == set(init_params(jax.random.PRNGKey(0), 128, 2))
+    assert (tmp_path / "run" / "policy.onnx").is_file() and (tmp_path / "run" / "summary.json").is_file()
+
+
+@pytest.mark.slow
+def test_the_quick_config_learns_past_its_bar(tmp_path):
+    config = JaxPPOConfig.load(ROOT / "configs" / "train" / "jax-quick.yaml")
+    summary = train(config, tmp_path, log=lambda line: None)
+    final = summary["final"]
+    assert final["random"]["share"] >= config.target_random, final
+    assert final["greedy"]["share"] >= config.target_greedy, final
+    assert os.path.getsize(tmp_path / "policy.onnx") > 0
