@@ -42,6 +42,9 @@ ENV_ID = "trinity_towers"
 VERSION = "v1"
 _COMB = np.array([[math.comb(n, k) for k in range(DECK_SIZE + 1)] for n in range(DECK_SIZE + 1)], np.float32)
 """``_COMB[n, k]``: the number of ways to choose k of n (0 for k > n)."""
+_RESULTS = tuple(int(result_rewards(winner)[0]) for winner in (0, 1, None))
+"""Player 0's result reward when 0 wins, 1 wins, neither: whole numbers (``rules.shaped_reward`` takes them so)."""
+assert tuple(result_rewards(winner)[0] for winner in (0, 1, None)) == _RESULTS
 
 
 @dataclass
@@ -87,6 +90,10 @@ class TrinityTowers(_Env):
                 self._fixed[p, list(hand)] = IN_HAND
         with_a, without_a = cards_with_side_sum(RANDOM_DECK_SIDE_SUM)
         self._pools = np.array(with_a, np.int8), np.array(without_a, np.int8)
+        self._fixed_deal = self.config.draft != "dealt" and all(d is not None for d in self._decks)
+        """Whether only the first mover is drawn at ``init`` (fixed decks, no dealt hands)."""
+        self._starts: list | None = None
+        """The two possible starts (by first mover) of a fixed deal, as numpy trees, built at the first ``init``."""
 
     # ------------------------------------------------------------------ Pgx's API
 
@@ -111,8 +118,22 @@ class TrinityTowers(_Env):
         return (rules.OBSERVATION_SIZE,)
 
     def init(self, key) -> State:
-        state = self._init(key)
-        return state.replace(observation=self.observe(state))
+        if not self._fixed_deal:
+            state = self._init(key)
+            return state.replace(observation=self.observe(state))
+        # Only the first mover is drawn: both starts are constants, built once while tracing (XLA would rebuild
+        # them in every call), and a draw picks one.
+        if self._starts is None:
+            with jax.ensure_compile_time_eval():
+                decks = jnp.asarray(np.stack(self._decks))
+                starts = [self._start(decks, self._fixed_status(), jnp.int8(f)) for f in (0, 1)]
+                starts = [s.replace(observation=self.observe(s)) for s in starts]
+            self._starts = [jax.tree_util.tree_map(np.asarray, s) for s in starts]
+        zero, one = self._starts
+        if self.config.first_player != "random":
+            return jax.tree_util.tree_map(jnp.asarray, one if int(self.config.first_player) else zero)
+        first = jax.random.bernoulli(key)
+        return jax.tree_util.tree_map(lambda a, b: jnp.where(first, b, a), zero, one)
 
     def step(self, state: State, action, key=None) -> State:
         """Pgx's ``Env.step`` in effect (``tests/test_jax_engine.py`` compares the two), fused: Pgx's three
@@ -123,22 +144,22 @@ class TrinityTowers(_Env):
         offered = jnp.any(state.legal_action_mask & (jnp.arange(NUM_ACTIONS) == action))  # False outside 0-255
         illegal = ~done & ~offered
         before = state._x
-        after = rules.apply(before, action, ~done & offered)
+        after, words, mask_words = rules.advance(before, action, ~done & offered)
         mover = state.current_player
         penalty = jnp.where(jnp.arange(2) == mover, -1.0, 1.0).astype(jnp.float32)
         rewards = jnp.where(illegal, penalty, jnp.where(done, 0.0, self._rewards(before, after)))
         terminated = jnp.where(done, state.terminated, illegal | (after.phase == OVER))
-        mask = jnp.where(done, state.legal_action_mask, terminated | rules.legal_mask(after))
+        mask = jnp.where(done, state.legal_action_mask, terminated | rules.mask_of(*mask_words))
         current = jnp.where(done | illegal, mover, after.to_move.astype(jnp.int32))
-        state = state.replace(
+        return state.replace(
             current_player=current,
+            observation=rules.observation(after, words, current, self.config.open_hands),
             rewards=rewards,
             terminated=terminated,
             legal_action_mask=mask,
             _step_count=state._step_count + (~done).astype(jnp.int32),
             _x=after,
         )
-        return state.replace(observation=self.observe(state))
 
     def observe(self, state: State, player_id=None):
         """``player_id``'s observation (default: the player to move's), int8 [339] as the AEC env shows it."""
@@ -155,13 +176,22 @@ class TrinityTowers(_Env):
             first = jax.random.bernoulli(first_key).astype(jnp.int8)
         else:
             first = jnp.int8(int(config.first_player))
-        if config.draft == "pick":
-            status = jnp.full((2, DECK_SIZE), UNPICKED, jnp.int8)
-        elif config.draft == "dealt":
+        if config.draft == "dealt":
             keys = jax.random.split(hand_keys, 2)
             status = jnp.stack([_random_hand(keys[p], decks[p], config.max_a_cards) for p in (0, 1)])
         else:
-            status = jnp.asarray(self._fixed)
+            status = self._fixed_status()
+        return self._start(decks, status, first)
+
+    def _fixed_status(self):
+        """The slots' statuses at the start where no hand is dealt: all unpicked (the draft) or the fixed hands."""
+        if self.config.draft == "pick":
+            return jnp.full((2, DECK_SIZE), UNPICKED, jnp.int8)
+        return jnp.asarray(self._fixed)
+
+    def _start(self, decks, status, first) -> State:
+        """The state at the start of a game with these decks, statuses and first mover (no observation yet)."""
+        config = self.config
         drafting = config.draft == "pick"
         game = Game(
             decks=decks,
@@ -212,11 +242,13 @@ class TrinityTowers(_Env):
 
     def _rewards(self, before: Game, after: Game):
         """Both seats' rewards for the move from ``before`` to ``after`` (the core's reward module's rule)."""
-        over = after.phase == OVER
-        result = jnp.asarray([result_rewards(0)[0], result_rewards(1)[0], result_rewards(None)[0]], jnp.float32)
-        reward = jnp.where(over, result[jnp.where(after.winner < 0, 2, after.winner)], 0.0)
+        won, lost, drawn = _RESULTS
+        result = jnp.where(after.winner == 0, won, jnp.where(after.winner == 1, lost, drawn))
+        result = jnp.where(after.phase == OVER, result, 0)
         if self.config.reward.shaped:  # an unchanged board (a pick, or no move) changes no margin
-            reward = reward + rules.margin_reward(before.owner, after.owner)
+            reward = rules.shaped_reward(result, before.owner, after.owner)
+        else:
+            reward = result.astype(jnp.float32)
         return jnp.stack([reward, 0.0 - reward]).astype(jnp.float32)
 
     def _observe(self, state: State, player_id):

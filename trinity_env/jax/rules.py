@@ -12,7 +12,7 @@ deck slot is unpicked, in hand, played, or absent (past a short deck of a loaded
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -45,9 +45,9 @@ __all__ = [
     "lane_scores",
     "legal_mask",
     "margin",
-    "margin_reward",
     "observe",
     "of",
+    "shaped_reward",
 ]
 
 ABSENT = max(UNPICKED, IN_HAND, PLAYED) + 1
@@ -104,11 +104,6 @@ def of(player, pair):
     return jnp.where(player == 0, pair[0], pair[1])
 
 
-def _set_row(pair, player, row):
-    """``pair`` with ``pair[player]`` replaced by ``row`` (a select: a scatter under ``vmap`` is slower)."""
-    return jnp.stack([jnp.where(player == 0, row, pair[0]), jnp.where(player == 1, row, pair[1])])
-
-
 def beats(side, facing):
     """The capture rule: a higher side wins, and A against A wins too."""
     return (side > facing) | ((side == facing) & (side == A))
@@ -133,101 +128,255 @@ def margin(owner):
     return scores[0] - scores[1]
 
 
+def _shifted(flat, offset: int):
+    """``flat[t + offset]`` for each t of a ``[..., TILES]`` array, 0 past either end (static slices, no gather)."""
+    if offset > 0:
+        return jnp.pad(flat[..., offset:], [(0, 0)] * (flat.ndim - 1) + [(0, offset)])
+    return jnp.pad(flat[..., :offset], [(0, 0)] * (flat.ndim - 1) + [(-offset, 0)])
+
+
+def _offsets() -> tuple[int, ...]:
+    """The tile offset of each side's neighbour (the same for every tile that has one)."""
+    found = []
+    for side in range(4):
+        steps = {int(n) - t for t, n in enumerate(NEIGHBOUR[:, side]) if n >= 0}
+        assert len(steps) == 1
+        found.append(steps.pop())
+    return tuple(found)
+
+
+OFFSET = _offsets()
+"""``OFFSET[k]``: the neighbour that side k of a card on tile t faces is tile ``t + OFFSET[k]`` (where it has one)."""
+TILE_BIT = (1 << np.arange(TILES)).astype(np.int32)
+SLOT_BIT = (1 << np.arange(DECK_SIZE)).astype(np.int32)
+ALL_TILES = (1 << TILES) - 1
+LANE_BITS = tuple(sum(1 << t for t in range(POSITIONS * lane, POSITIONS * (lane + 1))) for lane in range(LANES))
+FACED = np.array([HAS_NEIGHBOUR[:, k] @ TILE_BIT for k in range(4)], np.int32)
+"""``FACED[k]``: the tiles (as bits) whose card's side k faces a neighbour."""
+_MASK_HIGH = np.concatenate([np.arange(DECK_SIZE), DECK_SIZE + np.arange(DECK_SIZE * TILES) // TILES]).astype(np.int32)
+_MASK_LOW = np.concatenate([np.full(DECK_SIZE, TILES), np.arange(DECK_SIZE * TILES) % TILES]).astype(np.int32)
+"""Action a is legal when bit ``_MASK_HIGH[a]`` of ``picks | hand << 16`` and bit ``_MASK_LOW[a]`` of
+``empty | 1 << 15`` are set (a pick's own bit and the always-set bit 15; a placement's card and tile)."""
+
+
+class Words(NamedTuple):
+    """A game's slots and tiles as bits, one int32 per player (``[2]``): bit i of ``unpicked[p]``, ``in_hand[p]``,
+    ``played[p]`` and ``a_cards[p]`` tell of player p's deck slot i, bit t of ``tiles[p]`` whether p owns tile t.
+
+    The rules work on these: XLA on a CPU runs a few dozen operations on one integer per game (over the batch, in
+    vector registers) far faster than a reduction over 15 or 16 entries per game."""
+
+    unpicked: Any
+    in_hand: Any
+    played: Any
+    a_cards: Any
+    tiles: Any
+
+
+def bits(flags, weights):
+    """The set bits of ``flags[..., i]`` (bool) as one int32: ``weights[i]`` is bit i (``TILE_BIT`` or ``SLOT_BIT``)."""
+    return jnp.sum(jnp.where(flags, weights, 0), axis=-1, dtype=jnp.int32)
+
+
+def words(game: Game) -> Words:
+    """The bits of ``game``'s arrays."""
+    kinds = bits(game.status[:, None, :] == jnp.array([UNPICKED, IN_HAND, PLAYED])[:, None], SLOT_BIT)  # [2, 3]
+    return Words(
+        unpicked=kinds[:, 0],
+        in_hand=kinds[:, 1],
+        played=kinds[:, 2],
+        a_cards=bits(is_a_card(game.decks), SLOT_BIT),
+        tiles=bits(game.owner == jnp.arange(2)[:, None], TILE_BIT),
+    )
+
+
+def _toward(tiles, side: int):
+    """The tiles (bits) whose side ``side`` faces a tile of ``tiles`` (bits)."""
+    offset = OFFSET[side]
+    moved = tiles >> offset if offset > 0 else tiles << -offset
+    return moved & FACED[side]
+
+
+def _taken(sides):
+    """``[side]`` bits: the tiles whose side k is beaten by the card it faces (rows of ``sides`` [15, 4], no gather)."""
+    faced = jnp.stack([_shifted(sides[:, SIDE_FACING[k]], OFFSET[k]) for k in range(4)])  # [4, 15], 0 off the board
+    return bits(beats(faced, sides.T), TILE_BIT) & FACED
+
+
+def _popcount(x):
+    return jax.lax.population_count(x)
+
+
+def _scores(mine, theirs):
+    """Lane-majority scores of two players' tiles (bits)."""
+    got = [(_popcount(mine & lane), _popcount(theirs & lane)) for lane in LANE_BITS]
+    return sum(jnp.where(m > t, m, 0) for m, t in got), sum(jnp.where(t > m, t, 0) for m, t in got)
+
+
+def _or(terms):
+    out = 0
+    for term in terms:
+        out = out | term
+    return out
+
+
+def _kept(values, one):
+    """``values`` (int scalars) unchanged, each computed once: divided by ``one`` (1, not a constant to XLA).
+
+    XLA's CPU fusion copies a cheap expression of a game's scalars into every entry of each array that reads
+    it (the 339 of the observation, the 256 of the mask); it does not copy an integer division by a variable."""
+    kept = jax.lax.div(jnp.stack([jnp.asarray(v, jnp.int32) for v in values]), one)
+    return list(kept)
+
+
+def _mask_words(phase, mover, max_a_cards, w: Words):
+    """The bits of the legal picks, the mover's hand in the play, and the empty tiles."""
+    a_cards = of(mover, w.a_cards)
+    hand, unpicked = of(mover, w.in_hand), of(mover, w.unpicked)
+    held = _popcount(a_cards & (hand | of(mover, w.played)))
+    picks = jnp.where(phase == DRAFT, unpicked & jnp.where(held < max_a_cards, -1, ~a_cards), 0)
+    return picks, jnp.where(phase == PLAY, hand, 0), ~(w.tiles[0] | w.tiles[1]) & ALL_TILES
+
+
+def mask_of(picks, hand, empty):
+    """The 256 actions' mask (bool) from the bits of the legal picks, the mover's hand and the empty tiles."""
+    high = (picks | (hand << DECK_SIZE))[..., None] >> _MASK_HIGH
+    low = (empty | (1 << TILES))[..., None] >> _MASK_LOW
+    return (high & low & 1).astype(jnp.bool_)
+
+
 def legal_mask(game: Game):
     """The rules' legal actions of the player to move (bool [256]); all False once the game is over."""
-    p = game.to_move
-    status = of(p, game.status)
-    a_card = is_a_card(of(p, game.decks))
-    held = jnp.sum(a_card & ((status == IN_HAND) | (status == PLAYED)))
-    picks = (status == UNPICKED) & ((held < game.max_a_cards) | ~a_card) & (game.phase == DRAFT)
-    places = (status == IN_HAND)[:, None] & (game.owner == -1)[None, :] & (game.phase == PLAY)
-    return jnp.concatenate([picks, places.reshape(DECK_SIZE * TILES)])
-
-
-def _pick(game: Game, card) -> Game:
-    p = game.to_move
-    row = of(p, game.status)
-    status = _set_row(game.status, p, jnp.where(jnp.arange(DECK_SIZE) == card, IN_HAND, row).astype(row.dtype))
-    done = jnp.all(jnp.sum(status == IN_HAND, axis=1) >= HAND_SIZE)
-    return game.replace(
-        status=status,
-        phase=jnp.where(done, PLAY, DRAFT).astype(game.phase.dtype),
-        to_move=jnp.where(done, game.first_player.astype(game.to_move.dtype), 1 - p),
-    )
-
-
-def _place(game: Game, card, tile) -> Game:
-    p = game.to_move
-    opponent = 1 - p
-    slot = jnp.arange(DECK_SIZE) == card
-    deck, row = of(p, game.decks), of(p, game.status)
-    placed = jnp.arange(TILES) == tile
-    sides = jnp.where(placed[:, None], jnp.sum(jnp.where(slot[:, None], deck, 0), axis=0), game.sides)
-    sides = sides.astype(game.sides.dtype)
-    owner = jnp.where(placed, p, game.owner).astype(game.owner.dtype)
-    status = _set_row(game.status, p, jnp.where(slot, PLAYED, row).astype(row.dtype))
-    # taken[n, k]: the card on the tile beside n (in the direction of n's side k) beats n's side k
-    taken = HAS_NEIGHBOUR & beats(sides[NEIGHBOUR_OR_SELF, SIDE_FACING[None, :]], sides)
-    direct = (owner == opponent) & jnp.any(taken & jnp.equal(NEIGHBOUR, tile), axis=1)
-    owner = jnp.where(direct, p, owner).astype(owner.dtype)
-    domino = (owner == opponent) & jnp.any(taken & direct[NEIGHBOUR_OR_SELF], axis=1)  # one level
-    owner = jnp.where(domino, p, owner).astype(owner.dtype)
-
-    complete = jnp.all(owner.reshape(LANES, POSITIONS) == p, axis=1)
-    controlled = jnp.any(complete)
-    full = jnp.all(owner != -1)
-    theirs_left = jnp.any(of(opponent, status) == IN_HAND)
-    mine_left = jnp.any(of(p, status) == IN_HAND)
-    over = controlled | full | ~(theirs_left | mine_left)
-    scores = lane_scores(owner)
-    by_score = jnp.where(scores[0] > scores[1], 0, jnp.where(scores[1] > scores[0], 1, -1))
-    code = jnp.where(controlled, LANE_CONTROL, jnp.where(full, FULL_BOARD, NO_MOVES))
-    small = game.winner.dtype
-    return game.replace(
-        status=status,
-        sides=sides,
-        owner=owner,
-        phase=jnp.where(over, OVER, PLAY).astype(game.phase.dtype),
-        to_move=jnp.where(over | theirs_left, opponent, p),
-        winner=jnp.where(over, jnp.where(controlled, p, by_score), -1).astype(small),
-        termination=jnp.where(over, code, 0).astype(small),
-        scores=jnp.where(over, scores, 0).astype(small),
-        lane=jnp.where(controlled, jnp.argmax(complete), -1).astype(small),
-    )
-
-
-_FIXED = ("decks", "first_player", "max_a_cards")
-"""The fields no action changes: never selected between (a select over a batch costs as much as a rule)."""
+    return mask_of(*_mask_words(game.phase, game.to_move, game.max_a_cards, words(game)))
 
 
 def apply(game: Game, action, legal=True) -> Game:
     """The game after the player to move takes ``action``, with its captures and end; unchanged where ``legal``
     is False (the caller's check: not checked here)."""
-    card, tile = jnp.divmod(jnp.clip(action - PLACE_OFFSET, 0, DECK_SIZE * TILES - 1), TILES)
-    picked = _pick(game, jnp.clip(action, 0, DECK_SIZE - 1))
-    placed = _place(game, card, tile)
+    return advance(game, action, legal)[0]
+
+
+def advance(game: Game, action, legal=True):
+    """``apply``'s game, with its words and the bits of its legal picks, hand and empty tiles (``mask_of``'s).
+
+    Each field is written once, from a few integers per game: the pick's or placement's slot, and the board's
+    tiles as bits (a capture is a shift of those bits), so no array is gathered, scattered or selected twice."""
+    w = words(game)
+    p = game.to_move
+    opponent = 1 - p
     drafting = game.phase == DRAFT
-    changes = {}
-    for name in Game.__dataclass_fields__:
-        if name in _FIXED:
-            continue
-        old, new = getattr(game, name), getattr(placed, name)
-        if name in ("status", "phase", "to_move"):
-            new = jnp.where(drafting, getattr(picked, name), new)
-        else:  # a pick leaves the board and the outcome alone
-            new = jnp.where(drafting, old, new)
-        changes[name] = jnp.where(legal, new, old)
-    return game.replace(**changes)
+    placing = ~drafting & legal
+    place = jnp.clip(action - PLACE_OFFSET, 0, DECK_SIZE * TILES - 1)  # not negative: lax.div needs no sign fix
+    card, tile = jax.lax.div(place, TILES), jax.lax.rem(place, TILES)
+    slot = jnp.where(drafting, jnp.clip(action, 0, DECK_SIZE - 1), card)
+    slot_bit = 1 << slot
+    mover = (jnp.arange(2) == p)[:, None]
+    status = jnp.where(
+        legal & mover & (jnp.arange(DECK_SIZE) == slot),
+        jnp.where(drafting, IN_HAND, PLAYED).astype(game.status.dtype),
+        game.status,
+    )
+
+    # the placement: the card's sides onto the tile, then the captures on the board's bits
+    deck = of(p, game.decks)
+    card_sides = jnp.sum(jnp.where((jnp.arange(DECK_SIZE) == card)[:, None], deck, 0), axis=0, dtype=deck.dtype)
+    at_tile = jnp.arange(TILES) == tile
+    taken = _taken(jnp.where(at_tile[:, None], card_sides, game.sides))
+    tile_bit = 1 << tile
+    one = tile_bit >> tile
+    theirs = of(opponent, w.tiles) & ~tile_bit
+    direct = theirs & _or(taken[k] & _toward(tile_bit, k) for k in range(4))
+    theirs = theirs & ~direct
+    domino = theirs & _or(taken[k] & _toward(direct, k) for k in range(4))  # one level
+    mine, theirs = _kept(
+        [
+            jnp.where(placing, of(p, w.tiles) | tile_bit | direct | domino, of(p, w.tiles)),
+            jnp.where(placing, theirs & ~domino, of(opponent, w.tiles)),
+        ],
+        one,
+    )
+
+    complete = [(mine & lane) == lane for lane in LANE_BITS]
+    controlled = complete[0] | complete[1] | complete[2]
+    full = (mine | theirs) == ALL_TILES
+    hand = jnp.where(legal & mover[:, 0], jnp.where(drafting, w.in_hand | slot_bit, w.in_hand & ~slot_bit), w.in_hand)
+    theirs_left = of(opponent, hand) != 0
+    over = controlled | full | ~(theirs_left | (of(p, hand) != 0))
+    mine_score, their_score = _scores(mine, theirs)
+    by_score = jnp.where(mine_score > their_score, p, jnp.where(their_score > mine_score, opponent, -1))
+    code = jnp.where(controlled, LANE_CONTROL, jnp.where(full, FULL_BOARD, NO_MOVES))
+    lane = jnp.where(complete[0], 0, jnp.where(complete[1], 1, 2))
+    drafted = (_popcount(hand[0]) >= HAND_SIZE) & (_popcount(hand[1]) >= HAND_SIZE)
+    phase = jnp.where(
+        legal, jnp.where(drafting, jnp.where(drafted, PLAY, DRAFT), jnp.where(over, OVER, PLAY)), game.phase
+    )
+    to_move = jnp.where(
+        legal,
+        jnp.where(
+            drafting, jnp.where(drafted, game.first_player, opponent), jnp.where(over | theirs_left, opponent, p)
+        ),
+        p,
+    )
+    changed = legal & mover[:, 0]
+    after = Words(
+        unpicked=jnp.where(changed, w.unpicked & ~slot_bit, w.unpicked),
+        in_hand=hand,
+        played=jnp.where(changed, jnp.where(drafting, w.played & ~slot_bit, w.played | slot_bit), w.played),
+        a_cards=w.a_cards,
+        tiles=jnp.where(p == 0, jnp.stack([mine, theirs]), jnp.stack([theirs, mine])),
+    )
+    kept = _kept(
+        [
+            phase,
+            to_move,
+            jnp.where(placing, jnp.where(over, jnp.where(controlled, p, by_score), -1), game.winner),
+            jnp.where(placing, jnp.where(over, code, 0), game.termination),
+            jnp.where(placing, jnp.where(over, mine_score, 0), of(p, game.scores)),
+            jnp.where(placing, jnp.where(over, their_score, 0), of(opponent, game.scores)),
+            jnp.where(placing, jnp.where(controlled, lane, -1), game.lane),
+            *_mask_words(phase, to_move, game.max_a_cards, after),
+            *after.unpicked,
+            *after.in_hand,
+            *after.played,
+        ],
+        one,
+    )
+    phase, to_move, winner, termination, mine_score, their_score, lane, picks, hand, empty = kept[:10]
+    after = after._replace(
+        unpicked=jnp.stack(kept[10:12]), in_hand=jnp.stack(kept[12:14]), played=jnp.stack(kept[14:16])
+    )
+    small = game.winner.dtype
+    game = game.replace(
+        status=status,
+        sides=jnp.where(placing & at_tile[:, None], card_sides, game.sides),
+        owner=jnp.where((mine & TILE_BIT) != 0, p, jnp.where((theirs & TILE_BIT) != 0, opponent, -1)).astype(
+            game.owner.dtype
+        ),
+        phase=phase.astype(game.phase.dtype),
+        to_move=to_move.astype(game.to_move.dtype),
+        winner=winner.astype(small),
+        termination=termination.astype(small),
+        scores=jnp.where(p == 0, jnp.stack([mine_score, their_score]), jnp.stack([their_score, mine_score])).astype(
+            small
+        ),
+        lane=lane.astype(small),
+    )
+    return game, after, (picks, hand, empty)
 
 
 def observe(game: Game, seat, open_hands: bool):
     """``seat``'s observation (int8 [339]), entry for entry ``spec.observation.encode_observation``."""
+    return observation(game, words(game), seat, open_hands)
+
+
+def observation(game: Game, w: Words, seat, open_hands: bool):
+    """``observe``'s observation, from the game's words."""
     seat = jnp.asarray(seat, jnp.int32)
     other = 1 - seat
-    mine, theirs = of(seat, game.status), of(other, game.status)
     my_deck, their_deck = of(seat, game.decks), of(other, game.decks)
+    mine = [of(seat, x) for x in (w.unpicked, w.in_hand, w.played)]
+    theirs = [of(other, x) for x in (w.unpicked, w.in_hand, w.played)]
     phase = game.phase
-    a_cards = is_a_card(my_deck) & ((mine == IN_HAND) | (mine == PLAYED))
     scalars = jnp.stack(
         [
             phase == DRAFT,
@@ -236,38 +385,40 @@ def observe(game: Game, seat, open_hands: bool):
             (phase != OVER) & (game.to_move == seat),
             game.first_player == seat,
             game.max_a_cards,
-            jnp.sum(a_cards),
-            jnp.sum(mine == IN_HAND),
-            jnp.sum(theirs == IN_HAND),
+            _popcount(of(seat, w.a_cards) & (mine[1] | mine[2])),
+            _popcount(mine[1]),
+            _popcount(theirs[1]),
         ]
     ).astype(jnp.int8)
-    occupied = game.owner != -1
+    my_tiles, their_tiles = of(seat, w.tiles), of(other, w.tiles)
+    occupied = ((my_tiles | their_tiles) & TILE_BIT) != 0
     board = jnp.concatenate(
         [
-            (occupied & (game.owner == seat))[:, None],
-            (occupied & (game.owner != seat))[:, None],
+            ((my_tiles & TILE_BIT) != 0)[:, None],
+            ((their_tiles & TILE_BIT) != 0)[:, None],
             jnp.where(occupied[:, None], game.sides, 0),
         ],
         axis=1,
     ).astype(jnp.int8)
-    own = jnp.concatenate([my_deck, (mine[:, None] == jnp.array([UNPICKED, IN_HAND, PLAYED]))], axis=1).astype(jnp.int8)
+    own = jnp.concatenate([my_deck, jnp.stack([(x & SLOT_BIT) != 0 for x in mine], axis=1)], axis=1).astype(jnp.int8)
     shown = bool(open_hands) & (phase != DRAFT)
-    unknown = ~shown & ((theirs == IN_HAND) | (theirs == UNPICKED))
-    their = jnp.concatenate(
-        [
-            their_deck,
-            (theirs == PLAYED)[:, None],
-            (shown & (theirs == IN_HAND))[:, None],
-            (shown & (theirs == UNPICKED))[:, None],
-            unknown[:, None],
-        ],
-        axis=1,
-    ).astype(jnp.int8)
-    observation = jnp.concatenate([scalars, board.reshape(-1), own.reshape(-1), their.reshape(-1)])
+    hidden = jnp.where(shown, 0, theirs[0] | theirs[1])
+    flags = [theirs[2], jnp.where(shown, theirs[1], 0), jnp.where(shown, theirs[0], 0), hidden]
+    their = jnp.concatenate([their_deck, jnp.stack([(x & SLOT_BIT) != 0 for x in flags], axis=1)], axis=1)
+    observation = jnp.concatenate([scalars, board.reshape(-1), own.reshape(-1), their.astype(jnp.int8).reshape(-1)])
     assert observation.shape[-1] == OBSERVATION_SIZE
     return observation
 
 
-def margin_reward(before, after):
-    """Player 0's shaping reward for one placement under ``reward: margin`` (the core's ``MARGIN_SCALE``)."""
-    return (margin(after) - margin(before)).astype(jnp.float32) / MARGIN_SCALE
+_SHAPED_SPAN = 3 * MARGIN_SCALE
+_SHAPED = (np.arange(-_SHAPED_SPAN, _SHAPED_SPAN + 1) / MARGIN_SCALE).astype(np.float32)
+"""``_SHAPED[n + _SHAPED_SPAN]``: n / MARGIN_SCALE rounded once to float32, for n within a result (at most 1 in size,
+as a multiple of the scale) and a margin change (at most 2 x 15) of each other."""
+
+
+def shaped_reward(result, before_owner, after_owner):
+    """Player 0's reward under ``reward: margin``: ``result`` (an integer result reward) plus the lane-score margin's
+    change over ``MARGIN_SCALE``, rounded once to float32 as the core's float sum is. Looked up in a table: a
+    float sum compiles to a fused multiply-add in some fusions and not in others (two paths differ in the last bit)."""
+    steps = result * MARGIN_SCALE + margin(after_owner) - margin(before_owner)
+    return jnp.asarray(_SHAPED)[steps + _SHAPED_SPAN]
