@@ -12,7 +12,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e ".[dev,train]"
-	$(BIN)/trinity prepare --jobs 2
+	$(BIN)/trinity prepare --workers 2
 	touch $(STAMP)
 
 # pytest's workers: one per core (pytest-xdist); the engine is compiled once before they start
@@ -20,12 +20,12 @@ PYTEST := $(BIN)/python -m pytest -n auto --durations=15
 
 ## test: set up .venv, compile the engine once and run the default suite on every core
 test: $(STAMP)
-	$(BIN)/trinity prepare --jobs 2
+	$(BIN)/trinity prepare --workers 2
 	$(PYTEST) -m "not slow and not e2e and not browser"
 
 ## test-e2e: the heaviest end-to-end cases alone (wheel build, killed and resumed trainers, whole notebooks, the differential checks at full count); CI runs them after make test
 test-e2e: $(STAMP)
-	$(BIN)/trinity prepare --jobs 2
+	$(BIN)/trinity prepare --workers 2
 	$(PYTEST) -m "e2e and not slow and not browser"
 
 ## test-all: make test, then make test-e2e

@@ -66,7 +66,7 @@ def measurements(previous: str) -> dict[str, list[str]]:
         """``trinity exploit``: a million PPO steps against az-standard with ``simulations`` per move."""
         spec = f"az-standard:sims={simulations}"
         json = f"docs/exploitability/az-standard-sims{simulations}-1m.json"
-        return [*trinity, "exploit", spec, "--steps", "1000000", "--seed", "0", "--quiet", "--json", json]
+        return [*trinity, "exploit", "--agent", spec, "--steps", "1000000", "--seed", "0", "--quiet", "--json", json]
 
     return {
         "previous": [
@@ -149,7 +149,7 @@ def measurements(previous: str) -> dict[str, list[str]]:
         "puzzles": [
             *trinity,
             "puzzles",
-            "--score",
+            "score",
             "trinity_env/evaluation/data/puzzles.jsonl",
             "--agents",
             "az-standard",

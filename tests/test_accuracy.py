@@ -174,6 +174,7 @@ def test_the_command_scores_agents_and_writes_json_table_and_plot(small_set, tmp
     code = main(
         [
             "accuracy",
+            "score",
             "--agents",
             "greedy",
             "mcts:25",
@@ -198,8 +199,7 @@ def test_the_command_scores_agents_and_writes_json_table_and_plot(small_set, tmp
 def test_the_command_builds_a_set(tmp_path, capsys):
     out = tmp_path / "built.jsonl"
     assert (
-        main(["accuracy", "--build", str(out), "--per-count", "2", "--empty", "4-5", "--agent", "greedy", "--quiet"])
-        == 0
+        main(["accuracy", "build", str(out), "--per-count", "2", "--empty", "4-5", "--agent", "greedy", "--quiet"]) == 0
     )
     assert "4 empty: 2" in capsys.readouterr().out
     assert len(load_set(out)) >= 4
@@ -208,13 +208,13 @@ def test_the_command_builds_a_set(tmp_path, capsys):
 @pytest.mark.parametrize(
     ("argv", "problem"),
     [
-        (["accuracy"], "give --agents to score, or --build FILE"),
-        (["accuracy", "--agents", "nonsense-agent"], "nonsense-agent"),
-        (["accuracy", "--agents", "greedy", "--set", "/nonexistent/set.jsonl"], "set.jsonl"),
-        (["accuracy", "--agents", "greedy", "--per-count", "3"], "--per-count"),
-        (["accuracy", "--build", "x.jsonl", "--agents", "greedy"], "--agents"),
-        (["accuracy", "--build", "x.jsonl", "--per-count", "0"], "per-count"),
-        (["accuracy", "--agents", "greedy", "--empty", "0-3"], "empty"),
+        (["accuracy"], "the following arguments are required: {build,score}"),
+        (["accuracy", "score", "--agents", "nonsense-agent"], "nonsense-agent"),
+        (["accuracy", "score", "--agents", "greedy", "--set", "/nonexistent/set.jsonl"], "set.jsonl"),
+        (["accuracy", "score", "--agents", "greedy", "--per-count", "3"], "--per-count"),
+        (["accuracy", "build", "x.jsonl", "--agents", "greedy"], "--agents"),
+        (["accuracy", "build", "x.jsonl", "--per-count", "0"], "per-count"),
+        (["accuracy", "score", "--agents", "greedy", "--empty", "0-3"], "empty"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(argv, problem, capsys, tmp_path, monkeypatch):
@@ -303,7 +303,7 @@ def test_a_string_where_a_number_belongs_is_one_line_not_a_traceback(small_set, 
         build_set(path, **SMALL)
     with pytest.raises(PositionError, match=message):
         load_set(path)
-    argv = ["accuracy", "--build", str(path), "--per-count", "3", "--empty", "4-6", "--agent", "greedy", "--quiet"]
+    argv = ["accuracy", "build", str(path), "--per-count", "3", "--empty", "4-6", "--agent", "greedy", "--quiet"]
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "line 4: not an accuracy record (value must be one of -1, 0, 1" in err
@@ -316,14 +316,14 @@ RUN_CLI = "import sys; from trinity_env.cli import main; sys.exit(main(sys.argv[
 @pytest.mark.e2e  # two fresh processes: make test-e2e; the same full disk in-process is tested above
 def test_the_command_survives_a_real_full_disk_and_resumes(tmp_path):
     """A file size limit (``RLIMIT_FSIZE``: writes past it fail with EFBIG, after writing what fits) stands in
-    for a full disk, in a real ``trinity accuracy --build`` process; a second run without it finishes the set."""
+    for a full disk, in a real ``trinity accuracy build`` process; a second run without it finishes the set."""
     resource = pytest.importorskip("resource")
     import signal
     import subprocess
     import sys
 
     path = tmp_path / "set.jsonl"
-    argv = ["accuracy", "--build", str(path), "--per-count", "1", "--empty", "4-5", "--agent", "greedy", "--quiet"]
+    argv = ["accuracy", "build", str(path), "--per-count", "1", "--empty", "4-5", "--agent", "greedy", "--quiet"]
 
     def limited() -> None:
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # EFBIG instead of the signal

@@ -494,5 +494,5 @@ def test_ray_options_are_only_for_the_alphazero_trainer(capsys):
     from trinity_env.cli import main as trinity
 
     assert trinity(["train", "quick", "--ray"]) == 2
-    assert "--ray and --actors are for the alphazero trainer" in capsys.readouterr().err
-    assert trinity(["train", "az-quick", "--actors", "0"]) == 2
+    assert "--ray and --workers are for the alphazero trainer" in capsys.readouterr().err
+    assert trinity(["train", "az-quick", "--workers", "0"]) == 2

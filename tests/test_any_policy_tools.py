@@ -289,9 +289,9 @@ def commands(inputs: dict) -> dict[str, list[str]]:
     tmp = inputs["tmp"]
     return {
         "arena": ["arena", "--agents", CODE, "random", "--games", "2", "--workers", "1", "--out", f"{tmp}/arena"],
-        "accuracy": ["accuracy", "--agents", CODE, "--empty", "4", "--limit", "2"],
-        "puzzles": ["puzzles", "--score", inputs["puzzles"], "--agents", CODE],
-        "exploit": ["exploit", CODE, "--steps", "1", "--games", "2", "--json", f"{tmp}/exploit.json"],
+        "accuracy": ["accuracy", "score", "--agents", CODE, "--empty", "4", "--limit", "2"],
+        "puzzles": ["puzzles", "score", inputs["puzzles"], "--agents", CODE],
+        "exploit": ["exploit", "--agent", CODE, "--steps", "1", "--games", "2", "--json", f"{tmp}/exploit.json"],
         "review": ["review", inputs["replay"], "--agent", CODE, "--max-nodes", "1"],
         "balance": ["balance", "--agents", CODE, "--games", "2", "--a-limits", "3", "--workers", "1"],
         "play": ["play", "--opponent", CODE, "--seat", "0", "--seed", "1"],

@@ -99,7 +99,10 @@ def no_games(monkeypatch):
         (["arena", "--agents", "random", "greedy", "--games", "9" * 5000], "expected a whole number"),
         (["arena", "--agents", "random", "greedy", "--workers", "-1"], "argument --workers"),
         (["arena", "--agents", "random", "greedy", "--workers", "0"], "argument --workers"),
-        (["arena", "--agents", "random", "greedy", "--seed", "-5"], "argument --seed: expected a whole number >= 0"),
+        (
+            ["arena", "--agents", "random", "greedy", "--seed", "-5"],
+            "argument --seed: expected a whole number 0-9223372036854775807",
+        ),
         (["arena", "--agents", "random", "greedy", "--seed=--"], "argument --seed: expected one argument"),
         (["arena", "--agents", "random", "greedy", "--out=--"], "argument --out: expected one argument"),
         (["arena", "--agents", "random", "nobody"], "no agent named 'nobody'"),

@@ -1,18 +1,22 @@
-"""One command-line grammar (issue 40): ``--agents`` names agents, ``--out`` is always a folder and ``--json`` always a
-file, old spellings are refused in one line naming the new one, every error starts with ``trinity <command>:`` (the
-trainers' too), a bad name is answered with the valid ones, and ``trinity --version`` prints the package's version."""
+"""One command-line grammar (issues 40 and 53): ``--agents`` names agents and ``--agent`` the one a command studies,
+``--out`` is always a folder and ``--json`` always a file, ``--seed``, ``--json``, ``--quiet``, ``--workers`` and
+``--max-nodes`` are declared once (``trinity_env.cli.options``) and every command takes them from there, a command
+that builds or scores says so with a verb, old spellings are refused in one line naming the new one, every error starts
+with ``trinity <command>:`` (the trainers' too), a bad name is answered with the valid ones, and ``trinity --version``
+prints the package's version."""
 
 from __future__ import annotations
 
 import argparse
 import importlib.metadata
+import re
 import subprocess
 import sys
 
 import pytest
 
-from trinity_env.arguments import folder_path, output_path
-from trinity_env.cli import build_parser, main
+from trinity_env.arguments import folder_path, output_path, positive_int, process_count
+from trinity_env.cli import build_parser, main, options
 from trinity_env.cli.common import Renamed
 
 
@@ -21,9 +25,31 @@ def _commands() -> dict[str, argparse.ArgumentParser]:
     return dict(commands.choices)
 
 
+def _parsers() -> dict[str, argparse.ArgumentParser]:
+    """Every command's parser and each of its verbs' (``dataset build``), by name."""
+    found = {}
+
+    def walk(name: str, parser: argparse.ArgumentParser) -> None:
+        found[name] = parser
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for verb, inner in action.choices.items():
+                    walk(f"{name} {verb}", inner)
+
+    for name, parser in _commands().items():
+        walk(name, parser)
+    return found
+
+
 def _options(name: str) -> dict[str, argparse.Action]:
-    """A command's options by each spelling, old spellings (``Renamed``) left out."""
-    actions = [a for a in _commands()[name]._actions if not isinstance(a, Renamed)]
+    """A command's options (its verbs' too) by each spelling, old spellings (``Renamed``) left out."""
+    actions = [
+        action
+        for parser_name, parser in _parsers().items()
+        if parser_name.split()[0] == name
+        for action in parser._actions
+        if not isinstance(action, Renamed)
+    ]
     return {spelling: action for action in actions for spelling in action.option_strings}
 
 
@@ -60,25 +86,25 @@ BAD = {
     "solve-openings": [
         "--seeds",
         "0",
-        "--budget-nodes",
+        "--max-nodes",
         "9",
         "--records",
         "{tmp}/r.jsonl",
         "--ray",
         "auto",
-        "--threads",
+        "--workers",
         "2",
     ],
     "play": ["--opponent", "nobody"],
     "train": ["nope"],
-    "exploit": ["nobody", "--steps", "1"],
+    "exploit": ["--agent", "nobody", "--steps", "1"],
     "review": ["{tmp}/missing.json"],
-    "puzzles": ["--score", "{tmp}/missing.jsonl", "--agents", "random"],
-    "accuracy": ["--agents", "nobody"],
+    "puzzles": ["score", "{tmp}/missing.jsonl", "--agents", "random"],
+    "accuracy": ["score", "--agents", "nobody"],
     "dataset": ["build", "{tmp}/d", "--shards", "1", "--agent", "nobody"],
     "benchmark": ["nobody", "--out", "{tmp}/card"],
     "serve": ["--port", "0"],
-    "prepare": ["--jobs", "0"],
+    "prepare": ["--workers", "0"],
 }
 """For each command, arguments it refuses (after parsing where the command checks anything itself)."""
 
@@ -123,16 +149,26 @@ def test_the_trainer_s_own_errors_start_with_trinity_train(tmp_path, capsys):
 @pytest.mark.parametrize(
     ("argv", "new"),
     [
-        (["solve-openings", "--seeds", "0", "--budget-nodes", "9", "--out", "r.jsonl"], "--out is now --records FILE"),
-        (["solve-openings", "--seeds", "0", "--budget-nodes", "9", "--out=r.jsonl"], "--out is now --records FILE"),
+        (["solve-openings", "--seeds", "0", "--max-nodes", "9", "--out", "r.jsonl"], "--out is now --records FILE"),
+        (["solve-openings", "--seeds", "0", "--max-nodes", "9", "--out=r.jsonl"], "--out is now --records FILE"),
         (
-            ["solve-openings", "--seeds", "0", "--budget-nodes", "9", "--records", "r.jsonl", "--summary", "s.json"],
+            ["solve-openings", "--seeds", "0", "--max-nodes", "9", "--records", "r.jsonl", "--summary", "s.json"],
             "--summary is now --json FILE",
         ),
-        (["puzzles", "--out", "p.jsonl"], "--out is now --build FILE"),
-        (["puzzles", "--count", "3", "--out", "p.jsonl"], "--out is now --build FILE"),
-        (["accuracy", "greedy", "mcts:400"], "named with --agents: trinity accuracy --agents greedy mcts:400"),
-        (["accuracy", "--set", "s.jsonl", "greedy"], "trinity accuracy --agents greedy"),
+        (["solve-openings", "--seeds", "0", "--budget-nodes", "9", "--records", "r.jsonl"], "now --max-nodes N"),
+        (["solve-openings", "--seeds", "0", "--classify-nodes", "9"], "--classify-nodes is now --max-classify-nodes N"),
+        (["solve-openings", "--seeds", "0", "--threads", "2"], "--threads is now --workers N"),
+        (["prepare", "--jobs", "2"], "--jobs is now --workers N"),
+        (["train", "az-quick", "--ray", "--actors", "2"], "--actors is now --workers N"),
+        (["exploit", "greedy", "--steps", "1"], "named with --agent: trinity exploit --agent greedy"),
+        (["puzzles", "--out", "p.jsonl"], "--out is now the verb build: trinity puzzles build FILE"),
+        (
+            ["puzzles", "--build", "p.jsonl", "--count", "3"],
+            "--build is now the verb build: trinity puzzles build FILE",
+        ),
+        (["puzzles", "--score", "--agents", "greedy"], "--score is now the verb score: trinity puzzles score [FILE]"),
+        (["accuracy", "--agents", "greedy", "mcts:400"], "now after the verb score: trinity accuracy score --agents"),
+        (["accuracy", "--build", "set.jsonl"], "--build is now the verb build: trinity accuracy build FILE"),
     ],
 )
 def test_an_old_spelling_is_refused_in_one_line_naming_the_new_one(argv, new, tmp_path, capsys, monkeypatch):
@@ -143,9 +179,13 @@ def test_an_old_spelling_is_refused_in_one_line_naming_the_new_one(argv, new, tm
 
 
 def test_old_spellings_are_hidden_from_help():
-    for name in ("solve-openings", "puzzles"):
-        text = _commands()[name].format_help()
-        assert "--out" not in text and "--summary" not in text, text
+    for name, parser in _parsers().items():
+        text = parser.format_help()
+        for action in parser._actions:
+            if isinstance(action, Renamed):
+                for spelling in action.option_strings:
+                    assert not re.search(rf"(?<![\w-]){spelling}(?![\w-])", text), (name, spelling)
+    assert any(isinstance(a, Renamed) for a in _commands()["solve-openings"]._actions)
 
 
 # ---------------------------------------------------------------------- one meaning per option
@@ -165,3 +205,84 @@ def test_agents_are_always_named_with_the_agents_option():
             if action.dest == "agents":
                 assert action.option_strings == ["--agents"], f"trinity {name} takes agents as {action}"
     assert "--agents" in _options("accuracy")
+
+
+# ---------------------------------------------------------------------- the options declared once
+
+SHARED = {
+    "--seed": (options.SEED_HELP, "N", {options.seed}),
+    "--json": (options.JSON_HELP, "FILE", {output_path}),
+    "--quiet": (options.QUIET_HELP, None, {None}),
+    "--workers": (options.WORKERS_HELP, "N", {process_count}),
+    "--max-nodes": (options.MAX_NODES_HELP, "N", None),  # a whole number from 1 (some commands cap it)
+    "--agent": (options.AGENT_HELP, "SPEC", {None}),
+}
+"""Each shared option: the help it starts with, its metavar and its type."""
+
+CLUSTER_WORKERS = {"train"}
+"""Where ``--workers`` counts a Ray cluster's actors (any count; a local cluster's is checked by the command)."""
+
+RETIRED = {
+    "--threads": ("solve",),  # solve's are threads sharing one table; processes are --workers
+    "--jobs": (),
+    "--actors": (),
+    "--budget-nodes": (),
+    "--classify-nodes": (),
+    "--build": (),
+    "--score": (),
+}
+"""Spellings no command declares, but for the commands named (each refused with the new spelling: ``Renamed``)."""
+
+
+def test_every_command_takes_the_shared_options_from_one_place():
+    seen = set()
+    for name, parser in _parsers().items():
+        for action in parser._actions:
+            if isinstance(action, Renamed):
+                continue
+            for spelling in set(action.option_strings) & set(SHARED):
+                help_text, metavar, types = SHARED[spelling]
+                where = f"trinity {name} {spelling}"
+                assert action.help.startswith(help_text), f"{where}: its help is {action.help!r}"
+                assert action.metavar == metavar, f"{where}: metavar {action.metavar!r}"
+                if spelling == "--workers" and name in CLUSTER_WORKERS:
+                    types = {positive_int}
+                if types is not None:
+                    assert action.type in types, f"{where}: type {action.type}"
+                else:
+                    assert getattr(action.type, "__name__", "") == "whole number", f"{where}: type {action.type}"
+                seen.add(spelling)
+    assert seen == set(SHARED), "each shared option is used somewhere"
+
+
+def test_no_command_declares_a_retired_spelling():
+    declared = [
+        f"trinity {name} {spelling}"
+        for name, parser in _parsers().items()
+        for action in parser._actions
+        if not isinstance(action, Renamed)
+        for spelling in action.option_strings
+        if spelling in RETIRED and name not in RETIRED[spelling]
+    ]
+    assert not declared, declared
+
+
+def test_one_agent_is_named_with_the_agent_option():
+    """The agent a command studies is ``--agent SPEC`` (``play``'s ``--opponent`` is the person's opponent); no
+    positional names one, but benchmark's ``POLICY`` (its card's commands are recorded with it)."""
+    positional = [
+        f"trinity {name} {action.dest}"
+        for name, parser in _parsers().items()
+        for action in parser._actions
+        if not action.option_strings and action.dest in ("agent", "policy", "opponent")
+    ]
+    assert positional == ["trinity benchmark policy"], positional
+    assert {"exploit", "review", "puzzles build", "accuracy build", "dataset build"} <= {
+        name for name, parser in _parsers().items() if any("--agent" in a.option_strings for a in parser._actions)
+    }
+
+
+def test_build_and_score_are_verbs():
+    assert {"puzzles build", "puzzles score", "accuracy build", "accuracy score", "dataset build"} <= set(_parsers())
+    for name in ("puzzles", "accuracy"):
+        assert not {"--build", "--score"} & set(_options(name)), name

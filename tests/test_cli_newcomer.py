@@ -78,7 +78,7 @@ def test_solve_handed_a_replay_says_so_and_what_to_run_instead():
 
 
 def test_accuracy_says_why_a_count_has_fewer_positions_than_its_limit():
-    done = trinity("accuracy", "--agents", "greedy", "--limit", "3", "--empty", "4-5", "--quiet")
+    done = trinity("accuracy", "score", "--agents", "greedy", "--limit", "3", "--empty", "4-5", "--quiet")
     assert done.returncode == 0, done.stderr
     assert "| 4 | 3 |" in done.stdout and "| 5 | 1 |" in done.stdout  # the shipped set's first three at 5: two lost
     note = next(line for line in done.stdout.splitlines() if line.startswith("Positions scored for moves"))
@@ -87,7 +87,9 @@ def test_accuracy_says_why_a_count_has_fewer_positions_than_its_limit():
 
 
 def test_accuracy_explains_a_value_mse_above_1():
-    done = trinity("accuracy", "--agents", "ppo-standard", "--limit", "3", "--empty", "4", "--quiet", timeout=300)
+    done = trinity(
+        "accuracy", "score", "--agents", "ppo-standard", "--limit", "3", "--empty", "4", "--quiet", timeout=300
+    )
     assert done.returncode == 0, done.stderr
     mse = float(re.search(r"\| ppo-standard \| 4 \| [^|]+\| ([0-9.]+) \|", done.stdout).group(1))
     assert mse > 1  # the shipped PPO network's critic on these three positions
@@ -154,7 +156,7 @@ def test_the_alphazero_bar_ends_in_a_figure_not_a_comma(tmp_path):
 
 
 def test_exploit_prints_percentages_as_train_does():
-    done = trinity("exploit", "random", "--steps", "256", "--games", "4", "--seed", "1", timeout=300)
+    done = trinity("exploit", "--agent", "random", "--steps", "256", "--games", "4", "--seed", "1", timeout=300)
     assert done.returncode == 0, done.stderr
     line = next(line for line in done.stdout.splitlines() if line.startswith("exploiter vs random"))
     assert re.search(r"win rate [0-9]+\.[0-9]% \[[0-9]+\.[0-9]%, [0-9]+\.[0-9]%\] over 4 seat-swapped games", line), (

@@ -60,11 +60,11 @@ def test_the_memory_budget_and_its_override(monkeypatch):
         (["arena", "--agents", "random", "greedy", "--workers", "100000"], "argument --workers: 100,000 is more"),
         (["balance", "--agents", "greedy", "--workers", TOO_MANY], "argument --workers"),
         (
-            ["solve-openings", "--seeds", "0-9", "--budget-nodes", "9", "--records", "x", "--threads", TOO_MANY],
-            "argument --threads",
+            ["solve-openings", "--seeds", "0-9", "--max-nodes", "9", "--records", "x", "--workers", TOO_MANY],
+            "argument --workers",
         ),
-        (["prepare", "--jobs", TOO_MANY], "argument --jobs"),
-        (["train", "az-quick", "--ray", "--actors", TOO_MANY], "--actors: "),  # a local cluster: processes here
+        (["prepare", "--workers", TOO_MANY], "argument --workers"),
+        (["train", "az-quick", "--ray", "--workers", TOO_MANY], "--workers: "),  # a local cluster: processes here
     ],
 )
 def test_counts_past_the_machine_are_one_line_before_anything_starts(argv, words, capsys, monkeypatch, tmp_path):
@@ -78,7 +78,7 @@ def test_counts_past_the_machine_are_one_line_before_anything_starts(argv, words
 COUNT_WORDS = ("threads", "workers", "jobs", "actors", "runners")
 """How the name of a count of threads or processes ends, in an option, a spec keyword or a config field."""
 ELSEWHERE = {
-    "train --actors": "Ray actors run on the cluster's CPUs; a local cluster's are bounded above (--actors)",
+    "train --workers": "Ray actors run on the cluster's CPUs; a local cluster's are bounded above (--workers)",
     "RLlibConfig.num_env_runners": "may run on a joined cluster (--address), whose CPUs this table does not know; "
     "not yet bounded on a local cluster either",
 }
@@ -159,10 +159,10 @@ def test_the_solver_refuses_threads_and_tables_past_the_machine(monkeypatch):
 def test_solve_openings_tables_are_within_the_budget(capsys, monkeypatch, tmp_path):
     monkeypatch.setenv(MEMORY_VARIABLE, "1G")
     out = tmp_path / "o.jsonl"
-    argv = ["solve-openings", "--seeds", "0-99", "--budget-nodes", "9", "--records", str(out), "--table-bits", "26"]
-    assert main([*argv, "--threads", "2"]) == 2
+    argv = ["solve-openings", "--seeds", "0-99", "--max-nodes", "9", "--records", str(out), "--table-bits", "26"]
+    assert main([*argv, "--workers", "2"]) == 2
     err = _one_line(capsys, "solve-openings")
-    assert "--threads 2 with --table-bits 26 (2 solver tables" in err and "over the memory budget of 1 GiB" in err
+    assert "--workers 2 with --table-bits 26 (2 solver tables" in err and "over the memory budget of 1 GiB" in err
     assert not out.exists()
 
 

@@ -204,7 +204,7 @@ def test_spec_sha256_reads_no_proc_file_for_ever(spec):
 
 
 def test_an_accuracy_set_is_not_resumed_with_a_replaced_agent_file(tmp_path, monkeypatch, capsys):
-    """``trinity accuracy --build`` with ``./agent.pt``, the file replaced, then the build resumed: it used to go on
+    """``trinity accuracy build`` with ``./agent.pt``, the file replaced, then the build resumed: it used to go on
     and mix two networks' games in one set; the header's ``agent_sha256`` refuses it in one line."""
     from trinity_env.cli import main
     from trinity_env.evaluation.accuracy import build_set, load_set
@@ -219,7 +219,7 @@ def test_an_accuracy_set_is_not_resumed_with_a_replaced_agent_file(tmp_path, mon
     _checkpoint(tmp_path / "agent.pt", hidden=16)  # replaced: another network
     argv = [
         "accuracy",
-        "--build",
+        "build",
         "set.jsonl",
         "--agent",
         "./agent.pt",

@@ -165,7 +165,7 @@ def test_tiles_are_seen_from_the_first_player_s_tower():
 def test_the_command_prints_and_writes_the_summary(tmp_path, monkeypatch):
     out, summary = tmp_path / "deals.jsonl", tmp_path / "summary.json"
     monkeypatch.setattr(openings, "dealt_game", LATE)  # what the command solves when it names no deal
-    argv = ["solve-openings", "--seeds", "0-5", "--budget-nodes", "1000000", "--records", str(out), "--quiet"]
+    argv = ["solve-openings", "--seeds", "0-5", "--max-nodes", "1000000", "--records", str(out), "--quiet"]
     code, printed, err = run_cli([*argv, "--json", str(summary)])
     assert code == 0 and not [line for line in err.splitlines() if not line.startswith(("preparing the", "ready ("))]
     assert "seeds 0-5: 6 deals recorded now, 0 already in" in printed
@@ -174,7 +174,7 @@ def test_the_command_prints_and_writes_the_summary(tmp_path, monkeypatch):
     wins = written["first_player"]["wins"]
     assert f"wins {wins['share']:.1%} [{wins['low']:.1%}, {wins['high']:.1%}]" in printed
     assert not any(r["all_best_moves"] for r in records_in(out))  # the value only, by default
-    code, printed, _ = run_cli([*argv, "--seeds", "4-7", "--classify-nodes", "1000000"])
+    code, printed, _ = run_cli([*argv, "--seeds", "4-7", "--max-classify-nodes", "1000000"])
     assert code == 0 and "seeds 4-7: 2 deals recorded now, 2 already in" in printed
     assert "4 deals in" in printed  # the summary covers the seeds asked for
     classified = {r["seed"]: r["all_best_moves"] for r in records_in(out)}
@@ -192,22 +192,22 @@ def test_the_command_prints_and_writes_the_summary(tmp_path, monkeypatch):
         (["--seeds", "-4"], "--seeds: expected a seed N or a range LOW-HIGH"),
         (["--seeds", "0-"], "--seeds: expected a seed N or a range LOW-HIGH"),
         (["--seeds", "0-2000000"], "seeds: at most 1,000,000 deals a run"),
-        (["--budget-nodes", "1.5"], "--budget-nodes: expected a whole number >= 1, got '1.5'"),
-        (["--budget-nodes", "1e6"], "--budget-nodes: expected a whole number >= 1, got '1e6'"),
-        (["--budget-nodes", "true"], "--budget-nodes: expected a whole number >= 1"),
-        (["--budget-nodes", "0"], "--budget-nodes: expected a whole number >= 1"),
-        (["--classify-nodes", "-1"], "--classify-nodes: expected a whole number >= 0, got '-1'"),
-        (["--classify-nodes", "1e6"], "--classify-nodes: expected a whole number >= 0, got '1e6'"),
-        (["--threads", "0"], "--threads: expected a whole number >= 1"),
+        (["--max-nodes", "1.5"], "--max-nodes: expected a whole number >= 1, got '1.5'"),
+        (["--max-nodes", "1e6"], "--max-nodes: expected a whole number >= 1, got '1e6'"),
+        (["--max-nodes", "true"], "--max-nodes: expected a whole number >= 1"),
+        (["--max-nodes", "0"], "--max-nodes: expected a whole number >= 1"),
+        (["--max-classify-nodes", "-1"], "--max-classify-nodes: expected a whole number >= 0, got '-1'"),
+        (["--max-classify-nodes", "1e6"], "--max-classify-nodes: expected a whole number >= 0, got '1e6'"),
+        (["--workers", "0"], "--workers: expected a whole number >= 1"),
         (["--table-bits", "40"], "--table-bits: expected a whole number 10-32"),
         (["--ray", "not an address"], "--ray 'not an address': not a cluster address"),
         (["--ray", "host:99999"], "not a cluster address (expected local, auto, HOST:PORT or ray://HOST:PORT)"),
-        (["--ray", "10.0.0.1:6379", "--threads", "2"], "--threads: a cluster's own CPUs decide"),
+        (["--ray", "10.0.0.1:6379", "--workers", "2"], "--workers: a cluster's own CPUs decide"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2_before_any_work(tmp_path, argv, message):
     out = tmp_path / "deals.jsonl"
-    base = {"--seeds": "0-3", "--budget-nodes": "100", "--records": str(out)}
+    base = {"--seeds": "0-3", "--max-nodes": "100", "--records": str(out)}
     given = dict(zip(argv[::2], argv[1::2], strict=True))
     flat = [x for option, value in (base | given).items() for x in (option, value)]
     code, printed, err = run_cli(["solve-openings", *flat])
@@ -217,9 +217,9 @@ def test_bad_input_is_one_line_and_exit_2_before_any_work(tmp_path, argv, messag
 
 
 def test_an_output_that_cannot_be_written_is_refused_before_any_work(tmp_path):
-    code, _, err = run_cli(["solve-openings", "--seeds", "0", "--budget-nodes", "9", "--records", str(tmp_path)])
+    code, _, err = run_cli(["solve-openings", "--seeds", "0", "--max-nodes", "9", "--records", str(tmp_path)])
     assert code == 2 and "is a folder, not a file" in err and err.count("\n") == 1
-    code, _, err = run_cli(["solve-openings", "--seeds", "0", "--budget-nodes", "9"])
+    code, _, err = run_cli(["solve-openings", "--seeds", "0", "--max-nodes", "9"])
     assert code == 2 and "--records" in err and err.count("\n") == 1
 
 
@@ -255,7 +255,7 @@ def test_without_ray_the_ray_path_names_the_extra(tmp_path, option):
     else:
         pytest.skip("Ray is installed")
     out = tmp_path / "deals.jsonl"
-    code, _, err = run_cli(["solve-openings", "--seeds", "0", "--budget-nodes", "9", "--records", str(out), *option])
+    code, _, err = run_cli(["solve-openings", "--seeds", "0", "--max-nodes", "9", "--records", str(out), *option])
     assert (
         code == 2
         and err == "trinity solve-openings: --ray needs Ray, the rllib extra: pip install 'trinity-towers[rllib]'\n"

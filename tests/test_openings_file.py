@@ -90,7 +90,7 @@ def test_a_file_that_is_not_solved_openings_is_refused(tmp_path, content, messag
     with pytest.raises(OpeningsError, match=re.escape(message)):
         solve_openings(range(2), BIG, out, table_bits=BITS, deal=LATE, progress=False)
     assert out.read_text() == content  # nothing written
-    code, printed, err = run_cli(["solve-openings", "--seeds", "0-1", "--budget-nodes", "10", "--records", str(out)])
+    code, printed, err = run_cli(["solve-openings", "--seeds", "0-1", "--max-nodes", "10", "--records", str(out)])
     assert code == 2 and printed == "" and err.count("\n") == 1 and message in err
 
 
@@ -162,7 +162,7 @@ def test_a_records_file_that_is_a_link_is_refused_in_one_line(tmp_path):
     out.symlink_to(target)
     with pytest.raises(OpeningsError, match=r"deals\.jsonl is a symbolic link: a solve-openings job never writes"):
         solve_openings(range(1), BIG, out, table_bits=BITS, deal=LATE, progress=False)
-    code, printed, err = run_cli(["solve-openings", "--seeds", "0", "--budget-nodes", "10", "--records", str(out)])
+    code, printed, err = run_cli(["solve-openings", "--seeds", "0", "--max-nodes", "10", "--records", str(out)])
     assert code == 2 and printed == "" and err.count("\n") == 1 and "is a symbolic link" in err, err
     assert target.read_text() == "" and out.is_symlink()
 
@@ -219,11 +219,11 @@ def test_ctrl_c_stops_the_command_within_seconds_and_keeps_every_deal_finished(t
         "solve-openings",
         "--seeds",
         "0-999",
-        "--budget-nodes",
+        "--max-nodes",
         "200000",
         "--records",
         str(out),
-        "--threads",
+        "--workers",
         threads,
     ]
     proc = subprocess.Popen([sys.executable, "-c", CLI_SCRIPT, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE)

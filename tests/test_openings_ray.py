@@ -140,7 +140,7 @@ def test_on_ray_ctrl_c_cancels_the_outstanding_tasks_and_keeps_the_finished(ray_
 @pytest.mark.ray
 def test_on_ray_the_command_runs_on_a_local_cluster(ray_local, tmp_path):
     out = tmp_path / "deals.jsonl"
-    argv = ["solve-openings", "--seeds", "0-3", "--budget-nodes", "2000", "--records", str(out), "--quiet"]
+    argv = ["solve-openings", "--seeds", "0-3", "--max-nodes", "2000", "--records", str(out), "--quiet"]
     code, printed, err = run_cli([*argv, "--ray"])  # alone: a local cluster (here, the one the test started)
     assert code == 0, err
     assert "4 deals in" in printed and "0 solved, 4 unsolved within 2,000 nodes" in printed
@@ -155,7 +155,7 @@ def test_on_ray_a_bad_address_is_one_line_and_exit_2(tmp_path, address):
     pytest.importorskip("ray", reason="the rllib extra (Ray) is not installed")
     message = f"--ray {address}: cannot reach the cluster"
     out = tmp_path / "deals.jsonl"
-    argv = ["solve-openings", "--seeds", "0-3", "--budget-nodes", "100", "--records", str(out), "--ray", address]
+    argv = ["solve-openings", "--seeds", "0-3", "--max-nodes", "100", "--records", str(out), "--ray", address]
     env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}  # a fresh process, not connected yet
     done = subprocess.run(
         [sys.executable, "-c", CLI_SCRIPT, *argv], capture_output=True, text=True, env=env, timeout=120

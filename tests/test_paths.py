@@ -31,12 +31,13 @@ NOT_PATHS = {
     ("arena", "--agents"): "agent specs (trinity_env.agents.registry checks the paths among them)",
     ("balance", "--agents"): "agent specs",
     ("play", "--opponent"): "an agent spec",
-    ("exploit", "agent"): "an agent spec",
+    ("exploit", "--agent"): "an agent spec",
     ("review", "--agent"): "an agent spec",
-    ("puzzles", "--agent"): "an agent spec",
-    ("puzzles", "--agents"): "agent specs",
-    ("accuracy", "--agents"): "agent specs",
-    ("accuracy", "--agent"): "an agent spec",
+    ("puzzles build", "--agent"): "an agent spec",
+    ("puzzles score", "--agents"): "agent specs",
+    ("accuracy score", "--agents"): "agent specs",
+    ("accuracy build", "--agent"): "an agent spec",
+    ("dataset build", "--agent"): "an agent spec",
     ("benchmark", "policy"): "an agent spec",
     ("solve-openings", "--ray"): "a Ray address",
     ("train", "--ray"): "a Ray address",
@@ -49,17 +50,27 @@ NOT_PATHS = {
 BASE = {
     "review": ["REPLAY"],
     "arena": ["--agents", "random", "greedy"],
-    "solve-openings": ["--seeds", "0", "--budget-nodes", "9", "--records", "o.jsonl"],
-    "exploit": ["greedy", "--steps", "1"],
-    "puzzles": ["--score", "s.jsonl"],
+    "solve-openings": ["--seeds", "0", "--max-nodes", "9", "--records", "o.jsonl"],
+    "exploit": ["--agent", "greedy", "--steps", "1"],
 }
-"""What each command needs besides the option under test (the option itself, or one it excludes, is left out)."""
-EXCLUDES = {("puzzles", "--build"): "--score"}
+"""What each command needs besides the option under test (the option itself is left out)."""
 
 
 def _commands() -> dict[str, argparse.ArgumentParser]:
+    """Every command's parser and each of its verbs' (``puzzles build``), by name."""
+    found = {}
+
+    def walk(name: str, parser: argparse.ArgumentParser) -> None:
+        found[name] = parser
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for verb, inner in action.choices.items():
+                    walk(f"{name} {verb}", inner)
+
     commands = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
-    return dict(commands.choices)
+    for name, parser in commands.choices.items():
+        walk(name, parser)
+    return found
 
 
 def _string_options() -> list[tuple[str, argparse.Action]]:
@@ -68,6 +79,8 @@ def _string_options() -> list[tuple[str, argparse.Action]]:
     for name, parser in _commands().items():
         for action in parser._actions:
             if action.nargs == 0 or action.choices is not None or isinstance(action, (argparse._HelpAction, Renamed)):
+                continue
+            if isinstance(action, argparse._SubParsersAction):  # its verbs are walked as commands of their own
                 continue
             if action.type is None or getattr(action.type, "path_kind", None):
                 found.append((name, action))
@@ -93,7 +106,7 @@ def test_every_option_that_takes_a_string_is_a_path_or_listed():
     for option in [
         ("arena", "--json"),
         ("solve-openings", "--records"),
-        ("puzzles", "--build"),
+        ("puzzles build", "file"),
         ("balance", "--openings"),
     ]:
         assert option in {(c, o) for c, o, _ in PATH_OPTIONS}
@@ -118,16 +131,15 @@ def bad(tmp_path_factory):
 
 def _argv(command: str, option: str, value: str) -> list[str]:
     base = list(BASE.get(command, []))
-    excluded = EXCLUDES.get((command, option), option)
-    if excluded in base:
-        at = base.index(excluded)
+    if option in base:
+        at = base.index(option)
         del base[at : at + 2]
     if option.startswith("-"):
-        return [command, *base, option, value]
+        return [*command.split(), *base, option, value]
     positional = [value]
     if command == "review":  # its positional is the option under test: REPLAY stands for it
         base.remove("REPLAY")
-    return [command, *positional, *base]
+    return [*command.split(), *positional, *base]
 
 
 PEAK = (

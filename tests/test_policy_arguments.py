@@ -30,8 +30,8 @@ def test_every_policy_argument_lists_every_policy_kind(command, dest):
 
 
 BUILDS = [
-    (["accuracy", "--build", "{tmp}/set.jsonl", "--agent", "py:policy_module:make"], "trinity accuracy --build"),
-    (["puzzles", "--build", "{tmp}/puzzles.jsonl", "--agent", "py:policy_module:make"], "trinity puzzles --build"),
+    (["accuracy", "build", "{tmp}/set.jsonl", "--agent", "py:policy_module:make"], "trinity accuracy build"),
+    (["puzzles", "build", "{tmp}/puzzles.jsonl", "--agent", "py:policy_module:make"], "trinity puzzles build"),
     (["dataset", "build", "{tmp}/data", "--shards", "1", "--agent", "py:policy_module:make"], "trinity dataset build"),
 ]
 

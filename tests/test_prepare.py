@@ -52,5 +52,5 @@ def test_families_compile_at_once_in_worker_processes_and_a_bad_job_count_is_ref
     assert list(seconds) == ["fast engine", "exact solver", "MCTS"]
     finished = sorted(line.split(":")[0] for line in capsys.readouterr().err.splitlines())
     assert finished == ["prepared MCTS", "prepared exact solver", "prepared fast engine"]
-    assert main(["prepare", "--jobs", "0"]) == 2
+    assert main(["prepare", "--workers", "0"]) == 2
     assert capsys.readouterr().err.count("\n") == 1

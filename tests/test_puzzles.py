@@ -177,12 +177,12 @@ def test_records_that_cannot_be_puzzles_are_refused(tmp_path):
 
 def test_the_command_builds_and_scores(tmp_path, capsys):
     out = tmp_path / "p.jsonl"
-    argv = ["puzzles", "--count", "2", "--empty", "5-7", "--agent", "greedy", "--build", str(out), "--quiet"]
+    argv = ["puzzles", "build", str(out), "--count", "2", "--empty", "5-7", "--agent", "greedy", "--quiet"]
     assert main(argv) == 0
     assert "2 puzzles from" in capsys.readouterr().out
     assert len(load_puzzles(out)) == 2
     scores = tmp_path / "scores.json"
-    assert main(["puzzles", "--score", str(out), "--agents", "random", "greedy", "--json", str(scores)]) == 0
+    assert main(["puzzles", "score", str(out), "--agents", "random", "greedy", "--json", str(scores)]) == 0
     printed = capsys.readouterr().out
     assert re.search(r"\| greedy \| \d / 2 \| \d+\.\d% \[\d+\.\d%, \d+\.\d%\] \|", printed), printed
     data = json.loads(scores.read_text())
@@ -193,7 +193,7 @@ def test_a_bare_score_scores_the_shipped_set_from_any_working_directory(tmp_path
     """``--score`` needed a file, and the documented path exists only inside a checkout (issue 51)."""
     monkeypatch.chdir(tmp_path)  # no trinity_env/evaluation/data/ here
     scores = tmp_path / "scores.json"
-    assert main(["puzzles", "--score", "--agents", "greedy", "--json", str(scores)]) == 0
+    assert main(["puzzles", "score", "--agents", "greedy", "--json", str(scores)]) == 0
     count = len(load_puzzles())
     assert count == len(load_puzzles(DEFAULT_SET)) and count > 0
     assert f"{count} puzzles from trinity_env/evaluation/data/puzzles.jsonl:" in capsys.readouterr().out
@@ -214,7 +214,7 @@ def test_a_set_says_what_a_random_mover_expects_and_the_scores_json_holds_it(tmp
     source = tmp_path / "two.jsonl"
     save_puzzles([first, single], source)
     scores = tmp_path / "scores.json"
-    assert main(["puzzles", "--score", str(source), "--agents", "random", "--json", str(scores)]) == 0
+    assert main(["puzzles", "score", str(source), "--agents", "random", "--json", str(scores)]) == 0
     expected = "2 with 8 empty; 1 with a single winning move; a uniformly random mover expects 3.8%"
     assert expected in capsys.readouterr().out
     assert json.loads(scores.read_text())["set"]["random_expected"] == pytest.approx(3 / 80)
@@ -223,21 +223,21 @@ def test_a_set_says_what_a_random_mover_expects_and_the_scores_json_holds_it(tmp
 @pytest.mark.parametrize(
     "argv, message",
     [
-        ([], "one of the arguments --build --score is required"),
-        (["--build", "x.jsonl", "--score", "y.jsonl"], "not allowed with argument"),
-        (["--score", "{suite}"], "--score needs --agents"),
-        (["--score", "{suite}", "--agents", "nobody"], "no agent named 'nobody'"),
-        (["--score", "{suite}", "--agents", "greedy", "--count", "3"], "--count: only for building"),
-        (["--score", "{replay}", "--agents", "greedy"], "line 1: not a puzzle record"),
-        (["--score", "{missing}", "--agents", "greedy"], "cannot read"),
-        (["--build", "{out}", "--agents", "greedy"], "--agents and --json are for scoring"),
-        (["--build", "{out}", "--agent", "nobody"], "no agent named 'nobody'"),
-        (["--build", "{out}", "--empty", "10-8"], "expected empty tiles"),
-        (["--build", "{out}", "--empty", "0"], "expected empty tiles"),
-        (["--build", "{out}", "--empty", "x"], "expected empty tiles"),
-        (["--build", "{out}", "--count", "0"], "expected a whole number >= 1"),
-        (["--build", "{out}", "--max-nodes", "-1"], "expected"),
-        (["--build", "{folder}"], "is a folder"),
+        ([], "the following arguments are required: {build,score}"),
+        (["build", "x.jsonl", "score", "y.jsonl"], "unrecognized arguments: score y.jsonl"),
+        (["score", "{suite}"], "the following arguments are required: --agents"),
+        (["score", "{suite}", "--agents", "nobody"], "no agent named 'nobody'"),
+        (["score", "{suite}", "--agents", "greedy", "--count", "3"], "unrecognized arguments: --count 3"),
+        (["score", "{replay}", "--agents", "greedy"], "line 1: not a puzzle record"),
+        (["score", "{missing}", "--agents", "greedy"], "cannot read"),
+        (["build", "{out}", "--agents", "greedy"], "unrecognized arguments: --agents greedy"),
+        (["build", "{out}", "--agent", "nobody"], "no agent named 'nobody'"),
+        (["build", "{out}", "--empty", "10-8"], "expected empty tiles"),
+        (["build", "{out}", "--empty", "0"], "expected empty tiles"),
+        (["build", "{out}", "--empty", "x"], "expected empty tiles"),
+        (["build", "{out}", "--count", "0"], "expected a whole number >= 1"),
+        (["build", "{out}", "--max-nodes", "-1"], "expected"),
+        (["build", "{folder}"], "is a folder"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, argv, message):
@@ -253,7 +253,7 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, argv, message):
     assert main(["puzzles", *(a.format(**paths) for a in argv)]) == 2
     captured = capsys.readouterr()
     assert captured.out == "" and captured.err.count("\n") == 1
-    assert captured.err.startswith("trinity puzzles: ") and message in captured.err, captured.err
+    assert captured.err.startswith("trinity puzzles") and message in captured.err, captured.err
     assert not (tmp_path / "out.jsonl").exists()
 
 
@@ -277,7 +277,7 @@ def test_ctrl_c_keeps_the_puzzles_found(tmp_path, capsys, monkeypatch):
 
     found["n"] = 0
     out = tmp_path / "p.jsonl"
-    argv = ["puzzles", "--count", "5", "--empty", "5-7", "--agent", "greedy", "--seed", "1", "--build", str(out)]
+    argv = ["puzzles", "build", str(out), "--count", "5", "--empty", "5-7", "--agent", "greedy", "--seed", "1"]
     argv.append("--quiet")
     assert main(argv) == 130
     captured = capsys.readouterr()
@@ -296,7 +296,7 @@ def test_ctrl_c_while_scoring_prints_the_finished_scores(tmp_path, capsys, monke
         return original(agent, puzzles, seed, **keywords)
 
     monkeypatch.setattr(module, "score_agent", interrupted_on_the_second)
-    assert main(["puzzles", "--score", str(DEFAULT_SUITE), "--agents", "random", "greedy"]) == 130
+    assert main(["puzzles", "score", str(DEFAULT_SUITE), "--agents", "random", "greedy"]) == 130
     captured = capsys.readouterr()
     assert "| random |" in captured.out and "| greedy |" not in captured.out
     assert captured.err == "trinity puzzles: interrupted: scores of 1 of 2 agents written\n"
@@ -321,7 +321,7 @@ _RUN_CLI = (
 
 
 def test_ctrl_c_during_a_rebuild_over_the_shipped_set_leaves_it_whole(tmp_path):
-    """``trinity puzzles --build`` over a copy of the shipped 200-puzzle set, stopped with SIGINT once it builds: the
+    """``trinity puzzles build`` over a copy of the shipped 200-puzzle set, stopped with SIGINT once it builds: the
     old file is byte for byte what it was (the new puzzles are written beside it and would replace it only whole)."""
     import os
     import signal
@@ -333,7 +333,7 @@ def test_ctrl_c_during_a_rebuild_over_the_shipped_set_leaves_it_whole(tmp_path):
     out = tmp_path / "puzzles.jsonl"
     out.write_bytes(DEFAULT_SET.read_bytes())
     process = subprocess.Popen(
-        [sys.executable, "-c", _RUN_CLI, "puzzles", "--build", str(out)],
+        [sys.executable, "-c", _RUN_CLI, "puzzles", "build", str(out)],
         stderr=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
     )

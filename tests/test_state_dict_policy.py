@@ -249,10 +249,13 @@ def test_the_file_is_checked_before_torch_reads_it(tmp_path, monkeypatch):
 
 def test_the_command_line_plays_it_and_refuses_a_bad_one_in_one_line(tmp_path, capsys):
     good = saved(tmp_path / "board.pt", trained_like(BoardNetwork(4, 1)).state_dict())
-    assert main(["accuracy", "--agents", f"state_dict:{good}", "--empty", "4", "--limit", "2", "--quiet"]) in (0, None)
+    assert main(["accuracy", "score", "--agents", f"state_dict:{good}", "--empty", "4", "--limit", "2", "--quiet"]) in (
+        0,
+        None,
+    )
     assert f"state_dict:{good}" in capsys.readouterr().out
     ambiguous = saved(tmp_path / "mlp.pt", PolicyNetwork(8, 1).state_dict())
-    assert main(["accuracy", "--agents", f"state_dict:{ambiguous}", "--empty", "4", "--limit", "2"]) == 2
+    assert main(["accuracy", "score", "--agents", f"state_dict:{ambiguous}", "--empty", "4", "--limit", "2"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("trinity accuracy: ") and err.count("\n") == 1 and "trainer=ppo" in err
 

@@ -332,7 +332,7 @@ def built(opponent: object) -> object:
 
 def parse_recorded(text: object, build: str) -> AgentSpec:
     """The self-play agent of a build whose files name their agent by its spec and the sha256 of the files it
-    reads, and go on from that name (``trinity accuracy --build``, ``trinity puzzles --build``, ``trinity dataset
+    reads, and go on from that name (``trinity accuracy build``, ``trinity puzzles build``, ``trinity dataset
     build``): any spec but outside code, which such a name cannot pin down, so these builds take no
     ``--allow-code``. ``build`` names the build in the one-line refusal."""
     if isinstance(text, str) and text.strip().startswith(CODE_PREFIX):

@@ -113,7 +113,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     (``train`` and ``dataset build`` save first).
 
     Words left over after parsing are refused in one line; a command whose words moved to an option (``trinity
-    accuracy``'s agents, now ``--agents``) sets ``words_hint`` among its defaults to say where they go now."""
+    exploit``'s agent, now ``--agent``) sets ``words_hint`` among its defaults to say where they go now."""
     try:
         args, extra = build_parser().parse_known_args(argv)
         if extra:

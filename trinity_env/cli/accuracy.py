@@ -1,89 +1,63 @@
-"""``trinity accuracy``: score agents against perfect play (the share of moves that keep the exact value, by empty
-tiles) on a solved position set, or build such a set (``--build FILE``)."""
+"""``trinity accuracy``: ``score --agents ...`` scores agents against perfect play (the share of moves that keep the
+exact value, by empty tiles) on a solved position set; ``build FILE`` builds such a set."""
 
 from __future__ import annotations
 
 import argparse
 import os
 
-from trinity_env.arguments import empty_range, input_path, non_negative_int, output_path, positive_int, record_path
-from trinity_env.cli.common import (
-    add_allow_code,
-    check_file,
-    finish,
-    interruptible,
-    refuse_given,
-    source,
-    write_json,
-)
+from trinity_env.arguments import empty_range, input_path, output_path, positive_int, record_path
+from trinity_env.cli.common import add_allow_code, check_file, finish, interruptible, source, write_json
+from trinity_env.cli.options import add_agent, add_json, add_max_nodes, add_quiet, add_seed, renamed
 from trinity_env.core import PositionError
-from trinity_env.core.errors import ArgumentError
 
 
 def add(commands: argparse._SubParsersAction) -> None:
     accuracy = commands.add_parser(
-        "accuracy", help="score agents against perfect play: moves that keep the exact value, by empty tiles"
+        "accuracy", help="score agents against perfect play (score), or build a solved position set (build FILE)"
     )
-    accuracy.add_argument(
-        "--agents", nargs="+", default=None, help="score: agent specs, e.g. --agents greedy mcts:400 az-standard"
-    )
-    accuracy.add_argument(
+    renamed(accuracy, "--agents", instead="after the verb score: trinity accuracy score --agents ...")
+    renamed(accuracy, "--build", instead="the verb build: trinity accuracy build FILE")
+    verbs = accuracy.add_subparsers(dest="verb", required=True, metavar="{build,score}")
+    score = verbs.add_parser("score", help="the share of moves that keep the exact value, by empty tiles")
+    score.add_argument("--agents", nargs="+", required=True, help="agent specs, e.g. --agents greedy mcts:400")
+    score.add_argument(
         "--set", type=input_path, default=None, help="a position set file (default: the shipped set, 4-11 empty)"
     )
-    accuracy.add_argument("--empty", type=empty_range, default=None, help="only (or build) N or LOW-HIGH empty tiles")
-    accuracy.add_argument("--limit", type=positive_int, default=None, help="score: the first N positions of each count")
-    accuracy.add_argument(
-        "--json", type=output_path, default=None, help="score: also write the figures as JSON to this path"
+    score.add_argument("--empty", type=empty_range, default=None, help="only N or LOW-HIGH empty tiles")
+    score.add_argument("--limit", type=positive_int, default=None, help="the first N positions of each count")
+    add_json(score)
+    score.add_argument("--png", type=output_path, default=None, help="also plot accuracy by empty tiles to this PNG")
+    add_seed(score)
+    add_quiet(score)
+    add_allow_code(score)
+    score.set_defaults(run=_score)
+    build = verbs.add_parser("build", help="build (or go on building) a solved position set in FILE")
+    build.add_argument("file", metavar="FILE", type=record_path, help="the position set (JSON lines; a rerun goes on)")
+    build.add_argument(
+        "--per-count", type=positive_int, default=None, help="positions not lost for the mover, per count (400)"
     )
-    accuracy.add_argument(
-        "--png", type=output_path, default=None, help="score: also plot accuracy by empty tiles to this PNG"
-    )
-    accuracy.add_argument(
-        "--build", type=record_path, default=None, help="build (or go on building) a position set in this file"
-    )
-    accuracy.add_argument(
-        "--per-count", type=positive_int, default=None, help="build: positions not lost for the mover, per count (400)"
-    )
-    accuracy.add_argument("--agent", default=None, help="build: the agent whose self-play makes the set (mcts:400)")
-    accuracy.add_argument(
-        "--max-nodes", type=positive_int, default=None, help="build: solver nodes per position (default 50,000,000)"
-    )
-    accuracy.add_argument("--seed", type=non_negative_int, default=0)
-    accuracy.add_argument("--quiet", action="store_true", help="no progress bar")
-    add_allow_code(accuracy)
-    accuracy.set_defaults(run=run, words_hint=_agents_hint)
-
-
-def _agents_hint(words: list[str]) -> str:
-    """What ``trinity accuracy AGENT...`` (the old form) should say now."""
-    return f"agents are named with --agents: trinity accuracy --agents {' '.join(words)}"
-
-
-def run(args: argparse.Namespace) -> int:
-    return _build(args) if args.build else _score(args)
+    build.add_argument("--empty", type=empty_range, default=None, help="N or LOW-HIGH empty tiles (default 4-11)")
+    add_agent(build, "its self-play makes the set (default mcts:400)")
+    add_max_nodes(build, "a position past it is left out", shown=50_000_000)
+    add_seed(build)
+    add_quiet(build)
+    build.set_defaults(run=_build)
 
 
 def _build(args: argparse.Namespace) -> int:
     from trinity_env.evaluation import accuracy
 
-    scoring = {
-        "--agents": args.agents,
-        "--set": args.set,
-        "--json": args.json,
-        "--png": args.png,
-        "--limit": args.limit,
-    }
-    refuse_given(scoring, "for scoring, not for building a set (--build FILE)")
     per_count = args.per_count or accuracy.DEFAULT_PER_COUNT
     empty = args.empty or accuracy.DEFAULT_EMPTY
     agent = args.agent or accuracy.DEFAULT_AGENT
     max_nodes = args.max_nodes or accuracy.DEFAULT_MAX_NODES
     accuracy.check_build(per_count, empty, agent, max_nodes, args.seed)
-    if not os.path.exists(args.build):
-        check_file("--build", args.build, record=True)
+    if not os.path.exists(args.file):
+        check_file("FILE", args.file, record=True)
     progress, interrupted = interruptible(
         accuracy.build_set,
-        args.build,
+        args.file,
         per_count=per_count,
         empty=empty,
         agent=agent,
@@ -92,8 +66,8 @@ def _build(args: argparse.Namespace) -> int:
         progress=not args.quiet,
     )
     if interrupted:
-        return finish("accuracy", True, f"{progress.summary()} in {args.build}; run again to go on")
-    print(f"{progress.summary()}; wrote {args.build}")
+        return finish("accuracy", True, f"{progress.summary()} in {args.file}; run again to go on")
+    print(f"{progress.summary()}; wrote {args.file}")
     return 0
 
 
@@ -101,10 +75,6 @@ def _score(args: argparse.Namespace) -> int:
     from trinity_env.agents.spec import AgentSpec
     from trinity_env.evaluation import accuracy
 
-    building = {"--per-count": args.per_count, "--agent": args.agent, "--max-nodes": args.max_nodes}
-    refuse_given(building, "only for building a set (--build FILE), not for scoring")
-    if not args.agents:
-        raise ArgumentError("give --agents to score, or --build FILE: e.g. trinity accuracy --agents greedy mcts:400")
     players = [AgentSpec.parse(spec, allow_code=args.allow_code) for spec in args.agents]  # checked, not built
     set_file = args.set or str(accuracy.DEFAULT_SET)
     positions = accuracy.load_set(set_file)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from trinity_env.arguments import config_path, folder_path, non_negative_int, output_path, positive_int, process_count
+from trinity_env.arguments import config_path, folder_path, positive_int
 from trinity_env.cli.common import (
     POLICY_KINDS,
     add_allow_code,
@@ -15,6 +15,7 @@ from trinity_env.cli.common import (
     stop_on_signals,
     write_json,
 )
+from trinity_env.cli.options import add_json, add_quiet, add_seed, add_workers
 from trinity_env.core.errors import ArgumentError
 from trinity_env.prepare import families_for, warm
 
@@ -28,10 +29,8 @@ def add(commands: argparse._SubParsersAction) -> None:
         help=f"two or more agents (e.g. random greedy mcts:400), each {POLICY_KINDS}",
     )
     arena.add_argument("--games", type=positive_int, default=100, help="games per pair (default 100)")
-    arena.add_argument("--seed", type=non_negative_int, default=0)
-    arena.add_argument(
-        "--workers", type=process_count, default=None, help="processes (default: all cores; at most one per task)"
-    )
+    add_seed(arena)
+    add_workers(arena, "games, a process each")
     arena.add_argument(
         "--config",
         type=config_path("rules"),
@@ -41,7 +40,7 @@ def add(commands: argparse._SubParsersAction) -> None:
     arena.add_argument(
         "--out", type=folder_path, default="arena", help="folder for the CSV, markdown, JSON and heatmap"
     )
-    arena.add_argument("--json", type=output_path, default=None, help="also write the JSON summary to this path")
+    add_json(arena)
     arena.add_argument(
         "--replays", type=folder_path, default=None, help="also write every game as a replay in this folder"
     )
@@ -52,7 +51,7 @@ def add(commands: argparse._SubParsersAction) -> None:
         "draft with --config standard; --games games against each pool member; docs/arena.md): anchored.json in "
         "--out, anchored_elo in --json",
     )
-    arena.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_quiet(arena)
     add_allow_code(arena)
     arena.set_defaults(run=run)
 

@@ -4,15 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from trinity_env.arguments import (
-    folder_path,
-    input_file_path,
-    non_negative_int,
-    positive_int,
-    process_count,
-    whole_number,
-)
+from trinity_env.arguments import folder_path, input_file_path, positive_int, whole_number
 from trinity_env.cli.common import add_allow_code, check_folder, finish, interruptible
+from trinity_env.cli.options import add_quiet, add_seed, add_workers
 
 a_limit = whole_number(0, 8)
 
@@ -32,12 +26,10 @@ def add(commands: argparse._SubParsersAction) -> None:
     balance.add_argument(
         "--a-limits", type=a_limit, nargs="+", default=[2, 3, 4], help="max_a_cards values to compare (0-8)"
     )
-    balance.add_argument("--seed", type=non_negative_int, default=0)
-    balance.add_argument(
-        "--workers", type=process_count, default=None, help="processes (default: all cores; at most one per task)"
-    )
+    add_seed(balance)
+    add_workers(balance, "games, a process each")
     balance.add_argument("--out", type=folder_path, default="balance", help="folder for balance.json and the plots")
-    balance.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_quiet(balance)
     balance.add_argument(
         "--openings",
         type=input_file_path,

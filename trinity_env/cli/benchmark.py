@@ -17,14 +17,7 @@ from __future__ import annotations
 
 import argparse
 
-from trinity_env.arguments import (
-    folder_path,
-    input_file_path,
-    non_negative_int,
-    output_path,
-    positive_int,
-    process_count,
-)
+from trinity_env.arguments import folder_path, input_file_path, positive_int
 from trinity_env.cli.common import (
     POLICY_KINDS,
     add_allow_code,
@@ -35,6 +28,7 @@ from trinity_env.cli.common import (
     stop_on_signals,
     write_json,
 )
+from trinity_env.cli.options import add_json, add_quiet, add_seed, add_workers
 from trinity_env.core import ArgumentError
 from trinity_env.prepare import families_for, warm
 
@@ -62,8 +56,8 @@ def add(commands: argparse._SubParsersAction) -> None:
         default="quick",
         help="quick (a few minutes for a network) or full (the figures to publish)",
     )
-    card.add_argument("--seed", type=non_negative_int, default=0)
-    card.add_argument("--workers", type=process_count, default=None, help="processes for the rating games")
+    add_seed(card)
+    add_workers(card, "rating games, a process each")
     card.add_argument(
         "--exploit-steps",
         type=positive_int,
@@ -71,9 +65,9 @@ def add(commands: argparse._SubParsersAction) -> None:
         help="also train a best response for this many learner steps, and what it wins",
     )
     card.add_argument("--out", type=folder_path, default="benchmark", help="folder for the card (json, md, png)")
-    card.add_argument("--json", type=output_path, default=None, help="also write the card's JSON to this file")
+    add_json(card)
     add_allow_code(card)
-    card.add_argument("--quiet", action="store_true", help="no progress")
+    add_quiet(card)
     card.set_defaults(run=run)
 
 

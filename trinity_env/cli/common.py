@@ -67,13 +67,6 @@ def describe(err: BaseException) -> str:
     return str(err) or type(err).__name__
 
 
-def refuse_given(options: dict[str, object], why: str) -> None:
-    """One line naming every option given (not ``None``) that this mode of a command does not take."""
-    given = [option for option, value in options.items() if value is not None]
-    if given:
-        raise ArgumentError(f"{', '.join(given)}: {why}")
-
-
 class Renamed(argparse.Action):
     """An option's old spelling: refused while parsing, before any other check, in one line saying what to write
     instead (``--out`` always names a folder, ``--json`` a file); hidden from ``--help``."""

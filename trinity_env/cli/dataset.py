@@ -16,7 +16,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from trinity_env.arguments import empty_range, folder_path, output_path, whole_number
+from trinity_env.arguments import empty_range, folder_path, whole_number
 from trinity_env.cli.common import (
     check_file,
     exit_status,
@@ -24,11 +24,11 @@ from trinity_env.cli.common import (
     stop_on_signals,
     write_json,
 )
+from trinity_env.cli.options import add_agent, add_json, add_max_nodes, add_quiet, add_seed
 from trinity_env.evaluation.solved_positions import (
     DEFAULT_AGENT,
     DEFAULT_GAMES_PER_SHARD,
     MAX_GAMES_PER_SHARD,
-    MAX_SEED,
     MAX_SHARDS,
     MOST_MAX_NODES,
     MOST_POLICY_EMPTY,
@@ -63,8 +63,8 @@ def add(commands: argparse._SubParsersAction) -> None:
     budget.add_argument(
         "--positions", type=whole_number(1, 10**12), help="shards from 0 until the folder holds P positions"
     )
-    build.add_argument("--agent", default=DEFAULT_AGENT, help=f"self-play agent spec (default {DEFAULT_AGENT})")
-    build.add_argument("--seed", type=whole_number(0, MAX_SEED), default=0, help="the dataset's seed (default 0)")
+    add_agent(build, "its self-play makes the positions", DEFAULT_AGENT)
+    add_seed(build)
     build.add_argument(
         "--empty", type=empty_range, default=(4, 10), help="empty tiles, N or LOW-HIGH within 1-14 (default 4-10)"
     )
@@ -75,13 +75,11 @@ def add(commands: argparse._SubParsersAction) -> None:
         help="empty tiles, N or LOW-HIGH within --empty, at which every value-keeping move is recorded "
         f"too; 'none'; or 'auto' (the default: --empty up to {MOST_POLICY_EMPTY})",
     )
-    build.add_argument(
-        "--max-nodes",
-        type=whole_number(1, MOST_MAX_NODES),
-        default=None,
-        help="label a position only where its exact solve finishes within N solver nodes (one thread: the same "
-        "positions on any machine), leave out and count the others; for 11-12 empty tiles (default: no budget, "
-        "every position labelled)",
+    add_max_nodes(
+        build,
+        "a position past it is left out and counted (one thread: the same positions on any machine); for 11-12 "
+        "empty tiles",
+        most=MOST_MAX_NODES,
     )
     build.add_argument(
         "--games-per-shard",
@@ -89,10 +87,10 @@ def add(commands: argparse._SubParsersAction) -> None:
         default=DEFAULT_GAMES_PER_SHARD,
         help=f"games in a shard (default {DEFAULT_GAMES_PER_SHARD})",
     )
-    build.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_quiet(build)
     show = verbs.add_parser("info", help="check every shard and say what the dataset holds")
     show.add_argument("directory", metavar="DIR", type=folder_path)
-    show.add_argument("--json", type=output_path, default=None, help="also write the summary as JSON to this file")
+    add_json(show)
     dataset.set_defaults(run=run)
 
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from trinity_env.arguments import config_path, non_negative_int, output_path
+from trinity_env.arguments import config_path, output_path
 from trinity_env.cli.common import add_allow_code
+from trinity_env.cli.options import add_seed
 
 
 def add(commands: argparse._SubParsersAction) -> None:
@@ -14,7 +15,7 @@ def add(commands: argparse._SubParsersAction) -> None:
         "--opponent", default="greedy", help="agent spec (default greedy; a checkpoint or run folder by path: ./x.pt)"
     )
     play.add_argument("--seat", default="random", choices=["0", "1", "random"], help="your seat")
-    play.add_argument("--seed", type=non_negative_int, default=None)
+    add_seed(play, None)
     play.add_argument(
         "--config", type=config_path("rules"), default=None, help="a rules config (name in configs/rules/ or YAML path)"
     )

@@ -1,93 +1,77 @@
-"""``trinity puzzles``: build solved puzzles from self-play, or score agents on a puzzle file."""
+"""``trinity puzzles``: ``build FILE`` finds solved puzzles in self-play; ``score [FILE] --agents ...`` scores agents
+on a puzzle file or an endgame suite (the shipped set without FILE)."""
 
 from __future__ import annotations
 
 import argparse
 
-from trinity_env.arguments import empty_range, input_path, non_negative_int, output_path, positive_int
-from trinity_env.cli.common import (
-    Renamed,
-    add_allow_code,
-    check_file,
-    finish,
-    interruptible,
-    refuse_given,
-    source,
-    write_json,
-)
-from trinity_env.core.errors import ArgumentError
+from trinity_env.arguments import empty_range, input_path, output_path, positive_int
+from trinity_env.cli.common import add_allow_code, check_file, finish, interruptible, source, write_json
+from trinity_env.cli.options import add_agent, add_json, add_max_nodes, add_quiet, add_seed, renamed
 
 SHIPPED = "trinity_env/evaluation/data/puzzles.jsonl"
-"""How the output names the shipped set, which a bare ``--score`` scores (found in the package, a checkout's or a
-wheel's alike)."""
+"""How the output names the shipped set, which ``score`` without a file scores (found in the package, a checkout's or
+a wheel's alike)."""
 
 
 def add(commands: argparse._SubParsersAction) -> None:
     puzzles = commands.add_parser(
-        "puzzles", help="build solved puzzles from self-play (--build FILE) or score agents on a puzzle file (--score)"
+        "puzzles", help="build solved puzzles from self-play (build FILE) or score agents on a puzzle file (score)"
     )
-    mode = puzzles.add_mutually_exclusive_group(required=True)
-    mode.add_argument(
-        "--build",
-        type=output_path,
-        default=None,
+    renamed(puzzles, "--build", instead="the verb build: trinity puzzles build FILE")
+    renamed(puzzles, "--score", instead="the verb score: trinity puzzles score [FILE] --agents ...")
+    renamed(puzzles, "--out", instead="the verb build: trinity puzzles build FILE (--out names a folder)")
+    verbs = puzzles.add_subparsers(dest="verb", required=True, metavar="{build,score}")
+    build = verbs.add_parser("build", help="find solved puzzles in self-play and write them to FILE (JSON lines)")
+    build.add_argument("file", metavar="FILE", type=output_path, help="the puzzle file to write (JSON lines)")
+    build.add_argument("--count", type=positive_int, default=200, help="puzzles to find (default 200)")
+    build.add_argument(
+        "--empty", type=empty_range, default=None, help="empty tiles, N or LOW-HIGH within 1-14 (default 8-10)"
+    )
+    add_agent(build, "the agent that plays itself (default mcts:400)")
+    add_max_nodes(build, "a position past it is no puzzle", shown=20_000_000)
+    build.add_argument(
+        "--max-games", type=positive_int, default=None, help="give up after this many games (default 50 x count)"
+    )
+    add_seed(build)
+    add_quiet(build)
+    build.set_defaults(run=_build)
+    score = verbs.add_parser(
+        "score", help="score agents on a puzzle file or an endgame suite (default: the shipped set)"
+    )
+    score.add_argument(
+        "file",
         metavar="FILE",
-        help="build: write the puzzles to this JSON-lines file",
-    )
-    mode.add_argument(
-        "--score",
         type=input_path,
         nargs="?",
-        const=False,  # a bare --score: the shipped set (a const that is not a string skips input_path)
         default=None,
-        metavar="FILE",
-        help="score --agents on a puzzle file or an endgame suite (bare --score: the shipped set)",
+        help="a puzzle file (default: the shipped set)",
     )
-    puzzles.add_argument("--out", action=Renamed, instead="--build FILE (the puzzle file; --out names a folder)")
-    puzzles.add_argument("--count", type=positive_int, default=None, help="build: puzzles to find (default 200)")
-    puzzles.add_argument(
-        "--empty", type=empty_range, default=None, help="build: empty tiles, N or LOW-HIGH within 1-14 (default 8-10)"
-    )
-    puzzles.add_argument("--agent", default=None, help="build: the agent that plays itself (default mcts:400)")
-    puzzles.add_argument(
-        "--max-nodes", type=positive_int, default=None, help="build: solver nodes per position (default 20,000,000)"
-    )
-    puzzles.add_argument(
-        "--max-games", type=positive_int, default=None, help="build: give up after this many games (default 50 x count)"
-    )
-    puzzles.add_argument("--agents", nargs="+", default=None, help="score: agent specs, e.g. random greedy mcts:400")
-    puzzles.add_argument(
-        "--json", type=output_path, default=None, help="score: also write the scores as JSON to this path"
-    )
-    puzzles.add_argument("--seed", type=non_negative_int, default=0)
-    puzzles.add_argument("--quiet", action="store_true", help="no progress bar")
-    add_allow_code(puzzles)
-    puzzles.set_defaults(run=run)
-
-
-def run(args: argparse.Namespace) -> int:
-    return _score(args) if args.score is not None else _build(args)
+    score.add_argument("--agents", nargs="+", required=True, help="agent specs, e.g. random greedy mcts:400")
+    add_json(score)
+    add_seed(score)
+    add_quiet(score)
+    add_allow_code(score)
+    score.set_defaults(run=_score)
 
 
 def _build(args: argparse.Namespace) -> int:
     from trinity_env.evaluation.puzzles import DEFAULT_AGENT, DEFAULT_EMPTY, DEFAULT_MAX_NODES, PuzzleBuild, build_file
 
-    if args.agents is not None or args.json is not None:
-        raise ArgumentError("--agents and --json are for scoring (--score FILE), not for building (--build FILE)")
     build = PuzzleBuild(
-        count=args.count or 200,
+        count=args.count,
         empty=args.empty or DEFAULT_EMPTY,
         agent=args.agent or DEFAULT_AGENT,
         seed=args.seed,
         max_nodes=args.max_nodes or DEFAULT_MAX_NODES,
         max_games=args.max_games,
     )
-    check_file("--build", args.build)
-    # written beside --build (never a pipe or device), moved over it when complete: Ctrl-C leaves the old one whole
-    report, _ = interruptible(build_file, args.build, build, progress=not args.quiet)
+    check_file("FILE", args.file)
+    # written beside FILE (never a pipe or device), moved over it when complete: Ctrl-C leaves the old one whole
+    report, _ = interruptible(build_file, args.file, build, progress=not args.quiet)
     print(f"{report.summary()}; wrote {report.file}")
     if report.partial:
-        kept = f" ({args.build} is left as it was)" if report.kept else ""
+        kept = f" ({args.file} is left as it was)" if report.kept else ""
         return finish("puzzles", True, f"{len(report.puzzles)} puzzles written to {report.file}{kept}")
     if len(report.puzzles) < build.count:
         print(f"found {len(report.puzzles)} of {build.count} puzzles within {report.games} games (--max-games)")
@@ -105,19 +89,9 @@ def _score(args: argparse.Namespace) -> int:
         score_table,
     )
 
-    building = {
-        "--count": args.count,
-        "--empty": args.empty,
-        "--agent": args.agent,
-        "--max-nodes": args.max_nodes,
-        "--max-games": args.max_games,
-    }
-    refuse_given(building, "only for building puzzles (--build FILE), not for --score")
-    if not args.agents:
-        raise ArgumentError("--score needs --agents: the agent specs to score, e.g. --agents random greedy mcts:400")
     players = [AgentSpec.parse(spec, allow_code=args.allow_code) for spec in args.agents]  # checked, not built
-    label = source(args.score) if args.score else SHIPPED
-    puzzles = load_puzzles(args.score or DEFAULT_SET)
+    label = source(args.file) if args.file else SHIPPED
+    puzzles = load_puzzles(args.file or DEFAULT_SET)
     if args.json:
         check_file("--json", args.json)
     scores, partial = interruptible(score_agents, players, puzzles, seed=args.seed)

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import argparse
 
-from trinity_env.arguments import input_path, non_negative_int, output_path, positive_int
+from trinity_env.arguments import input_path, output_path
 from trinity_env.cli.common import POLICY_KINDS, add_allow_code, check_file, finish, interruptible, load_replay, source
+from trinity_env.cli.options import add_agent, add_json, add_max_nodes, add_quiet, add_seed
 from trinity_env.prepare import families_for, warm
 
 
@@ -15,23 +16,14 @@ def add(commands: argparse._SubParsersAction) -> None:
         "review", help="annotate every placement of a replay with exact values (or labelled estimates) and blunders"
     )
     review.add_argument("file", type=input_path, help="a replay JSON file, or - for standard input")
-    review.add_argument(
-        "--max-nodes",
-        type=positive_int,
-        default=2_000_000,
-        help="solver nodes per position; past it the value is an estimate (default 2,000,000)",
-    )
-    review.add_argument(
-        "--agent",
-        default="mcts:1600",
-        help=f"the agent estimating where the solver gives up (default mcts:1600): {POLICY_KINDS}",
-    )
-    review.add_argument("--seed", type=non_negative_int, default=0)
-    review.add_argument("--json", type=output_path, default=None, help="also write the review as JSON to this path")
+    add_max_nodes(review, "past it the value is --agent's estimate", 2_000_000)
+    add_agent(review, f"estimates the value where the solver gives up: {POLICY_KINDS}", "mcts:1600")
+    add_seed(review)
+    add_json(review)
     review.add_argument(
         "--png", type=output_path, default=None, help="also draw the value over the game, blunders marked, to this PNG"
     )
-    review.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_quiet(review)
     add_allow_code(review)
     review.set_defaults(run=run)
 

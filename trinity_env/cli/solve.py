@@ -12,8 +12,9 @@ import math
 import re
 import sys
 
-from trinity_env.arguments import input_path, output_path, positive_int, process_count
+from trinity_env.arguments import input_path, process_count
 from trinity_env.cli.common import check_file, load_position, write_json
+from trinity_env.cli.options import add_json, add_max_nodes
 from trinity_env.core import GameState, Phase, PositionError
 from trinity_env.core.errors import BudgetExhausted
 from trinity_env.prepare import warm
@@ -40,20 +41,9 @@ def add(commands: argparse._SubParsersAction) -> None:
         default=60.0,
         help="give up after this many seconds (default 60; exit status 3)",
     )
-    solve.add_argument(
-        "--max-nodes",
-        type=positive_int,
-        default=None,
-        help="give up after this many nodes (default: no limit; searches with one thread, the same on any machine)",
-    )
+    add_max_nodes(solve, "past it, give up (exit status 3; searches with one thread, the same on any machine)")
     solve.add_argument("--threads", type=process_count, default=2, help="search threads sharing the table (default 2)")
-    solve.add_argument(
-        "--json",
-        type=output_path,
-        default=None,
-        metavar="FILE",
-        help="also write the result as JSON to this file (winner, value, best_moves, nodes, seconds)",
-    )
+    add_json(solve)
     solve.set_defaults(run=run)
 
 

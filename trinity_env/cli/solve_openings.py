@@ -6,8 +6,9 @@ from __future__ import annotations
 import argparse
 import os
 
-from trinity_env.arguments import output_path, positive_int, process_count, record_path, whole_number
-from trinity_env.cli.common import Renamed, check_file, finish, interruptible, say, write_json
+from trinity_env.arguments import record_path, whole_number
+from trinity_env.cli.common import check_file, finish, interruptible, say, write_json
+from trinity_env.cli.options import add_json, add_max_nodes, add_quiet, add_workers, renamed
 from trinity_env.core.errors import ArgumentError
 from trinity_env.core.limits import check_memory
 from trinity_env.prepare import warm
@@ -34,15 +35,10 @@ def add(commands: argparse._SubParsersAction) -> None:
     openings.add_argument(
         "--seeds", type=seed_range, required=True, help="the dealt games: a seed N or an inclusive range, e.g. 0-999"
     )
+    add_max_nodes(openings, "a deal past it is recorded as unsolved with the nodes spent", required=True)
+    renamed(openings, "--budget-nodes", instead="--max-nodes N")
     openings.add_argument(
-        "--budget-nodes",
-        type=positive_int,
-        required=True,
-        metavar="N",
-        help="solver nodes per deal; a deal past it is recorded as unsolved with the nodes spent",
-    )
-    openings.add_argument(
-        "--classify-nodes",
+        "--max-classify-nodes",
         type=whole_number(0),
         default=0,
         metavar="N",
@@ -56,13 +52,10 @@ def add(commands: argparse._SubParsersAction) -> None:
         metavar="FILE",
         help="the JSON-lines file of records (appended to; a rerun resumes)",
     )
-    openings.add_argument("--out", action=Renamed, instead="--records FILE (the records file; --out names a folder)")
-    openings.add_argument(
-        "--threads",
-        type=process_count,
-        default=None,
-        help="deals solved at once, a process each (default 1); with --ray local, the local cluster's CPUs",
-    )
+    renamed(openings, "--classify-nodes", instead="--max-classify-nodes N")
+    renamed(openings, "--out", instead="--records FILE (the records file; --out names a folder)")
+    add_workers(openings, "deals solved at once, a process each; with --ray local, the local cluster's CPUs", shown=1)
+    renamed(openings, "--threads", instead="--workers N (deals solved at once, a process each)")
     openings.add_argument(
         "--ray",
         nargs="?",
@@ -79,11 +72,9 @@ def add(commands: argparse._SubParsersAction) -> None:
         metavar="B",
         help="the solver's table per deal: 2**B slots of 16 bytes (default 24: 256 MiB)",
     )
-    openings.add_argument(
-        "--json", type=output_path, default=None, metavar="FILE", help="also write the summary as JSON to this file"
-    )
-    openings.add_argument("--summary", action=Renamed, instead="--json FILE")
-    openings.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_json(openings)
+    renamed(openings, "--summary", instead="--json FILE")
+    add_quiet(openings)
     openings.set_defaults(run=run)
 
 
@@ -95,18 +86,18 @@ def run(args: argparse.Namespace) -> int:
     from trinity_env.search.solver import TABLE_SLOT_BYTES
 
     seeds = args.seeds
-    threads = args.threads or 1
-    openings.check_openings(seeds, args.budget_nodes, threads, args.table_bits, args.classify_nodes)
+    given_workers, workers = args.workers is not None, args.workers or 1
+    openings.check_openings(seeds, args.max_nodes, workers, args.table_bits, args.max_classify_nodes)
     if args.ray is not None:
         check_ray_address(args.ray)
-        if args.threads is not None and args.ray != "local":
-            raise ArgumentError("--threads: a cluster's own CPUs decide how many deals run at once (--ray local only)")
+        if given_workers and args.ray != "local":
+            raise ArgumentError("--workers: a cluster's own CPUs decide how many deals run at once (--ray local only)")
     if args.ray in (None, "local"):  # each deal running here holds its own solver table
-        running = min(threads if args.ray is None else args.threads or 1, len(seeds))
+        running = min(workers, len(seeds))
         table = TABLE_SLOT_BYTES << args.table_bits
         check_memory(
             {
-                f"--threads {running} with --table-bits {args.table_bits} ({running} solver tables of "
+                f"--workers {running} with --table-bits {args.table_bits} ({running} solver tables of "
                 f"{table:,} bytes)": running * table
             },
             ArgumentError,
@@ -118,17 +109,17 @@ def run(args: argparse.Namespace) -> int:
         check_file("--json", args.json)
     cluster = nullcontext(None)
     if args.ray is not None:
-        cluster = ray_cluster(args.ray, args.threads if args.ray == "local" else None)
+        cluster = ray_cluster(args.ray, workers if args.ray == "local" and given_workers else None)
     with cluster as connected:  # connecting checks the address: one line, before any deal
         warm(["exact solver"])
         run, _ = interruptible(
             openings.solve_openings,
             seeds,
-            args.budget_nodes,
+            args.max_nodes,
             args.records,
-            threads=threads,
+            threads=workers,
             table_bits=args.table_bits,
-            classify_nodes=args.classify_nodes,
+            classify_nodes=args.max_classify_nodes,
             cluster=connected,
             progress=not args.quiet,
         )

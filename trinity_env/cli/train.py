@@ -8,6 +8,7 @@ from pathlib import Path
 
 from trinity_env.arguments import config_path, folder_path, positive_int
 from trinity_env.cli.common import trainers
+from trinity_env.cli.options import add_workers, renamed
 from trinity_env.core import TrinityError
 from trinity_env.core.errors import ArgumentError
 from trinity_env.core.limits import check_count
@@ -59,7 +60,8 @@ def add(commands: argparse._SubParsersAction) -> None:
         metavar="ADDRESS",
         help="AlphaZero on Ray: self-play and labels on actors of a cluster ('local', auto, HOST:PORT; docs/ray.md)",
     )
-    train.add_argument("--actors", type=positive_int, default=None, help="AlphaZero on Ray: self-play actors")
+    add_workers(train, "AlphaZero on Ray: self-play actors, on the cluster", shown=1, cluster=True)
+    renamed(train, "--actors", instead="--workers N")
     train.set_defaults(run=run)
 
 
@@ -78,13 +80,13 @@ def run(args: argparse.Namespace) -> None:
         if value is not None and budgets.get(trainer) != option:
             takes = f"; its budget is {budgets[trainer]} N" if trainer in budgets else ""
             raise ArgumentError(f"{option} does not apply to the {trainer} trainer{takes}")
-    on_ray = args.ray is not None or args.actors is not None
+    on_ray = args.ray is not None or args.workers is not None
     if on_ray and trainer != "alphazero":
-        raise ArgumentError(f"--ray and --actors are for the alphazero trainer (the {trainer} trainer: docs/rllib.md)")
+        raise ArgumentError(f"--ray and --workers are for the alphazero trainer (the {trainer} trainer: docs/rllib.md)")
     if on_ray:
         modules["alphazero"] = "alphazero_ray"
-        if args.actors is not None and args.ray in (None, "local"):  # a local cluster: each actor a process here
-            check_count("--actors", args.actors, ArgumentError)
+        if args.workers is not None and args.ray in (None, "local"):  # a local cluster: each actor a process here
+            check_count("--workers", args.workers, ArgumentError)
     extra = "rllib" if trainer == "rllib" or on_ray else "jax" if trainer == "jax" else "train"
     try:
         module = importlib.import_module(f"{package.__name__}.{modules[trainer]}")
@@ -97,7 +99,7 @@ def run(args: argparse.Namespace) -> None:
     for option, value in (("--total-steps", args.total_steps), ("--total-games", args.total_games)):
         argv += [option, str(value)] if value is not None else []
     if on_ray:
-        argv += ["--ray", args.ray or "local", "--actors", str(args.actors or 1)]
+        argv += ["--ray", args.ray or "local", "--actors", str(args.workers or 1)]  # the Ray trainer's own option
     session = importlib.import_module(f"{package.__name__}.session")
     with session.command_name("trinity train"):  # the trainer's messages start with this command's name
         module.main(argv)

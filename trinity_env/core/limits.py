@@ -1,6 +1,6 @@
 """One table of resource limits: how many threads and processes a run may start, and how much memory it may plan.
 
-Counts people type (``--workers``, ``--threads``, ``--jobs``, a config's ``label_workers``) and sizes
+Counts people type (``--workers``, ``trinity solve --threads``, a config's ``label_workers``) and sizes
 (``replay_size``, ``num_games``) are checked here before a process is spawned, a table allocated or
 a run folder claimed, so a typo (``--workers 100000``, ``replay_size: 10000000000``) is one line,
 not a machine brought to its knees or a run that dies "out of memory" after it started:

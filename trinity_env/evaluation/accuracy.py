@@ -110,7 +110,7 @@ def check_build(per_count: int, empty: tuple[int, int], agent: str, max_nodes: i
         raise ArgumentError(f"max_nodes must be a whole number >= 1, got {max_nodes!r}")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ArgumentError(f"seed must be a whole number >= 0, got {seed!r}")
-    parse_recorded(agent, "a position set's build (trinity accuracy --build)")
+    parse_recorded(agent, "a position set's build (trinity accuracy build)")
 
 
 def game_positions(agent: Agent, seed: int, game: int, empty: tuple[int, int]) -> dict[int, GameState]:

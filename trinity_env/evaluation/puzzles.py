@@ -107,7 +107,7 @@ def check_build(count: int, empty: tuple[int, int], agent: str, max_nodes: int) 
         raise ArgumentError(f"empty tiles must be a range within 1-14 (low <= high), got {low}-{high}")
     if isinstance(max_nodes, bool) or not isinstance(max_nodes, int) or max_nodes < 1:
         raise ArgumentError(f"max_nodes must be a whole number >= 1, got {max_nodes!r}")
-    parse_recorded(agent, "a puzzle set's build (trinity puzzles --build)")
+    parse_recorded(agent, "a puzzle set's build (trinity puzzles build)")
 
 
 @dataclass(frozen=True)
