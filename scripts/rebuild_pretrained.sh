@@ -8,7 +8,7 @@
 # Run from the repository root with .venv set up (make test's set-up). Stops on the first failing stage.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-echo 0 > "/proc/$$/autogroup" 2>/dev/null || true  # under setsid the autogroup decides the CPU share: 0 keeps half the machine when the rest is busy (19 starved it)
+echo 0 > "/proc/$$/autogroup" 2>/dev/null || true  # under setsid the autogroup, not nice, sets the CPU share (19 starved it; 0)
 PY=.venv/bin/python
 DONE=runs/rebuild
 RUN=runs/az-standard-pretrained
