@@ -61,7 +61,6 @@ def attempt(seed: int, max_seconds: float, table_bits: int, threads: int) -> dic
     start = time.perf_counter()
     try:
         value, move = solver.best_move(state, max_seconds=max_seconds)
-        card, tile = move.notation(state.decks[state.to_move])
     except SolverBudgetError as stopped:
         result |= {"solved": False, "nodes": stopped.nodes, "seconds": round(stopped.seconds, 1)}
         print(f"not solved within {max_seconds:g} s: {stopped.nodes:,} nodes searched")
@@ -72,7 +71,7 @@ def attempt(seed: int, max_seconds: float, table_bits: int, threads: int) -> dic
         "solved": True,
         "value": value,
         "winner": winner,
-        "move": {"card": card, "tile": tile},
+        "move": move.to_json(),
         "nodes": solver.nodes,
         "seconds": round(seconds, 1),
     }
@@ -80,7 +79,7 @@ def attempt(seed: int, max_seconds: float, table_bits: int, threads: int) -> dic
     verdict = "wins" if value == 1 else ("draws" if value == 0 else "loses")
     print(
         f"solved in {seconds:,.1f} s ({solver.nodes:,} nodes): with perfect play {shown}; player {state.to_move}, "
-        f"first to place, {verdict} (one best first placement: {card} on tile {tile})"
+        f"first to place, {verdict} (one best first placement: {move.card} on tile {move.tile})"
     )
     return result
 

@@ -14,7 +14,7 @@ class PerfectAgent(Agent):
 
     def act(self, observation, state=None):
         _, move = self.solver.best_move(state)
-        return move.action
+        return move.to_action(state)
 
 
 def value_after(solver: Solver, state, action: int) -> int:

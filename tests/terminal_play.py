@@ -24,5 +24,5 @@ class FirstLegal:
     def __call__(self, prompt: str) -> str:
         if self.state.phase.name == "DRAFT":
             return str(self.state.legal_actions()[0])
-        card, tile = self.state.legal_moves()[0]
-        return f"{card} {tile}"
+        move = self.state.legal_moves()[0]
+        return f"{move.card} {move.tile}"

@@ -11,7 +11,7 @@ from perfect import PerfectAgent
 
 from trinity_env.agents import Agent
 from trinity_env.cli import main
-from trinity_env.core import GameState, PositionError
+from trinity_env.core import GameState, Move, PositionError
 from trinity_env.evaluation import accuracy
 from trinity_env.evaluation.accuracy import (
     DEFAULT_EMPTY,
@@ -35,16 +35,16 @@ def small_set(tmp_path_factory):
     return path
 
 
-def move_values(position: GameState, solver: Solver) -> dict[tuple[str, int], int]:
+def move_values(position: GameState, solver: Solver) -> dict[Move, int]:
     """Every legal move's exact value for the mover, each child solved on its own."""
     mover = position.to_move
     values = {}
-    for card, tile in position.legal_moves():
-        child = position.play(card, tile)
+    for move in position.legal_moves():
+        child = position.play(move)
         if child.is_over:
-            values[(card, tile)] = 0 if child.winner is None else (1 if child.winner == mover else -1)
+            values[move] = 0 if child.winner is None else (1 if child.winner == mover else -1)
         else:
-            values[(card, tile)] = solver.value(child) * (1 if child.to_move == mover else -1)
+            values[move] = solver.value(child) * (1 if child.to_move == mover else -1)
     return values
 
 
@@ -140,7 +140,7 @@ def test_a_network_agent_gets_its_value_head_and_raw_policy_scored(small_set):
             if p.value >= 0:
                 action = max(p.position.legal_actions())
                 step = p.position.apply(action).last
-                top.append((step.card.notation, step.tile) in p.best_moves)
+                top.append(Move(step.card, step.tile) in p.best_moves)
         assert (row.policy.hits, row.policy.total) == (sum(top), len(top))
 
 

@@ -72,8 +72,8 @@ def test_the_shipped_suite_is_sound():
     solver = Solver(table_bits=20)
     for endgame in suite[:3]:  # spot-check: the stored winning moves do win
         state = endgame.position
-        for card, tile in endgame.best_moves:
-            child = state.play(card, tile)
+        for move in endgame.best_moves:
+            child = state.play(move)
             if not child.is_over:
                 value = solver.value(child)
                 assert (value if child.to_move == state.to_move else -value) == 1

@@ -43,8 +43,9 @@ def test_a_raise_names_what_happened_and_is_still_a_value_error(call, kind, mess
 
 def test_an_illegal_placement_through_the_core_is_an_illegal_move():
     state = _play_phase()
-    card, tile = state.legal_moves()[0]
-    after = state.play(card, tile)
+    move = state.legal_moves()[0]
+    tile = move.tile
+    after = state.play(move)
     other = after.hand(after.to_move)[0]
     with pytest.raises(IllegalMoveError, match=f"tile {tile} is occupied") as caught:
         after.play(other, tile)

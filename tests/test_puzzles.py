@@ -36,14 +36,14 @@ def winning_moves(position: GameState, solver: Solver) -> set[tuple[str, int]]:
     """Every legal move after which the mover wins, each child solved on its own (not by ``Solution.best_moves``)."""
     mover = position.to_move
     won = set()
-    for card, tile in position.legal_moves():
-        child = position.play(card, tile)
+    for move in position.legal_moves():
+        child = position.play(move)
         if child.is_over:
             value = 0 if child.winner is None else (1 if child.winner == mover else -1)
         else:
             value = solver.value(child) * (1 if child.to_move == mover else -1)
         if value == 1:
-            won.add((card, tile))
+            won.add(move)
     return won
 
 

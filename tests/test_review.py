@@ -9,7 +9,7 @@ import pytest
 
 from trinity_env.agents import make
 from trinity_env.cli import main
-from trinity_env.core import GameState, Replay
+from trinity_env.core import GameState, Move, Replay
 from trinity_env.evaluation.endgames import DEFAULT_SUITE, load_suite
 from trinity_env.evaluation.match import RunInterrupted, play_game
 from trinity_env.evaluation.review import review_replay
@@ -59,7 +59,7 @@ def test_the_review_of_small_games_is_the_solvers():
             assert placement.before.value == solution.value == _value(solver, state, state.to_move)
             assert placement.best_moves == solution.best_moves
             assert placement.after_value == _value(solver, after, state.to_move)
-            played = (after.last.card.notation, after.last.tile)
+            played = Move(after.last.card, after.last.tile)
             assert (placement.blunder is not None) == (played not in solution.best_moves)
             assert (placement.blunder is not None) == (placement.after_value < placement.before.value)
             if placement.blunder:

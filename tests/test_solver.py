@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from trinity_env.cli import main
-from trinity_env.core import GameState, TrinityError
+from trinity_env.core import GameState, Move, TrinityError
 from trinity_env.core.position import IN_HAND
 from trinity_env.search.solver import Solver
 
@@ -26,8 +26,8 @@ def minimax(state: GameState) -> int:
         if s.is_over:
             return 0 if s.winner is None else (1 if s.winner == s.to_move else -1)
         best = -2
-        for card, tile in s.legal_moves():
-            child = s.play(card, tile)
+        for move in s.legal_moves():
+            child = s.play(move)
             v = value(child) if child.to_move == s.to_move and not child.is_over else -value(child)
             if child.is_over:
                 v = 0 if child.winner is None else (1 if child.winner == s.to_move else -1)
@@ -62,7 +62,7 @@ def _solution_matches_minimax(solver: Solver, state: GameState) -> int:
     assert solver.value(state) == expected
     assert solver.best_move(state)[0] == expected
     for move in state.legal_moves():
-        child = state.play(*move)
+        child = state.play(move)
         if child.is_over:
             v = 0 if child.winner is None else (1 if child.winner == state.to_move else -1)
         else:
@@ -271,7 +271,7 @@ def test_loaded_positions_with_passes_agree_with_brute_force():
 
 
 def _child_value(solver: Solver, state: GameState, move) -> int:
-    child = state.play(*move)
+    child = state.play(move)
     if child.is_over:
         return 0 if child.winner is None else (1 if child.winner == state.to_move else -1)
     return solver.value(child) if child.to_move == state.to_move else -solver.value(child)
@@ -300,7 +300,7 @@ def test_two_search_threads_give_the_same_answers_as_one():
             two = solver.solve(state)
             assert (two.value, sorted(two.best_moves)) == (one.value, sorted(one.best_moves))
             value, move = solver.best_move(state)
-            assert value == one.value and move.notation(state.decks[state.to_move]) in one.best_moves
+            assert value == one.value and move in one.best_moves
 
 
 def test_a_node_budget_searches_with_one_thread_and_so_counts_the_same():
@@ -457,7 +457,7 @@ def test_the_opening_benchmark_reports_what_a_solved_position_showed(monkeypatch
     winner = state.to_move if value == 1 else 1 - state.to_move
     assert (found["solved"], found["value"], found["winner"]) == (True, value, winner)
     assert found["nodes"] > 0 and found["seed"] == 7
-    move = (found["move"]["card"], found["move"]["tile"])
+    move = Move(found["move"]["card"], found["move"]["tile"])
     assert move in Solver(table_bits=16).solve(state).best_moves  # a move that achieves the value
     printed = capsys.readouterr().out
     assert f"with perfect play player {winner} wins" in printed and "1 of 1 openings solved" in printed
@@ -527,7 +527,7 @@ def test_move_hints_change_no_answer(monkeypatch):
             changed += hinted.nodes != plain.nodes
             assert solver.value(state) == plain.value
             value, move = solver.best_move(state)
-            assert value == plain.value and move.notation(state.decks[state.to_move]) in plain.best_moves
+            assert value == plain.value and move in plain.best_moves
     assert changed >= len(positions)
 
 

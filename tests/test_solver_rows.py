@@ -1,5 +1,5 @@
-"""The solver straight from the fast engine's rows, and ``Move``: exact labels without a ``GameState`` in between,
-and no action -> ``(card, tile)`` -> action round trip."""
+"""The solver straight from the fast engine's rows: exact labels and action ids without a ``GameState`` in between,
+and no action -> ``Move`` -> action round trip."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 import trinity_env.search.solver as solver_module
 from trinity_env.agents.az import AZAgent
-from trinity_env.core import IllegalMoveError, Move, PositionError
+from trinity_env.core import Move, PositionError
 from trinity_env.fast import FastGames
 from trinity_env.fast.convert import from_states, read_state
 from trinity_env.fast.layout import PHASE, PLAY
@@ -38,9 +38,9 @@ def test_a_row_is_solved_as_its_state_with_the_same_nodes(empty, monkeypatch):
         by_row, by_state = Solver(table_bits=16), Solver(table_bits=16)
         state = read_state(batch, b)
         assert by_row.value_of_row(batch, b) == by_state.value(state) and by_row.nodes == by_state.nodes
-        value, move = Solver(table_bits=16).best_move_of_row(batch, b)
-        assert (value, move) == Solver(table_bits=16).best_move(state)
-        child = state.apply(move.action)
+        value, action = Solver(table_bits=16).best_move_of_row(batch, b)
+        assert (value, Move.from_action(action, state)) == Solver(table_bits=16).best_move(state)
+        child = state.apply(action)
         achieved = -by_state.value(child) if child.to_move != state.to_move else by_state.value(child)
         assert achieved == value  # the move keeps the value
     assert built == []  # below the hints' size no GameState is built
@@ -58,16 +58,6 @@ def test_a_finished_or_drafting_row_is_answered_or_refused_as_its_state():
         Solver(table_bits=8).value_of_row(batch, 1)
 
 
-def test_a_move_is_an_action_and_back():
-    move = Move(3, 7)
-    assert move.action == 16 + 15 * 3 + 7 and Move.from_action(move.action) == move and str(move) == "card 3 on tile 7"
-    assert [Move.from_action(a).action for a in range(16, 256)] == list(range(16, 256))
-    with pytest.raises(IllegalMoveError, match="picks deck card 2"):
-        Move.from_action(2)
-    with pytest.raises(IllegalMoveError, match="tile 15 is outside 0-14"):
-        Move(0, 15)
-
-
 def test_the_az_agent_plays_the_solvers_move_from_the_row(monkeypatch):
     batch, playing = rows(5)
     agent = AZAgent.__new__(AZAgent)
@@ -76,5 +66,5 @@ def test_the_az_agent_plays_the_solvers_move_from_the_row(monkeypatch):
     reference = Solver(table_bits=18)  # the agent's own solver: its table lives between moves too
     for b in playing:
         row = type(batch)(*(array[b : b + 1] for array in batch))
-        _, move = reference.best_move_of_row(batch, b)
-        assert agent._solve(row) == move.action
+        _, action = reference.best_move_of_row(batch, b)
+        assert agent._solve(row) == action

@@ -10,6 +10,7 @@ import pytest
 # web_client skips this module without Starlette
 from web_client import error, finished_replay
 
+from trinity_env.core import Move
 from trinity_env.search.solver import Solver
 from trinity_env.web import replays as web_replays
 
@@ -65,10 +66,10 @@ def test_upload_a_replay_step_through_it_and_review_it(client):
     solution = Solver().solve(states[k])
     assert review["available"], review
     assert review["value"] == solution.value and review["to_move"] == states[k].to_move
-    assert sorted((m["card"], m["tile"]) for m in review["best_moves"]) == sorted(solution.best_moves)
+    assert sorted(Move(m["card"], m["tile"]) for m in review["best_moves"]) == sorted(solution.best_moves)
     played = states[k + 1].last
     assert review["played"] == {"card": played.card.notation, "tile": played.tile}
-    assert review["played_best"] == ((played.card.notation, played.tile) in solution.best_moves)
+    assert review["played_best"] == (Move(played.card, played.tile) in solution.best_moves)
     assert client.get(f"/api/replays/{view['id']}/review/{k}").json() == review  # kept
 
     early = client.get(f"/api/replays/{view['id']}/review/0").json()

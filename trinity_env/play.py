@@ -218,6 +218,6 @@ def _legal_moves(state: GameState) -> str:
         deck = state.decks[state.to_move]
         return "you may pick: " + " ".join(f"{a}:{deck[a]}" for a in state.legal_actions())
     moves: dict[str, list[int]] = {}
-    for card, tile in state.legal_moves():
-        moves.setdefault(card, []).append(tile)
+    for move in state.legal_moves():
+        moves.setdefault(move.card.notation, []).append(move.tile)
     return "\n".join(f"{card}: tiles {' '.join(map(str, tiles))}" for card, tiles in moves.items())

@@ -353,8 +353,8 @@ class AZAgent(Agent):
 
         if self._solver is None:
             self._solver = Solver(table_bits=18)
-        _, move = self._solver.best_move_of_row(position, 0)
-        return move.action
+        _, action = self._solver.best_move_of_row(position, 0)
+        return action
 
     @classmethod
     def from_checkpoint(cls, spec: str, **keywords) -> AZAgent:

@@ -60,7 +60,7 @@ def verdict(state: GameState, value: int) -> str:
 def report(state: GameState, solution) -> list[str]:
     """``trinity solve``'s sentences: the value, the best moves, the search's nodes and seconds."""
     legal = len(state.legal_actions())
-    moves = ", ".join(f"{card} on tile {tile}" for card, tile in solution.best_moves)
+    moves = ", ".join(f"{move.card} on tile {move.tile}" for move in solution.best_moves)
     if solution.value < 0:
         best = f"Every one of its {legal} legal moves loses: {moves}."
     else:

@@ -1,4 +1,4 @@
-"""The action ids shared by every engine and environment: ``Discrete(256)``.
+"""The action ids shared by every engine and environment: ``Discrete(256)``, and ``Move``, a placement as a value.
 
 ``a < 16`` picks own deck card ``a`` during the draft; ``a = 16 + 15*i + t`` places own
 deck card ``i`` on tile ``t`` (16 + 16*15 = 256 ids in all). Actions name deck slots, not
@@ -9,12 +9,18 @@ each of its cards does.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-from trinity_env.core.board import TILES
+from trinity_env.core.board import EMPTY, TILES
+from trinity_env.core.cards import Card
 from trinity_env.core.checks import describe, is_int
 from trinity_env.core.decks import DECK_SIZE
-from trinity_env.core.errors import IllegalMoveError
+from trinity_env.core.errors import CardError, IllegalMoveError
+from trinity_env.core.files import short
+from trinity_env.core.rules import IN_HAND, Phase
+
+if TYPE_CHECKING:
+    from trinity_env.core.state import GameState
 
 NUM_ACTIONS = 256
 PLACE_OFFSET = DECK_SIZE
@@ -57,33 +63,74 @@ def decode_action(action: int) -> DecodedAction:
     raise IllegalMoveError(f"action {shown} is outside the layout: 0-15 pick, 16-{LAST_PLACE_ACTION} place")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, order=True, slots=True)
 class Move:
-    """A placement, as python-chess's ``Move`` is a chess move: the mover's deck card ``card`` (its index in the
-    deck, as action ids name it) on ``tile``. ``action`` is its id; ``Move.from_action`` reads one back."""
+    """A placement, as python-chess's ``Move`` is a chess move: the mover's ``card`` on ``tile``.
 
-    card: int
+    Its text is ``"7A24@3"`` (the card's ``"TRBL"`` notation, ``@``, the tile 0-14): ``str`` writes it,
+    ``Move.parse`` reads it back and ``repr`` pastes back into Python. A move names a card, not a deck
+    slot, so identical copies in a hand are one move; ``to_action(state)`` is the action id that plays it
+    (the first copy in hand) and ``Move.from_action(action, state)`` reads an id back. Moves sort as the
+    ``(card, tile)`` pairs they were before: by the card's notation, then the tile."""
+
+    card: Card
     tile: int
 
     def __post_init__(self) -> None:
-        place_action(self.card, self.tile)  # the one check of a placement's parts
-
-    @property
-    def action(self) -> int:
-        """The action id that plays this move."""
-        return PLACE_OFFSET + TILES * self.card + self.tile
+        if not isinstance(self.card, Card):
+            try:
+                object.__setattr__(self, "card", Card(self.card))
+            except CardError as err:
+                raise IllegalMoveError(f"bad move card: {err}") from None
+        if not is_int(self.tile) or not 0 <= self.tile < TILES:
+            raise IllegalMoveError(f"a move's tile is a whole number 0-{TILES - 1}, got {describe(self.tile)}")
+        object.__setattr__(self, "tile", int(self.tile))
 
     @classmethod
-    def from_action(cls, action: int) -> Move:
-        """The move of a placement's action id; ``IllegalMoveError`` for a pick or an id outside the layout."""
+    def parse(cls, text: str) -> Move:
+        """The move ``text`` writes (``"7A24@3"``; ``a`` accepted for ``A``); ``IllegalMoveError`` names bad text."""
+        if not isinstance(text, str):
+            raise IllegalMoveError(f"a move is text like '7A24@3', got {describe(text)}")
+        card, at, tile = text.strip().partition("@")
+        if not at or not tile.isdigit() or len(tile) > 2 or not 0 <= int(tile) < TILES:
+            raise IllegalMoveError(
+                f"bad move {short(text)}: a move is a card, '@' and a tile 0-{TILES - 1}, like '7A24@3'"
+            )
+        try:
+            return cls(Card(card), int(tile))
+        except CardError as err:
+            raise IllegalMoveError(f"bad move {short(text)}: {err}") from None
+
+    @classmethod
+    def from_action(cls, action: int, state: GameState) -> Move:
+        """The move that action id ``action`` plays in ``state``; ``IllegalMoveError`` unless it is legal there."""
         kind, deck_index, tile = decode_action(action)
         if tile is None:
             raise IllegalMoveError(f"action {action} picks deck card {deck_index}: it is no placement")
-        return cls(deck_index, tile)
+        if action not in state.legal_actions():
+            raise IllegalMoveError(f"action {action} (deck card {deck_index} on tile {tile}) is not legal here")
+        return cls(state.decks[state.to_move][deck_index], tile)
 
-    def notation(self, deck) -> tuple[str, int]:
-        """``(card, tile)`` with the card written out from the mover's ``deck`` (as ``GameState.legal_moves``)."""
-        return deck[self.card].notation, self.tile
+    def to_action(self, state: GameState) -> int:
+        """The action id that plays this move in ``state`` (the first copy of the card in the mover's hand);
+        ``IllegalMoveError`` says why it is not legal there."""
+        if state.phase != Phase.PLAY:
+            raise IllegalMoveError(f"move {self}: the game is in the {state.phase} phase, not play")
+        player = state.to_move
+        deck = state.decks[player]
+        index = next((i for i, s in enumerate(state.status[player]) if s == IN_HAND and deck[i] == self.card), None)
+        if index is None:
+            raise IllegalMoveError(f"move {self}: card {self.card} is not in player {player}'s hand")
+        if state.owners[self.tile] != EMPTY:
+            raise IllegalMoveError(f"move {self}: tile {self.tile} is occupied by {state.cards[self.tile]}")
+        return PLACE_OFFSET + TILES * index + self.tile
+
+    def to_json(self) -> dict[str, str | int]:
+        """``{"card": "7A24", "tile": 3}``: a move as the position, puzzle, accuracy and web files write it."""
+        return {"card": self.card.notation, "tile": self.tile}
 
     def __str__(self) -> str:
-        return f"card {self.card} on tile {self.tile}"
+        return f"{self.card.notation}@{self.tile}"
+
+    def __repr__(self) -> str:
+        return f"Move.parse({str(self)!r})"

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from trinity_env.core.actions import NUM_ACTIONS, PLACE_OFFSET, decode_action
+from trinity_env.core.actions import NUM_ACTIONS, PLACE_OFFSET, Move, decode_action
 from trinity_env.core.board import EMPTY, LANE_TILES, NEIGHBOURS, POSITIONS, TILES
 from trinity_env.core.cards import Card
 from trinity_env.core.checks import describe, is_int
@@ -186,13 +186,13 @@ class GameState:
             mask[action] = 1
         return mask
 
-    def legal_moves(self) -> list[tuple[str, int]]:
-        """Distinct ``(card, tile)`` placements of the player to move, in action order."""
-        seen: dict[tuple[str, int], None] = {}
+    def legal_moves(self) -> list[Move]:
+        """Distinct placements of the player to move (one per card, identical copies being one), in action order."""
+        seen: dict[Move, None] = {}
         deck = self.decks[self.to_move]
         for action in self.legal_actions() if self.phase == PLAY else ():
             i, t = divmod(action - PLACE_OFFSET, TILES)
-            seen.setdefault((deck[i].notation, t), None)
+            seen.setdefault(Move(deck[i], t), None)
         return list(seen)
 
     # ------------------------------------------------------------------ transitions
@@ -240,8 +240,13 @@ class GameState:
                 return self.apply(i)
         raise IllegalMoveError(f"card {wanted} is not among player {player}'s unpicked deck cards")
 
-    def play(self, card: str | Card, tile: int) -> GameState:
-        """The state after the player to move puts ``card`` from hand on ``tile``."""
+    def play(self, card: Move | str | Card, tile: int | None = None) -> GameState:
+        """The state after the player to move puts ``card`` from hand on ``tile``: ``play(move)`` for a ``Move``
+        (python-chess's ``push``), ``play("7A24", 3)`` for its parts."""
+        if isinstance(card, Move):
+            if tile is not None:
+                raise ArgumentError(f"play({card!r}) takes the move alone: its tile is {card.tile}, not {tile!r}")
+            card, tile = card.card, card.tile
         if self.phase == OVER:
             raise IllegalMoveError("the game is over: no more cards can be played")
         if self.phase == DRAFT:

@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from trinity_env.agents.spec import AgentSpec, parse_recorded, player
-from trinity_env.core import ArgumentError, GameState, PositionError, records
+from trinity_env.core import ArgumentError, GameState, Move, PositionError, records
 from trinity_env.core.writes import write_figure
 from trinity_env.evaluation.match import RunInterrupted
 from trinity_env.evaluation.puzzles import agent_move, agent_moves, parse_moves
@@ -73,7 +73,7 @@ class Position:
     game: int
     position: GameState
     value: int
-    best_moves: frozenset[tuple[str, int]]
+    best_moves: frozenset[Move]
     legal_moves: int
 
     @property
@@ -91,7 +91,7 @@ class Position:
             "empty_tiles": self.empty,
             "position": self.position.to_dict(),
             "value": self.value,
-            "best_moves": [{"card": c, "tile": t} for c, t in sorted(self.best_moves)],
+            "best_moves": [move.to_json() for move in sorted(self.best_moves)],
             "legal_moves": self.legal_moves,
         }
 
@@ -234,7 +234,7 @@ def _solve_record(solver: Solver, state: GameState, game: int, max_nodes: int) -
         solution = solver.solve(state, max_nodes=max_nodes)
     except SolverBudgetError:
         return {"game": game, "empty_tiles": count, "over_budget": True}
-    best = frozenset((card, tile) for card, tile in solution.best_moves)
+    best = frozenset(solution.best_moves)
     return Position(game, state, solution.value, best, len(state.legal_moves())).to_json()
 
 
@@ -454,7 +454,7 @@ def _network_row(empty: int, group: Sequence[Position], evaluate) -> CountScore 
         if p.counts_for_moves:
             legal = np.flatnonzero(mask)
             step = p.position.apply(int(legal[np.argmax(row[legal])])).last
-            top.append((step.card.notation, step.tile) in p.best_moves)
+            top.append(Move(step.card, step.tile) in p.best_moves)
     policy = Share(sum(top), len(top))
     return CountScore(empty, policy, sign, error, policy)
 

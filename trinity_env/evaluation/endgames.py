@@ -20,7 +20,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from trinity_env.agents.spec import make
-from trinity_env.core import GameState, PositionError, records
+from trinity_env.core import GameState, Move, PositionError, records
 from trinity_env.evaluation.ratings import Share
 from trinity_env.search.solver import Solver
 from trinity_env.spec.agent import Agent
@@ -34,7 +34,7 @@ FORMAT = "trinity-towers-endgames"
 class Endgame:
     position: GameState
     value: int
-    best_moves: frozenset[tuple[str, int]]
+    best_moves: frozenset[Move]
 
     @property
     def empty(self) -> int:
@@ -48,7 +48,7 @@ class Endgame:
             "winner": None
             if self.value == 0
             else (self.position.to_move if self.value == 1 else 1 - self.position.to_move),
-            "best_moves": [{"card": c, "tile": t} for c, t in sorted(self.best_moves)],
+            "best_moves": [move.to_json() for move in sorted(self.best_moves)],
         }
 
 
@@ -105,7 +105,7 @@ def load_suite(path: str | Path) -> list[Endgame]:
                 Endgame(
                     GameState.from_dict(data["position"]),
                     int(data["value"]),
-                    frozenset((m["card"], int(m["tile"])) for m in data["best_moves"]),
+                    frozenset(Move(m["card"], int(m["tile"])) for m in data["best_moves"]),
                 )
             )
         except (ValueError, KeyError, TypeError, RecursionError) as err:
@@ -130,7 +130,7 @@ def suite_share(agent: Agent, suite: Iterable[Endgame]) -> Share:
         observation = observation_dict(state, seat, True)
         action = agent.act(observation, state)
         step = state.apply(action).last
-        hits += (step.card.notation, step.tile) in endgame.best_moves
+        hits += Move(step.card, step.tile) in endgame.best_moves
         total += 1
     return Share(hits, total)
 

@@ -50,7 +50,7 @@ from typing import Any, Protocol
 
 from tqdm import tqdm
 
-from trinity_env.core import ArgumentError, GameState
+from trinity_env.core import ArgumentError, GameState, Move
 from trinity_env.core.board import EMPTY
 from trinity_env.evaluation.match import RunInterrupted, chunk_results
 from trinity_env.evaluation.openings_file import OpeningsError, holding, parse, read_records, whole
@@ -134,8 +134,8 @@ class LateGame:
 dealt_game = DealtGame()
 
 
-def _moves(moves: Iterable[tuple[str, int]]) -> list[dict[str, Any]]:
-    return [{"card": card, "tile": tile} for card, tile in moves]
+def _moves(moves: Iterable[Move]) -> list[dict[str, Any]]:
+    return [{"card": move.card.notation, "tile": move.tile} for move in moves]
 
 
 def solve_deal(
@@ -161,7 +161,7 @@ def solve_deal(
         record |= {"solved": False, "nodes": stopped.nodes}
     else:
         value_nodes = solver.nodes
-        best, complete, nodes = [move.notation(state.decks[state.to_move])], False, value_nodes
+        best, complete, nodes = [move], False, value_nodes
         if classify_nodes > 0:  # classify every first placement on the same table
             try:
                 solution = solver.solve(state, max_nodes=classify_nodes)

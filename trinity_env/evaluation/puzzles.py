@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from trinity_env.agents.spec import make, parse_recorded, player
-from trinity_env.core import ArgumentError, GameState, Phase, PositionError, TrinityError, records
+from trinity_env.core import ArgumentError, GameState, Move, Phase, PositionError, TrinityError, records
 from trinity_env.evaluation.endgames import FORMAT as SUITE_FORMAT
 from trinity_env.evaluation.match import RunInterrupted
 from trinity_env.evaluation.ratings import Share
@@ -56,10 +56,10 @@ MAX_SHARE = 1 / 3
 
 @dataclass(frozen=True)
 class Puzzle:
-    """A position won for its mover, and ``solution``: every winning ``(card, tile)``."""
+    """A position won for its mover, and ``solution``: every winning ``Move``."""
 
     position: GameState
-    solution: frozenset[tuple[str, int]]
+    solution: frozenset[Move]
     source: dict[str, Any] | None = None
 
     @property
@@ -76,7 +76,7 @@ class Puzzle:
             "empty_tiles": self.empty,
             "to_move": self.position.to_move,
             "value": 1,
-            "solution": [{"card": c, "tile": t} for c, t in sorted(self.solution)],
+            "solution": [move.to_json() for move in sorted(self.solution)],
             "legal_moves": self.legal_moves,
         }
         if self.source is not None:
@@ -86,7 +86,7 @@ class Puzzle:
 
 def classify(
     position: GameState, solver: Solver, max_nodes: int | None, max_share: float = MAX_SHARE
-) -> frozenset[tuple[str, int]] | None:
+) -> frozenset[Move] | None:
     """The winning moves of ``position`` if it makes a puzzle (won, at most ``max_share`` of its moves win),
     else ``None``; ``SolverBudgetError`` past ``max_nodes`` (for the value, then for the moves)."""
     if solver.value(position, max_nodes=max_nodes) != 1:  # cheap: most positions stop here
@@ -256,7 +256,7 @@ def save_puzzles(puzzles: Iterable[Puzzle], path: str | Path) -> None:
             out.append(puzzle.to_json())
 
 
-def parse_moves(records: object) -> frozenset[tuple[str, int]]:
+def parse_moves(records: object) -> frozenset[Move]:
     """A JSON list of ``{card, tile}`` objects as a set of moves; ``TypeError`` says what is malformed."""
     if not isinstance(records, list):
         raise TypeError("the winning moves are a list of {card, tile} objects")
@@ -266,7 +266,7 @@ def parse_moves(records: object) -> frozenset[tuple[str, int]]:
             raise TypeError(f"a move is an object with card and tile, got {move!r}")
         if not isinstance(move["card"], str) or isinstance(move["tile"], bool) or not isinstance(move["tile"], int):
             raise TypeError(f"a move has a card string and a tile number, got {move!r}")
-        moves.add((move["card"].upper(), move["tile"]))
+        moves.add(Move(move["card"], move["tile"]))
     return frozenset(moves)
 
 
@@ -290,7 +290,7 @@ def _puzzle(data: object) -> Puzzle | None:
     legal = set(position.legal_moves())
     illegal = sorted(solution - legal)
     if illegal:
-        raise ValueError(f"solution moves that are not legal in the position: {illegal}")
+        raise ValueError(f"solution moves that are not legal in the position: {', '.join(map(str, illegal))}")
     return Puzzle(position, solution, data.get("source"))
 
 
@@ -345,19 +345,19 @@ class PuzzleScore:
         }
 
 
-def agent_move(agent: Agent, position: GameState, seed: int) -> tuple[str, int]:
-    """The ``(card, tile)`` that ``agent`` plays in ``position`` (open hands), reset with ``seed``."""
+def agent_move(agent: Agent, position: GameState, seed: int) -> Move:
+    """The ``Move`` that ``agent`` plays in ``position`` (open hands), reset with ``seed``."""
     seat = position.to_move
     agent.reset(seed)
     step = position.apply(agent.act(observation_dict(position, seat, True), position)).last
     assert step is not None and step.tile is not None
-    return step.card.notation, step.tile
+    return Move(step.card, step.tile)
 
 
 def agent_moves(
     agent: Agent, positions: Sequence[GameState], seed: int, on_position: Callable[[], object] | None = None
-) -> list[tuple[str, int]]:
-    """The ``(card, tile)`` that ``agent`` plays in each of ``positions`` (open hands), position ``k`` reset with
+) -> list[Move]:
+    """The ``Move`` that ``agent`` plays in each of ``positions`` (open hands), position ``k`` reset with
     ``seed + k``. A stateless agent with ``act_batch`` (``BatchedPolicy``, an ONNX policy: the same observation
     always gets the same action) is asked once for all of them: the fast path for a network."""
     if not (getattr(agent, "stateless", False) and callable(getattr(agent, "act_batch", None))):
@@ -377,7 +377,7 @@ def agent_moves(
     moves = []
     for position, action in zip(positions, actions):
         step = position.apply(int(action)).last
-        moves.append((step.card.notation, step.tile))
+        moves.append(Move(step.card, step.tile))
         if on_position is not None:
             on_position()
     return moves

@@ -35,7 +35,7 @@ import numpy as np
 
 from trinity_env.agents.mcts import MCTSAgent
 from trinity_env.agents.spec import Player, player
-from trinity_env.core import ArgumentError, GameState, Phase, PositionError, Replay, Termination
+from trinity_env.core import ArgumentError, GameState, Move, Phase, PositionError, Replay, Termination
 from trinity_env.core.writes import write_figure, write_text
 from trinity_env.evaluation.match import RunInterrupted
 from trinity_env.evaluation.review_values import (
@@ -78,11 +78,11 @@ class PlacementReview:
     questionable: bool
 
     @property
-    def best_moves(self) -> list[tuple[str, int]] | None:
+    def best_moves(self) -> list[Move] | None:
         """The solver's best moves, when the position before was solved."""
         if self.before is None or not self.before.exact:
             return None
-        return [(card, tile) for card, tile, _ in self.before.moves]
+        return [move for move, _ in self.before.moves]
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -104,9 +104,9 @@ class PlacementReview:
             "questionable": self.questionable,
         }
         if self.before is not None and self.before.exact:
-            data["best_moves"] = [{"card": c, "tile": t} for c, t, _ in self.before.moves]
+            data["best_moves"] = [move.to_json() for move, _ in self.before.moves]
         elif self.before is not None:
-            data["estimated_best_moves"] = [{"card": c, "tile": t, "share": s} for c, t, s in self.before.moves]
+            data["estimated_best_moves"] = [move.to_json() | {"share": s} for move, s in self.before.moves]
         return data
 
 
@@ -155,8 +155,8 @@ class Review:
             after_exact = following.exact
         blunder = None
         if before is not None and before.exact:
-            best = {(c, t) for c, t, _ in before.moves}
-            if (step.card.notation, step.tile) not in best:  # the move does worse than the position's value
+            best = {move for move, _ in before.moves}
+            if Move(step.card, step.tile) not in best:  # the move does worse than the position's value
                 now = _OUTCOME.get(int(after_value)) if after_exact and after_value is not None else None
                 was = _OUTCOME[int(before.value)]
                 blunder = f"{was} -> {now}" if now else f"{was} -> worse"
@@ -310,12 +310,14 @@ def _best_text(p: PlacementReview, limit: int = 4) -> str:
     if p.before.exact:
         if p.before.value == -1 and len(moves) == p.legal_moves:
             return "every move loses"
-        shown = ", ".join(f"{c} on {t}" for c, t, _ in moves[:limit])
+        shown = ", ".join(f"{m.card} on {m.tile}" for m, _ in moves[:limit])
         more = f" (+{len(moves) - limit} more)" if len(moves) > limit else ""
         return f"best: {shown}{more}"
     if p.before.distinct_games == 1 and moves:  # one game played PLAYOUTS times: no share to show
-        return f"{p.before.method.split(' ')[0]} plays {moves[0][0]} on {moves[0][1]} (its playouts: one game)"
-    shown = ", ".join(f"{c} on {t}" + (f" {s:.0%}" if s is not None else "") for c, t, s in moves[:3])
+        return (
+            f"{p.before.method.split(' ')[0]} plays {moves[0][0].card} on {moves[0][0].tile} (its playouts: one game)"
+        )
+    shown = ", ".join(f"{m.card} on {m.tile}" + (f" {s:.0%}" if s is not None else "") for m, s in moves[:3])
     return f"{p.before.method.split(' ')[0]} prefers {shown}"
 
 

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from trinity_env.agents.mcts import BRANCHING, MCTSAgent, search_rows
-from trinity_env.core import GameState
+from trinity_env.core import GameState, Move
 from trinity_env.fast.convert import write_state
 from trinity_env.fast.layout import Batch
 from trinity_env.search.mcts import Tree, run_search
@@ -41,7 +41,7 @@ class Evaluation:
     value: float
     exact: bool
     method: str
-    moves: tuple[tuple[str, int, float | None], ...] = ()
+    moves: tuple[tuple[Move, float | None], ...] = ()
     nodes: int | None = None
     seconds: float = 0.0
     distinct_games: int | None = None
@@ -74,7 +74,7 @@ def exact_evaluation(solver: Solver, state: GameState, max_nodes: int) -> Evalua
         solution = solver.solve(state, max_nodes=max_nodes)
     except SolverBudgetError:
         return None
-    moves = tuple((card, tile, None) for card, tile in solution.best_moves)
+    moves = tuple((move, None) for move in solution.best_moves)
     return Evaluation(float(solution.value), True, "solver", moves, solution.nodes, solution.seconds)
 
 
@@ -94,13 +94,13 @@ def mcts_estimate(agent: MCTSAgent, state: GameState, seed: int) -> Evaluation:
     total = int(visits.sum())
     share = float(wins.sum() / total) if total else 0.5
     deck = state.decks[state.to_move]
-    merged: dict[tuple[str, int], int] = {}
+    merged: dict[Move, int] = {}
     for k in range(count):
         deck_index, tile = divmod(int(tree.action[first + k]) - 16, 15)
-        key = (deck[deck_index].notation, tile)
+        key = Move(deck[deck_index], tile)
         merged[key] = merged.get(key, 0) + int(visits[k])
     ranked = sorted(merged.items(), key=lambda item: (-item[1], item[0]))[:5]
-    moves = tuple((card, tile, round(n / total, 3) if total else None) for (card, tile), n in ranked)
+    moves = tuple((move, round(n / total, 3) if total else None) for move, n in ranked)
     method = f"{agent.name} root win share ({total} simulations)"
     return Evaluation(round(2 * share - 1, 3), False, method, moves)
 
@@ -110,7 +110,7 @@ def playout_estimate(label: str, agents: tuple[Agent, Agent], state: GameState, 
     (with both hands shown), and how often each first move was chosen."""
     mover = state.to_move
     total = 0.0
-    first_moves: dict[tuple[str, int], int] = {}
+    first_moves: dict[Move, int] = {}
     games: set[tuple[int, ...]] = set()
     for k in range(PLAYOUTS):
         for seat, agent in enumerate(agents):
@@ -120,12 +120,12 @@ def playout_estimate(label: str, agents: tuple[Agent, Agent], state: GameState, 
             actions.append(agents[game.to_move].act(observation_dict(game, game.to_move, True), game))
             game = game.apply(actions[-1])
             if game.last is not None and len(game.empty_tiles()) == len(state.empty_tiles()) - 1:
-                key = (game.last.card.notation, game.last.tile)  # type: ignore[union-attr]
+                key = Move(game.last.card, game.last.tile)  # type: ignore[union-attr, arg-type]
                 first_moves[key] = first_moves.get(key, 0) + 1
         total += result_value(game, mover)
         games.add(tuple(actions))
     ranked = sorted(first_moves.items(), key=lambda item: (-item[1], item[0]))[:5]
-    moves = tuple((card, tile, round(n / PLAYOUTS, 3)) for (card, tile), n in ranked)
+    moves = tuple((move, round(n / PLAYOUTS, 3)) for move, n in ranked)
     method = f"{label} self-play playouts ({PLAYOUTS} games, {len(games)} distinct)"
     return Evaluation(round(total / PLAYOUTS, 3), False, method, moves, distinct_games=len(games))
 

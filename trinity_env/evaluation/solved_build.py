@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from trinity_env.core import ArgumentError, GameState
+from trinity_env.core import ArgumentError, GameState, Move
 from trinity_env.core.errors import BudgetExhausted
 from trinity_env.core.locks import locked
 from trinity_env.core.stops import signals_held
@@ -116,15 +116,15 @@ def game_positions(agent, seed: int, game: int, empty: tuple[int, int]) -> list[
     return list(self_play_positions(agent, game_seed(seed, game), empty).values())
 
 
-def best_actions(state: GameState, best_moves: Sequence[tuple[str, int]]) -> np.ndarray:
+def best_actions(state: GameState, best_moves: Sequence[Move]) -> np.ndarray:
     """The packed 256-action mask (uint8 [32], bit ``a % 8`` of byte ``a // 8``) of the mover's legal actions
-    that play one of ``best_moves`` (``(card, tile)`` pairs): every copy of an identical card counts."""
+    that play one of ``best_moves``: every copy of an identical card counts."""
     wanted = set(best_moves)
     deck = state.decks[state.to_move]
     mask = np.zeros(ACTIONS, np.uint8)
     for action in state.legal_actions():
         card, tile = divmod(action - 16, TILES)
-        if (deck[card].notation, tile) in wanted:
+        if Move(deck[card], tile) in wanted:
             mask[action] = 1
     return np.packbits(mask, bitorder="little")
 

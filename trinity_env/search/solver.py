@@ -93,17 +93,20 @@ T = TypeVar("T")
 class Solution:
     """A solved position: ``value`` for the player to move (+1 win, 0 draw, -1 loss), the
     ``winner`` under perfect play (``None`` for a draw), and ``best_moves``, every distinct
-    ``(card, tile)`` that achieves the value (every legal move when the mover loses anyway)."""
+    ``Move`` that achieves the value (every legal move when the mover loses anyway)."""
 
     winner: int | None
     value: int
-    best_moves: list[tuple[str, int]]
+    best_moves: list[Move]
     nodes: int
     seconds: float
 
     def to_json(self) -> dict:
         """The ``trinity solve`` output."""
-        return {"winner": self.winner, "best_moves": [{"card": c, "tile": t} for c, t in self.best_moves]}
+        return {
+            "winner": self.winner,
+            "best_moves": [{"card": m.card.notation, "tile": m.tile} for m in self.best_moves],
+        }
 
 
 class Solver:
@@ -215,24 +218,25 @@ class Solver:
     def best_move(
         self, state: GameState, *, max_nodes: int | None = None, max_seconds: float | None = None
     ) -> tuple[int, Move]:
-        """The value of ``state`` for its player to move and one ``Move`` that achieves it (its card is the
-        first copy in hand of identical ones)."""
+        """The value of ``state`` for its player to move and one ``Move`` that achieves it."""
         budget = self._budget(max_nodes, max_seconds)
         _check(state)
         hints = self._hints(state, budget)
         order = None if hints is None else hints.order(0, state)
-        return self._run(budget, lambda: self._best_move(_rows(state), 0, budget, order))
+        value, action = self._run(budget, lambda: self._best_move(_rows(state), 0, budget, order))
+        return value, Move.from_action(action, state)
 
     def best_move_of_row(
         self, rows: Batch, row: int, *, max_nodes: int | None = None, max_seconds: float | None = None
-    ) -> tuple[int, Move]:
-        """``best_move`` of game ``row`` of a fast-engine ``Batch``, straight from the engine's arrays."""
+    ) -> tuple[int, int]:
+        """``best_move`` of game ``row`` of a fast-engine ``Batch``, straight from the engine's arrays: the value
+        and the action id that plays the move (the first copy in hand of identical cards), as the engine speaks."""
         budget = self._budget(max_nodes, max_seconds)
         _check_row(rows, row)
         order = self._row_order(rows, row, budget)
         return self._run(budget, lambda: self._best_move(rows, row, budget, order))
 
-    def _best_move(self, rows: Batch, row: int, budget: _Budget, order: np.ndarray | None) -> tuple[int, Move]:
+    def _best_move(self, rows: Batch, row: int, budget: _Budget, order: np.ndarray | None) -> tuple[int, int]:
         value = self._search_row(rows, row, -1, 1, budget, order)
         keys, data = self._table
         key = root_key(self._workers[0].board.arrays, int(rows.info[row, TO_MOVE]))  # the board is back at the root
@@ -246,7 +250,7 @@ class Solver:
         if action < 0:  # searched without the table (few empty tiles): take the first move that does it
             moves = _distinct_actions(rows, row)
             action = next(a for a in moves if self._action_value(rows, row, a, value, budget) >= value)
-        return value, Move.from_action(action)
+        return value, action
 
     def _action_value(
         self, rows: Batch, row: int, action: int, value: int, budget: _Budget, order: np.ndarray | None = None
@@ -279,8 +283,8 @@ class Solver:
         rows, deck, best = _rows(state), state.decks[mover], []
         for action in _distinct_actions(rows, 0):  # GameState.legal_moves, in its order
             card, tile = divmod(action - PLACE_OFFSET, TILES)
-            move = (deck[card].notation, tile)
-            order = None if hints is None else hints.order(hints.child(0, state, move), state.play(*move))
+            move = Move(deck[card], tile)
+            order = None if hints is None else hints.order(hints.child(0, state, move), state.play(move.card, tile))
             if self._action_value(rows, 0, action, value, budget, order) >= value:
                 best.append(move)
         winner = None if value == 0 else (mover if value == 1 else 1 - mover)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from trinity_env.core import GameState
+from trinity_env.core import GameState, Move
 from trinity_env.core.board import EMPTY
 from trinity_env.core.position import IN_HAND
 from trinity_env.fast.convert import write_state
@@ -124,13 +124,13 @@ class _Hints:
         first = int(self.tree.first_child[node])
         return range(first, first + int(self.tree.children[node])) if node >= 0 and first >= 0 else range(0)
 
-    def child(self, node: int, state: GameState, move: tuple[str, int]) -> int:
+    def child(self, node: int, state: GameState, move: Move) -> int:
         """The most visited child of ``node`` (at ``state``) that plays ``move``, or -1."""
         deck = state.decks[state.to_move]
         found, visits = -1, -1
         for k in self._children(node):
             i, t = divmod(int(self.tree.action[k]) - 16, 15)
-            if (deck[i].notation, t) == move and self.tree.visits[k] > visits:
+            if deck[i] == move.card and t == move.tile and self.tree.visits[k] > visits:
                 found, visits = k, int(self.tree.visits[k])
         return found
 

@@ -12,7 +12,7 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from trinity_env.core import GameState, Replay
+from trinity_env.core import GameState, Move, Replay
 from trinity_env.core.replay import HUMAN
 from trinity_env.core.state import PLAY
 from trinity_env.web.catalogue import AgentChoice
@@ -107,8 +107,8 @@ class Reviewer:
         played = None
         if ply + 1 < len(upload.states) and upload.states[ply + 1].last is not None:
             step = upload.states[ply + 1].last
-            played = {"card": step.card.notation, "tile": step.tile}
-        best = [{"card": card, "tile": tile} for card, tile in solution.best_moves]
+            played = Move(step.card, step.tile).to_json()
+        best = [move.to_json() for move in solution.best_moves]
         review = {
             "ply": ply,
             "available": True,
