@@ -303,6 +303,8 @@ def test_openspiel_mcts_example_runs():
     assert 0.0 <= rate <= 1.0
 
 
+@pytest.mark.e2e  # a whole example training run (make test-e2e, make test-integrations); the default suite runs the
+# same example on the same fast vector env in tests/test_outside_exports.py (its export test checks this one's figures)
 def test_cleanrl_ppo_example_runs_on_the_fast_vector_env(capsys):
     pytest.importorskip("torch", reason="the train extra is not installed")
     rate = example("cleanrl_ppo").main(

@@ -41,7 +41,8 @@ def _torch_choices(network, observations: np.ndarray, masks: np.ndarray) -> np.n
     return np.where(masks != 0, scores, -np.inf).argmax(axis=1)
 
 
-def test_the_cleanrl_example_exports_its_actor_to_an_onnx_file_that_plays_as_the_actor(tmp_path, monkeypatch):
+def test_the_cleanrl_example_exports_its_actor_to_an_onnx_file_that_plays_as_the_actor(tmp_path, monkeypatch, capsys):
+    """Also the default suite's run of the example on the fast vector env (its e2e twin in test_integrations)."""
     pytest.importorskip("torch", reason="the train extra is not installed")
     pytest.importorskip("onnxruntime", reason="the onnx extra is not installed")
     from trinity_env.agents import make
@@ -56,9 +57,10 @@ def test_the_cleanrl_example_exports_its_actor_to_an_onnx_file_that_plays_as_the
 
     monkeypatch.setattr(module.Agent, "__init__", keep)
     path = tmp_path / "cleanrl.onnx"
-    module.main(
+    rate = module.main(
         ["--total-timesteps", "512", "--num-envs", "8", "--num-steps", "16", "--eval-games", "4", "--export", str(path)]
     )
+    assert 0.0 <= rate <= 1.0 and "against random" in capsys.readouterr().out
     observations, masks = _positions()
     played = make(f"onnx:{path}").act_batch(observations, masks)
     assert (played == _torch_choices(actors[-1], observations, masks)).all()
