@@ -194,7 +194,7 @@ def test_best_move_wins_when_the_position_is_won():
     for state in small_positions(10, seed=9, empty=7):
         value, move = solver.best_move(state)
         assert value == solver.value(state)
-        child = state.apply(move.action)
+        child = state.play(move)
         achieved = (
             (0 if child.winner is None else (1 if child.winner == state.to_move else -1))
             if child.is_over
