@@ -20,7 +20,7 @@ import pytest
 import web_browser
 from web_browser import HUMAN_TURN, TIMEOUT_MS, marked_tiles, no_script_errors, replay_file, start_game, state
 
-from trinity_env.core import Replay
+from trinity_env.core import Move, Replay
 from trinity_env.search.solver import Solver
 
 pytestmark = pytest.mark.browser  # make test-web runs them (CI too); the default suite leaves them out
@@ -196,7 +196,7 @@ def test_upload_a_replay_step_through_it_and_see_the_review(server, page, tmp_pa
     verdict = {1: "wins", 0: "draws", -1: "loses"}[solution.value]
     assert f"{colour} (to move) {verdict}" in text
     played = states[k + 1].last
-    judged = "is one of them" if (played.card.notation, played.tile) in solution.best_moves else "is a mistake"
+    judged = "is one of them" if Move(played.card, played.tile) in solution.best_moves else "is a mistake"
     assert f"The move played, {played.card.notation} on tile {played.tile + 1}, {judged}" in text
 
     page.reload()  # the replay stays on the server too
