@@ -19,12 +19,12 @@ import jax.numpy as jnp  # noqa: E402
 
 from training.jax_ppo import (  # noqa: E402
     JaxPPOConfig,
-    SelfPlay,
     Transition,
     gae,
     init_params,
     initial_state,
     load_params,
+    make_selfplay,
     make_update,
     masked_log_probs,
     policy_fn,
@@ -118,7 +118,7 @@ def test_ppo_loss_is_the_clipped_objective_written_out():
 
 def test_the_learner_always_sees_its_own_turn_and_the_results_of_its_games():
     config = dataclasses.replace(SMALL, num_envs=12, share_self=0.34, share_greedy=0.33)
-    selfplay = SelfPlay(config)
+    selfplay = make_selfplay(config)
     params = _noisy_params(config.hidden, config.layers)
     games = jax.jit(selfplay.reset)(jax.random.PRNGKey(0), params)
     step = jax.jit(selfplay.step)
@@ -144,7 +144,7 @@ def test_the_learner_always_sees_its_own_turn_and_the_results_of_its_games():
 
 def test_an_update_is_deterministic_for_a_seed_and_learns_finite_numbers():
     config = dataclasses.replace(SMALL, share_greedy=0.0)  # greedy's compile is the other test's
-    selfplay = SelfPlay(config)
+    selfplay = make_selfplay(config)
     update = make_update(config, selfplay)
     runs = []
     for _ in range(2):
@@ -190,8 +190,10 @@ def test_a_bad_config_is_one_line():
 def test_trinity_train_runs_the_jax_trainer_for_jax_configs(tmp_path, capsys):
     from trinity_env.cli import main
 
-    assert main(["train", "jax-quick", "--resume", "--run", str(tmp_path / "run")]) == 2
-    assert "the jax trainer does not resume a run" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as stop:  # the trainer's own command line: its one line, status 2
+        main(["train", "jax-quick", "--resume", "--run", str(tmp_path / "run")])
+    assert stop.value.code == 2
+    assert "trinity train: error: the jax trainer does not resume a run" in capsys.readouterr().err
     assert main(["train", "jax-quick", "--total-games", "5", "--run", str(tmp_path / "run")]) == 2
     assert "its budget is --total-steps N" in capsys.readouterr().err
     assert not (tmp_path / "run").exists()

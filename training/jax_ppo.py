@@ -1,20 +1,22 @@
 """Self-play PPO that stays on the device: one ``jax.jit``-compiled update, in the PureJaxRL manner.
 
-``python -m training.jax_ppo --out runs/jax-quick`` (or ``trinity train jax-quick``) trains the MLP of the
-project's PPO (``trinity_env.jax.networks.mlp_apply``: a tanh body, per-placement tactical features, a bounded
-value) on ``trinity_env.jax.TrinityTowers``. Each update is one compiled call: ``num_envs`` games under ``vmap``,
-``rollout_steps`` of the learner's decisions gathered with ``jax.lax.scan`` (the opponent's moves and the restart
-of finished games happen inside the env step the learner sees), GAE, then ``epochs`` passes of ``minibatches``
-shuffled minibatches of the clipped PPO loss with Adam. The games are split by opponent once, at the start: the
-first share plays a past self drawn from a pool of snapshots (one draw per update), the next share the jitted
-``greedy`` player and the rest the jitted ``random`` player (``trinity_env.jax.players``). The learner's seat is
-drawn anew for every game. Illegal actions get a logit of -1e9 (not -inf, whose 0 * -inf would make the entropy
-NaN): their probability is exactly 0 in float32, so they are never sampled.
+``python -m training.jax_ppo --config jax-quick --run runs/jax-quick`` (``trinity train jax-quick``) trains
+the MLP of the project's PPO (``trinity_env.jax.networks.mlp_apply``: a tanh body, per-placement tactical
+features, a bounded value) on ``trinity_env.jax.TrinityTowers``. Each update is one compiled call: ``num_envs``
+games under ``vmap``, ``rollout_steps`` of the learner's decisions gathered with ``jax.lax.scan`` (the opponent's
+moves and the restart of finished games happen inside the env step the learner sees: ``training.jax_selfplay``),
+GAE, then ``epochs`` passes of ``minibatches`` shuffled minibatches of the clipped PPO loss with Adam. The games
+are split by opponent once, at the start: the first share plays a past self drawn from a pool of snapshots (one
+draw per update), the next share the jitted ``greedy`` player and the rest the jitted ``random`` player
+(``trinity_env.jax.players``). The learner's seat is drawn anew for every game. Illegal actions get a logit of
+-1e9 (not -inf, whose 0 * -inf would make the entropy NaN): their probability is exactly 0 in float32, so they
+are never sampled.
 
 The budget is ``total_steps``: the learner's decisions over all games (a move of the opponent is not counted).
 The same seed gives the same policy. Ctrl-C or SIGTERM stops after the update under way: what finished is
-evaluated and written. The evaluation runs in JAX too (``training.jax_eval``) and the policy is written as an
-ONNX file built with ``onnx.helper`` (``training.jax_onnx``) that ``trinity benchmark onnx:FILE`` plays.
+evaluated and written, then the command exits with 130 (143 after SIGTERM), as the other trainers do. The
+evaluation runs in JAX too (``training.jax_eval``) and the policy is written as an ONNX file built with
+``onnx.helper`` (``training.jax_onnx``) that ``trinity benchmark onnx:FILE`` plays.
 """
 
 from __future__ import annotations
@@ -35,23 +37,15 @@ import jax.numpy as jnp
 import numpy as np
 
 from trinity_env.arguments import positive_int
-from trinity_env.core import NUM_ACTIONS
 from trinity_env.core.errors import ArgumentError, WriteError
 from trinity_env.core.shipped import resolve
 from trinity_env.core.writes import write_bytes, write_text
-from trinity_env.jax import TrinityTowers
-from trinity_env.jax.networks import mlp_apply
-from trinity_env.jax.players import greedy_action, random_action
-from trinity_env.jax.rules import OBSERVATION_SIZE
 from trinity_env.spec.config import make_config
 
 from .jax_eval import OPPONENTS, Result, evaluate
 from .jax_onnx import export_onnx
+from .jax_selfplay import Games, SelfPlay, init_params, policy_fn
 from .session import GracefulStop, TrainingInterrupted, run_command
-
-TACTICS_HIDDEN = 8
-"""The placement head's width (``MLPNetwork``'s)."""
-TACTICS_FEATURES = 6
 
 
 @dataclass(frozen=True)
@@ -164,136 +158,6 @@ class JaxPPOConfig:
         return selves, greedy, self.num_envs - selves - greedy
 
 
-# ------------------------------------------------------------------------------ the network
-
-
-def init_params(key, hidden: int, layers: int) -> dict[str, jax.Array]:
-    """``MLPNetwork``'s parameters (torch's names, ``[out, in]`` layout), orthogonally initialised as CleanRL does."""
-    widths = [OBSERVATION_SIZE] + [hidden] * layers
-    shapes = {f"body.{2 * i}": (widths[i + 1], widths[i], math.sqrt(2)) for i in range(layers)}
-    shapes |= {"policy": (NUM_ACTIONS, hidden, 0.01), "value": (1, hidden, 1.0)}
-    shapes |= {
-        "placement.0": (TACTICS_HIDDEN, TACTICS_FEATURES, math.sqrt(2)),
-        "placement.2": (1, TACTICS_HIDDEN, 0.01),
-    }
-    params = {}
-    for key_i, (name, (rows, columns, gain)) in zip(jax.random.split(key, len(shapes)), shapes.items(), strict=True):
-        params[f"{name}.weight"] = jax.nn.initializers.orthogonal(gain)(key_i, (rows, columns), jnp.float32)
-        params[f"{name}.bias"] = jnp.zeros(rows, jnp.float32)
-    return params
-
-
-def apply(params, observation, mask, layers: int):
-    """One position's masked logits [256] (illegal: -1e9) and value in [-1, 1]."""
-    return mlp_apply(params, observation, mask, layers=layers, activation="tanh", bounded_value=True, tactics=True)
-
-
-def policy_fn(layers: int):
-    """The batched network: ``(params, observations [B, 339], masks [B, 256]) -> (logits, values)``."""
-    return jax.vmap(lambda p, o, m: apply(p, o, m, layers), in_axes=(None, 0, 0))
-
-
-# ------------------------------------------------------------------------------ the games the learner sees
-
-
-class Games(NamedTuple):
-    """The learner's view of ``num_envs`` games: each at the learner's turn (``seat``) in a game not over."""
-
-    state: Any
-    seat: jax.Array
-
-
-def _where(condition, new, old):
-    return jax.tree_util.tree_map(
-        lambda a, b: jnp.where(condition.reshape((-1,) + (1,) * (a.ndim - 1)), a, b), new, old
-    )
-
-
-def _slice(tree, start: int, stop: int):
-    return jax.tree_util.tree_map(lambda a: a[start:stop], tree)
-
-
-class SelfPlay:
-    """The env steps of the learner against its opponents, jit-compilable pure functions of a config."""
-
-    def __init__(self, config: JaxPPOConfig):
-        self.config = config
-        self.env = TrinityTowers(**config.env)
-        self.policy = policy_fn(config.layers)
-        self.groups = config.groups
-        self._init = jax.vmap(self.env.init)
-        self._step = jax.vmap(self.env.step)
-
-    def opponent_actions(self, opponent, state, key):
-        """The opponents' actions in every game: a past self (``opponent``'s parameters, sampled), greedy, random."""
-        selves, greedy, randoms = self.groups
-        parts = []
-        if selves:
-            mine = _slice(state, 0, selves)
-            logits, _ = self.policy(opponent, mine.observation, mine.legal_action_mask)
-            parts.append(jax.random.categorical(jax.random.fold_in(key, 0), logits))
-        if greedy:
-            parts.append(jax.vmap(greedy_action)(_slice(state, selves, selves + greedy)))
-        if randoms:
-            keys = jax.random.split(jax.random.fold_in(key, 1), randoms)
-            parts.append(jax.vmap(random_action)(_slice(state, selves + greedy, self.config.num_envs), keys))
-        return jnp.concatenate(parts).astype(jnp.int32)
-
-    def new_games(self, key):
-        """Fresh games, the learner's seat drawn for each (the opponent moves first where it is to move)."""
-        n = self.config.num_envs
-        init_key, seat_key = jax.random.split(key)
-        return Games(
-            self._init(jax.random.split(init_key, n)), jax.random.bernoulli(seat_key, 0.5, (n,)).astype(jnp.int32)
-        )
-
-    def _opponents_move(self, games: Games, opponent, key, done):
-        """Let the opponents move until the learner is to move in every game, a finished game restarted at once:
-        returns the games, the learner's reward from these moves and whether its game ended (or ``done`` had: no
-        reward of a game restarted since counts)."""
-        n = self.config.num_envs
-        rows = jnp.arange(n)
-
-        def waiting(games):
-            return ~games.state.terminated & (games.state.current_player != games.seat)
-
-        def body(carry):
-            games, reward, done, key = carry
-            key, act_key, new_key = jax.random.split(key, 3)
-            moving = waiting(games)
-            after = self._step(games.state, self.opponent_actions(opponent, games.state, act_key))
-            ended = moving & after.terminated
-            reward = reward + jnp.where(moving & ~done, after.rewards[rows, games.seat], 0.0)
-            fresh = self.new_games(new_key)
-            state = _where(moving, _where(ended, fresh.state, after), games.state)
-            games = Games(state, jnp.where(ended, fresh.seat, games.seat))
-            return games, reward, done | ended, key
-
-        carry = (games, jnp.zeros(n, jnp.float32), done, key)
-        games, reward, done, _ = jax.lax.while_loop(lambda c: waiting(c[0]).any(), body, carry)
-        return games, reward, done
-
-    def reset(self, key, opponent) -> Games:
-        """New games, at the learner's turn in each."""
-        new_key, move_key = jax.random.split(key)
-        games, _, _ = self._opponents_move(
-            self.new_games(new_key), opponent, move_key, jnp.zeros(self.config.num_envs, bool)
-        )
-        return games
-
-    def step(self, games: Games, actions, opponent, key):
-        """The learner's ``actions``, then the opponents' moves (and restarts): ``(games, reward, done)``."""
-        new_key, move_key = jax.random.split(key)
-        rows = jnp.arange(self.config.num_envs)
-        after = self._step(games.state, actions)
-        reward = after.rewards[rows, games.seat]
-        ended = after.terminated
-        fresh = self.new_games(new_key)
-        games = Games(_where(ended, fresh.state, after), jnp.where(ended, fresh.seat, games.seat))
-        games, later, done = self._opponents_move(games, opponent, move_key, ended)
-        return games, reward + later, done
-
-
 # ------------------------------------------------------------------------------ PPO
 
 
@@ -377,6 +241,11 @@ def adam_step(params, grads, adam: Adam, learning_rate, max_grad_norm: float):
         return p - learning_rate * (m / fix_mean) / (jnp.sqrt(v / fix_square) + 1e-5)
 
     return jax.tree_util.tree_map(move, params, mean, square), Adam(mean, square, count)
+
+
+def make_selfplay(config: JaxPPOConfig) -> SelfPlay:
+    """The games of ``config``: its env, network and split of opponents."""
+    return SelfPlay(config.env, config.layers, config.groups)
 
 
 def initial_state(config: JaxPPOConfig, selfplay: SelfPlay) -> TrainState:
@@ -482,7 +351,7 @@ def train(config: JaxPPOConfig, out: str | Path | None = None, log=print) -> dic
     if out is not None and out.exists() and not out.is_dir():
         raise ArgumentError(f"output folder {out} is a file")
     started = time.monotonic()
-    selfplay = SelfPlay(config)
+    selfplay = make_selfplay(config)
     train_state = initial_state(config, selfplay)
     update = make_update(config, selfplay)
     history: list[dict[str, Any]] = []
