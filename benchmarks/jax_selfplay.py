@@ -7,7 +7,7 @@ the wall time from the start (the compile, the training and the evaluations so f
 steps and self-play games then, the win shares with their 95% Wilson intervals, the compile time, and the
 self-play rate (games and learner steps per second of training, the compile and evaluations apart). The load
 averages before and after are kept: on a shared machine every figure is low in proportion. The policy is
-written to ``--run`` as ``policy.onnx`` for ``trinity benchmark onnx:RUN/policy.onnx --protocol quick``.
+written to ``--run`` as ``policy.onnx`` for ``trinity benchmark --agent onnx:RUN/policy.onnx --protocol quick``.
 
 Usage: python -m benchmarks.jax_selfplay [--json docs/jax/selfplay.json] [--run runs/jax-selfplay]
 """

@@ -7,7 +7,7 @@ observations, masks on), creates the save folder, writes a line of player_0's re
 After training, the two groups' policies (one per seat) play ``--games`` games against each other; each game must
 end by the rules with every move inside its mask (an illegal move would end it early, with ``termination_code`` 0).
 ``--export policy.onnx`` writes the ``player_0`` group's actor as an ONNX file every evaluation tool takes, in
-either seat: ``trinity benchmark onnx:policy.onnx`` (the ``onnx`` extra in this venv too).
+either seat: ``trinity benchmark --agent onnx:policy.onnx`` (the ``onnx`` extra in this venv too).
 
 Needs BenchMARL 1.5, which pins ``torchrl<0.12``: a venv of its own (``make test-benchmarl`` builds
 ``.venv-benchmarl`` from the ``benchmarl`` extra).

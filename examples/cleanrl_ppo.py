@@ -21,7 +21,7 @@ random player and the win rate is printed. The defaults are a smoke-test budget 
 against random.
 
 ``--export policy.onnx`` writes the trained actor as an ONNX file every evaluation tool takes
-(``trinity benchmark onnx:policy.onnx``; ``trinity_env.agents.onnx_policy.export_policy``).
+(``trinity benchmark --agent onnx:policy.onnx``; ``trinity_env.agents.onnx_policy.export_policy``).
 
 Usage: python examples/cleanrl_ppo.py [--total-timesteps N] [--num-envs E] [--eval-games G] [--seed S] [--export PATH]
 """

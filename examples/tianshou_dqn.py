@@ -15,7 +15,7 @@ wins about 35%.
 Needs Tianshou 2.x (``pip install "trinity-towers[integrations]"``).
 
 ``--export policy.onnx`` writes the learner's Q-network as an ONNX file every evaluation tool takes
-(its Q-values as the logits: ``trinity benchmark onnx:policy.onnx``).
+(its Q-values as the logits: ``trinity benchmark --agent onnx:policy.onnx``).
 
 Usage: python examples/tianshou_dqn.py [--epochs N] [--epoch-steps S] [--eval-games G] [--seat 0|1] [--seed S]
        [--export PATH]

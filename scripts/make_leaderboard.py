@@ -76,7 +76,8 @@ class Outside:
     def score(self) -> str:
         """The command that wrote its card."""
         policy = shlex.quote(self.policy)  # a spec with a quoted path stays one word
-        return f"trinity benchmark {policy} --protocol quick --out docs/benchmark/quick/outside/{self.name} --quiet"
+        out = f"docs/benchmark/quick/outside/{self.name}"
+        return f"trinity benchmark --agent {policy} --protocol quick --out {out} --quiet"
 
 
 MODELS = "docs/benchmark/models"

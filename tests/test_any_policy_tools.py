@@ -295,7 +295,7 @@ def commands(inputs: dict) -> dict[str, list[str]]:
         "review": ["review", inputs["replay"], "--agent", CODE, "--max-nodes", "1"],
         "balance": ["balance", "--agents", CODE, "--games", "2", "--a-limits", "3", "--workers", "1"],
         "play": ["play", "--opponent", CODE, "--seat", "0", "--seed", "1"],
-        "benchmark": ["benchmark", CODE, "--out", f"{tmp}/benchmark"],
+        "benchmark": ["benchmark", "--agent", CODE, "--out", f"{tmp}/benchmark"],
         "serve": ["serve", "--agents", CODE],
     }
 

@@ -161,6 +161,7 @@ def test_the_trainer_s_own_errors_start_with_trinity_train(tmp_path, capsys):
         (["prepare", "--jobs", "2"], "--jobs is now --workers N"),
         (["train", "az-quick", "--ray", "--actors", "2"], "--actors is now --workers N"),
         (["exploit", "greedy", "--steps", "1"], "named with --agent: trinity exploit --agent greedy"),
+        (["benchmark", "greedy", "--quiet"], "named with --agent: trinity benchmark --agent greedy"),
         (["puzzles", "--out", "p.jsonl"], "--out is now the verb build: trinity puzzles build FILE"),
         (
             ["puzzles", "--build", "p.jsonl", "--count", "3"],
@@ -269,15 +270,15 @@ def test_no_command_declares_a_retired_spelling():
 
 def test_one_agent_is_named_with_the_agent_option():
     """The agent a command studies is ``--agent SPEC`` (``play``'s ``--opponent`` is the person's opponent); no
-    positional names one, but benchmark's ``POLICY`` (its card's commands are recorded with it)."""
+    positional names one."""
     positional = [
         f"trinity {name} {action.dest}"
         for name, parser in _parsers().items()
         for action in parser._actions
         if not action.option_strings and action.dest in ("agent", "policy", "opponent")
     ]
-    assert positional == ["trinity benchmark policy"], positional
-    assert {"exploit", "review", "puzzles build", "accuracy build", "dataset build"} <= {
+    assert positional == [], positional
+    assert {"benchmark", "exploit", "review", "puzzles build", "accuracy build", "dataset build"} <= {
         name for name, parser in _parsers().items() if any("--agent" in a.option_strings for a in parser._actions)
     }
 

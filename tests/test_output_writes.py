@@ -319,7 +319,7 @@ FOLDERS = {
     ("arena", "--out"): (["arena", "--agents", "random", "greedy", "--games", "2", "--quiet"], "round_robin"),
     ("arena", "--replays"): (["arena", "--agents", "random", "greedy", "--games", "2", "--quiet"], "round_robin"),
     ("balance", "--out"): (["balance", "--agents", "greedy", "--games", "2", "--quiet"], "run_balance"),
-    ("benchmark", "--out"): (["benchmark", "greedy", "--quiet"], "benchmark"),
+    ("benchmark", "--out"): (["benchmark", "--agent", "greedy", "--quiet"], "benchmark"),
 }
 """The output folders a command writes for the length of a run: its argv and the function that starts the work."""
 OWN_LOCKS = {
@@ -368,13 +368,13 @@ def test_a_folder_named_twice_by_one_job_is_held_once(tmp_path):
 def test_two_benchmarks_on_one_out_never_both_exit_0(tmp_path):
     """The break itself: a second ``trinity benchmark`` on the ``--out`` of one that runs is refused at once."""
     out = tmp_path / "benchmark"
-    argv = [sys.executable, "-m", "trinity_env.cli", "benchmark", "greedy", "--out", str(out), "--quiet"]
+    argv = [sys.executable, "-m", "trinity_env.cli", "benchmark", "--agent", "greedy", "--out", str(out), "--quiet"]
     first = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and not any(out.glob("rating-games-*")):
             time.sleep(0.2)
-        second = subprocess.run([*argv[:4], "random", *argv[5:]], cwd=ROOT, capture_output=True, text=True, timeout=60)
+        second = subprocess.run([*argv[:5], "random", *argv[6:]], cwd=ROOT, capture_output=True, text=True, timeout=60)
         assert first.poll() is None, "the first run ended before the second started"
     finally:
         first.kill()

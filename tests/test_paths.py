@@ -38,7 +38,7 @@ NOT_PATHS = {
     ("accuracy score", "--agents"): "agent specs",
     ("accuracy build", "--agent"): "an agent spec",
     ("dataset build", "--agent"): "an agent spec",
-    ("benchmark", "policy"): "an agent spec",
+    ("benchmark", "--agent"): "an agent spec",
     ("solve-openings", "--ray"): "a Ray address",
     ("train", "--ray"): "a Ray address",
     ("serve", "--host"): "a network address",

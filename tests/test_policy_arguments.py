@@ -22,7 +22,7 @@ def _help(command: str, dest: str) -> str:
 
 @pytest.mark.parametrize(
     "command, dest",
-    [("arena", "agents"), ("benchmark", "policy"), ("exploit", "agent"), ("review", "agent"), ("serve", "agents")],
+    [("arena", "agents"), ("benchmark", "agent"), ("exploit", "agent"), ("review", "agent"), ("serve", "agents")],
 )
 def test_every_policy_argument_lists_every_policy_kind(command, dest):
     text = _help(command, dest)

@@ -156,17 +156,17 @@ def test_verify_refuses_a_bad_card_in_one_line_with_status_2(tmp_path, capsys, c
     assert trinity(["benchmark", "--verify", str(card)]) == 2
     err = capsys.readouterr().err
     assert problem in err and err.count("\n") == 1
-    assert trinity(["benchmark", "--verify", str(card), "greedy"]) == 2
-    assert "give no POLICY" in capsys.readouterr().err
+    assert trinity(["benchmark", "--verify", str(card), "--agent", "greedy"]) == 2
+    assert "give no --agent" in capsys.readouterr().err
 
 
 def test_a_card_written_by_benchmark_records_its_files_label_and_code_and_verifies(model, tmp_path, monkeypatch):
-    """End to end: ``trinity benchmark onnx:./x.onnx`` writes a card whose label is normalised, whose files are the
-    model's plain sha256 and whose code is this package's; ``--verify`` passes it."""
+    """End to end: ``trinity benchmark --agent onnx:./x.onnx`` writes a card whose label is normalised, whose files are
+    the model's plain sha256 and whose code is this package's; ``--verify`` passes it."""
     pool = write_pool(tmp_path / "reference_pool_draft.json", "pick")
     monkeypatch.setattr(anchored, "POOL_FILES", {"dealt": anchored.POOL_FILE, "pick": tmp_path / f"{pool.name}.json"})
     monkeypatch.setitem(scorecard.PROTOCOLS, "quick", TINY)
-    assert trinity(["benchmark", "onnx:./x.onnx", "--workers", "1", "--quiet", "--out", "card"]) == 0
+    assert trinity(["benchmark", "--agent", "onnx:./x.onnx", "--workers", "1", "--quiet", "--out", "card"]) == 0
     data = json.loads((tmp_path / "card" / "scorecard.json").read_text())
     assert data["agent"] == "onnx:x.onnx" and data["benchmark"] == scorecard.BENCHMARK_VERSION
     assert data["files"] == card_of("onnx:x.onnx")["files"]

@@ -172,7 +172,18 @@ def test_trinity_benchmark_stopped_keeps_its_games_and_the_same_command_goes_on(
 ):
     played, stop_after = counted
     monkeypatch.setitem(scorecard.PROTOCOLS, "quick", TINY)
-    command = ["benchmark", "greedy", "--out", str(tmp_path / "card"), "--quiet", "--workers", "1", "--seed", "2"]
+    command = [
+        "benchmark",
+        "--agent",
+        "greedy",
+        "--out",
+        str(tmp_path / "card"),
+        "--quiet",
+        "--workers",
+        "1",
+        "--seed",
+        "2",
+    ]
     stop_after[0] = 2
     assert trinity(command) == EXIT_INTERRUPTED
     assert "finished rating games are kept in" in capsys.readouterr().err

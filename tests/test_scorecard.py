@@ -123,7 +123,18 @@ def test_every_outside_policy_kind_gets_a_card_through_the_command_line(outside,
         ("py:policy_module:make", ["--allow-code"]),
     ]:
         out = tmp_path / policy.replace("/", "_").replace(":", "_")
-        argv = ["benchmark", policy, "--workers", "1", "--quiet", "--out", str(out), "--json", str(out) + ".json"]
+        argv = [
+            "benchmark",
+            "--agent",
+            policy,
+            "--workers",
+            "1",
+            "--quiet",
+            "--out",
+            str(out),
+            "--json",
+            str(out) + ".json",
+        ]
         assert trinity([*argv, *extra]) == 0
         printed = capsys.readouterr().out
         label = {"py:policy_module:make": "py:policy_module:act"}.get(policy, policy.replace(f"{outside}/", ""))
@@ -139,7 +150,7 @@ def test_every_outside_policy_kind_gets_a_card_through_the_command_line(outside,
 
 def test_outside_code_is_refused_without_its_flag(outside, monkeypatch, capsys):
     monkeypatch.syspath_prepend(str(outside))
-    assert trinity(["benchmark", "py:policy_module:make", "--quiet"]) == 2
+    assert trinity(["benchmark", "--agent", "py:policy_module:make", "--quiet"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("trinity benchmark: ") and "--allow-code" in err and err.count("\n") == 1
     with pytest.raises(AgentSpecError, match="imports and runs outside code"):

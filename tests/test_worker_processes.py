@@ -71,7 +71,17 @@ def cli_card(tmp_path_factory) -> dict:
         patch.syspath_prepend(str(folder))
         patch.chdir(folder)
         out = folder / "card.json"
-        argv = ["benchmark", "py:policy_module:make", "--allow-code", "--quiet", "--workers", "1", "--json", str(out)]
+        argv = [
+            "benchmark",
+            "--agent",
+            "py:policy_module:make",
+            "--allow-code",
+            "--quiet",
+            "--workers",
+            "1",
+            "--json",
+            str(out),
+        ]
         assert trinity(argv) == 0
     return json.loads(out.read_text(encoding="utf-8"))
 

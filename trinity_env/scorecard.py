@@ -1,6 +1,6 @@
 """The score card: one versioned protocol that measures any policy on numbers a paper can cite.
 
-``trinity benchmark POLICY`` and ``trinity_env.benchmark(policy)`` (the policy in any form the tools take:
+``trinity benchmark --agent SPEC`` and ``trinity_env.benchmark(policy)`` (the policy in any form the tools take:
 a spec such as ``onnx:model.onnx`` or ``mcts:400``, an ``Agent``, a function ``(observation, mask) ->
 action``, a ``BatchedPolicy``: ``trinity_env.agents.policies``) report, each with its 95% interval:
 

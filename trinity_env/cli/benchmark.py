@@ -1,6 +1,6 @@
-"""``trinity benchmark POLICY``: the score card of any policy (``trinity_env.scorecard``), versioned and seeded.
+"""``trinity benchmark --agent SPEC``: the score card of any policy (``trinity_env.scorecard``), versioned and seeded.
 
-``POLICY`` is an agent spec: ``onnx:model.onnx`` (a policy exported from any framework), a checkpoint or run
+``SPEC`` is an agent spec: ``onnx:model.onnx`` (a policy exported from any framework), a checkpoint or run
 folder, ``az-standard``, ``mcts:400``, ``level:5``, or, with ``--allow-code``, ``py:package.module:factory``
 (outside code, imported and called: it runs, so it is refused without the flag). The card's JSON, markdown and
 plot go to ``--out`` (a folder); ``--json FILE`` writes the JSON there too. The rating games are kept in ``--out``
@@ -28,7 +28,7 @@ from trinity_env.cli.common import (
     stop_on_signals,
     write_json,
 )
-from trinity_env.cli.options import add_json, add_quiet, add_seed, add_workers
+from trinity_env.cli.options import add_agent, add_json, add_quiet, add_seed, add_workers
 from trinity_env.core import ArgumentError
 from trinity_env.prepare import families_for, warm
 
@@ -42,13 +42,13 @@ def add(commands: argparse._SubParsersAction) -> None:
         "benchmark",
         help="the score card of a policy: anchored ratings (dealt hands, and with the draft), accuracy, puzzles",
     )
-    card.add_argument("policy", metavar="POLICY", nargs="?", help=f"the policy: {POLICY_KINDS}")
+    add_agent(card, f"the policy to measure: {POLICY_KINDS}")
     card.add_argument(
         "--verify",
         metavar="CARD",
         type=input_file_path,
         default=None,
-        help="check a card's files and code hashes against what is here (no policy): exit 1 on a mismatch",
+        help="check a card's files and code hashes against what is here (no --agent): exit 1 on a mismatch",
     )
     card.add_argument(
         "--protocol",
@@ -68,7 +68,12 @@ def add(commands: argparse._SubParsersAction) -> None:
     add_json(card)
     add_allow_code(card)
     add_quiet(card)
-    card.set_defaults(run=run)
+    card.set_defaults(run=run, words_hint=_agent_hint)
+
+
+def _agent_hint(words: list[str]) -> str:
+    """What ``trinity benchmark POLICY`` (the old form) should say now."""
+    return f"the policy is named with --agent: trinity benchmark --agent {' '.join(words)}"
 
 
 def verify(card: str) -> int:
@@ -91,12 +96,12 @@ def run(args: argparse.Namespace) -> int:
     from trinity_env.scorecard import benchmark
 
     if args.verify is not None:
-        if args.policy is not None:
-            raise ArgumentError("--verify CARD checks a card: give no POLICY with it")
+        if args.agent is not None:
+            raise ArgumentError("--verify CARD checks a card: give no --agent with it")
         return verify(args.verify)
-    if args.policy is None:
-        raise ArgumentError("give a POLICY to measure (or --verify CARD to check a card)")
-    policy = AgentSpec.parse(args.policy, allow_code=args.allow_code)
+    if args.agent is None:
+        raise ArgumentError("give the policy to measure as --agent SPEC (or --verify CARD to check a card)")
+    policy = AgentSpec.parse(args.agent, allow_code=args.allow_code)
     check_folder("--out", args.out, OUTPUT_FILES)
     if args.json:
         check_file("--json", args.json)

@@ -8,7 +8,7 @@ this module, so nothing else loads BenchMARL::
 
     experiment = make_experiment("mappo", folder="runs/benchmarl", iterations=3, frames=512)
     experiment.run()  # a line per iteration: player_0's results against player_1
-    export_actor(experiment, "policy.onnx")  # trinity benchmark onnx:policy.onnx
+    export_actor(experiment, "policy.onnx")  # trinity benchmark --agent onnx:policy.onnx
 
 **The task** (``TrinityTowersTask``, ``make_task()``). BenchMARL's PettingZoo task class builds a *parallel* env; this
 game is turn-based (an AEC env, which ``aec_to_parallel`` refuses), so the task's env is TorchRL's
