@@ -16,7 +16,7 @@ The budget is ``total_steps``: the learner's decisions over all games (a move of
 The same seed gives the same policy. Ctrl-C or SIGTERM stops after the update under way: what finished is
 evaluated and written, then the command exits with 130 (143 after SIGTERM), as the other trainers do. The
 evaluation runs in JAX too (``training.jax_eval``) and the policy is written as an ONNX file built with
-``onnx.helper`` (``training.jax_onnx``) that ``trinity benchmark onnx:FILE`` plays.
+``onnx.helper`` (``training.jax_onnx``) that ``trinity benchmark --agent onnx:FILE`` plays.
 """
 
 from __future__ import annotations
@@ -425,7 +425,8 @@ def train(config: JaxPPOConfig, out: str | Path | None = None, log=print) -> dic
         np.savez(buffer, **params)
         write_bytes(out / "params.npz", buffer.getvalue())
         write_text(out / "summary.json", json.dumps(summary, indent=1) + "\n")
-        log(f"wrote {out / 'policy.onnx'} (trinity benchmark onnx:{out / 'policy.onnx'}), params.npz, summary.json")
+        onnx = out / "policy.onnx"
+        log(f"wrote {onnx} (trinity benchmark --agent onnx:{onnx}), params.npz, summary.json")
     if stop.requested:
         kept = f"the policy of {steps:,} steps is in {out}" if out is not None else f"trained {steps:,} steps"
         raise TrainingInterrupted(kept)
