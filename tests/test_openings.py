@@ -20,7 +20,7 @@ import pytest
 from openings_common import BIG, BITS, LATE, records_in, run_cli, without_time
 
 from trinity_env.agents.spec import make
-from trinity_env.core import ArgumentError, GameState
+from trinity_env.core import ArgumentError, GameState, Move
 from trinity_env.evaluation import openings
 from trinity_env.evaluation.match import play_game
 from trinity_env.evaluation.openings import (
@@ -81,7 +81,7 @@ def test_solved_records_hold_the_solver_s_value_and_every_best_first_placement()
         assert record["solved"] and record["all_best_moves"] and record["classify_nodes"] == BIG
         assert record["value"] == solution.value == Solver(table_bits=BITS).value(state)
         assert record["winner"] == solution.winner and record["first_player"] == state.to_move
-        assert sorted((m["card"], m["tile"]) for m in record["best_moves"]) == sorted(solution.best_moves)
+        assert sorted(Move(m["card"], m["tile"]) for m in record["best_moves"]) == sorted(solution.best_moves)
         assert record["value_nodes"] <= record["nodes"] <= 2 * BIG and record["budget_nodes"] == BIG
         assert record["position"] == state.to_dict() and record["deal"] == "late-9" and record["seed"] == seed
         outcomes.add(record["value"])
