@@ -284,7 +284,7 @@ class Solver:
         for action in _distinct_actions(rows, 0):  # GameState.legal_moves, in its order
             card, tile = divmod(action - PLACE_OFFSET, TILES)
             move = Move(deck[card], tile)
-            order = None if hints is None else hints.order(hints.child(0, state, move), state.play(move.card, tile))
+            order = None if hints is None else hints.order(hints.child(0, state, move), state.play(move))
             if self._action_value(rows, 0, action, value, budget, order) >= value:
                 best.append(move)
         winner = None if value == 0 else (mover if value == 1 else 1 - mover)
