@@ -141,7 +141,8 @@ class TrinityTowers(_Env):
         del key  # everything random happens at init
         action = jnp.asarray(action, jnp.int32)
         done = state.terminated | state.truncated
-        offered = jnp.any(state.legal_action_mask & (jnp.arange(NUM_ACTIONS) == action))  # False outside 0-255
+        in_range = (action >= 0) & (action < NUM_ACTIONS)
+        offered = in_range & state.legal_action_mask[jnp.clip(action, 0, NUM_ACTIONS - 1)]
         illegal = ~done & ~offered
         before = state._x
         after, words, mask_words = rules.advance(before, action, ~done & offered)

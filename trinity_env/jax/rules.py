@@ -279,7 +279,7 @@ def advance(game: Game, action, legal=True):
 
     # the placement: the card's sides onto the tile, then the captures on the board's bits
     deck = of(p, game.decks)
-    card_sides = jnp.sum(jnp.where((jnp.arange(DECK_SIZE) == card)[:, None], deck, 0), axis=0, dtype=deck.dtype)
+    card_sides = deck[card]
     at_tile = jnp.arange(TILES) == tile
     taken = _taken(jnp.where(at_tile[:, None], card_sides, game.sides))
     tile_bit = 1 << tile
