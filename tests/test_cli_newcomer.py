@@ -125,24 +125,43 @@ def test_the_maskable_ppo_example_says_what_it_does_how_long_and_ends_with_an_in
 # ---------------------------------------------------------------------- training's progress and figures
 
 
-def test_the_ppo_bar_shows_losses_and_reward_and_every_evaluation_shows_progress(tmp_path):
+def _ppo_config(tmp_path: Path) -> Path:
     from trainer_runs import PPO_FOUR_UPDATES
 
     config = tmp_path / "tiny.yaml"
     config.write_text(json.dumps(PPO_FOUR_UPDATES | {"eval_endgames": True}))  # JSON is YAML
-    done = trinity("train", str(config), "--run", str(tmp_path / "run"), timeout=300)
+    return config
+
+
+@pytest.mark.e2e  # a whole trainer in its own process (make test-e2e); the fast twin below runs it in this one
+def test_the_ppo_bar_shows_losses_and_reward_and_every_evaluation_shows_progress(tmp_path):
+    done = trinity("train", str(_ppo_config(tmp_path)), "--run", str(tmp_path / "run"), timeout=300)
     assert done.returncode == 0, done.stderr
-    bars = done.stderr.replace("\r", "\n")
+    _check_ppo_bars(done.stderr, done.stdout)
+
+
+def test_the_ppo_bar_shows_losses_and_reward_in_process(tmp_path, capsys):
+    """The e2e test above without the process start: the trainer's own bars and lines, the same checks."""
+    from training.fast_ppo import main
+
+    main(["--config", str(_ppo_config(tmp_path)), "--run", str(tmp_path / "run")])
+    captured = capsys.readouterr()
+    _check_ppo_bars(captured.err, captured.out)
+
+
+def _check_ppo_bars(stderr: str, stdout: str) -> None:
+    bars = stderr.replace("\r", "\n")
     ppo = [line for line in bars.splitlines() if line.startswith("fast_ppo")]
     assert re.search(r"policy loss -?[0-9.]+, value loss [0-9.]+, reward [-+][0-9.]+", ppo[-1]), ppo[-1]
     assert re.search(r"random [0-9]+%, greedy [0-9]+%", ppo[-1]), "the last evaluation's win rates"
     evaluating = [line for line in bars.splitlines() if line.startswith("evaluating")]
     assert any("vs greedy" in line for line in evaluating) and any("endgame suite" in line for line in evaluating)
     assert any(re.search(r"\b8/\d+ ", line) for line in evaluating), "counted game by game: 2 opponents x 4 games"
-    out = done.stdout
+    out = stdout
     assert "measuring best.pt (from step" in out and out.index("measuring best.pt") < out.index("on fresh games:")
 
 
+@pytest.mark.e2e  # a whole trainer in its own process (make test-e2e); the fast twin below runs it in this one
 def test_the_alphazero_bar_ends_in_a_figure_not_a_comma(tmp_path):
     from trainer_runs import AZ_TWO_ITERATIONS
 
@@ -150,7 +169,22 @@ def test_the_alphazero_bar_ends_in_a_figure_not_a_comma(tmp_path):
     config.write_text(json.dumps(AZ_TWO_ITERATIONS | {"eval_every_games": 16}))  # its bar before any evaluation
     done = trinity("train", str(config), "--run", str(tmp_path / "run"), timeout=300)
     assert done.returncode == 0, done.stderr
-    bars = [line for line in done.stderr.replace("\r", "\n").splitlines() if line.startswith("alphazero")]
+    _check_az_bars(done.stderr)
+
+
+def test_the_alphazero_bar_ends_in_a_figure_not_a_comma_in_process(tmp_path, capsys):
+    """The e2e test above without the process start: the trainer's own bar, the same checks."""
+    from trainer_runs import AZ_TWO_ITERATIONS
+
+    from training.alphazero import train
+    from training.az_config import AZConfig
+
+    train(AZConfig.from_dict(AZ_TWO_ITERATIONS | {"eval_every_games": 16}), tmp_path / "run", progress=True)
+    _check_az_bars(capsys.readouterr().err)
+
+
+def _check_az_bars(stderr: str) -> None:
+    bars = [line for line in stderr.replace("\r", "\n").splitlines() if line.startswith("alphazero")]
     assert any(re.search(r"policy [0-9.]+, value [0-9.]+\]", line) for line in bars), bars
     assert not any(", ]" in line for line in bars), bars
 
