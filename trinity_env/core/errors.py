@@ -21,7 +21,8 @@ class DeckError(TrinityError):
 
 
 class IllegalMoveError(TrinityError):
-    """A pick or placement the rules do not allow in this state."""
+    """A pick or placement the rules do not allow in this state, or a ``Move`` that is not one (``Move.parse``'s
+    text, a tile off the board)."""
 
 
 class PositionError(TrinityError):
