@@ -114,17 +114,31 @@ def test_pretraining_is_seeded_learns_and_stops_when_asked(targets):
     assert stopped[-1]["step"] == 5
 
 
+def _command(tmp_path: Path) -> list[str]:
+    small = ["--hidden", "16", "--layers", "1", "--steps", "4", "--eval-every-steps", "2"]
+    return [str(SAMPLE), str(tmp_path / "pretrained.pt"), *small, "--json", str(tmp_path / "curve.json")]
+
+
+@pytest.mark.e2e  # the command in its own process (make test-e2e); the fast twin below calls its main in this one
 def test_the_command_writes_a_network_the_az_agent_plays(tmp_path):
-    out = tmp_path / "pretrained.pt"
-    command = [sys.executable, "-m", "training.pretrain", str(SAMPLE), str(out), "--hidden", "16", "--layers", "1"]
     done = subprocess.run(
-        [*command, "--steps", "4", "--eval-every-steps", "2", "--json", str(tmp_path / "curve.json")],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
+        [sys.executable, "-m", "training.pretrain", *_command(tmp_path)], capture_output=True, text=True, cwd=ROOT
     )
     assert done.returncode == 0, done.stderr
-    assert "step 4/4" in done.stdout and "held out: value sign" in done.stdout
+    _check_command(tmp_path, done.stdout)
+
+
+def test_the_command_s_main_writes_a_network_the_az_agent_plays_in_process(tmp_path, monkeypatch, capsys):
+    from training.pretrain import main
+
+    monkeypatch.chdir(tmp_path)
+    main(_command(tmp_path))
+    _check_command(tmp_path, capsys.readouterr().out)
+
+
+def _check_command(tmp_path: Path, stdout: str) -> None:
+    out = tmp_path / "pretrained.pt"
+    assert "step 4/4" in stdout and "held out: value sign" in stdout
     curve = json.loads((tmp_path / "curve.json").read_text())["curve"]
     assert [p["step"] for p in curve] == [2, 4] and "value_sign" in curve[-1]
     network, payload = load_network(out)
