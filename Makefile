@@ -23,7 +23,7 @@ test: $(STAMP)
 	$(BIN)/trinity prepare --workers 2
 	$(PYTEST) -m "not slow and not e2e and not browser"
 
-## test-e2e: the heaviest end-to-end cases alone (wheel build, killed and resumed trainers, whole notebooks, the differential checks at full count); CI runs them after make test
+## test-e2e: the heaviest end-to-end cases alone (wheel build, killed and resumed trainers, whole notebooks, the examples and trainers run through their commands, the differential checks at full count); CI runs them after make test
 test-e2e: $(STAMP)
 	$(BIN)/trinity prepare --workers 2
 	$(PYTEST) -m "e2e and not slow and not browser"
