@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import io
 import json
 import math
 import sys
@@ -39,7 +38,7 @@ import numpy as np
 from trinity_env.arguments import positive_int
 from trinity_env.core.errors import ArgumentError, WriteError
 from trinity_env.core.shipped import resolve
-from trinity_env.core.writes import write_bytes, write_text
+from trinity_env.core.writes import atomic_file, write_text
 from trinity_env.spec.config import make_config
 
 from .jax_eval import OPPONENTS, Result, evaluate
@@ -421,9 +420,8 @@ def train(config: JaxPPOConfig, out: str | Path | None = None, log=print) -> dic
             raise WriteError(f"cannot create {out}: {err.strerror or err}") from None
         params = {name: np.asarray(value) for name, value in train_state.params.items()}
         export_onnx(params, config.layers, out / "policy.onnx")
-        buffer = io.BytesIO()
-        np.savez(buffer, **params)
-        write_bytes(out / "params.npz", buffer.getvalue())
+        with atomic_file(out / "params.npz") as handle:  # the write door: whole or untouched
+            np.savez(handle, **params)
         write_text(out / "summary.json", json.dumps(summary, indent=1) + "\n")
         onnx = out / "policy.onnx"
         log(f"wrote {onnx} (trinity benchmark --agent onnx:{onnx}), params.npz, summary.json")
