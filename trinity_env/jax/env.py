@@ -133,7 +133,10 @@ class TrinityTowers(_Env):
         if self.config.first_player != "random":
             return jax.tree_util.tree_map(jnp.asarray, one if int(self.config.first_player) else zero)
         first = jax.random.bernoulli(key)
-        return jax.tree_util.tree_map(lambda a, b: jnp.where(first, b, a), zero, one)
+        # a field the first mover does not change stays a constant (XLA would copy the draw into each entry)
+        return jax.tree_util.tree_map(
+            lambda a, b: jnp.asarray(a) if np.array_equal(a, b) else jnp.where(first, b, a), zero, one
+        )
 
     def step(self, state: State, action, key=None) -> State:
         """Pgx's ``Env.step`` in effect (``tests/test_jax_engine.py`` compares the two), fused: Pgx's three
