@@ -14,31 +14,13 @@ import subprocess
 import sys
 
 import pytest
+from cli_parsers import commands, parsers
 
 from trinity_env.arguments import folder_path, output_path, positive_int, process_count
-from trinity_env.cli import build_parser, main, options
+from trinity_env.cli import main, options
 from trinity_env.cli.common import Renamed
 
-
-def _commands() -> dict[str, argparse.ArgumentParser]:
-    commands = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
-    return dict(commands.choices)
-
-
-def _parsers() -> dict[str, argparse.ArgumentParser]:
-    """Every command's parser and each of its verbs' (``dataset build``), by name."""
-    found = {}
-
-    def walk(name: str, parser: argparse.ArgumentParser) -> None:
-        found[name] = parser
-        for action in parser._actions:
-            if isinstance(action, argparse._SubParsersAction):
-                for verb, inner in action.choices.items():
-                    walk(f"{name} {verb}", inner)
-
-    for name, parser in _commands().items():
-        walk(name, parser)
-    return found
+_commands, _parsers = commands, parsers
 
 
 def _options(name: str) -> dict[str, argparse.Action]:

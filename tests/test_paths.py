@@ -19,8 +19,8 @@ import time
 from pathlib import Path
 
 import pytest
+from cli_parsers import parsers
 
-from trinity_env.cli import build_parser
 from trinity_env.cli.common import Renamed
 from trinity_env.core import TrinityError, paths
 from trinity_env.core.files import read_text
@@ -56,21 +56,7 @@ BASE = {
 """What each command needs besides the option under test (the option itself is left out)."""
 
 
-def _commands() -> dict[str, argparse.ArgumentParser]:
-    """Every command's parser and each of its verbs' (``puzzles build``), by name."""
-    found = {}
-
-    def walk(name: str, parser: argparse.ArgumentParser) -> None:
-        found[name] = parser
-        for action in parser._actions:
-            if isinstance(action, argparse._SubParsersAction):
-                for verb, inner in action.choices.items():
-                    walk(f"{name} {verb}", inner)
-
-    commands = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
-    for name, parser in commands.choices.items():
-        walk(name, parser)
-    return found
+_commands = parsers  # every command and verb
 
 
 def _string_options() -> list[tuple[str, argparse.Action]]:
