@@ -28,7 +28,7 @@ from trinity_env.cli.common import (
     stop_on_signals,
     write_json,
 )
-from trinity_env.cli.options import add_agent, add_json, add_quiet, add_seed, add_workers
+from trinity_env.cli.options import add_agent, add_json, add_quiet, add_seed, add_workers, once_positional_agent
 from trinity_env.core import ArgumentError
 from trinity_env.prepare import families_for, warm
 
@@ -68,12 +68,8 @@ def add(commands: argparse._SubParsersAction) -> None:
     add_json(card)
     add_allow_code(card)
     add_quiet(card)
-    card.set_defaults(run=run, words_hint=_agent_hint)
-
-
-def _agent_hint(words: list[str]) -> str:
-    """What ``trinity benchmark POLICY`` (the old form) should say now."""
-    return f"the policy is named with --agent: trinity benchmark --agent {' '.join(words)}"
+    card.set_defaults(run=run)
+    once_positional_agent(card, "trinity benchmark")
 
 
 def verify(card: str) -> int:

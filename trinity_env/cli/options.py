@@ -94,6 +94,14 @@ def add_agent(parser: argparse.ArgumentParser, what: str, default: str | None = 
     parser.add_argument("--agent", default=default, metavar="SPEC", help=f"{AGENT_HELP}: {what}{said}")
 
 
+def once_positional_agent(parser: argparse.ArgumentParser, command: str) -> None:
+    """A command whose agent was once a positional word (``trinity exploit greedy``): stray words are answered with
+    where they go now, ``--agent``."""
+    parser.set_defaults(
+        words_hint=lambda words: f"the agent is named with --agent: {command} --agent {' '.join(words)}"
+    )
+
+
 def renamed(parser: argparse.ArgumentParser, *spellings: str, instead: str) -> None:
     """Old spellings of an option, refused in one line naming the new one (``Renamed``), hidden from ``--help``."""
     for spelling in spellings:
