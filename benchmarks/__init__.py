@@ -4,12 +4,14 @@ Each module is a script, run from the repository root as ``python -m benchmarks.
 measures): the engine and envs (``engine``, ``env``, ``fast``, ``first_run``, the JAX engine's ``jax``), search and
 the solver (``mcts``, ``solver``, ``solver_opening``, ``endgames``), networks and training (``az``, ``az_ray``,
 ``networks``, ``trainers``, ``rllib``), the value head's data (``value_scaling``, ``value_sources``, ``dataset``,
-``dataset_deep``) and evaluation (``accuracy``, ``rating_coverage``).
+``dataset_deep``), evaluation (``accuracy``, ``rating_coverage``, ``rating_interval``) and the JAX trainer's
+self-play (``jax_selfplay``).
 """
 
 import json
 import os
 from collections.abc import Iterable
+from pathlib import Path
 
 
 def load_average() -> str:
@@ -28,3 +30,15 @@ def report(result: dict[str, object], as_json: bool, lines: Iterable[str], load_
     for line in lines:
         print(line)
     print(f"  load average before: {load_before}; after: {result['load_average_after']} ({os.cpu_count()} cores)")
+
+
+def write_result(path: Path | None, result: dict[str, object]) -> None:
+    """``result`` as a JSON file at ``path`` (its folder made), through the write door; nothing where ``path`` is
+    ``None``."""
+    if path is None:
+        return
+    from trinity_env.core.writes import write_text
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_text(path, json.dumps(result, indent=1) + "\n")
+    print(f"wrote {path}")

@@ -21,7 +21,6 @@ Usage: python -m benchmarks.jax [--sizes 1 256 4096 65536] [--json docs/jax/benc
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import time
@@ -32,8 +31,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from benchmarks import load_average
-from trinity_env.core.writes import write_text
+from benchmarks import load_average, write_result
 from trinity_env.fast import FastGames
 from trinity_env.jax import TrinityTowers
 
@@ -173,10 +171,7 @@ def main(argv: list[str] | None = None) -> None:
     result = measure(tuple(args.sizes), args.seconds, args.repeats)
     result["load_average_before"], result["load_average_after"] = before, load_average()
     print(f"load average before: {before}; after: {result['load_average_after']} ({os.cpu_count()} cores)")
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        write_text(args.json, json.dumps(result, indent=1) + "\n")
-        print(f"wrote {args.json}")
+    write_result(args.json, result)
 
 
 if __name__ == "__main__":

@@ -16,17 +16,15 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import os
 import platform
 from pathlib import Path
 
 import jax
 
-from benchmarks import load_average
+from benchmarks import load_average, write_result
 from training.jax_ppo import JaxPPOConfig, train
 from trinity_env.core.shipped import resolve
-from trinity_env.core.writes import write_text
 
 
 def measure(config: JaxPPOConfig, run: Path) -> dict:
@@ -89,10 +87,7 @@ def main(argv: list[str] | None = None) -> None:
         f"{result['learner_steps_per_s']:.0f} learner steps/s; load average before {before}, "
         f"after {result['load_average_after']}"
     )
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        write_text(args.json, json.dumps(result, indent=1) + "\n")
-        print(f"wrote {args.json}")
+    write_result(args.json, result)
 
 
 if __name__ == "__main__":
