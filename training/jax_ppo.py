@@ -35,10 +35,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from trinity_env.agents.registry import format_spec
 from trinity_env.arguments import positive_int
 from trinity_env.core.errors import ArgumentError, WriteError
 from trinity_env.core.shipped import resolve
 from trinity_env.core.writes import atomic_file, write_text
+from trinity_env.core.zips import open_zip
 from trinity_env.spec.config import make_config
 
 from .jax_eval import OPPONENTS, Result, evaluate
@@ -424,7 +426,7 @@ def train(config: JaxPPOConfig, out: str | Path | None = None, log=print) -> dic
             np.savez(handle, **params)
         write_text(out / "summary.json", json.dumps(summary, indent=1) + "\n")
         onnx = out / "policy.onnx"
-        log(f"wrote {onnx} (trinity benchmark --agent onnx:{onnx}), params.npz, summary.json")
+        log(f"wrote {onnx} (trinity benchmark --agent {format_spec('onnx', [str(onnx)])}), params.npz, summary.json")
     if stop.requested:
         kept = f"the policy of {steps:,} steps is in {out}" if out is not None else f"trained {steps:,} steps"
         raise TrainingInterrupted(kept)
@@ -433,8 +435,11 @@ def train(config: JaxPPOConfig, out: str | Path | None = None, log=print) -> dic
 
 def load_params(path: str | Path) -> dict[str, np.ndarray]:
     """The parameters ``train`` wrote to ``params.npz`` (arrays only: nothing is unpickled)."""
-    with np.load(path, allow_pickle=False) as data:
-        return {name: data[name] for name in data.files}
+    with open(path, "rb") as handle, open_zip(handle, str(path)) as archive:  # its entries bounded first
+        return {
+            name.removesuffix(".npy"): np.lib.format.read_array(archive.open(name), allow_pickle=False)
+            for name in archive.namelist()
+        }
 
 
 def main(argv: list[str] | None = None) -> None:
