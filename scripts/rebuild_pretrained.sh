@@ -38,8 +38,23 @@ if [[ ! -e "$DONE/pretrain" && -f docs/alphazero/pretrain/board-128x2.pt ]]; the
 fi
 stage pretrain "$PY" -m training.pretrain docs/dataset/default runs/pretrained/board-128x2.pt --steps 12000 \
   --eval-every-steps 2000 --json docs/alphazero/pretrain/board-128x2.json
-stage train-42496 "$PY" -m training.alphazero --config "$CONFIG" --run "$RUN" $(resume_flag) --stop-at 42496
-stage train-61440 "$PY" -m training.alphazero --config "$CONFIG" --run "$RUN" --resume --total-games 61440
+reached() {  # reached N: the run's report ends at N games (the config's max_minutes can stop a part sooner)
+  "$PY" -c "import sys; rows = [l for l in open('$RUN/report.md') if l.startswith('| ') and l[2].isdigit()]
+sys.exit(int(rows[-1].split('|')[1].replace(',', '')) != int(sys.argv[1]))" "$1"
+}
+
+train_to() {  # train_to N ARGS...: the trainer, then again with --resume wherever max_minutes stopped it before N
+  local target=$1
+  shift
+  "$PY" -m training.alphazero --config "$CONFIG" --run "$RUN" $(resume_flag) "$@"
+  until reached "$target"; do
+    echo "$(date -Is) stopped before $target games (max_minutes): --resume"
+    "$PY" -m training.alphazero --config "$CONFIG" --run "$RUN" --resume "$@"
+  done
+}
+
+stage train-42496 train_to 42496 --stop-at 42496
+stage train-61440 train_to 61440 --total-games 61440
 stage head-to-head .venv/bin/trinity arena --agents "az:$RUN/latest.pt,solver=0" "az-standard:solver=0" \
   --games 600 --seed 12 --quiet --out docs/alphazero/pretrain/standard-61440-600
 stronger() {  # the head-to-head's share for the rebuilt network: ship only a stronger one
