@@ -24,7 +24,6 @@ import jax
 
 from benchmarks import load_average, write_result
 from training.jax_ppo import JaxPPOConfig, train
-from trinity_env.core.shipped import resolve
 
 
 def measure(config: JaxPPOConfig, run: Path) -> dict:
@@ -67,7 +66,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.eval_every < 1:
         parser.error("--eval-every must be at least 1")
-    config = JaxPPOConfig.load(resolve(args.config, "train"))
+    config = JaxPPOConfig.load(args.config)
     config = dataclasses.replace(config, eval_every_steps=args.eval_every, stop_at_target=True)
     before = load_average()
     print(f"jax-quick to its bar on {jax.devices()[0].device_kind}, {os.cpu_count()} cores; load {before}")

@@ -38,11 +38,11 @@ import numpy as np
 from trinity_env.agents.registry import format_spec
 from trinity_env.arguments import positive_int
 from trinity_env.core.errors import ArgumentError, WriteError
-from trinity_env.core.shipped import resolve
 from trinity_env.core.writes import atomic_file, write_text
 from trinity_env.core.zips import open_zip
 from trinity_env.spec.config import make_config
 
+from .config import TrainConfigError, YAMLConfig
 from .jax_eval import OPPONENTS, Result, evaluate
 from .jax_onnx import export_onnx
 from .jax_selfplay import Games, SelfPlay, init_params, policy_fn
@@ -50,8 +50,9 @@ from .session import GracefulStop, TrainingInterrupted, run_command
 
 
 @dataclass(frozen=True)
-class JaxPPOConfig:
-    """The trainer's fields; ``from_dict`` refuses an unknown field or a bad value in one line."""
+class JaxPPOConfig(YAMLConfig):
+    """The trainer's fields, read as every trainer's config is (``YAMLConfig``: ``load`` through the strict YAML door,
+    ``from_dict`` refusing an unknown field or a bad value in one line)."""
 
     seed: int = 0
     total_steps: int = 1_000_000
@@ -75,7 +76,7 @@ class JaxPPOConfig:
     """The share of the games played against a past self; then ``share_greedy`` against greedy, the rest random."""
     share_greedy: float = 0.25
     pool_size: int = 8
-    snapshot_every: int = 10
+    snapshot_every_updates: int = 10
     """Updates between two snapshots into the pool of past selves (the oldest one is replaced)."""
     eval_games: int = 400
     eval_every_steps: int = 0
@@ -87,60 +88,28 @@ class JaxPPOConfig:
     """Stop at the first evaluation that clears both targets (else train the whole budget)."""
     env: dict = field(default_factory=lambda: {"draft": "dealt"})
 
-    @classmethod
-    def from_dict(cls, raw: dict[str, Any], source: str = "config") -> JaxPPOConfig:
-        if not isinstance(raw, dict):
-            raise ArgumentError(f"{source}: a mapping of fields, got {type(raw).__name__}")
-        known = {f.name: f for f in dataclasses.fields(cls)}
-        unknown = sorted(set(raw) - set(known))
-        if unknown:
-            raise ArgumentError(f"{source}: unknown field {unknown[0]!r} (fields: {', '.join(known)})")
-        values = {}
-        for name, value in raw.items():
-            kind = type(getattr(cls(), name))
-            if kind is float and type(value) is int:
-                value = float(value)
-            if type(value) is not kind:
-                raise ArgumentError(f"{source}: field {name!r} must be {kind.__name__}, got {value!r}")
-            values[name] = value
-        config = cls(**values)
-        config.check(source)
-        return config
-
-    @classmethod
-    def load(cls, path: str | Path, **overrides: Any) -> JaxPPOConfig:
-        """The config of a YAML file, ``overrides`` over its fields."""
-        import yaml
-
-        try:
-            raw = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-        except OSError as err:
-            raise ArgumentError(f"cannot read config {path}: {err.strerror or err}") from None
-        except yaml.YAMLError as err:
-            raise ArgumentError(f"config {path} is not YAML: {' '.join(str(err).split())}") from None
-        return cls.from_dict({**(raw or {}), **overrides}, str(path))
-
     def check(self, source: str = "config") -> None:
+        self._check_common(source)
         positive = ("total_steps", "num_envs", "rollout_steps", "epochs", "minibatches", "hidden", "layers")
-        for name in (*positive, "pool_size", "snapshot_every", "eval_games"):
+        for name in (*positive, "pool_size", "snapshot_every_updates", "eval_games"):
             if getattr(self, name) < 1:
-                raise ArgumentError(f"{source}: field {name!r} must be at least 1, got {getattr(self, name)}")
+                raise TrainConfigError(f"{source}: field {name!r} must be at least 1, got {getattr(self, name)}")
         if (self.num_envs * self.rollout_steps) % self.minibatches:
-            raise ArgumentError(f"{source}: num_envs x rollout_steps must split into {self.minibatches} minibatches")
+            raise TrainConfigError(f"{source}: num_envs x rollout_steps must split into {self.minibatches} minibatches")
         if self.eval_games % 2:
-            raise ArgumentError(f"{source}: field 'eval_games' must be even (each deal is played from both seats)")
+            raise TrainConfigError(f"{source}: field 'eval_games' must be even (each deal is played from both seats)")
         if self.hidden > 1024 or self.layers > 4 or self.num_envs > 65_536 or self.pool_size > 64:
-            raise ArgumentError(f"{source}: hidden <= 1024, layers <= 4, num_envs <= 65536, pool_size <= 64")
+            raise TrainConfigError(f"{source}: hidden <= 1024, layers <= 4, num_envs <= 65536, pool_size <= 64")
         if self.eval_every_steps < 0:
-            raise ArgumentError(f"{source}: field 'eval_every_steps' must be at least 0")
+            raise TrainConfigError(f"{source}: field 'eval_every_steps' must be at least 0")
         for name in ("share_self", "share_greedy", "gae_lambda", "gamma", "clip", "target_random", "target_greedy"):
             if not 0.0 <= getattr(self, name) <= 1.0:
-                raise ArgumentError(f"{source}: field {name!r} must be within [0, 1], got {getattr(self, name)}")
+                raise TrainConfigError(f"{source}: field {name!r} must be within [0, 1], got {getattr(self, name)}")
         if self.share_self + self.share_greedy > 1.0:
-            raise ArgumentError(f"{source}: share_self + share_greedy must be at most 1")
+            raise TrainConfigError(f"{source}: share_self + share_greedy must be at most 1")
         for name in ("learning_rate", "entropy", "value_coef", "max_grad_norm"):
             if not (math.isfinite(getattr(self, name)) and getattr(self, name) >= 0):
-                raise ArgumentError(f"{source}: field {name!r} must be a finite number >= 0")
+                raise TrainConfigError(f"{source}: field {name!r} must be a finite number >= 0")
         make_config(dict(self.env))  # a bad env config is the env config's own line
 
     @property
@@ -308,7 +277,7 @@ def make_update(config: JaxPPOConfig, selfplay: SelfPlay):
         carry = (train.params, train.adam, flat, advantages.reshape(-1), returns.reshape(-1), learning_rate)
         (params, adam, *_), parts = jax.lax.scan(epoch, carry, jax.random.split(epoch_key, config.epochs))
         update = train.update + 1
-        take = update % config.snapshot_every == 0
+        take = update % config.snapshot_every_updates == 0
         slot = train.snapshots % config.pool_size
         pool = jax.tree_util.tree_map(lambda p, x: jnp.where(take, p.at[slot].set(x), p), train.pool, params)
         snapshots = train.snapshots + take.astype(jnp.int32)
@@ -458,7 +427,7 @@ def main(argv: list[str] | None = None) -> None:
         if args.resume:
             raise ArgumentError("the jax trainer does not resume a run: start it again (same seed, same policy)")
         budget = {"total_steps": args.total_steps} if args.total_steps is not None else {}
-        config = JaxPPOConfig.load(resolve(args.config, "train", ArgumentError), **budget)
+        config = JaxPPOConfig.load(args.config, budget)
         train(config, args.run, log=lambda line: print(line, flush=True))
 
     run_command(parser, body, argv)
