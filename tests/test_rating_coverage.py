@@ -43,6 +43,8 @@ def test_the_benchmark_page_shows_the_interval_study_and_the_robust_interval_cov
     assert interval_table(document["rows"]) in page and document["command"] in page
     assert document["robust_coverage_min"] == min(row["robust_coverage"] for row in document["rows"])
     assert document["robust_coverage_min"] >= INTERVAL_TARGET
+    said = f"covers at least {document['robust_coverage_min']:.1%} in every row; the likelihood ratio's alone falls to"
+    assert said in " ".join(page.split()) and f"{document['likelihood_coverage_min']:.1%} where" in page
 
 
 def test_the_robust_interval_widens_where_the_model_does_not_fit_and_covers():

@@ -252,9 +252,9 @@ def _rating_panel(axis, rows: list[tuple[str, dict[str, Any]]]) -> None:
     (grey, named): where the policy stands on the fixed scale."""
     from trinity_env.evaluation.anchored import POOL_FILES, ReferencePool
 
-    pools = {Path(file).stem: file for file in POOL_FILES.values()}
-    for y, (_, rating) in enumerate(rows):
-        pool = ReferencePool.load(pools[rating["pool_name"]])
+    files = {Path(file).stem: file for file in POOL_FILES.values()}
+    pools = [ReferencePool.load(files[rating["pool_name"]]) for _, rating in rows]  # each read once
+    for y, ((_, rating), pool) in enumerate(zip(rows, pools, strict=True)):
         axis.scatter(pool.elo, [y] * len(pool.elo), marker="|", s=200, color="grey")
         for k, (member, elo) in enumerate(zip(pool.agents, pool.elo, strict=True)):
             axis.annotate(
@@ -278,7 +278,7 @@ def _rating_panel(axis, rows: list[tuple[str, dict[str, Any]]]) -> None:
             color="C0",
         )
     every = [elo for _, rating in rows for elo in (rating["low"], rating["high"])]
-    every += [elo for _, rating in rows for elo in ReferencePool.load(pools[rating["pool_name"]]).elo]
+    every += [elo for pool in pools for elo in pool.elo]
     axis.set_xlim(min(every) - 120, max(every) + 120)  # room for the members' names at both ends
     axis.set_yticks(range(len(rows)), [name for name, _ in rows])
     axis.set_ylim(-0.7, len(rows) - 0.35)
