@@ -123,7 +123,7 @@ class Move:
             raise IllegalMoveError(f"move {self}: card {self.card} is not in player {player}'s hand")
         if state.owners[self.tile] != EMPTY:
             raise IllegalMoveError(f"move {self}: tile {self.tile} is occupied by {state.cards[self.tile]}")
-        return PLACE_OFFSET + TILES * index + self.tile
+        return place_action(index, self.tile)
 
     def to_json(self) -> dict[str, str | int]:
         """``{"card": "7A24", "tile": 3}``: a move as the position, puzzle, accuracy and web files write it."""

@@ -135,7 +135,7 @@ dealt_game = DealtGame()
 
 
 def _moves(moves: Iterable[Move]) -> list[dict[str, Any]]:
-    return [{"card": move.card.notation, "tile": move.tile} for move in moves]
+    return [move.to_json() for move in moves]
 
 
 def solve_deal(

@@ -105,7 +105,7 @@ class Solution:
         """The ``trinity solve`` output."""
         return {
             "winner": self.winner,
-            "best_moves": [{"card": m.card.notation, "tile": m.tile} for m in self.best_moves],
+            "best_moves": [m.to_json() for m in self.best_moves],
         }
 
 
