@@ -16,6 +16,7 @@ import numpy as np
 
 from trinity_env.core import DECK_SIZE, NUM_ACTIONS, PLACE_OFFSET
 from trinity_env.core.board import LANES, POSITIONS, TILES
+from trinity_env.core.cards import A  # the A side's value, as the observation writes it
 from trinity_env.core.writes import write_bytes
 from trinity_env.jax.rules import HAS_NEIGHBOUR, NEIGHBOUR_OR_SELF, SIDE_FACING
 from trinity_env.spec.observation import (
@@ -28,8 +29,6 @@ from trinity_env.spec.observation import (
     TILE_FEATURES,
 )
 
-A = 10
-"""The A side's value in the observation."""
 OPSET = 17
 
 
