@@ -72,7 +72,7 @@ test-lowest:
 	.venv-lowest/bin/python -m pip install --quiet -e . "pettingzoo==1.23.0" pytest hypothesis
 	.venv-lowest/bin/python -m pytest -q -p no:cacheprovider tests/test_env_aec.py tests/test_layers.py tests/test_copy_and_pickle.py tests/test_render.py
 
-## test-jax: the JAX engine (the jax extra: jax, jaxlib, pgx; torch held at 2.13.0) against the core move by move, the invariant suite's JAX cases, Pgx's API test, and the players and shipped networks in JAX against the agents and torch, in .venv-jax (not in CI: about 7 minutes of tests)
+## test-jax: the JAX engine (the jax extra: jax, jaxlib, pgx; torch held at 2.13.0) against the core move by move, the invariant suite's JAX cases, Pgx's API test, and the players and shipped networks in JAX against the agents and torch, in .venv-jax (not in CI: its tests ran about 18 minutes on 2 loaded cores, and the self-play trainer's about 11 more, docs/jax.md; the slow ones, -m slow, run by hand)
 .PHONY: test-jax
 test-jax:
 	$(PYTHON) -m venv .venv-jax

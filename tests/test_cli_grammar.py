@@ -84,7 +84,7 @@ BAD = {
     "puzzles": ["score", "{tmp}/missing.jsonl", "--agents", "random"],
     "accuracy": ["score", "--agents", "nobody"],
     "dataset": ["build", "{tmp}/d", "--shards", "1", "--agent", "nobody"],
-    "benchmark": ["nobody", "--out", "{tmp}/card"],
+    "benchmark": ["--agent", "nobody", "--out", "{tmp}/card"],
     "serve": ["--port", "0"],
     "prepare": ["--workers", "0"],
 }

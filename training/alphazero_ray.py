@@ -1,7 +1,7 @@
 """AlphaZero on Ray: the same run as ``training.alphazero``, with self-play and exact labels on Ray actors.
 
 ``python -m training.alphazero_ray --config az-standard --run runs/az-standard --ray [ADDRESS] --actors N``
-(or ``trinity train az-standard --ray [ADDRESS] --actors N``). Everything but where the games are played is
+(or ``trinity train az-standard --ray [ADDRESS] --workers N``). Everything but where the games are played is
 the single-process trainer's: the config file, the run folder and its lock, ``metrics.csv``, TensorBoard,
 ``latest.pt`` / ``best.pt``, the evaluations and ``--resume``, so a run can move between the two at any
 checkpoint. The learner stays in this process (the driver).
