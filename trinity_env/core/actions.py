@@ -17,7 +17,7 @@ from trinity_env.core.checks import describe, is_int
 from trinity_env.core.decks import DECK_SIZE
 from trinity_env.core.errors import CardError, IllegalMoveError
 from trinity_env.core.files import short
-from trinity_env.core.rules import IN_HAND, Phase
+from trinity_env.core.rules import IN_HAND, Phase, Transition
 
 if TYPE_CHECKING:
     from trinity_env.core.state import GameState
@@ -124,6 +124,11 @@ class Move:
         if state.owners[self.tile] != EMPTY:
             raise IllegalMoveError(f"move {self}: tile {self.tile} is occupied by {state.cards[self.tile]}")
         return place_action(index, self.tile)
+
+    @classmethod
+    def placed(cls, step: Transition) -> Move | None:
+        """The placement a ``Transition`` made (``None`` for a pick): how a replay's step is judged as a move."""
+        return None if step.tile is None else cls(step.card, step.tile)
 
     def to_json(self) -> dict[str, str | int]:
         """``{"card": "7A24", "tile": 3}``: a move as the position, puzzle, accuracy and web files write it."""

@@ -454,7 +454,7 @@ def _network_row(empty: int, group: Sequence[Position], evaluate) -> CountScore 
         if p.counts_for_moves:
             legal = np.flatnonzero(mask)
             step = p.position.apply(int(legal[np.argmax(row[legal])])).last
-            top.append(Move(step.card, step.tile) in p.best_moves)
+            top.append(Move.placed(step) in p.best_moves)
     policy = Share(sum(top), len(top))
     return CountScore(empty, policy, sign, error, policy)
 

@@ -130,7 +130,7 @@ def suite_share(agent: Agent, suite: Iterable[Endgame]) -> Share:
         observation = observation_dict(state, seat, True)
         action = agent.act(observation, state)
         step = state.apply(action).last
-        hits += Move(step.card, step.tile) in endgame.best_moves
+        hits += Move.placed(step) in endgame.best_moves
         total += 1
     return Share(hits, total)
 

@@ -351,7 +351,7 @@ def agent_move(agent: Agent, position: GameState, seed: int) -> Move:
     agent.reset(seed)
     step = position.apply(agent.act(observation_dict(position, seat, True), position)).last
     assert step is not None and step.tile is not None
-    return Move(step.card, step.tile)
+    return Move.placed(step)
 
 
 def agent_moves(
@@ -377,7 +377,7 @@ def agent_moves(
     moves = []
     for position, action in zip(positions, actions):
         step = position.apply(int(action)).last
-        moves.append(Move(step.card, step.tile))
+        moves.append(Move.placed(step))
         if on_position is not None:
             on_position()
     return moves

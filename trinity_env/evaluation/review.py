@@ -156,7 +156,7 @@ class Review:
         blunder = None
         if before is not None and before.exact:
             best = {move for move, _ in before.moves}
-            if Move(step.card, step.tile) not in best:  # the move does worse than the position's value
+            if Move.placed(step) not in best:  # the move does worse than the position's value
                 now = _OUTCOME.get(int(after_value)) if after_exact and after_value is not None else None
                 was = _OUTCOME[int(before.value)]
                 blunder = f"{was} -> {now}" if now else f"{was} -> worse"

@@ -120,7 +120,7 @@ def playout_estimate(label: str, agents: tuple[Agent, Agent], state: GameState, 
             actions.append(agents[game.to_move].act(observation_dict(game, game.to_move, True), game))
             game = game.apply(actions[-1])
             if game.last is not None and len(game.empty_tiles()) == len(state.empty_tiles()) - 1:
-                key = Move(game.last.card, game.last.tile)  # type: ignore[union-attr, arg-type]
+                key = Move.placed(game.last)  # type: ignore[union-attr]
                 first_moves[key] = first_moves.get(key, 0) + 1
         total += result_value(game, mover)
         games.add(tuple(actions))

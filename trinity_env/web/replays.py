@@ -107,7 +107,7 @@ class Reviewer:
         played = None
         if ply + 1 < len(upload.states) and upload.states[ply + 1].last is not None:
             step = upload.states[ply + 1].last
-            played = Move(step.card, step.tile).to_json()
+            played = Move.placed(step).to_json()
         best = [move.to_json() for move in solution.best_moves]
         review = {
             "ply": ply,
