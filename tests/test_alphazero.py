@@ -23,7 +23,8 @@ from trinity_env.envs import make_config
 from trinity_env.fast.convert import from_states
 from trinity_env.fast.games import FastGames
 from trinity_env.fast.tactics import tactical_batch
-from trinity_env.search.az import BatchedSearch, considered_visits, uniform_evaluate
+from trinity_env.search.az import BatchedSearch, uniform_evaluate
+from trinity_env.search.az.seq_halving import considered_visits
 from trinity_env.spec.observation import action_mask, encode_observation
 from trinity_env.testing import hidden_twin
 

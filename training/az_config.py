@@ -21,7 +21,8 @@ from trinity_env.agents.az import (
 )
 from trinity_env.agents.policy import CheckpointError
 from trinity_env.agents.precision import installed
-from trinity_env.search.az import MODES, Trees
+from trinity_env.search.az import SearchMode
+from trinity_env.search.az.tree import Trees
 from trinity_env.search.solver import TABLE_BITS, TABLE_SLOT_BYTES
 from trinity_env.spec.config import EnvConfig, make_config
 
@@ -47,7 +48,7 @@ class AZConfig(TrainerFields):
     """Games played in lockstep by one iteration (the search's batch: one forward pass evaluates a leaf of each)."""
     simulations: int = 32
     """Search simulations per move in self-play."""
-    search: str = "gumbel"
+    search: SearchMode = SearchMode.GUMBEL
     """``gumbel`` (Gumbel root sampling, sequential halving, the improved policy as target) or ``puct``
     (AlphaZero: Dirichlet noise at the root, visit counts as target)."""
     max_considered: int = 16
@@ -204,8 +205,6 @@ class AZConfig(TrainerFields):
         )
         self._check_bound(source, "at least 0", not_negative)
         self._check_bound(source, "between 0 and 1", ("noise_fraction", "draft_share", "root_value_weight"))
-        if self.search not in MODES:
-            raise TrainConfigError(f"{source}: field 'search' must be one of {', '.join(MODES)}, got {self.search!r}")
         if not 0 <= self.solver_empty <= MAX_SOLVER_EMPTY:
             raise TrainConfigError(
                 f"{source}: field 'solver_empty' must be between 0 and {MAX_SOLVER_EMPTY}, got {self.solver_empty}"

@@ -13,7 +13,7 @@ from trinity_env.agents.az import AZModel, evaluator
 from trinity_env.agents.view import decode, determinise
 from trinity_env.fast.games import FastGames
 from trinity_env.fast.layout import FIRST_PLAYER, PHASE, PLAY, TO_MOVE, Batch
-from trinity_env.search.az import BatchedSearch
+from trinity_env.search.az import BatchedSearch, SearchMode
 from trinity_env.search.solver import Solver
 
 from .az_config import AZConfig
@@ -118,9 +118,9 @@ def play_games(
             rng,
             gumbel_scale=1.0,
             noise_alpha=config.dirichlet_alpha,
-            noise_fraction=config.noise_fraction if config.search == "puct" else 0.0,
+            noise_fraction=config.noise_fraction if config.search == SearchMode.PUCT else 0.0,
         )
-        if config.search == "gumbel":
+        if config.search == SearchMode.GUMBEL:
             actions, targets = result.action.copy(), result.policy
         else:
             visits = result.visits.astype(np.float64)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
+from enum import Enum
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -211,11 +212,16 @@ def _plain(value: Any) -> Any:
 
 def _typed(source: str, name: str, value: Any, default: Any) -> Any:
     """``value`` as the type of ``default``, strictly: bool is no int, a float no int, a string no number; an
-    ``env`` mapping is parsed here, once, into an ``EnvConfig``.
+    ``env`` mapping is parsed here, once, into an ``EnvConfig``, and a mode's text into its enum member.
 
     The message quotes the value cut short: it may be a megabyte string or a list of thousands.
     """
     expected = type(default)
+    if isinstance(default, Enum):  # a mode (``SearchMode``): its text in the file, the member from here on
+        if isinstance(value, str) and value in {member.value for member in expected}:
+            return expected(value)
+        choices = ", ".join(repr(member.value) for member in expected)
+        raise TrainConfigError(f"{source}: field {name!r} must be one of {choices}, got {short(value)}")
     if expected is EnvConfig:
         if not isinstance(value, EnvConfig | dict):
             raise TrainConfigError(f"{source}: field {name!r} must map rules fields to values, got {short(value)}")

@@ -73,9 +73,9 @@ def _agents(*specs: str) -> Callable[[], None]:
 
 def _az_search() -> None:
     from trinity_env.fast.games import FastGames
-    from trinity_env.search.az import BatchedSearch, uniform_evaluate
+    from trinity_env.search.az import BatchedSearch, SearchMode, uniform_evaluate
 
-    for mode in ("gumbel", "puct"):
+    for mode in SearchMode:
         BatchedSearch(2, 4, mode=mode).run(FastGames(2, seed=0).batch, uniform_evaluate, np.random.default_rng(0))
 
 

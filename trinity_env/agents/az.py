@@ -49,7 +49,7 @@ from trinity_env.core.actions import DECK_SIZE
 from trinity_env.core.paths import refuse_special
 from trinity_env.fast.layout import PHASE, PLAY, Batch
 from trinity_env.fast.tactics import tactical_batch
-from trinity_env.search.az import MODES, BatchedSearch
+from trinity_env.search.az import BatchedSearch, SearchMode
 from trinity_env.spec.agent import Agent, Observation
 from trinity_env.spec.observation import OBSERVATION_HIGH
 
@@ -230,8 +230,10 @@ class AZAgent(Agent):
         check_count("az", "considered", arguments["max_considered"], 1, MAX_CONSIDERED)
         check_number("az", "c_puct", arguments["c_puct"], 0.0, MAX_C_PUCT)
         check_seed("az", arguments["seed"])
-        if arguments["mode"] not in MODES:
-            raise ArgumentError(f"az search must be one of {', '.join(MODES)}, got {arguments['mode']!r}")
+        try:
+            SearchMode.parse(arguments["mode"], "az search")
+        except ValueError as err:
+            raise ArgumentError(str(err)) from None
 
     def __init__(
         self,
@@ -240,7 +242,7 @@ class AZAgent(Agent):
         *,
         solver: int = 0,
         worlds: int = 4,
-        mode: str = "gumbel",
+        mode: SearchMode | str = SearchMode.GUMBEL,
         max_considered: int = 16,
         c_puct: float = 1.25,
         seed: int | None = None,
@@ -258,7 +260,7 @@ class AZAgent(Agent):
         )
         self.network = network.eval()
         self.simulations, self.solver_empty, self.worlds = simulations, solver, worlds
-        self.mode, self.max_considered, self.c_puct = mode, max_considered, c_puct
+        self.mode, self.max_considered, self.c_puct = SearchMode(mode), max_considered, c_puct
         self.name = name
         # the output contract (``outputs``): held on the probe batch now and on every evaluation in play, each
         # refusal one line naming the file (``source``) the network came from
