@@ -24,7 +24,7 @@ from trinity_env.agents.precision import installed
 from trinity_env.search.az import SearchMode
 from trinity_env.search.az.tree import Trees
 from trinity_env.search.solver import TABLE_BITS, TABLE_SLOT_BYTES
-from trinity_env.spec.config import EnvConfig, make_config
+from trinity_env.spec.config import DraftMode, EnvConfig, make_config
 
 from .config import EVALUATION_FIELDS, TrainConfigError, TrainerFields, YAMLConfig
 from .replay_buffer import ReplayBuffer
@@ -123,7 +123,7 @@ class AZConfig(TrainerFields):
     draft_share: float = 0.25
     """With ``env: {draft: dealt}``: the share of self-play games that start with the draft (evaluation games
     stay dealt)."""
-    env: EnvConfig = field(default_factory=lambda: make_config(draft="dealt"))
+    env: EnvConfig = field(default_factory=lambda: make_config(draft=DraftMode.DEALT))
     """Environment config for self-play and evaluation: a YAML mapping parsed once into an ``EnvConfig``."""
     # this trainer's defaults for fields that TrainerFields declares: fewer games, against MCTS
     eval_games: int = 40
@@ -211,7 +211,7 @@ class AZConfig(TrainerFields):
             )
         if self.replay_size < self.batch_size:
             raise TrainConfigError(f"{source}: field 'replay_size' must be at least batch_size ({self.batch_size})")
-        if self.draft_share and self.env.draft != "dealt":
+        if self.draft_share and self.env.draft is not DraftMode.DEALT:
             raise TrainConfigError(f"{source}: field 'draft_share' needs env draft 'dealt' (the others always draft)")
         self._check_processes(source, ("torch_threads", "label_workers"))
         self._check_memory(source, self.memory())

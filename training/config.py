@@ -21,7 +21,7 @@ from trinity_env.core import TrinityError
 from trinity_env.core.files import load_yaml, names, short
 from trinity_env.core.limits import check_count, check_memory
 from trinity_env.core.shipped import resolve
-from trinity_env.spec.config import EnvConfig, make_config
+from trinity_env.spec.config import DraftMode, EnvConfig, make_config
 
 
 class TrainConfigError(TrinityError):
@@ -378,7 +378,7 @@ class TrainConfig(PPOFields):
         )
         self._check_bound(source, "at least 0", ("max_minutes",))
         self._check_bound(source, "between 0 and 1", ("gamma", "gae_lambda", "draft_share"))
-        if self.draft_share and self.env.draft != "dealt":
+        if self.draft_share and self.env.draft is not DraftMode.DEALT:
             raise TrainConfigError(f"{source}: field 'draft_share' needs env draft 'dealt' (the others always draft)")
         if (self.num_games * self.rollout_steps) % self.minibatches:
             raise TrainConfigError(

@@ -15,7 +15,7 @@ from trinity_env.core.replay import HUMAN
 from trinity_env.core.writes import write_text
 from trinity_env.prepare import families_for, warm
 from trinity_env.spec.agent import visible_state
-from trinity_env.spec.config import EnvConfig, make_config
+from trinity_env.spec.config import DraftMode, EnvConfig, make_config
 from trinity_env.spec.observation import observation_dict
 
 HELP = (
@@ -183,7 +183,9 @@ def untrained_draft(who: object, env_config: EnvConfig) -> str | None:
     """One warning line when a game with a draft is played by a checkpoint whose run folder's ``config.json`` says
     it trained on dealt hands only (``env: {draft: dealt}``, no ``draft_share``): its picks are untrained."""
     path = getattr(who, "path", None)
-    if env_config.draft != "pick" or not path or getattr(who, "name", None) != "file:":  # no draft: no picks
+    if (
+        env_config.draft is not DraftMode.PICK or not path or getattr(who, "name", None) != "file:"
+    ):  # no draft: no picks
         return None
     folder = Path(path) if Path(path).is_dir() else Path(path).parent
     try:

@@ -27,12 +27,12 @@ from trinity_env.fast.checks import action_array, engine_state, game_count, game
 from trinity_env.fast.convert import read_state, write_state
 from trinity_env.fast.decks import random_deck_batch
 from trinity_env.fast.layout import OVER, PHASE, SCORE0, TERMINATION, TO_MOVE, WINNER, Batch
-from trinity_env.spec.config import RANDOM_DECK, SAME_DECK, ConfigError, EnvConfig, make_config
+from trinity_env.spec.config import RANDOM_DECK, SAME_DECK, ConfigError, DraftMode, EnvConfig, make_config
 from trinity_env.spec.observation import OBSERVATION_SIZE
 
 # player 0's result reward by winner: 0 player 0 won, 1 player 1 won, -1 a draw or no result yet (the core's)
 _RESULT = np.array([result_rewards(0)[0], result_rewards(1)[0], result_rewards(None)[0]], np.float32)
-_DEAL = {"pick": 0, "dealt": 1, "fixed": 2}
+_DEAL = {DraftMode.PICK: 0, DraftMode.DEALT: 1, DraftMode.FIXED: 2}
 
 
 class ConcurrentUseError(TrinityError, RuntimeError):
@@ -77,7 +77,7 @@ class FastGames:
         self._lock = threading.Lock()
         num_games = game_count(num_games)
         self.config: EnvConfig = make_config(config, **keywords)
-        if not 0 <= draft_share <= 1 or (draft_share and self.config.draft != "dealt"):
+        if not 0 <= draft_share <= 1 or (draft_share and self.config.draft is not DraftMode.DEALT):
             raise ConfigError(f"draft_share must be in [0, 1] and needs draft='dealt', got {draft_share!r}")
         self.draft_share = float(draft_share)
         self.num_games = num_games
@@ -155,7 +155,7 @@ class FastGames:
         first = -1 if self.config.first_player == "random" else int(self.config.first_player)
         deal = np.full(games.size, _DEAL[self.config.draft])
         if self.draft_share:
-            deal[self._np_rng.random(games.size) < self.draft_share] = _DEAL["pick"]
+            deal[self._np_rng.random(games.size) < self.draft_share] = _DEAL[DraftMode.PICK]
         for mode in np.unique(deal):
             rows = deal == mode
             kernels.reset_games(

@@ -79,7 +79,7 @@ from trinity_env.core.board import EMPTY
 from trinity_env.core.decks import DEFAULT_MAX_A_CARDS, Deck, check_max_a_cards, legal_a_counts
 from trinity_env.core.errors import ArgumentError, PositionError
 from trinity_env.core.state import DRAFT, IN_HAND, PLAY, PLAYED, UNPICKED
-from trinity_env.spec.config import ConfigError, draft_mode
+from trinity_env.spec.config import ConfigError, DraftMode, draft_mode
 from trinity_env.spec.observation import OBSERVATION_SIZE, encode_observation
 
 GAME_NAME = "python_trinity_towers"
@@ -88,7 +88,7 @@ PICK_ORDER_SIZE = DECK_SIZE
 PLACEMENT_ORDER_SIZE = TILES
 INFO_STATE_SIZE = OBSERVATION_SIZE + PICK_ORDER_SIZE + PLACEMENT_ORDER_SIZE
 RANDOM_FIRST_PLAYER = -1
-DRAFTS = ("pick", "dealt")
+DRAFTS = (DraftMode.PICK, DraftMode.DEALT)
 OWNER_CHAR = {0: "w", 1: "b"}
 DEFAULT_PARAMS: dict[str, Any] = {
     "draft": "pick",
@@ -176,7 +176,8 @@ def parse_position_string(text: str, max_a_cards: int = DEFAULT_MAX_A_CARDS) -> 
 class Rules:
     """One game's parameters, parsed and checked."""
 
-    draft: str
+    draft: DraftMode | str
+    """``DraftMode.PICK`` or ``DEALT``, or ``"position"``: a game from the ``position`` parameter."""
     open_hands: bool
     max_a_cards: int
     first_player: int
@@ -211,21 +212,21 @@ class Rules:
 
     @property
     def max_chance_outcomes(self) -> int:
-        if self.draft == "dealt":
+        if self.draft is DraftMode.DEALT:
             return DECK_SIZE
-        return 2 if self.first_player == RANDOM_FIRST_PLAYER and self.draft == "pick" else 0
+        return 2 if self.first_player == RANDOM_FIRST_PLAYER and self.draft is DraftMode.PICK else 0
 
     @property
     def max_chance_nodes(self) -> int:
         if self.draft == "position":
             return 0
-        return (self.first_player == RANDOM_FIRST_PLAYER) + (2 * HAND_SIZE if self.draft == "dealt" else 0)
+        return (self.first_player == RANDOM_FIRST_PLAYER) + (2 * HAND_SIZE if self.draft is DraftMode.DEALT else 0)
 
     @property
     def max_game_length(self) -> int:
         if self.start is not None:
             return len(self.start.empty_tiles())
-        return (2 * HAND_SIZE if self.draft == "pick" else 0) + TILES
+        return (2 * HAND_SIZE if self.draft is DraftMode.PICK else 0) + TILES
 
 
 FIRST, DEAL, PICK, PLACE = "first", "deal", "pick", "place"
@@ -260,7 +261,7 @@ def _settle(rules: Rules, node: Node) -> Node:
     """Create the core state once nothing is left to chance."""
     if node.game is not None or node.first is None:
         return node
-    if rules.draft == "pick":
+    if rules.draft is DraftMode.PICK:
         game = GameState.new_game(rules.decks, max_a_cards=rules.max_a_cards, first_player=node.first)
     elif all(len(hand) == HAND_SIZE for hand in node.dealt):
         game = GameState.new_game(rules.decks, max_a_cards=rules.max_a_cards, first_player=node.first, hands=node.dealt)

@@ -29,10 +29,22 @@ from trinity_env.core import (
 from trinity_env.core.decks import Deck, check_max_a_cards
 from trinity_env.core.files import cut, load_yaml, names, one_line, short
 from trinity_env.core.rewards import REWARD_MODES, RewardMode
+from trinity_env.core.rules import StrEnum
 from trinity_env.core.shipped import resolve
 
-DRAFT_MODES = ("pick", "dealt", "fixed")
-"""``"pick"``: the players draft; ``"dealt"``: hands dealt at random, no draft; ``"fixed"``: the hands given."""
+
+class DraftMode(StrEnum):
+    """How the hands are made: ``PICK`` the players draft; ``DEALT`` hands dealt at random, no draft; ``FIXED`` the
+    hands given. Members are strings (``DraftMode.DEALT == "dealt"``), so configs, JSON and replays keep their text;
+    ``draft_mode`` parses the text where it enters."""
+
+    PICK = "pick"
+    DEALT = "dealt"
+    FIXED = "fixed"
+
+
+DRAFT_MODES = tuple(mode.value for mode in DraftMode)
+"""The draft modes' texts, as configs give them."""
 SPEC_DRAFT_SPELLINGS = {"random": "dealt"}
 """RULES.md §2's spelling of a draft mode, read as the project's name where a config enters: RULES.md is the spec
 and calls dealt hands ``random``; the code, the docs and every file written call them ``"dealt"``."""
@@ -59,7 +71,7 @@ DeckSpec = str | Path | Sequence[str]
 class EnvConfig:
     """Settings of one Trinity Towers environment (see ``trinity_env.envs.aec`` for their meaning)."""
 
-    draft: str = "pick"
+    draft: DraftMode = DraftMode.PICK
     """``"pick"``: the agents draft; ``"dealt"``: a random legal hand each, no draft; ``"fixed"``: ``hands``."""
     first_player: int | str = "random"
     """``"random"`` (from the seeded RNG), ``0`` or ``1``: who places first."""
@@ -95,9 +107,9 @@ class EnvConfig:
         """A new game under this config; everything random (decks, first mover, dealt hands) from ``rng``."""
         decks = self.deal_decks(rng)
         first = rng.randint(0, 1) if self.first_player == "random" else int(self.first_player)
-        if self.draft == "pick":
+        if self.draft is DraftMode.PICK:
             hands = None
-        elif self.draft == "dealt":
+        elif self.draft is DraftMode.DEALT:
             hands = [random_hand(deck, self.max_a_cards, rng) for deck in decks]
         else:
             hands = self.hands
@@ -106,7 +118,7 @@ class EnvConfig:
     def to_dict(self) -> dict[str, Any]:
         """The keywords that rebuild this config (decks written as card lists)."""
         return {
-            "draft": self.draft,
+            "draft": self.draft.value,
             "first_player": self.first_player,
             "open_hands": self.open_hands,
             "max_a_cards": self.max_a_cards,
@@ -182,7 +194,7 @@ def _load_yaml(config: str | Path) -> dict[str, Any]:
 
 
 def _validate(raw: dict[str, Any]) -> EnvConfig:
-    draft = draft_mode(raw.get("draft", "pick"))
+    draft = draft_mode(raw.get("draft", DraftMode.PICK))
     first_player = raw.get("first_player", "random")
     is_seat = isinstance(first_player, int) and not isinstance(first_player, bool) and first_player in (0, 1)
     if not (is_seat or (isinstance(first_player, str) and first_player == "random")):
@@ -209,28 +221,28 @@ def _validate(raw: dict[str, Any]) -> EnvConfig:
         decks = (deck, SAME_DECK if deck == RANDOM_DECK else deck)
 
     hands = raw.get("hands")
-    if draft == "fixed":
+    if draft is DraftMode.FIXED:
         if hands is None:
             raise ConfigError("draft 'fixed' needs hands: two lists of 8 cards (or deck indices), one per player")
         if RANDOM_DECK in decks or SAME_DECK in decks:
             raise ConfigError("draft 'fixed' needs fixed decks, not deck 'random'")
         hands = _hands(hands, decks, max_a_cards)
     elif hands is not None:
-        raise ConfigError(f"hands are only used with draft 'fixed', not with draft {short(draft)}")
+        raise ConfigError(f"hands are only used with draft 'fixed', not with draft {draft.value!r}")
     return EnvConfig(draft, first_player, open_hands, max_a_cards, (decks[0], decks[1]), hands, reward)
 
 
-def draft_mode(value: Any) -> str:
-    """The one check of a draft mode, ``ConfigError`` if it is none: one of ``DRAFT_MODES``, RULES.md's ``"random"``
-    read as ``"dealt"`` (``SPEC_DRAFT_SPELLINGS``)."""
+def draft_mode(value: Any) -> DraftMode:
+    """The one check of a draft mode, ``ConfigError`` if it is none: a ``DraftMode`` or one of ``DRAFT_MODES``,
+    RULES.md's ``"random"`` read as ``"dealt"`` (``SPEC_DRAFT_SPELLINGS``)."""
     if isinstance(value, str) and value in SPEC_DRAFT_SPELLINGS:
-        return SPEC_DRAFT_SPELLINGS[value]
+        return DraftMode(SPEC_DRAFT_SPELLINGS[value])
     if not isinstance(value, str) or value not in DRAFT_MODES:
         raise ConfigError(
             f"draft must be one of {', '.join(map(repr, DRAFT_MODES))} (RULES.md's 'random' means 'dealt'), "
             f"got {short(value)}"
         )
-    return value
+    return DraftMode(value)
 
 
 def _reward_mode(value: Any) -> RewardMode:
