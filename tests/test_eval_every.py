@@ -85,3 +85,34 @@ def test_metrics_csv_is_rewritten_on_resume_from_the_history_s_own_unit(tmp_path
     RunLog(tmp_path, tensorboard=False, resume_from=(8, history), unit="games").close()
     lines = (tmp_path / "metrics.csv").read_text().splitlines()
     assert lines == ["games,seconds,measure,rate,low,high", "8,1.2,random,0.5,0.25,0.75"]
+
+
+UNITS = ("_steps", "_games", "_iterations", "_updates")
+WAITING = {"checkpoint_every"}
+"""AlphaZero's ``checkpoint_every`` (iterations) keeps its name while the pre-trained run that resumes from a
+``config.json`` saying it is still training (scripts/rebuild_pretrained.sh): a rename refuses that resume."""
+
+
+@pytest.mark.parametrize("config", NEW, ids=lambda c: c.__name__)
+def test_every_interval_field_names_its_unit(config):
+    intervals = [name for name in config().to_dict() if "_every" in name and name not in WAITING]
+    assert intervals and all(name.endswith(UNITS) for name in intervals), intervals
+
+
+@pytest.mark.parametrize(
+    ("config", "old", "new"),
+    [
+        (TrainConfig, "snapshot_every", "snapshot_every_steps"),
+        (RLlibConfig, "snapshot_every", "snapshot_every_iterations"),
+        (RLlibConfig, "max_league", "pool_size"),
+    ],
+)
+def test_a_renamed_field_is_refused_in_one_line_naming_its_name_now(config, old, new, tmp_path):
+    """``snapshot_every`` counted steps in PPO and iterations in RLlib; RLlib's ``max_league`` is PPO's
+    ``pool_size``."""
+    assert new in config().to_dict() and old not in config().to_dict()
+    written = tmp_path / "old.yaml"
+    written.write_text(f"seed: 0\n{old}: 8\n")
+    for load in (lambda: config.load(written), lambda: config.from_dict({old: 8})):
+        with pytest.raises(TrainConfigError, match=rf"field '{old}' is an older version's name: rename it '{new}'"):
+            load()

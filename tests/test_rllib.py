@@ -208,7 +208,7 @@ def test_training_on_local_ray_with_two_env_runners_and_resuming(tmp_path):
         "epochs": 2,
         "eval_games": 10,
         "eval_every_iterations": 1,
-        "snapshot_every": 1,
+        "snapshot_every_iterations": 1,
         "tensorboard": False,
     }
     train(RLlibConfig.load("rllib", **config, iterations=2), tmp_path, progress=False)

@@ -278,7 +278,7 @@ def trainer(tmp_path: Path, config: dict, *extra: str) -> list[str]:
 @pytest.mark.e2e  # a trainer process stopped by SIGTERM: make test-e2e
 def test_sigterm_is_handled_like_ctrl_c(tmp_path):
     """SIGTERM: a snapshot, the lock released, one line, exit 143; the run resumes."""
-    command = trainer(tmp_path, {"total_steps": 10**8, "snapshot_every": 256, "eval_every_steps": 10**7})
+    command = trainer(tmp_path, {"total_steps": 10**8, "snapshot_every_steps": 256, "eval_every_steps": 10**7})
     run = tmp_path / "run"
     process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     with reaped(process):
@@ -361,7 +361,7 @@ def test_a_write_error_in_a_run_is_one_line_and_exit_1(tmp_path):
     """A run whose checkpoint cannot be written (a link planted in its way) stops with one line, status 1."""
     victim = tmp_path / "victim"
     victim.write_text("precious")
-    command = trainer(tmp_path, {"total_steps": 256, "snapshot_every": 256, "eval_every_steps": 256})
+    command = trainer(tmp_path, {"total_steps": 256, "snapshot_every_steps": 256, "eval_every_steps": 256})
     run = tmp_path / "run"
     script = (
         "import os, sys, runpy, training.fast_ppo as m\n"

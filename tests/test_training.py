@@ -228,7 +228,7 @@ def test_a_run_killed_with_sigkill_resumes_from_its_last_snapshot(tmp_path):
         process.wait()
     _, payload = load_checkpoint(run / "latest.pt")  # whole, whenever the kill came
     saved = int(payload["steps"])
-    assert saved % TINY["snapshot_every"] == 0
+    assert saved % TINY["snapshot_every_steps"] == 0
     # The kill may land after an evaluation's row reached metrics.csv and before latest.pt holds it:
     # the resumed run must drop such rows and log each evaluation exactly once. One such row is
     # written here, so the test does not depend on where the kill landed.
@@ -264,7 +264,7 @@ def test_selfplay_ppo_trains_checkpoints_resumes_and_evaluates(tmp_path):
 
     from training import selfplay_ppo
 
-    config = TrainConfig.from_dict(TINY | {"total_steps": 1024, "snapshot_every": 256, "eval_every_steps": 512})
+    config = TrainConfig.from_dict(TINY | {"total_steps": 1024, "snapshot_every_steps": 256, "eval_every_steps": 512})
     history = selfplay_ppo.train(config, tmp_path, progress=False)
     assert [h["steps"] for h in history] == [512, 1024]
     assert {"random", "greedy", "endgames"} == set(history[-1]["results"])
@@ -276,7 +276,7 @@ def test_selfplay_ppo_trains_checkpoints_resumes_and_evaluates(tmp_path):
     first = json.loads(MaskablePPO.load(tmp_path / "latest.zip").trinity_state)
     assert first["best"] == max(selection_score(h["results"]) for h in history)
     kept = (tmp_path / "best.zip").read_bytes()
-    longer = TrainConfig.from_dict(TINY | {"total_steps": 1536, "snapshot_every": 256, "eval_every_steps": 512})
+    longer = TrainConfig.from_dict(TINY | {"total_steps": 1536, "snapshot_every_steps": 256, "eval_every_steps": 512})
     resumed = selfplay_ppo.train(longer, tmp_path, resume=True, progress=False)
     assert resumed[-1]["steps"] >= 1536 and [h["steps"] for h in resumed][:2] == [512, 1024]  # history kept
     model = MaskablePPO.load(tmp_path / "latest.zip")

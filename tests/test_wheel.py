@@ -26,7 +26,7 @@ TINY = {
     "total_steps": 512,
     "num_games": 16,
     "rollout_steps": 16,
-    "snapshot_every": 256,
+    "snapshot_every_steps": 256,
     "eval_every_steps": 512,
     "eval_games": 2,
     "eval_opponents": ["random"],

@@ -15,7 +15,7 @@ PPO_ONE_UPDATE = _PPO | {"total_steps": 256, "hidden": 16, "eval_games": 2, "eva
 
 PPO_FOUR_UPDATES = _PPO | {
     "total_steps": 1024,
-    "snapshot_every": 256,
+    "snapshot_every_steps": 256,
     "eval_every_steps": 512,
     "eval_games": 4,
     "hidden": 32,

@@ -75,8 +75,9 @@ class YAMLConfig:
     retired: ClassVar[dict[str, str]] = {}
     """Old field name -> its name now, for names an older version wrote and this one refuses (in a YAML file, a
     mapping, a keyword or a run's ``config.json``: resuming such a run refuses too) with one line naming the new
-    name: ``eval_every``, whose unit differed by trainer, is now ``eval_every_steps``, ``_games`` or ``_iterations``;
-    AlphaZero's ``threads`` is ``torch_threads``."""
+    name: ``eval_every``, whose unit differed by trainer, is now ``eval_every_steps``, ``_games`` or ``_iterations``,
+    and ``snapshot_every`` ``snapshot_every_steps`` (PPO) or ``_iterations`` (RLlib); RLlib's ``max_league`` is
+    ``pool_size``, as PPO's; AlphaZero's ``threads`` is ``torch_threads``."""
 
     @classmethod
     def load(cls, name_or_path: str | Path, budget: dict[str, int] | None = None, **overrides: Any):
@@ -335,7 +336,7 @@ class TrainConfig(PPOFields):
     """GAE's lambda, in [0, 1]: 0 bootstraps every step from the value, 1 uses whole returns."""
     minibatches: int = 4
     """Minibatches per epoch; ``num_games * rollout_steps`` must split evenly into them."""
-    snapshot_every: int = 100_000
+    snapshot_every_steps: int = 100_000
     """Learner steps between snapshots joining the opponent pool (and checkpoints, ``latest.pt``)."""
     pool_size: int = 8
     """Past snapshots kept in the pool (the oldest leave first)."""
@@ -358,7 +359,7 @@ class TrainConfig(PPOFields):
     must match the run's ``config.json``. With ``anneal_lr``, a new ``total_steps`` re-plans the rest of the
     schedule."""
 
-    retired: ClassVar[dict[str, str]] = {"eval_every": "eval_every_steps"}
+    retired: ClassVar[dict[str, str]] = {"eval_every": "eval_every_steps", "snapshot_every": "snapshot_every_steps"}
 
     def check(self, source: str = "config") -> None:
         super().check(source)
@@ -370,7 +371,7 @@ class TrainConfig(PPOFields):
                 "num_games",
                 "rollout_steps",
                 "minibatches",
-                "snapshot_every",
+                "snapshot_every_steps",
                 "pool_size",
                 "eval_every_steps",
                 "torch_threads",
@@ -389,7 +390,9 @@ class TrainConfig(PPOFields):
         from trinity_env.agents.ppo import Rollout
         from trinity_env.spec.observation import OBSERVATION_SIZE
 
-        snapshots = min(self.pool_size, self.total_steps // self.snapshot_every) + 3  # the pool, learner, Adam's two
+        snapshots = (
+            min(self.pool_size, self.total_steps // self.snapshot_every_steps) + 3
+        )  # the pool, learner, Adam's two
         network = 4 * PARAMETERS["mlp"](self.hidden, self.layers)
         step = Rollout.game_step_bytes(OBSERVATION_SIZE)  # the smallest observation: tactical features add to it
         rollout = self.num_games * self.rollout_steps * step

@@ -149,7 +149,7 @@ class Progress:
 
     @classmethod
     def start(cls, config: TrainConfig) -> Progress:
-        return cls(0, config.snapshot_every, config.eval_every_steps)
+        return cls(0, config.snapshot_every_steps, config.eval_every_steps)
 
 
 def save_latest(path: Path, network, optimizer, pool: OpponentPool, env, progress: Progress) -> None:
@@ -184,7 +184,7 @@ def load_latest(path: Path, config: TrainConfig, pool: OpponentPool, env) -> tup
         )
         torch.set_rng_state(payload["torch_rng"])
         env.reset(seed=config.seed + steps)
-        every = config.snapshot_every, config.eval_every_steps
+        every = config.snapshot_every_steps, config.eval_every_steps
         following = [(steps // n + 1) * n for n in every]
         seconds = history[-1]["seconds"] if history else 0.0
         return network, optimizer, Progress(steps, *following, seconds, float(payload["best"]), history)
@@ -275,7 +275,7 @@ def _train_loop(config, training: TrainingRun, network, optimizer, pool, env, st
             due = False
             if state.steps >= state.next_snapshot:
                 pool.add_snapshot(network)
-                state.next_snapshot = (state.steps // config.snapshot_every + 1) * config.snapshot_every
+                state.next_snapshot = (state.steps // config.snapshot_every_steps + 1) * config.snapshot_every_steps
                 due = True
             if training.evaluate_save_or_stop(due):
                 break

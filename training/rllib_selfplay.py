@@ -6,8 +6,8 @@ network (``trinity_env.integrations.rllib.TrinityPPOModule``: the same MLP and t
 features) and takes a random seat in every episode. Its opponent is drawn per episode as
 ``fast_ppo`` draws it: the random agent (``p_random``), the greedy baseline (``p_greedy``),
 ``main`` itself (``p_latest``; both seats then train), otherwise a frozen copy of ``main``
-(``main`` itself until the first copy exists). Every ``snapshot_every`` iterations a copy
-joins the league; past ``max_league`` copies the newest replaces the oldest.
+(``main`` itself until the first copy exists). Every ``snapshot_every_iterations`` iterations a copy
+joins the league; past ``pool_size`` copies the newest replaces the oldest.
 Evaluation plays ``main``'s best moves against the same baselines as the other trainers
 (and scores the endgame suite), into ``metrics.csv`` and TensorBoard.
 
@@ -72,7 +72,11 @@ class RLlibConfig(PPOFields):
     }
     """How long to train, how many samplers, what is measured and where it is logged."""
 
-    retired: ClassVar[dict[str, str]] = {"eval_every": "eval_every_iterations"}
+    retired: ClassVar[dict[str, str]] = {
+        "eval_every": "eval_every_iterations",
+        "snapshot_every": "snapshot_every_iterations",
+        "max_league": "pool_size",
+    }
 
     iterations: int = 20
     """Training iterations: each samples ``train_batch`` env steps, then updates ``main``."""
@@ -89,10 +93,10 @@ class RLlibConfig(PPOFields):
     p_random: float = 0.25
     p_greedy: float = 0.25
     p_latest: float = 0.3
-    snapshot_every: int = 25
+    snapshot_every_iterations: int = 25
     """Iterations between frozen copies of ``main`` joining the league."""
-    max_league: int = 8
-    """Frozen copies kept at most (the newest replaces the oldest)."""
+    pool_size: int = 8
+    """Frozen copies kept at most in the league (the newest replaces the oldest): PPO's opponent pool, one name."""
     eval_every_iterations: int = 5
     """Iterations between evaluations (and checkpoints)."""
     env: EnvConfig = field(default_factory=lambda: make_config(draft="dealt"))
@@ -108,8 +112,8 @@ class RLlibConfig(PPOFields):
                 "envs_per_runner",
                 "train_batch",
                 "minibatch",
-                "snapshot_every",
-                "max_league",
+                "snapshot_every_iterations",
+                "pool_size",
                 "eval_every_iterations",
             ),
         )
@@ -147,7 +151,7 @@ def league_mapping(
 def _mapping(config: RLlibConfig, versions: int):
     return functools.partial(
         league_mapping,
-        versions=min(versions, config.max_league),
+        versions=min(versions, config.pool_size),
         p_random=config.p_random,
         p_greedy=config.p_greedy,
         p_latest=config.p_latest,
@@ -183,7 +187,7 @@ def build_algorithm(config: RLlibConfig, versions: int = 0):
     from trinity_env.integrations.rllib import AgentModule, TrinityPPOModule, register
 
     network = {"hidden": config.hidden, "layers": config.layers, "tactics": config.tactics}
-    copies = [f"main_v{k}" for k in range(1, min(versions, config.max_league) + 1)]
+    copies = [f"main_v{k}" for k in range(1, min(versions, config.pool_size) + 1)]
     specs = {name: RLModuleSpec(module_class=TrinityPPOModule, model_config=network) for name in ["main", *copies]} | {
         name: RLModuleSpec(module_class=AgentModule, model_config={"agent": name, "seed": config.seed})
         for name in ("random", "greedy")
@@ -223,13 +227,13 @@ def build_algorithm(config: RLlibConfig, versions: int = 0):
 def freeze_main(algorithm: Any, config: RLlibConfig, versions: int) -> int:
     """Copy ``main`` into the league as its ``versions + 1``-th copy; the new number of copies.
 
-    The first ``max_league`` copies are new modules; after that the newest overwrites the oldest slot.
+    The first ``pool_size`` copies are new modules; after that the newest overwrites the oldest slot.
     """
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
     main = algorithm.get_module("main")
-    slot = f"main_v{versions % config.max_league + 1}"
-    if versions < config.max_league:
+    slot = f"main_v{versions % config.pool_size + 1}"
+    if versions < config.pool_size:
         algorithm.add_module(
             module_id=slot,
             module_spec=RLModuleSpec.from_module(main),
@@ -344,14 +348,14 @@ def _train(
                 env_steps, state["main_steps"] = _counts(runners, (state["env_steps"], state["main_steps"]))
                 speed = (env_steps - state["env_steps"]) / (time.perf_counter() - tick)
                 state["env_steps"] = env_steps
-                if iteration % config.snapshot_every == 0:
+                if iteration % config.snapshot_every_iterations == 0:
                     state["versions"] = freeze_main(algorithm, config, state["versions"])
                 record = {
                     "iteration": iteration,
                     "env_steps": env_steps,
                     "main_steps": state["main_steps"],
                     "steps_per_second": speed,
-                    "league_size": min(state["versions"], config.max_league),
+                    "league_size": min(state["versions"], config.pool_size),
                 } | {key: value for key, value in runners.items() if key.startswith("main_win_rate")}
                 with open_append(run / "iterations.jsonl") as handle:
                     handle.write((json.dumps(record) + "\n").encode("utf-8"))

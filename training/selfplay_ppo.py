@@ -113,7 +113,7 @@ class SelfPlayCallback(BaseCallback):
 
     def _on_training_start(self) -> None:
         c, steps = self.config, self.num_timesteps
-        self.next_snapshot = (steps // c.snapshot_every + 1) * c.snapshot_every
+        self.next_snapshot = (steps // c.snapshot_every_steps + 1) * c.snapshot_every_steps
         self.next_eval = (steps // c.eval_every_steps + 1) * c.eval_every_steps
         if self.pending_eval is not None and self.pending_eval <= steps:  # interrupted during an evaluation
             self.next_eval = self.pending_eval
@@ -130,7 +130,9 @@ class SelfPlayCallback(BaseCallback):
         due = False
         if self.num_timesteps >= self.next_snapshot:
             self.pool.add_snapshot(self.model.policy)
-            self.next_snapshot = (self.num_timesteps // self.config.snapshot_every + 1) * self.config.snapshot_every
+            self.next_snapshot = (
+                self.num_timesteps // self.config.snapshot_every_steps + 1
+            ) * self.config.snapshot_every_steps
             due = True
         if self.num_timesteps >= self.next_eval:
             try:
