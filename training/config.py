@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 
 from trinity_env.core import TrinityError
 from trinity_env.core.files import load_yaml, names, short
-from trinity_env.core.limits import check_count, check_memory
+from trinity_env.core.limits import check_memory, check_processes
 from trinity_env.core.shipped import resolve
 from trinity_env.spec.config import DraftMode, EnvConfig, make_config
 
@@ -180,7 +180,7 @@ class YAMLConfig:
     def _check_processes(self, source: str, names: tuple[str, ...]) -> None:
         """Counts of processes or threads within what this machine can use (``core.limits``)."""
         for name in names:
-            check_count(f"{source}: field {name!r}", getattr(self, name), TrainConfigError)
+            check_processes(f"{source}: field {name!r}", getattr(self, name), TrainConfigError)
 
     def _check_memory(self, source: str, parts: dict[str, int]) -> None:
         """What the run's largest arrays would take (``parts``: a field and what it sizes, to bytes) within the memory

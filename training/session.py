@@ -26,6 +26,7 @@ from contextvars import ContextVar
 from trinity_env.agents.policy import CheckpointError
 from trinity_env.arguments import positive_int
 from trinity_env.core.errors import ArgumentError, WriteError
+from trinity_env.core.files import one_line
 from trinity_env.core.stops import stops_handled_by
 
 from .config import BUDGETS, TrainConfigError
@@ -98,11 +99,6 @@ class GracefulStop:
     def graceful(self) -> bool:
         """Whether the ``KeyboardInterrupt`` just caught is this stop's first Ctrl-C (save, then stop)."""
         return self.requested and not self.forced
-
-
-def one_line(error: BaseException) -> str:
-    """An error's message on one line."""
-    return " ".join(str(error).split())
 
 
 _command_name: ContextVar[str | None] = ContextVar("trinity_training_command_name", default=None)

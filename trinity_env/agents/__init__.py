@@ -15,10 +15,10 @@ from trinity_env.spec.agent import Agent, Observation, PolicyAgent, RandomAgent,
 def as_agent(opponent: Agent | Callable[[Observation], int] | str) -> Agent:
     """An ``Agent`` from an agent, a function of the observation, or an agent spec (``"greedy"``, built by ``make``).
 
-    The envs take agents only (``trinity_env.spec.agent.as_agent``); specs become agents here,
+    The envs take agents only (``trinity_env.spec.agent.env_opponent``); specs become agents here,
     above them, and in the factories that gymnasium and PettingZoo call.
     """
-    return _interface.as_agent(built(opponent))
+    return _interface.env_opponent(built(opponent))
 
 
 __all__ = [

@@ -49,7 +49,7 @@ from trinity_env.agents.onnx_check import BOOL, FLOAT, INT8, CheckedModel, OnnxP
 from trinity_env.agents.outputs import check_outputs, probe_positions
 from trinity_env.core import ArgumentError, GameState, PositionError
 from trinity_env.core.files import cut, one_line
-from trinity_env.core.limits import check_count
+from trinity_env.core.limits import check_processes
 from trinity_env.core.writes import write_bytes
 from trinity_env.spec.agent import Agent, Observation
 from trinity_env.spec.observation import OBSERVATION_SIZE
@@ -60,7 +60,7 @@ def check_threads(threads: object) -> int:
     this machine, as every other thread and process count), else one ``ArgumentError`` line."""
     if type(threads) is not int or threads < 1:
         raise ArgumentError(f"onnx threads must be a whole number of at least 1, got {threads!r}")
-    return check_count("onnx threads", threads, ArgumentError)
+    return check_processes("onnx threads", threads, ArgumentError)
 
 
 _NUMPY = {INT8: np.int8, FLOAT: np.float32, BOOL: np.bool_}

@@ -55,7 +55,7 @@ from trinity_env.cli.common import (
     EXIT_BUDGET,
     EXIT_FAILED,
     EXIT_INTERRUPTED,
-    describe,
+    describe_error,
     folders_held,
     say,
 )
@@ -134,16 +134,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         _silence_stdout()
         return EXIT_FAILED
     except BudgetExhausted as err:  # not bad input: the same call with a larger budget finishes
-        say(prog, describe(err))
+        say(prog, describe_error(err))
         return EXIT_BUDGET
     except WriteError as err:  # not bad input: a disk full, a read-only folder
-        say(prog, describe(err))
+        say(prog, describe_error(err))
         return EXIT_FAILED
     except WorkerDied as err:  # not bad input: a worker process was killed (out of memory?) or its policy exited
         say(prog, str(err))
         return EXIT_FAILED
     except (TrinityError, ValueError, OSError, RecursionError, MemoryError) as err:
-        say(prog, describe(err))
+        say(prog, describe_error(err))
         return EXIT_BAD_INPUT
 
 

@@ -42,7 +42,7 @@ T = TypeVar("T")
 # ---------------------------------------------------------------------- one-line errors
 
 
-def one_line(text: str) -> str:
+def printable_line(text: str) -> str:
     """``text`` as one printable line, cut to ``MAX_MESSAGE`` characters."""
     if len(text) > MAX_MESSAGE:
         text = text[:MAX_MESSAGE] + "..."
@@ -52,10 +52,10 @@ def one_line(text: str) -> str:
 
 def say(prog: str, message: str) -> None:
     """``prog: message`` on stderr, one line."""
-    print(f"{prog}: {one_line(message)}", file=sys.stderr, flush=True)
+    print(f"{prog}: {printable_line(message)}", file=sys.stderr, flush=True)
 
 
-def describe(err: BaseException) -> str:
+def describe_error(err: BaseException) -> str:
     """What went wrong, in words (an ``OSError`` by its reason and file, never its errno tuple)."""
     if isinstance(err, OSError) and err.strerror:
         where = f": {err.filename}" if err.filename is not None else ""

@@ -11,7 +11,7 @@ from trinity_env.cli.common import trainers
 from trinity_env.cli.options import add_workers, renamed
 from trinity_env.core import TrinityError
 from trinity_env.core.errors import ArgumentError
-from trinity_env.core.limits import check_count
+from trinity_env.core.limits import check_processes
 from trinity_env.core.shipped import names_path, resolve
 
 
@@ -86,7 +86,7 @@ def run(args: argparse.Namespace) -> None:
     if on_ray:
         modules["alphazero"] = "alphazero_ray"
         if args.workers is not None and args.ray in (None, "local"):  # a local cluster: each actor a process here
-            check_count("--workers", args.workers, ArgumentError)
+            check_processes("--workers", args.workers, ArgumentError)
     extra = "rllib" if trainer == "rllib" or on_ray else "jax" if trainer == "jax" else "train"
     try:
         module = importlib.import_module(f"{package.__name__}.{modules[trainer]}")

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from trinity_env.core.board import EMPTY, TILES
 from trinity_env.core.cards import Card
-from trinity_env.core.checks import describe, is_int
+from trinity_env.core.checks import describe_value, is_int
 from trinity_env.core.decks import DECK_SIZE
 from trinity_env.core.errors import CardError, IllegalMoveError
 from trinity_env.core.files import short
@@ -52,14 +52,14 @@ def place_action(deck_index: int, tile: int) -> int:
 def decode_action(action: int) -> DecodedAction:
     """Split an action id into its parts; raise ``IllegalMoveError`` for ids outside the layout."""
     if not is_int(action):
-        raise IllegalMoveError(f"an action is an integer 0-{NUM_ACTIONS - 1}, got {describe(action)}")
+        raise IllegalMoveError(f"an action is an integer 0-{NUM_ACTIONS - 1}, got {describe_value(action)}")
     action = int(action)
     if 0 <= action < PLACE_OFFSET:
         return DecodedAction("pick", action, None)
     if PLACE_OFFSET <= action <= LAST_PLACE_ACTION:
         deck_index, tile = divmod(action - PLACE_OFFSET, TILES)
         return DecodedAction("place", deck_index, tile)
-    shown = action if action.bit_length() <= 64 else describe(action)
+    shown = action if action.bit_length() <= 64 else describe_value(action)
     raise IllegalMoveError(f"action {shown} is outside the layout: 0-15 pick, 16-{LAST_PLACE_ACTION} place")
 
 
@@ -83,14 +83,14 @@ class Move:
             except CardError as err:
                 raise IllegalMoveError(f"bad move card: {err}") from None
         if not is_int(self.tile) or not 0 <= self.tile < TILES:
-            raise IllegalMoveError(f"a move's tile is a whole number 0-{TILES - 1}, got {describe(self.tile)}")
+            raise IllegalMoveError(f"a move's tile is a whole number 0-{TILES - 1}, got {describe_value(self.tile)}")
         object.__setattr__(self, "tile", int(self.tile))
 
     @classmethod
     def parse(cls, text: str) -> Move:
         """The move ``text`` writes (``"7A24@3"``; ``a`` accepted for ``A``); ``IllegalMoveError`` names bad text."""
         if not isinstance(text, str):
-            raise IllegalMoveError(f"a move is text like '7A24@3', got {describe(text)}")
+            raise IllegalMoveError(f"a move is text like '7A24@3', got {describe_value(text)}")
         card, at, tile = text.strip().partition("@")
         if not at or not tile.isdigit() or len(tile) > 2 or not 0 <= int(tile) < TILES:
             raise IllegalMoveError(

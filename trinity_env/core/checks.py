@@ -21,7 +21,7 @@ def is_int(value: object) -> bool:
     return kind.__module__ == "numpy" and getattr(value, "ndim", 0) == 0 and hasattr(value, "__index__")
 
 
-def describe(value: object) -> str:
+def describe_value(value: object) -> str:
     """A short, safe description of a bad value for an error message (never a 5000-digit repr)."""
     if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
         return f"an integer of {value.bit_length()} bits"

@@ -53,7 +53,7 @@ def count_problem(count: int) -> str | None:
     return f"{count:,} is more than this machine can use (at most {most:,}: {PROCESSES_PER_CPU} per CPU, {cpus()} CPUs)"
 
 
-def check_count(what: str, count: int, error: type[Exception] = TrinityError) -> int:
+def check_processes(what: str, count: int, error: type[Exception] = TrinityError) -> int:
     """``count`` processes or threads if at most ``max_processes()``; else ``error`` in one line naming ``what``."""
     problem = count_problem(count)
     if problem is not None:
@@ -62,10 +62,10 @@ def check_count(what: str, count: int, error: type[Exception] = TrinityError) ->
 
 
 def check_workers(what: str, workers: int | None, tasks: int, error: type[Exception] = TrinityError) -> int:
-    """The processes of a pool for ``tasks`` tasks: ``workers`` (default: every CPU) within ``check_count``'s bound,
+    """The processes of a pool for ``tasks`` tasks: ``workers`` (default: every CPU) within ``check_processes``'s bound,
     clamped to the tasks (a worker with no task is never started)."""
     if workers is not None:
-        check_count(what, workers, error)
+        check_processes(what, workers, error)
     return max(1, min(workers or cpus(), tasks))
 
 

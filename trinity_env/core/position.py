@@ -16,8 +16,7 @@ from typing import Any
 from trinity_env.core.actions import DECK_SIZE
 from trinity_env.core.board import EMPTY, LANES, POSITIONS
 from trinity_env.core.cards import Card, parse_cards
-from trinity_env.core.checks import describe as _describe
-from trinity_env.core.checks import is_int
+from trinity_env.core.checks import describe_value, is_int
 from trinity_env.core.decks import DEFAULT_MAX_A_CARDS, check_max_a_cards
 from trinity_env.core.errors import CardError, PositionError, TrinityError
 from trinity_env.core.files import names, short
@@ -50,12 +49,12 @@ def position_fields(data: Mapping[str, Any]) -> tuple[Any, ...]:
             raise PositionError(f"position is missing the {key!r} field")
     phase = data["phase"]
     if not isinstance(phase, str) or phase not in (PLAY, OVER):
-        raise PositionError(f"unknown phase {_describe(phase)}: a position's phase is 'play' or 'over'")
+        raise PositionError(f"unknown phase {describe_value(phase)}: a position's phase is 'play' or 'over'")
     if "to_move" not in data and phase == PLAY:
         raise PositionError("position is missing the 'to_move' field")
     to_move = data.get("to_move", 0)
     if not is_int(to_move) or to_move not in (0, 1):
-        raise PositionError(f"to_move must be the integer 0 or 1, got {_describe(to_move)}")
+        raise PositionError(f"to_move must be the integer 0 or 1, got {describe_value(to_move)}")
     to_move = int(to_move)
     max_a_cards = data.get("max_a_cards", DEFAULT_MAX_A_CARDS)
     try:
@@ -90,12 +89,12 @@ def position_fields(data: Mapping[str, Any]) -> tuple[Any, ...]:
 
 def _board_from_json(board: object) -> tuple[tuple[Card | None, ...], tuple[int, ...]]:
     if not isinstance(board, list | tuple) or len(board) != LANES:
-        raise PositionError(f"board must be a list of {LANES} lanes, got {_describe(board)}")
+        raise PositionError(f"board must be a list of {LANES} lanes, got {describe_value(board)}")
     cards: list[Card | None] = []
     owners: list[int] = []
     for lane, row in enumerate(board):
         if not isinstance(row, list | tuple) or len(row) != POSITIONS:
-            raise PositionError(f"board lane {lane} must be a list of {POSITIONS} tiles, got {_describe(row)}")
+            raise PositionError(f"board lane {lane} must be a list of {POSITIONS} tiles, got {describe_value(row)}")
         for pos, cell in enumerate(row):
             where = f"board lane {lane} position {pos}"
             if cell is None:
@@ -104,7 +103,7 @@ def _board_from_json(board: object) -> tuple[tuple[Card | None, ...], tuple[int,
                 continue
             if not isinstance(cell, Mapping) or set(cell) != {"card", "owner"}:
                 raise PositionError(
-                    f'{where}: a tile is null or {{"card": ..., "owner": 0 or 1}}, got {_describe(cell)}'
+                    f'{where}: a tile is null or {{"card": ..., "owner": 0 or 1}}, got {describe_value(cell)}'
                 )
             try:
                 card = Card(cell["card"])
@@ -112,7 +111,7 @@ def _board_from_json(board: object) -> tuple[tuple[Card | None, ...], tuple[int,
                 raise PositionError(f"{where}: {err}") from None
             owner = cell["owner"]
             if not is_int(owner) or owner not in (0, 1):
-                raise PositionError(f"{where}: bad owner {_describe(owner)}: owners are the integers 0 or 1")
+                raise PositionError(f"{where}: bad owner {describe_value(owner)}: owners are the integers 0 or 1")
             cards.append(card)
             owners.append(int(owner))
     return tuple(cards), tuple(owners)
@@ -120,11 +119,11 @@ def _board_from_json(board: object) -> tuple[tuple[Card | None, ...], tuple[int,
 
 def _hands_from_json(hands: object) -> tuple[tuple[Card, ...], tuple[Card, ...]]:
     if not isinstance(hands, list | tuple) or len(hands) != 2:
-        raise PositionError(f"hands must be a list of 2 lists of cards, got {_describe(hands)}")
+        raise PositionError(f"hands must be a list of 2 lists of cards, got {describe_value(hands)}")
     decks = []
     for player, hand in enumerate(hands):
         if not isinstance(hand, list | tuple):
-            raise PositionError(f"hands[{player}] must be a list of cards, got {_describe(hand)}")
+            raise PositionError(f"hands[{player}] must be a list of cards, got {describe_value(hand)}")
         if len(hand) > DECK_SIZE:
             raise PositionError(f"hands[{player}] has {len(hand)} cards; a hand comes from a {DECK_SIZE}-card deck")
         try:
@@ -138,12 +137,12 @@ def _outcome_from_json(data: Mapping[str, Any], owners: tuple[int, ...], status)
     """The outcome the board shows; ``winner`` and ``scores``, where given, must agree with it."""
     winner = data.get("winner")
     if winner is not None and (not is_int(winner) or winner not in (0, 1)):
-        raise PositionError(f"winner must be the integer 0, 1 or null, got {_describe(winner)}")
+        raise PositionError(f"winner must be the integer 0, 1 or null, got {describe_value(winner)}")
     scores = data.get("scores")
     if scores is not None and (
         not isinstance(scores, list | tuple) or len(scores) != 2 or not all(is_int(s) for s in scores)
     ):
-        raise PositionError(f"scores must be a list of 2 integers, got {_describe(scores)}")
+        raise PositionError(f"scores must be a list of 2 integers, got {describe_value(scores)}")
     zero_lanes, one_lanes = controlled_lanes(owners, 0), controlled_lanes(owners, 1)
     if zero_lanes and one_lanes:
         raise PositionError("both players fully control a lane; no game reaches this")

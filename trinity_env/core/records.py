@@ -244,7 +244,7 @@ def _a(noun: str) -> str:
     return ("an " if noun[:1] in "aeiou" else "a ") + noun
 
 
-def describe(header: Mapping[str, Any]) -> str:
+def describe_header(header: Mapping[str, Any]) -> str:
     """A header's parameters in a few words: ``agent greedy, seed 0, max_nodes 2000000``."""
     shown = {key: value for key, value in header.items() if key != "format"}
     return ", ".join(f"{key} {cut(value) if isinstance(value, str) else short(value)}" for key, value in shown.items())
@@ -329,8 +329,8 @@ def appending(
         old = contents.header
         if old is not None and not (same or _same)(old, header):
             raise error(
-                f"{name} was built with {describe(old)}, not {describe(header)}: give another file to build "
-                "with other settings, or the same settings to go on"
+                f"{name} was built with {describe_header(old)}, not {describe_header(header)}: give another file to "
+                "build with other settings, or the same settings to go on"
             )
         out = RecordFile(descriptor, name, contents.whole)
         if contents.cut:

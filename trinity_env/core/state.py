@@ -16,7 +16,7 @@ from typing import Any
 from trinity_env.core.actions import NUM_ACTIONS, PLACE_OFFSET, Move, decode_action
 from trinity_env.core.board import EMPTY, LANE_TILES, NEIGHBOURS, POSITIONS, TILES
 from trinity_env.core.cards import Card
-from trinity_env.core.checks import describe, is_int
+from trinity_env.core.checks import describe_value, is_int
 from trinity_env.core.decks import (
     DEFAULT_MAX_A_CARDS,
     HAND_SIZE,
@@ -382,7 +382,7 @@ class GameState:
 
 def _check_tile(tile: object) -> int:
     if not is_int(tile):
-        raise IllegalMoveError(f"tile must be an integer 0-{TILES - 1}, got {describe(tile)}")
+        raise IllegalMoveError(f"tile must be an integer 0-{TILES - 1}, got {describe_value(tile)}")
     value = int(tile)
     if not 0 <= value < TILES:
         raise IllegalMoveError(f"tile {value} is off the board: tiles are 0-{TILES - 1}")

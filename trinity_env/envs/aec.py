@@ -130,7 +130,7 @@ from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 
 from trinity_env.core import NUM_ACTIONS, GameState, IllegalMoveError, lane_scores, render_text
-from trinity_env.core.checks import describe, is_int
+from trinity_env.core.checks import describe_value, is_int
 from trinity_env.core.rewards import transition_rewards
 from trinity_env.envs.wrappers import AssertOutOfBoundsWrapper, OrderEnforcingWrapper, TerminateIllegalWrapper
 from trinity_env.spec.config import ConfigError, EnvConfig, make_config
@@ -147,7 +147,7 @@ def observation_dtype_name(value: Any) -> str:
     if isinstance(value, np.dtype) or (isinstance(value, type) and issubclass(value, np.generic)):
         value = np.dtype(value).name
     if not isinstance(value, str) or value not in OBSERVATION_DTYPES:
-        raise ConfigError(f"observation_dtype must be 'int8' or 'float32', got {describe(value)}")
+        raise ConfigError(f"observation_dtype must be 'int8' or 'float32', got {describe_value(value)}")
     return value
 
 
@@ -264,7 +264,9 @@ class raw_env(AECEnv, EzPickle):
         if action is None:
             raise IllegalMoveError(f"{agent} must act: None is only for agents whose game is over")
         if not is_int(action):
-            raise IllegalMoveError(f"{agent}: an action is an integer 0-{NUM_ACTIONS - 1}, got {describe(action)}")
+            raise IllegalMoveError(
+                f"{agent}: an action is an integer 0-{NUM_ACTIONS - 1}, got {describe_value(action)}"
+            )
         try:
             after = before.apply(action)
         except IllegalMoveError as err:

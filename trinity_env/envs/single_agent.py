@@ -16,9 +16,9 @@ import numpy as np
 from gymnasium import spaces
 
 from trinity_env.core import NUM_ACTIONS, GameState, IllegalMoveError, lane_scores
-from trinity_env.core.checks import describe, is_int
+from trinity_env.core.checks import describe_value, is_int
 from trinity_env.envs.aec import AGENTS, OBSERVATION_DTYPES, raw_env
-from trinity_env.spec.agent import Agent, as_agent, visible_state
+from trinity_env.spec.agent import Agent, env_opponent, visible_state
 from trinity_env.spec.config import ConfigError
 from trinity_env.spec.observation import OBSERVATION_HIGH, OBSERVATION_SIZE, action_mask, encode_observation
 
@@ -55,7 +55,7 @@ class TrinityTowersEnv(gymnasium.Env):
         if illegal_action not in ILLEGAL_ACTIONS:
             raise ConfigError(f"illegal_action must be 'terminate' or 'raise', got {illegal_action!r}")
         self.game = raw_env(**config)
-        self.opponent = as_agent(opponent)
+        self.opponent = env_opponent(opponent)
         self.render_mode = render_mode
         self.seat_choice = seat
         self.illegal_action = illegal_action
@@ -89,7 +89,7 @@ class TrinityTowersEnv(gymnasium.Env):
             raise IllegalMoveError("the episode is over (or reset() was never called): call reset()")
         mask = action_mask(self.game_state, self.seat)
         if not is_int(action):
-            raise IllegalMoveError(f"an action is an integer 0-{NUM_ACTIONS - 1}, got {describe(action)}")
+            raise IllegalMoveError(f"an action is an integer 0-{NUM_ACTIONS - 1}, got {describe_value(action)}")
         action = int(action)
         if not (0 <= action < NUM_ACTIONS and mask[action]):
             if self.illegal_action == "raise":

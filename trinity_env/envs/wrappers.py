@@ -16,7 +16,7 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from trinity_env.core import NUM_ACTIONS, IllegalMoveError
-from trinity_env.core.checks import describe, is_int
+from trinity_env.core.checks import describe_value, is_int
 
 # The attributes OrderEnforcingWrapper refuses to show before reset().
 _GUARDED = frozenset({"rewards", "terminations", "truncations", "infos", "agent_selection", "agents"})
@@ -121,7 +121,7 @@ class OrderEnforcingWrapper(_DirectAttributes, wrappers.OrderEnforcingWrapper):
         # The outermost wrapper names a non-integer action in one line: inside, PettingZoo's
         # wrappers would index the mask with it (``mask[True]`` fails in numpy) or assert.
         if action is not None and not is_int(action):
-            raise IllegalMoveError(f"an action is an integer 0-{NUM_ACTIONS - 1}, got {describe(action)}")
+            raise IllegalMoveError(f"an action is an integer 0-{NUM_ACTIONS - 1}, got {describe_value(action)}")
         inner = self._inner
         if (
             inner is not None

@@ -39,7 +39,7 @@ from ray.tune.registry import register_env
 from trinity_env.agents.policy import PolicyNetwork
 from trinity_env.agents.spec import make
 from trinity_env.core import GameState, IllegalMoveError
-from trinity_env.core.checks import describe, is_int
+from trinity_env.core.checks import describe_value, is_int
 from trinity_env.core.rewards import transition_rewards
 from trinity_env.spec.config import ConfigError, make_config
 from trinity_env.spec.observation import OBSERVATION_HIGH, OBSERVATION_SIZE, action_mask, encode_observation
@@ -101,7 +101,7 @@ class TrinityTowersMultiAgentEnv(MultiAgentEnv):
             raise IllegalMoveError(f"{AGENTS[mover]} is to move, got actions for {sorted(action_dict)}")
         action = action_dict[AGENTS[mover]]
         if not is_int(action) or not 0 <= action < NUM_ACTIONS:
-            raise IllegalMoveError(f"an action is an integer 0-{NUM_ACTIONS - 1}, got {describe(action)}")
+            raise IllegalMoveError(f"an action is an integer 0-{NUM_ACTIONS - 1}, got {describe_value(action)}")
         action = int(action)
         if self.illegal_action == "terminate" and action not in before.legal_actions():
             self._over = True

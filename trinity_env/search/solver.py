@@ -31,7 +31,7 @@ from typing import TypeVar
 import numpy as np
 
 from trinity_env.core import ArgumentError, GameState, Move, Phase, PositionError
-from trinity_env.core.limits import check_count, check_memory
+from trinity_env.core.limits import check_memory, check_processes
 from trinity_env.fast.convert import read_state, write_state
 from trinity_env.fast.kernels import apply_action
 from trinity_env.fast.layout import DRAFT, IN_HAND, OVER, PHASE, PLACE_OFFSET, TILES, TO_MOVE, WINNER, Batch
@@ -144,7 +144,7 @@ class Solver:
     ):
         if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
             raise ArgumentError(f"threads must be a positive int, got {threads!r}")
-        check_count("threads", threads, ArgumentError)  # each one holds its own search stacks
+        check_processes("threads", threads, ArgumentError)  # each one holds its own search stacks
         if isinstance(table_bits, bool) or not isinstance(table_bits, int) or not 2 <= table_bits <= 32:
             raise ArgumentError(f"table_bits must be an int from 2 to 32, got {table_bits!r}")
         check_memory({f"table_bits={table_bits} (the table)": TABLE_SLOT_BYTES << table_bits}, ArgumentError)

@@ -8,7 +8,7 @@ gymnasium, pettingzoo, numba or torch. ``trinity_env.spec.config``,
 ``trinity_env.spec.observation`` and ``trinity_env.spec.agent`` re-export them.
 """
 
-from trinity_env.spec.agent import Agent, Observation, PolicyAgent, RandomAgent, as_agent, visible_state
+from trinity_env.spec.agent import Agent, Observation, PolicyAgent, RandomAgent, env_opponent, visible_state
 from trinity_env.spec.config import ConfigError, EnvConfig, make_config
 from trinity_env.spec.observation import OBSERVATION_HIGH, OBSERVATION_SIZE, encode_observation, observation_dict
 
@@ -21,8 +21,8 @@ __all__ = [
     "Observation",
     "PolicyAgent",
     "RandomAgent",
-    "as_agent",
     "encode_observation",
+    "env_opponent",
     "make_config",
     "observation_dict",
     "visible_state",

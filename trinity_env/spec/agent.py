@@ -67,7 +67,7 @@ class RandomAgent(Agent):
         return int(legal[self._rng.randrange(legal.size)])
 
 
-def as_agent(opponent: Agent | Callable[[Observation], int] | str) -> Agent:
+def env_opponent(opponent: Agent | Callable[[Observation], int] | str) -> Agent:
     """An ``Agent`` from an agent, a function of the observation, or ``"random"``.
 
     Other agent specs (``"greedy"``, ``"mcts:400"``) are built above this layer, by

@@ -52,9 +52,9 @@ from trinity_env.web.schema import (
     agent_field,
     checked_fields,
     choice_field,
-    int_field,
     json_type,
     path_ply,
+    range_field,
     read_body,
     seed_field,
 )
@@ -180,15 +180,15 @@ def create_app(
     async def move(request: Request) -> Response:
         game = store.game(request.path_params["game_id"], owner(request))
         body = checked_fields(await read_body(request), ["action", "ply"])
-        action = int_field(body, "action", 0, NUM_ACTIONS - 1)
-        ply = int_field(body, "ply", 0, MAX_PLY)
+        action = range_field(body, "action", 0, NUM_ACTIONS - 1)
+        ply = range_field(body, "ply", 0, MAX_PLY)
         game.play(action, ply)
         return JSONResponse(game.view())
 
     async def advance(request: Request) -> Response:
         game = store.game(request.path_params["game_id"], owner(request))
         body = checked_fields(await read_body(request), ["ply"])
-        ply = int_field(body, "ply", 0, MAX_PLY)
+        ply = range_field(body, "ply", 0, MAX_PLY)
         moved = await anyio.to_thread.run_sync(game.advance, ply, limiter=limiter("think", THINKERS))
         return JSONResponse(game.view() | {"moved": moved})
 

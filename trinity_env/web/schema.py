@@ -2,7 +2,7 @@
 
 ``read_body`` takes only small UTF-8 JSON (``Content-Type: application/json``, at most ``MAX_BODY`` bytes or a
 route's own cap): a repeated key, ``NaN``, an integer of more digits than ``MAX_DIGITS`` or a body nested too
-deeply is a 400, not a 500. ``checked_fields`` refuses unknown and missing fields; ``int_field`` and
+deeply is a 400, not a 500. ``checked_fields`` refuses unknown and missing fields; ``range_field`` and
 ``choice_field`` compare values with their JSON type (``true`` is not an int, ``1.0`` is not an int) and their
 range. Every refusal is an ``ApiError`` with a 4xx status and one line.
 """
@@ -110,7 +110,7 @@ def json_type(value: Any) -> str:
     return "an object"
 
 
-def int_field(body: dict[str, Any], name: str, low: int, high: int) -> int:
+def range_field(body: dict[str, Any], name: str, low: int, high: int) -> int:
     """A whole JSON number in [low, high]: ``true``, ``1.0`` and ``"1"`` are refused."""
     value = body[name]
     if type(value) is not int:
@@ -141,7 +141,7 @@ def agent_field(store: GameStore, value: Any, name: str) -> AgentChoice:
 
 
 def seed_field(body: dict[str, Any]) -> int | None:
-    return int_field(body, "seed", 0, SEED_LIMIT - 1) if "seed" in body else None
+    return range_field(body, "seed", 0, SEED_LIMIT - 1) if "seed" in body else None
 
 
 def path_ply(text: str) -> int:
