@@ -137,8 +137,9 @@ def test_ctrl_c_saves_and_the_resumed_run_is_the_uninterrupted_run(tmp_path):
     assert os.path.getsize(run / "metrics.csv") > 0
 
 
-def test_a_checkpoint_from_before_exact_resumes_still_resumes(tmp_path, capsys):
-    from trinity_env.agents.policy import save_checkpoint
+def test_a_checkpoint_from_before_exact_resumes_is_refused_in_one_line(tmp_path):
+    """Its games were not saved, so the run cannot go on as it would have: refused, not continued on new games."""
+    from trinity_env.agents.policy import CheckpointError, save_checkpoint
 
     config = TrainConfig.from_dict(TINY | {"total_steps": 768})
     train(config, tmp_path, progress=False, stop_at=512)
@@ -146,6 +147,6 @@ def test_a_checkpoint_from_before_exact_resumes_still_resumes(tmp_path, capsys):
     legacy = {key: payload[key] for key in ("steps", "optimizer", "torch_rng", "history", "best")}
     legacy |= {"pool": payload["pool"]["snapshots"], "rng": payload["pool"]["rng"]}  # the old layout
     save_checkpoint(tmp_path / "latest.pt", network, legacy)
-    history = train(config, tmp_path, resume=True, progress=False)
-    assert [h["steps"] for h in history] == [512, 768]
-    assert "predates exact resumes: the run continues on new games" in capsys.readouterr().err
+    with pytest.raises(CheckpointError, match=r"predates exact resumes .*: start the run again") as error:
+        train(config, tmp_path, resume=True, progress=False)
+    assert "\n" not in str(error.value)

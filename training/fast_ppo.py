@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import copy
 import json
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,7 +36,7 @@ import torch
 from torch.optim import Adam
 from tqdm import tqdm
 
-from trinity_env.agents.policy import NetworkAgent, PolicyNetwork, load_checkpoint, save_checkpoint
+from trinity_env.agents.policy import CheckpointError, NetworkAgent, PolicyNetwork, load_checkpoint, save_checkpoint
 from trinity_env.agents.ppo import (
     Rollout,
     collect_rollout,
@@ -172,22 +171,14 @@ def save_latest(path: Path, network, optimizer, pool: OpponentPool, env, progres
 def load_latest(path: Path, config: TrainConfig, pool: OpponentPool, env) -> tuple[PolicyNetwork, Adam, Progress]:
     """The network, optimiser and progress of ``latest.pt``; restores the pool, the games and the random states.
 
-    A ``latest.pt`` of the fast_ppo before exact resumes (no games in it) resumes too, with new games."""
+    A ``latest.pt`` without its games (written before exact resumes) is a ``CheckpointError``: such a run cannot go on
+    as it would have."""
     network, payload = load_checkpoint(path)
+    if "env" not in payload:
+        raise CheckpointError(f"{path} predates exact resumes (it holds no games): start the run again (--overwrite)")
     optimizer = make_optimizer(network, config)
     optimizer.load_state_dict(payload["optimizer"])
     steps, history = int(payload["steps"]), history_from_json(json.loads(payload["history"]))
-    if "env" not in payload:
-        print(f"{path} predates exact resumes: the run continues on new games", file=sys.stderr)
-        pool.load_state_dict(
-            {"snapshots": payload["pool"], "assigned": torch.from_numpy(pool.assigned), "rng": payload["rng"]}
-        )
-        torch.set_rng_state(payload["torch_rng"])
-        env.reset(seed=config.seed + steps)
-        every = config.snapshot_every_steps, config.eval_every_steps
-        following = [(steps // n + 1) * n for n in every]
-        seconds = history[-1]["seconds"] if history else 0.0
-        return network, optimizer, Progress(steps, *following, seconds, float(payload["best"]), history)
     pool.load_state_dict(payload["pool"])
     load_env_state(env, payload["env"])
     torch.set_rng_state(payload["torch_rng"])
