@@ -141,7 +141,8 @@ def test_a_bad_command_is_one_line_too(capsys):
 
 
 def test_integers_are_integers():
-    from trinity_env.cli import non_negative_int, positive_int, positive_seconds
+    from trinity_env.arguments import non_negative_int, positive_int
+    from trinity_env.cli.solve import positive_seconds
 
     assert positive_int("12") == 12 and type(positive_int("12")) is int and non_negative_int("0") == 0
     assert positive_seconds("0.5") == 0.5 and positive_seconds("1e3") == 1000.0 and positive_seconds("60") == 60.0

@@ -18,7 +18,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from trinity_env.cli import main, non_negative_int, positive_int
+from trinity_env.arguments import non_negative_int, positive_int
+from trinity_env.cli import main
 from trinity_env.core import GameState, Replay
 
 from games import random_game

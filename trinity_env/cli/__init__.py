@@ -32,7 +32,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from trinity_env.arguments import OneLineParser, UsageError, non_negative_int, positive_int
+from trinity_env.arguments import OneLineParser, UsageError
 from trinity_env.cli import (
     accuracy,
     arena,
@@ -59,7 +59,6 @@ from trinity_env.cli.common import (
     folders_held,
     say,
 )
-from trinity_env.cli.solve import positive_seconds
 from trinity_env.core import TrinityError
 from trinity_env.core.errors import BudgetExhausted, WriteError
 from trinity_env.core.workers import WorkerDied
@@ -155,4 +154,4 @@ def _silence_stdout() -> None:
         pass
 
 
-__all__ = ["COMMANDS", "build_parser", "main", "non_negative_int", "positive_int", "positive_seconds", "version"]
+__all__ = ["COMMANDS", "build_parser", "main", "version"]
