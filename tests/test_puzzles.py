@@ -20,7 +20,7 @@ from trinity_env.evaluation.puzzles import (
     PuzzleBuild,
     agent_move,
     build_puzzles,
-    describe,
+    describe_set,
     load_puzzles,
     save_puzzles,
     score_agent,
@@ -204,9 +204,9 @@ def test_a_bare_score_scores_the_shipped_set_from_any_working_directory(tmp_path
 def test_a_set_says_what_a_random_mover_expects_and_the_scores_json_holds_it(tmp_path, capsys):
     first = load_puzzles(DEFAULT_SET)[0]  # 8 empty tiles, two winning moves among 40 legal ones
     assert (first.empty, len(first.solution), first.legal_moves) == (8, 2, 40)
-    assert describe([first]) == {"by_empty": {"8": 1}, "single_winning_move": 0, "random_expected": 2 / 40}
+    assert describe_set([first]) == {"by_empty": {"8": 1}, "single_winning_move": 0, "random_expected": 2 / 40}
     single = Puzzle(first.position, frozenset(sorted(first.solution)[:1]))
-    assert describe([first, single]) == {
+    assert describe_set([first, single]) == {
         "by_empty": {"8": 2},
         "single_winning_move": 1,
         "random_expected": (2 / 40 + 1 / 40) / 2,

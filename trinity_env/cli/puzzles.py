@@ -82,8 +82,8 @@ def _score(args: argparse.Namespace) -> int:
     from trinity_env.agents.spec import AgentSpec
     from trinity_env.evaluation.puzzles import (
         DEFAULT_SET,
-        describe,
         describe_line,
+        describe_set,
         load_puzzles,
         score_agents,
         score_table,
@@ -102,7 +102,7 @@ def _score(args: argparse.Namespace) -> int:
         summary = {
             "puzzles": label,
             "count": len(puzzles),
-            "set": describe(puzzles),
+            "set": describe_set(puzzles),
             "partial": partial,
             "scores": [s.to_json() for s in scores],
         }

@@ -398,7 +398,7 @@ def score_agent(
     return PuzzleScore(name, Share(solved, len(puzzles)))
 
 
-def describe(puzzles: Sequence[Puzzle]) -> dict[str, Any]:
+def describe_set(puzzles: Sequence[Puzzle]) -> dict[str, Any]:
     """What a set holds: puzzles by empty tiles, how many have a single winning move, and the share a mover
     picking uniformly among the legal moves expects to solve (the floor every score is read against)."""
     by_empty: dict[int, int] = {}
@@ -413,8 +413,8 @@ def describe(puzzles: Sequence[Puzzle]) -> dict[str, Any]:
 
 
 def describe_line(puzzles: Sequence[Puzzle]) -> str:
-    """``describe`` in one printed line."""
-    facts = describe(puzzles)
+    """``describe_set`` in one printed line."""
+    facts = describe_set(puzzles)
     counts = ", ".join(f"{n} with {k} empty" for k, n in facts["by_empty"].items())
     return (
         f"{counts}; {facts['single_winning_move']} with a single winning move; "

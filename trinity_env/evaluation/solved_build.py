@@ -102,7 +102,7 @@ def shard_range(shards: object) -> range:
 # ---------------------------------------------------------------------- building
 
 
-def game_seed(seed: int, game: int) -> random.Random:
+def game_rng(seed: int, game: int) -> random.Random:
     """Game ``game``'s random stream: its deal, first mover and the agent's seed come from it alone."""
     return random.Random(f"{FORMAT}/{seed}/{game}")
 
@@ -113,7 +113,7 @@ def game_positions(agent, seed: int, game: int, empty: tuple[int, int]) -> list[
     (``accuracy.self_play_positions`` on this dataset's own game seeds)."""
     from trinity_env.evaluation.accuracy import self_play_positions
 
-    return list(self_play_positions(agent, game_seed(seed, game), empty).values())
+    return list(self_play_positions(agent, game_rng(seed, game), empty).values())
 
 
 def best_actions(state: GameState, best_moves: Sequence[Move]) -> np.ndarray:
