@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from trinity_env.agents import GreedyAgent
-from trinity_env.agents.policies import AgentPlayer, BatchedPolicy, Policy, as_agent, checked_actions
+from trinity_env.agents.policies import AgentPlayer, BatchedPolicy, Policy, checked_actions, policy_as_agent
 from trinity_env.agents.spec import AgentSpec, player
 from trinity_env.core import ArgumentError, IllegalMoveError
 from trinity_env.evaluation import accuracy, puzzles
@@ -101,7 +101,7 @@ def test_an_agent_object_is_copied_per_build_and_labelled_by_its_name():
 
 
 def test_a_one_argument_function_is_pettingzoos_observation_dict_policy():
-    agent = as_agent(lambda observation: int(np.flatnonzero(observation["action_mask"])[0]))
+    agent = policy_as_agent(lambda observation: int(np.flatnonzero(observation["action_mask"])[0]))
     assert type(agent).__name__ == "PolicyAgent"
 
 

@@ -132,7 +132,7 @@ class AgentPlayer:
         return copy.deepcopy(self.agent)
 
 
-def as_agent(value: object) -> Agent:
+def policy_as_agent(value: object) -> Agent:
     """An ``Agent`` for a policy given as an agent or a function: a function of two parameters is
     ``(observation, mask) -> action`` (``Policy``); of one, PettingZoo's ``observation_dict -> action``."""
     if isinstance(value, Agent):

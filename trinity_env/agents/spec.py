@@ -210,10 +210,10 @@ class AgentSpec:
 
     def _build_code(self) -> Agent:
         """``py:package.module:factory``: the module imported, ``factory()`` called; an ``Agent`` or a policy
-        function it returns (``policies.as_agent``)."""
+        function it returns (``policies.policy_as_agent``)."""
         import importlib
 
-        from trinity_env.agents.policies import as_agent
+        from trinity_env.agents.policies import policy_as_agent
 
         if not self.allow_code:
             raise registry.AgentSpecError(f"{short(self.text)} runs outside code and was not allowed to")
@@ -228,7 +228,7 @@ class AgentSpec:
             raise registry.AgentSpecError(
                 f"cannot load {short(self.text)}: {' '.join(str(err).split())}{where}"
             ) from None
-        agent = as_agent(factory())
+        agent = policy_as_agent(factory())
         agent.name = self.text
         return agent
 
@@ -299,16 +299,16 @@ def _working_directory_on_path() -> None:
 def player(value: object) -> Player:
     """What the evaluation tools take for one side: an ``AgentSpec`` or any other ``Player`` as it is, a spec
     string parsed (``AgentSpec.parse``), an ``Agent`` or a policy function wrapped (``policies.AgentPlayer`` of
-    ``policies.as_agent``: a function ``(observation, mask) -> action``, or PettingZoo's ``observation_dict ->
+    ``policies.policy_as_agent``: a function ``(observation, mask) -> action``, or PettingZoo's ``observation_dict ->
     action``). One line naming the problem for anything else."""
     if isinstance(value, str):
         return AgentSpec.parse(value)
     if isinstance(value, Player) and not isinstance(value, Agent):
         return value
     if isinstance(value, Agent) or callable(value):
-        from trinity_env.agents.policies import AgentPlayer, as_agent
+        from trinity_env.agents.policies import AgentPlayer, policy_as_agent
 
-        return AgentPlayer(as_agent(value))
+        return AgentPlayer(policy_as_agent(value))
     raise ArgumentError(
         f"an agent is given as a spec ('mcts:400'), an AgentSpec, an Agent or a policy function, got {short(value)}"
     )
