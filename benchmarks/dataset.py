@@ -22,7 +22,7 @@ from pathlib import Path
 from benchmarks import load_average
 from trinity_env.agents.spec import make
 from trinity_env.evaluation.solved_build import build_shard, game_positions, label
-from trinity_env.evaluation.solved_positions import DEFAULT_AGENT, DEFAULT_EMPTY, check_policy_empty, shard_bytes
+from trinity_env.evaluation.solved_format import DEFAULT_AGENT, DEFAULT_EMPTY, check_policy_empty, shard_bytes
 from trinity_env.search.solver import Solver
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "dataset" / "cost.md"

@@ -25,7 +25,7 @@ from benchmarks import load_average
 from trinity_env.agents.spec import make
 from trinity_env.arguments import whole_number
 from trinity_env.evaluation.solved_build import game_positions, label
-from trinity_env.evaluation.solved_positions import DEFAULT_AGENT, MOST_MAX_NODES
+from trinity_env.evaluation.solved_format import DEFAULT_AGENT, MOST_MAX_NODES
 from trinity_env.search.solver import Solver
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "dataset" / "deep_budget.json"

@@ -23,6 +23,7 @@ from trinity_env.cli import main as trinity
 from trinity_env.cli.common import stop_on_signals
 from trinity_env.core import ArgumentError
 from trinity_env.evaluation import solved_build as sb
+from trinity_env.evaluation import solved_format as sf
 from trinity_env.evaluation import solved_positions as sp
 from trinity_env.search.solver import Solver
 from trinity_env.spec.observation import observation_dict
@@ -86,7 +87,7 @@ def test_best_moves_are_every_move_that_keeps_the_value_where_recorded(built):
     ],
 )
 def test_the_policy_range_defaults_to_the_cheap_counts(empty, policy, expected):
-    assert sp.check_policy_empty(policy, empty) == expected
+    assert sf.check_policy_empty(policy, empty) == expected
 
 
 def test_a_policy_range_outside_the_empty_range_is_refused(tmp_path):
@@ -139,7 +140,7 @@ def test_an_interrupted_build_resumes_to_the_same_dataset(built, tmp_path, monke
     directory = tmp_path / "resumed"
     with pytest.raises(KeyboardInterrupt):
         sb.build(directory, 2, **SMALL)
-    assert sorted(sp.read_manifest(directory)["shards"]) == ["shard-00000.npz"]
+    assert sorted(sf.read_manifest(directory)["shards"]) == ["shard-00000.npz"]
     assert sorted(p.name for p in directory.iterdir()) == ["manifest.json", "shard-00000.npz"]
     monkeypatch.setattr(sb, "build_shard", real)
     report = sb.build(directory, 2, **SMALL)
@@ -183,7 +184,7 @@ def test_a_damaged_shard_is_rebuilt_by_the_builder(built, tmp_path):
 def test_a_folder_built_otherwise_is_refused(built, tmp_path):
     directory = tmp_path / "other"
     sb.build(directory, 1, **SMALL)
-    with pytest.raises(sp.DatasetError, match="built with agent mcts:16, seed 5, 4-8 empty"):
+    with pytest.raises(sf.DatasetError, match="built with agent mcts:16, seed 5, 4-8 empty"):
         sb.build(directory, 1, **dict(SMALL, seed=6))
 
 
@@ -202,18 +203,18 @@ def replace_shard(directory: Path, name: str, data: bytes, arrays: dict[str, np.
     """Put ``data`` in place of shard ``name`` and make the manifest agree with it (size, sha256, and the
     arrays' hash when they are given): what a crafted dataset would do."""
     (directory / name).write_bytes(data)
-    manifest = json.loads((directory / sp.MANIFEST).read_text())
+    manifest = json.loads((directory / sf.MANIFEST).read_text())
     entry = manifest["shards"][name]
     entry["bytes"] = len(data)
-    entry["sha256"] = sp._sha256(data)
+    entry["sha256"] = sf._sha256(data)
     if arrays is not None:
-        entry["arrays_sha256"] = sp.arrays_sha256(arrays)
-    (directory / sp.MANIFEST).write_text(sp.manifest_text(manifest))
+        entry["arrays_sha256"] = sf.arrays_sha256(arrays)
+    (directory / sf.MANIFEST).write_text(sf.manifest_text(manifest))
 
 
 def arrays_of(directory: Path, name: str) -> dict[str, np.ndarray]:
     with np.load(directory / name, allow_pickle=False) as loaded:
-        return {k: loaded[k] for k in sp.ARRAYS}
+        return {k: loaded[k] for k in sf.ARRAYS}
 
 
 def npz(arrays: dict[str, object], allow_pickle: bool = False) -> bytes:
@@ -322,7 +323,7 @@ DAMAGE = {
 def test_a_damaged_shard_is_refused_naming_the_file(built, tmp_path, kind):
     directory = copy_of(built, tmp_path)
     damaged(kind, directory)
-    with pytest.raises(sp.DatasetError, match=DAMAGE[kind]) as caught:
+    with pytest.raises(sf.DatasetError, match=DAMAGE[kind]) as caught:
         sp.load(directory)
     message = str(caught.value)
     assert "shard-00001.npz" in message and "\n" not in message, message
@@ -331,7 +332,7 @@ def test_a_damaged_shard_is_refused_naming_the_file(built, tmp_path, kind):
 
 def test_a_damaged_manifest_is_refused(built, tmp_path):
     directory = copy_of(built, tmp_path)
-    manifest = json.loads((directory / sp.MANIFEST).read_text())
+    manifest = json.loads((directory / sf.MANIFEST).read_text())
     for change, problem in [
         (lambda m: m["shards"].update({"../shard-00000.npz": m["shards"]["shard-00000.npz"]}), "not a shard name"),
         (lambda m: m.update(version=1), "version 1; this loader reads version 2"),
@@ -345,19 +346,19 @@ def test_a_damaged_manifest_is_refused(built, tmp_path):
     ]:
         broken = json.loads(json.dumps(manifest))
         change(broken)
-        (directory / sp.MANIFEST).write_text(json.dumps(broken))
-        with pytest.raises(sp.DatasetError, match=problem) as caught:
+        (directory / sf.MANIFEST).write_text(json.dumps(broken))
+        with pytest.raises(sf.DatasetError, match=problem) as caught:
             sp.load(directory)
         assert "manifest.json" in str(caught.value)
-    with pytest.raises(sp.DatasetError, match=r"no manifest\.json"):
+    with pytest.raises(sf.DatasetError, match=r"no manifest\.json"):
         sp.load(tmp_path)
 
 
 def test_loading_is_bounded_before_any_shard_is_read(built):
-    with pytest.raises(sp.DatasetError, match="more than max_positions=3"):
+    with pytest.raises(sf.DatasetError, match="more than max_positions=3"):
         sp.load(built, max_positions=3)
     parts = list(sp.iter_shards(built))
-    assert [len(p) for p in parts] == [e["positions"] for _, e in sorted(sp.read_manifest(built)["shards"].items())]
+    assert [len(p) for p in parts] == [e["positions"] for _, e in sorted(sf.read_manifest(built)["shards"].items())]
 
 
 def test_loading_named_shards_gives_those_shards_alone_and_refuses_an_unfinished_one(built):
@@ -368,7 +369,7 @@ def test_loading_named_shards_gives_those_shards_alone_and_refuses_an_unfinished
     both = sp.load(built, shards=[1, 0])  # in shard order, whatever the order asked
     np.testing.assert_array_equal(both.game, whole.game)
     np.testing.assert_array_equal(both.observations(), whole.observations())
-    with pytest.raises(sp.DatasetError, match="shard 2 is not finished"):
+    with pytest.raises(sf.DatasetError, match="shard 2 is not finished"):
         sp.load(built, shards=[0, 2])
     for bad, problem in (([], "at least one shard"), ([1.5], "a shard must be a whole number"), ([True], "whole")):
         with pytest.raises(ValueError, match=problem):
@@ -486,8 +487,8 @@ def test_the_command_line_builds_resumes_and_reports(built, tmp_path, capsys):
 def test_the_committed_sample_loads_and_its_labels_are_exact():
     data = sp.load(SAMPLE)
     manifest = data.manifest
-    assert (manifest["agent"], manifest["seed"], manifest["empty"]) == (sp.DEFAULT_AGENT, 0, list(sp.DEFAULT_EMPTY))
-    assert manifest["games_per_shard"] == sp.DEFAULT_GAMES_PER_SHARD
+    assert (manifest["agent"], manifest["seed"], manifest["empty"]) == (sf.DEFAULT_AGENT, 0, list(sf.DEFAULT_EMPTY))
+    assert manifest["games_per_shard"] == sf.DEFAULT_GAMES_PER_SHARD
     assert sum(p.stat().st_size for p in SAMPLE.iterdir()) < 400_000
     observations = data.observations()
     rng = np.random.default_rng(0)
@@ -545,7 +546,7 @@ def test_a_background_build_stops_on_ctrl_c_and_sigterm_keeping_its_shards(tmp_p
     try:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and process.poll() is None:
-            if (directory / sp.MANIFEST).exists() and len(sp.read_manifest(directory)["shards"]) >= 2:
+            if (directory / sf.MANIFEST).exists() and len(sf.read_manifest(directory)["shards"]) >= 2:
                 break
             time.sleep(0.2)
         process.send_signal(signum)
@@ -554,5 +555,5 @@ def test_a_background_build_stops_on_ctrl_c_and_sigterm_keeping_its_shards(tmp_p
         process.kill()
     assert process.returncode == status, err
     assert err.strip().count("\n") == 0 and "interrupted; finished shards are kept" in err
-    kept = sp.read_manifest(directory)["shards"]
+    kept = sf.read_manifest(directory)["shards"]
     assert len(kept) >= 2 and len(sp.load(directory)) > 0

@@ -17,6 +17,7 @@ from trinity_env.agents.spec import make
 from trinity_env.cli import main as trinity
 from trinity_env.core import ArgumentError
 from trinity_env.evaluation import solved_build as sb
+from trinity_env.evaluation import solved_format as sf
 from trinity_env.evaluation import solved_positions as sp
 from trinity_env.search.solver import Solver
 
@@ -45,14 +46,14 @@ def full(tmp_path_factory) -> Path:
 def budgeted(tmp_path_factory) -> Path:
     directory = tmp_path_factory.mktemp("budget") / "budgeted"
     report = sb.build(directory, 2, **SMALL, max_nodes=BUDGET)
-    manifest = sp.read_manifest(directory)
+    manifest = sf.read_manifest(directory)
     over = {count: sum(e["over_budget"][str(count)] for e in manifest["shards"].values()) for count in range(5, 10)}
     assert report.over_budget == over
     return directory
 
 
 def test_positions_past_the_budget_are_left_out_and_counted(full, budgeted):
-    manifest = sp.read_manifest(budgeted)
+    manifest = sf.read_manifest(budgeted)
     assert manifest["max_nodes"] == BUDGET
     whole, kept = sp.load(full), sp.load(budgeted)
     left_out = 0
@@ -85,9 +86,9 @@ def test_kept_labels_are_a_full_solves(full, budgeted):
     rows = by_position(whole)
     for row in range(len(kept)):
         same = rows[int(kept.game[row]), int(kept.empty[row])]
-        for name in sp.ARRAYS:
-            value = getattr(kept.batch, name) if name in sp.BATCH_ARRAYS else getattr(kept, name)
-            other = getattr(whole.batch, name) if name in sp.BATCH_ARRAYS else getattr(whole, name)
+        for name in sf.ARRAYS:
+            value = getattr(kept.batch, name) if name in sf.BATCH_ARRAYS else getattr(kept, name)
+            other = getattr(whole.batch, name) if name in sf.BATCH_ARRAYS else getattr(whole, name)
             np.testing.assert_array_equal(value[row], other[same], err_msg=name)
     solver = Solver()
     for row in range(len(kept)):
@@ -111,13 +112,13 @@ def test_a_resumed_build_with_another_budget_is_refused(full, budgeted, tmp_path
         (2 * BUDGET, f"labels only within {BUDGET} nodes, not .*labels only within {2 * BUDGET} nodes"),
         (None, f"labels only within {BUDGET} nodes, not .*every position labelled"),
     ]:
-        with pytest.raises(sp.DatasetError, match=problem) as caught:
+        with pytest.raises(sf.DatasetError, match=problem) as caught:
             sb.build(directory, 3, **SMALL, max_nodes=other)
         assert "\n" not in str(caught.value)
     assert files(directory) == files(budgeted)
     unbudgeted = tmp_path / "unbudgeted"
     shutil.copytree(full, unbudgeted)
-    with pytest.raises(sp.DatasetError, match=r"every position labelled, not .*labels only within 3000 nodes"):
+    with pytest.raises(sf.DatasetError, match=r"every position labelled, not .*labels only within 3000 nodes"):
         sb.build(unbudgeted, 3, **SMALL, max_nodes=BUDGET)
     assert files(unbudgeted) == files(full)
 
@@ -159,7 +160,7 @@ def test_the_command_line_builds_with_a_budget_and_says_what_it_left_out(budgete
 def test_a_damaged_budget_in_the_manifest_is_refused(budgeted, full, tmp_path):
     directory = tmp_path / "copy"
     shutil.copytree(budgeted, directory)
-    manifest = json.loads((directory / sp.MANIFEST).read_text())
+    manifest = json.loads((directory / sf.MANIFEST).read_text())
     first = "shard-00000.npz"
     for change, problem in [
         (lambda m: m.update(max_nodes=0), "max_nodes must be"),
@@ -173,16 +174,16 @@ def test_a_damaged_budget_in_the_manifest_is_refused(budgeted, full, tmp_path):
     ]:
         broken = json.loads(json.dumps(manifest))
         change(broken)
-        (directory / sp.MANIFEST).write_text(json.dumps(broken))
-        with pytest.raises(sp.DatasetError, match=problem) as caught:
+        (directory / sf.MANIFEST).write_text(json.dumps(broken))
+        with pytest.raises(sf.DatasetError, match=problem) as caught:
             sp.load(directory)
         assert "manifest.json" in str(caught.value) and "\n" not in str(caught.value)
     # a manifest without a budget takes no over_budget
-    plain = json.loads((full / sp.MANIFEST).read_text())
+    plain = json.loads((full / sf.MANIFEST).read_text())
     plain["shards"][first]["over_budget"] = {str(c): 0 for c in range(5, 10)}
-    (directory / sp.MANIFEST).write_text(json.dumps(plain))
-    with pytest.raises(sp.DatasetError, match="expected games, positions, bytes, sha256 and arrays_sha256"):
-        sp.read_manifest(directory)
+    (directory / sf.MANIFEST).write_text(json.dumps(plain))
+    with pytest.raises(sf.DatasetError, match="expected games, positions, bytes, sha256 and arrays_sha256"):
+        sf.read_manifest(directory)
 
 
 def test_a_build_without_a_budget_writes_what_it_always_did(tmp_path):
@@ -191,7 +192,7 @@ def test_a_build_without_a_budget_writes_what_it_always_did(tmp_path):
     directory = tmp_path / "plain"
     report = sb.build(directory, 2, agent="mcts:16", empty=(4, 8), games_per_shard=3, seed=5, policy_empty=(5, 7))
     assert report.over_budget is None
-    text = (directory / sp.MANIFEST).read_bytes()
+    text = (directory / sf.MANIFEST).read_bytes()
     assert b"max_nodes" not in text and b"over_budget" not in text
     assert hashlib.sha256(text).hexdigest() == "416c702c09ed1d1427bbd8c6f45ecd9d647a9bfd2a640be00bd5dee5d32abc40"
 
@@ -219,7 +220,7 @@ def test_the_deep_budget_benchmark_labels_as_a_budgeted_build_does(tmp_path):
     assert [row["empty"] for row in rows] == [12, 11, "11-12"]
     built = tmp_path / "deep"
     sb.build(built, 1, empty=(11, 12), games_per_shard=2, max_nodes=200_000)
-    entry = sp.read_manifest(built)["shards"]["shard-00000.npz"]
+    entry = sf.read_manifest(built)["shards"]["shard-00000.npz"]
     for row in rows[:2]:
         assert row["positions"] - row["settled"] == entry["over_budget"][str(row["empty"])]
     assert rows[2]["settled"] == entry["positions"] and table(rows).count("\n") == 4

@@ -25,7 +25,7 @@ from trinity_env.cli.common import (
     write_json,
 )
 from trinity_env.cli.options import add_agent, add_json, add_max_nodes, add_quiet, add_seed
-from trinity_env.evaluation.solved_positions import (
+from trinity_env.evaluation.solved_format import (
     DEFAULT_AGENT,
     DEFAULT_GAMES_PER_SHARD,
     MAX_GAMES_PER_SHARD,

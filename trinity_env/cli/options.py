@@ -14,7 +14,7 @@ import argparse
 
 from trinity_env.arguments import output_path, positive_int, process_count, whole_number
 from trinity_env.cli.common import Renamed
-from trinity_env.evaluation.solved_positions import MAX_SEED
+from trinity_env.evaluation.solved_format import MAX_SEED
 
 SEED_HELP = "seeds every random choice: the same seed, the same result"
 JSON_HELP = "also write the result as JSON to this file"

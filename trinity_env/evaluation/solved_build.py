@@ -1,4 +1,4 @@
-"""Building the solved-positions dataset (``solved_positions`` holds the format): games of one agent against
+"""Building the solved-positions dataset (``solved_format`` holds the format): games of one agent against
 itself on dealt hands (``mcts:200`` by default), every position from ``empty[1]`` down to ``empty[0]`` empty tiles
 in which the mover has a move, each labelled by the exact solver with its value for the player to move and, where
 its empty tiles lie in ``policy_empty``, every move that keeps that value. The hands are open (both known), so the
@@ -38,7 +38,7 @@ from trinity_env.core.errors import BudgetExhausted
 from trinity_env.core.locks import locked
 from trinity_env.core.stops import signals_held
 from trinity_env.core.writes import remove_leftovers, write_bytes
-from trinity_env.evaluation.solved_positions import (
+from trinity_env.evaluation.solved_format import (
     ACTIONS,
     ARRAYS,
     BATCH_ARRAYS,
