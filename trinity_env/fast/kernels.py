@@ -13,6 +13,10 @@ moves dispatch on the phase themselves and call the parts: in numba, a compiled 
 that holds both phases' code runs several times slower even on moves that never take the
 other branch, and so does a batch loop that calls ``is_legal`` or ``legal_actions`` inlined
 (``python -m benchmarks.fast``, (c) and (e), measures the loops).
+
+Past the house's ~500 lines on purpose (docs/architecture.md): this is one engine, every rule restated once for the
+batch layout, each rule's draft and play parts beside their dispatcher, and the differential tests hold it to the core
+as one; split by rule, a rule's parts and the loops that call them would sit in different files.
 """
 
 from __future__ import annotations

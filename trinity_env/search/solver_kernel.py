@@ -32,6 +32,10 @@ The search is one loop over a stack of frames, not a recursion: numba counts ref
 to every array a call passes, and with a dozen arrays that cost more than a small node.
 A search stops when its node counter passes its limit (``nodes``, which another thread can
 lower to stop it), unwinding without storing anything from the nodes it had not finished.
+
+Past the house's ~500 lines on purpose (docs/architecture.md): the search loop and the ``inline="always"`` helpers
+it compiles into itself are one hot path, read, measured and changed together (a change to any of them moves the node
+counts the tests pin).
 """
 
 from __future__ import annotations
