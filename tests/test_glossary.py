@@ -25,9 +25,29 @@ RETIRED = {
     "the bare training key eval_every (now eval_every_steps, _games or _iterations)": re.compile(
         r"""(?m)^\s*eval_every\s*:|["']eval_every["']\s*:\s*\d|\beval_every\s*="""
     ),
+    "the bare training key snapshot_every (now snapshot_every_steps or _iterations)": re.compile(
+        r"""(?m)^\s*snapshot_every\s*:|["']snapshot_every["']\s*:\s*\d|\bsnapshot_every\s*=|\.snapshot_every\b"""
+    ),
+    "RLlib's max_league (now pool_size, as PPO's)": re.compile(
+        r"""(?m)^\s*max_league\s*:|["']max_league["']\s*:\s*\d|\bmax_league\s*=|\.max_league\b"""
+    ),
 }
 """Retired spellings, searched for in trinity_env/, training/ and configs/ (where a retired name is only named, in
 the table that refuses it with its new name, it is a key whose value is the new name, not a number)."""
+
+
+RETIRED_DEFINITIONS = {
+    "as_agent": {"trinity_env/agents/__init__.py"},
+    "one_line": {"trinity_env/core/files.py"},
+    "describe": set(),
+    "check_count": {"trinity_env/agents/baselines.py"},
+    "int_field": {"trinity_env/agents/checkpoint.py"},
+    "game_seed": {"trinity_env/evaluation/arena.py"},
+}
+"""Function names that had several meanings (issue 53) and the one module each may still define them in (none: the
+name is retired): the others were renamed by what they do (``env_opponent``, ``policy_as_agent``, ``printable_line``,
+``describe_error``...: docs/glossary.md) or merged."""
+DEFINITION_FOLDERS = ("trinity_env", "training", "benchmarks", "scripts")
 
 
 def _rows() -> list[list[str]]:
@@ -81,7 +101,7 @@ def test_the_glossary_names_are_the_ones_the_code_uses():
     assert ARENA_DEFAULTS["draft"] == "dealt"
     assert AZ_ARGUMENTS["sims"][0] == "simulations"  # the az spec's sims sets simulations: both listed as they are
     assert "simulations" in inspect.signature(MCTSAgent.check_arguments).parameters
-    for retired in ("random", "eval_every", "Replay"):
+    for retired in ("random", "eval_every", "Replay", "snapshot_every", "max_league", "describe", "as_agent"):
         assert any(f"`{retired}`" in row[3] for row in _rows()), f"the glossary says what replaced {retired!r}"
 
 
@@ -106,6 +126,26 @@ def test_retired_names_are_gone_from_the_code_and_configs(what):
     assert not found, f"{what} is still written in: {found}"
 
 
+def _definitions(name: str) -> set[str]:
+    pattern = re.compile(rf"(?m)^\s*(?:async\s+)?def {name}\(")
+    return {
+        str(path.relative_to(ROOT))
+        for folder in DEFINITION_FOLDERS
+        for path in sorted((ROOT / folder).rglob("*.py"))
+        if pattern.search(path.read_text(encoding="utf-8"))
+    }
+
+
+@pytest.mark.parametrize("name", sorted(RETIRED_DEFINITIONS))
+def test_a_name_that_had_several_meanings_is_defined_in_one_place_at_most(name):
+    assert _definitions(name) <= RETIRED_DEFINITIONS[name], f"{name} is defined again: one name, one meaning"
+
+
+def test_the_definition_scan_finds_what_it_is_for():
+    assert _definitions("env_opponent") == {"trinity_env/spec/agent.py"}
+    assert _definitions("describe_value") == {"trinity_env/core/checks.py"}
+
+
 def test_the_training_package_has_no_class_named_replay():
     """training's buffer is ReplayBuffer: Replay is core's recorded game, and only that."""
     found = [
@@ -126,6 +166,11 @@ def test_the_training_package_has_no_class_named_replay():
         "eval_every: 5000",
         '"eval_every": 5000,',
         "TrainConfig(eval_every=5)",
+        "snapshot_every: 200000",
+        '"snapshot_every": 50,',
+        "if iteration % config.snapshot_every == 0:",
+        "max_league: 8",
+        "versions=min(versions, config.max_league),",
     ],
 )
 def test_the_retired_name_patterns_find_what_they_are_for(text):
@@ -141,6 +186,9 @@ def test_the_retired_name_patterns_find_what_they_are_for(text):
         'retired = {"eval_every": "eval_every_steps"}',
         "eval_every_games: 5000",
         'SPEC_DRAFT_SPELLINGS = {"random": "dealt"}',
+        "snapshot_every_steps: 200000",
+        'retired = {"snapshot_every": "snapshot_every_iterations", "max_league": "pool_size"}',
+        "pool_size: 8",
     ],
 )
 def test_the_retired_name_patterns_leave_the_names_in_use_alone(text):
