@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from trinity_env.core.writes import write_text
-from trinity_env.evaluation.anchored import ReferencePool, pool_for, rate_against_pool
+from trinity_env.evaluation.anchored import ReferencePool, pools_for, rate_against_pool
 from trinity_env.evaluation.arena import ARENA_DEFAULTS, CHUNK
 from trinity_env.evaluation.ratings import LIKELIHOOD, ROBUST, fit_against_fixed
 from trinity_env.scorecard import PROTOCOLS
@@ -49,10 +49,10 @@ TARGET = 0.90
 
 def pools(members: str) -> list[ReferencePool]:
     """The dealt-hands and draft pools, cut to the default members unless ``members`` is ``all``."""
-    found = [pool_for(make_config(ARENA_DEFAULTS)), pool_for(make_config(draft="pick"))]
+    found = pools_for([make_config(ARENA_DEFAULTS), make_config(draft="pick")])
     if members == "all":
         return found
-    return [pool.only([a for a in pool.agents if a not in SLOW_MEMBERS]) for pool in found]
+    return [pool.only([a for a in pool.labels if a not in SLOW_MEMBERS]) for pool in found]
 
 
 def quick_score(games_file: Path, members: int, quick_games: int) -> tuple[np.ndarray, np.ndarray]:
@@ -117,7 +117,7 @@ def study(policy: str, pool: ReferencePool, full_seeds: int, quick_seeds: int, w
         "policy": policy,
         "kind": POLICIES.get(policy, "given"),
         "pool_name": pool.name,
-        "members": list(pool.agents),
+        "members": list(pool.labels),
         "reference": reference,
         "quick": summary(quick, leave_one_out=False),
         "full": summary(full, leave_one_out=True) if full_seeds > 1 else None,

@@ -26,7 +26,7 @@ import numpy as np
 
 from benchmarks import write_result
 from benchmarks.rating_coverage import TARGET  # the coverage a stated 95% interval must reach (issue 51)
-from trinity_env.evaluation.anchored import ReferencePool, pool_for
+from trinity_env.evaluation.anchored import ReferencePool, pools_for
 from trinity_env.evaluation.arena import ARENA_DEFAULTS
 from trinity_env.evaluation.ratings import ELO_SCALE, LIKELIHOOD, ROBUST, fit_against_fixed
 from trinity_env.scorecard import PROTOCOLS
@@ -95,7 +95,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.seeds < 2 or args.seed < 0:
         parser.error("--seeds must be at least 2 and --seed at least 0")
     rows = []
-    for pool in (pool_for(make_config(ARENA_DEFAULTS)), pool_for(make_config(draft="pick"))):
+    for pool in pools_for([make_config(ARENA_DEFAULTS), make_config(draft="pick")]):
         for n, (name, shares) in enumerate(scenarios(pool, args.seed).items()):
             for protocol in ("quick", "full"):
                 games = PROTOCOLS[protocol].rating_games

@@ -25,7 +25,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from trinity_env.agents.registry import format_spec
+from trinity_env.agents.spec import format_spec
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs" / "alphazero"

@@ -42,8 +42,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from trinity_env.agents.registry import format_spec
-from trinity_env.agents.spec import AgentSpec
+from trinity_env.agents.spec import AgentSpec, format_spec
 from trinity_env.arguments import process_count
 from trinity_env.cli.benchmark import OUTPUT_FILES
 from trinity_env.cli.common import exit_status, say, stop_on_signals
@@ -305,7 +304,7 @@ def upgrade(path: Path) -> bool:
     for key in ("rating", "rating_draft"):
         rating = data[key]
         pool = ReferencePool.load(pools[rating["pool_name"]])
-        if list(pool.agents) != rating["opponents"]:
+        if list(pool.labels) != rating["opponents"]:
             raise ValueError(f"{path}: {key}'s opponents are not the pool {pool.name}'s")
         elo, low, high = fit_against_fixed(
             np.array(pool.elo),

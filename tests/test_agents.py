@@ -152,7 +152,8 @@ def test_the_batched_greedy_kernel_plays_exactly_like_greedy():
 
 def test_spec_defaults_are_the_constructors_and_unknown_arguments_are_named():
     """Defaults are declared once, in the agents; the registry only maps spec names to keywords."""
-    from trinity_env.agents.registry import AGENTS, AZ_ARGUMENTS, MCTS_ARGUMENTS
+    from trinity_env.agents.registry import AGENTS
+    from trinity_env.agents.spec_arguments import AZ_ARGUMENTS, MCTS_ARGUMENTS
 
     built, plain = make("mcts"), MCTSAgent()
     assert (built.simulations, built.c, built.worlds) == (plain.simulations, plain.c, plain.worlds)

@@ -175,9 +175,9 @@ def test_bad_results_are_refused_in_one_line(fixed, score, games, problem):
 def test_each_shipped_pool_is_the_ladder_fitted_once_on_its_draft_mode_with_random_at_0(draft):
     pool = ReferencePool.load(POOL_FILES[draft])
     data = json.loads(POOL_FILES[draft].read_text(encoding="utf-8"))
-    assert list(pool.agents) == list(ladder.LADDER.values())
+    assert list(pool.labels) == list(ladder.LADDER.values()) and pool.agents[2] == AgentSpec.parse("mcts:25")
     assert data["levels"] == [f"level:{n}" for n in ladder.LADDER]
-    assert pool.anchor == "random" and pool.elo[0] == 0.0 and pool.config == {"draft": draft}
+    assert pool.anchor.label == "random" and pool.elo[0] == 0.0 and pool.config() == data["config"] == {"draft": draft}
     assert pool.rules == make_config(draft=draft) and pool.name == POOL_FILES[draft].stem
     assert ("--draft pick" in pool.command) == (draft == "pick")
     assert list(pool.elo) == sorted(pool.elo)  # each level above the last
@@ -199,6 +199,7 @@ def test_each_shipped_pool_is_the_ladder_fitted_once_on_its_draft_mode_with_rand
         (lambda d: d["elo"].__setitem__(1, float("inf")), "Infinity is not a JSON number"),
         (lambda d: d.update(anchor="greedy"), "anchor must name an agent of the pool rated 0"),
         (lambda d: d.update(config={"draft": "sideways"}), "bad config"),
+        (lambda d: d["agents"].__setitem__(1, "mcts:0"), "bad agent: .*simulations must be"),
         (lambda d: d.update(seed=-1), "whole numbers"),
     ],
 )
@@ -215,13 +216,13 @@ def test_a_bad_pool_file_is_refused_in_one_line(tmp_path, change, problem):
 def test_a_pool_cut_keeps_its_ratings_and_refuses_an_agent_it_lacks():
     pool = ReferencePool.load()
     cut = pool.only(["greedy", "random"])
-    assert cut.agents == ("random", "greedy") and cut.elo == (pool.elo[0], pool.elo[3])
+    assert cut.labels == ("random", "greedy") and cut.elo == (pool.elo[0], pool.elo[3])
     with pytest.raises(ValueError, match="holds no agent 'mcts:7'"):
         pool.only(["mcts:7"])
 
 
 def test_the_default_pool_is_the_dealt_one():
-    assert POOL_FILES["dealt"] == POOL_FILE and ReferencePool.load().config == {"draft": "dealt"}
+    assert POOL_FILES["dealt"] == POOL_FILE and ReferencePool.load().config() == {"draft": "dealt"}
 
 
 @pytest.fixture
@@ -234,7 +235,7 @@ def test_the_pool_is_the_one_fitted_on_the_games_rules(pools):
     assert pool_for(make_config("standard"), pools).name == "reference_pool_draft"
     assert pool_for(make_config(draft="pick"), pools).rules == make_config("standard")
     assert pool_for(make_config(draft="dealt", reward="margin"), pools).name == "reference_pool"  # same games
-    assert pool_for(make_config(draft="dealt")).config == {"draft": "dealt"}  # the shipped files by default
+    assert pool_for(make_config(draft="dealt")).config() == {"draft": "dealt"}  # the shipped files by default
 
 
 @pytest.mark.parametrize(

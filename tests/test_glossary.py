@@ -91,7 +91,7 @@ def test_every_place_the_glossary_names_exists_in_code():
 
 def test_the_glossary_names_are_the_ones_the_code_uses():
     from trinity_env.agents.mcts import MCTSAgent
-    from trinity_env.agents.registry import AZ_ARGUMENTS
+    from trinity_env.agents.spec_arguments import AZ_ARGUMENTS
     from trinity_env.evaluation.arena import ARENA_DEFAULTS
     from trinity_env.spec.config import DRAFT_MODES
 

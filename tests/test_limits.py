@@ -90,10 +90,9 @@ def test_every_thread_and_process_count_is_bounded_by_the_limits_table(monkeypat
     table (4 a CPU): ``onnx:FILE,threads=64`` was accepted on 2 CPUs and one arena ran 598 threads."""
     import argparse
     import dataclasses
-    import inspect
 
-    from trinity_env.agents import registry
     from trinity_env.agents.spec import AgentSpec
+    from trinity_env.agents.spec_arguments import PARAMETERS
     from trinity_env.arguments import process_count
     from trinity_env.cli import build_parser
 
@@ -107,8 +106,8 @@ def test_every_thread_and_process_count_is_bounded_by_the_limits_table(monkeypat
                 assert action.type is process_count, f"{key} is not a process_count"
                 seen.append(key)
     (tmp_path / "model.onnx").write_bytes(b"checked when built, after its spec")
-    for name, factory in registry.AGENTS.items():
-        for parameter in inspect.signature(factory).parameters:
+    for name, (_, arguments) in PARAMETERS.items():
+        for parameter in arguments:
             if parameter.endswith(COUNT_WORDS):
                 with pytest.raises(ValueError, match="9 is more than this machine can use"):
                     AgentSpec.parse(f"{name}:{tmp_path / 'model.onnx'},{parameter}=9")

@@ -137,11 +137,18 @@ def _checkpoint(path: Path, hidden: int = 8) -> Path:
     return path
 
 
+def spec_sha256(text: object) -> str | None:
+    """The hash of the files the agent ``text`` reads: its ``AgentSpec``'s."""
+    from trinity_env.agents.spec import AgentSpec
+
+    return AgentSpec.parse(text).sha256()
+
+
 def test_spec_sha256_follows_the_files_content(tmp_path, monkeypatch):
-    from trinity_env.agents.registry import SHIPPED_DIR, spec_sha256
+    from trinity_env.agents.registry import SHIPPED_DIR
 
     monkeypatch.chdir(tmp_path)
-    assert spec_sha256("mcts:200") is None and spec_sha256("greedy") is None and spec_sha256("az:sims=5") is None
+    assert spec_sha256("mcts:200") is None and spec_sha256("greedy") is None and spec_sha256("level:8") is None
     assert (
         spec_sha256("ppo-standard")
         == spec_sha256("ppo-standard:seed=3")
@@ -166,8 +173,6 @@ def test_spec_sha256_follows_the_files_content(tmp_path, monkeypatch):
     [("az:./missing", "no checkpoint at missing"), ("./run", "no checkpoint"), (7, "an agent spec is a string")],
 )
 def test_spec_sha256_refuses_in_one_line(spec, problem, tmp_path, monkeypatch):
-    from trinity_env.agents.registry import spec_sha256
-
     monkeypatch.chdir(tmp_path)
     (tmp_path / "run").mkdir()
     with pytest.raises((AgentSpecError, CheckpointError), match=problem) as refused:
@@ -181,8 +186,8 @@ def test_spec_sha256_reads_no_proc_file_for_ever(spec):
     """``/proc/self/pagemap`` says 0 bytes and reads on for hundreds of gigabytes: the hash reads no more than the
     size a file's stat gives (in a child with a deadline: the old hash read it to the end)."""
     child = (
-        "from trinity_env.agents.registry import spec_sha256\n"
-        f"try:\n    spec_sha256({spec!r})\nexcept ValueError as err:\n    print(type(err).__name__, err)\n"
+        "from trinity_env.agents.spec import AgentSpec\n"
+        f"try:\n    AgentSpec.parse({spec!r}).sha256()\nexcept ValueError as err:\n    print(type(err).__name__, err)\n"
     )
     try:
         result = subprocess.run(

@@ -68,8 +68,8 @@ SURFACES = {
 """Every module that records the hash of an agent's files, and a small run of it."""
 
 
-RECORDS = re.compile(r"spec_sha256\(|(?<!hashlib)\.sha256\(\)|policy_files\(")
-"""How a module records the hash of an agent's files: ``spec_sha256``, a spec's ``sha256()`` or the card's
+RECORDS = re.compile(r"(?<!hashlib)\.sha256\(\)|policy_files\(")
+"""How a module records the hash of an agent's files: an ``AgentSpec``'s ``sha256()`` or the card's
 ``provenance.policy_files``."""
 
 
@@ -113,10 +113,10 @@ def test_a_policy_replaced_while_its_card_is_measured_is_never_half_the_card(mod
 def test_a_pinned_spec_plays_its_files_and_its_hash_is_the_pinned_one(models):
     model, swap = models
     spec = AgentSpec.parse(str(model)).pinned()
-    assert spec.sha256() == registry.spec_sha256(str(model)) and spec.label == str(model)
+    assert spec.sha256() == AgentSpec.parse(str(model)).sha256() and spec.label == str(model)
     assert spec.pinned() is spec and AgentSpec.parse("greedy").pinned() == AgentSpec.parse("greedy")
     spec.build()
     swap()
-    assert spec.sha256() != registry.spec_sha256(str(model))  # the hash the run recorded, not the new file's
+    assert spec.sha256() != AgentSpec.parse(str(model)).sha256()  # the hash the run recorded, not the new file's
     with pytest.raises(CheckpointError, match=CHANGED):
         spec.build()

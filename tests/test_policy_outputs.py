@@ -19,6 +19,7 @@ from trinity_env.agents.az import AZAgent, evaluator, make_network, save_network
 from trinity_env.agents.checkpoint import CheckpointError  # noqa: E402
 from trinity_env.agents.outputs import PROBE_POSITIONS, output_problem, probe, probe_positions  # noqa: E402
 from trinity_env.agents.policy import PolicyNetwork, save_checkpoint  # noqa: E402
+from trinity_env.agents.spec_arguments import PARAMETERS  # noqa: E402
 from trinity_env.cli import main  # noqa: E402
 
 FORMS = ("onnx", "az", "az-standard", "ppo-standard", "state_dict", "a .pt by path", "an SB3 zip", "initial_network")
@@ -126,7 +127,7 @@ def _hostile_forms(tmp_path, monkeypatch) -> dict[str, tuple[object, str]]:
 
 
 def test_the_forms_are_every_spec_that_reads_a_policy_file():
-    reading = {name for name in registry.AGENTS if registry.spec_files(f"{name}:policy") is not None}
+    reading = {name for name, (_, arguments) in PARAMETERS.items() if "path" in arguments}
     assert reading | set(registry.shipped()) | {"a .pt by path", "an SB3 zip", "initial_network"} == set(FORMS)
 
 

@@ -71,8 +71,8 @@ def test_the_plot_shows_both_ratings_among_the_pool_members(tmp_path, drawn):
     names = [text.get_text() for text in panel.texts]
     for y, (rating, file) in enumerate(((card.rating, POOL_FILES["dealt"]), (card.rating_draft, POOL_FILES["pick"]))):
         pool = ReferencePool.load(file)
-        members = [text for text in panel.texts if text.get_text() in pool.agents and text.xy[1] == y]
-        assert sorted((text.get_text(), text.xy[0]) for text in members) == sorted(zip(pool.agents, pool.elo))
+        members = [text for text in panel.texts if text.get_text() in pool.labels and text.xy[1] == y]
+        assert sorted((text.get_text(), text.xy[0]) for text in members) == sorted(zip(pool.labels, pool.elo))
         assert f"{rating['elo']:+.0f}" in names
     drawn_intervals = [  # each errorbar's one segment: its (low, high)
         float(x) for container in panel.containers for x, _ in container.lines[2][0].get_segments()[0]

@@ -1,6 +1,6 @@
 """Specs built from paths as values, never pasted into text: any path (a comma, an ``=``, quotes, spaces in its
 name) can be named by an ``onnx:``, ``state_dict:`` or ``az:`` spec, written in double quotes (``""`` for a quote),
-and ``AgentSpec.of`` / ``registry.format_spec`` write that text from the values, read back exactly; a walk of the
+and ``AgentSpec.of`` / ``spec.format_spec`` write that text from the values, read back exactly; a walk of the
 code finds no other place that writes a spec from a value."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from trinity_env.agents import registry
-from trinity_env.agents.registry import AgentSpecError, _arguments, format_spec, spec_files
-from trinity_env.agents.spec import AgentSpec
+from trinity_env.agents import spec as agent_spec
+from trinity_env.agents.registry import AgentSpecError
+from trinity_env.agents.spec import AgentSpec, format_spec, split_arguments
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -24,7 +24,7 @@ AWKWARD = ["v1,final.onnx", "a=b.onnx", '"quoted".onnx', 'in"side.onnx', " lead.
 def test_format_spec_round_trips_any_value(value):
     text = format_spec("onnx", [value], {"threads": "2", "key": value})
     name, _, rest = text.partition(":")
-    assert name == "onnx" and _arguments(rest) == ([value], {"threads": "2", "key": value})
+    assert name == "onnx" and split_arguments(rest) == ([value], {"threads": "2", "key": value})
 
 
 def test_plain_values_are_written_as_before():
@@ -42,9 +42,9 @@ def test_every_path_spec_names_a_file_whatever_its_name(tmp_path, name):
     path.write_bytes(b"not loaded here")
     for kind, keywords in (("onnx", {"threads": 1}), ("state_dict", {"trainer": "az"}), ("az", {"sims": 0})):
         spec = AgentSpec.of(kind, path, **keywords)
-        assert spec.path == str(path) and dict(spec.keywords) == {k: str(v) for k, v in keywords.items()}
+        assert spec.path == str(path) and dict(spec.keywords) == keywords  # typed: 1, "az", 0
         assert AgentSpec.parse(spec.text) == spec
-        assert spec_files(spec.text) == [path]
+        assert spec.files() == [path]
     if name == name.strip():  # file:PATH is the spec's text to its end, trimmed like every spec
         assert AgentSpec.of("file", path).path == str(path)
 
@@ -90,18 +90,18 @@ MESSAGES = {
     ("trinity_env/agents/checkpoint.py", "state_dict:"): "a hint in an error line, naming what to type",
     ("trinity_env/agents/onnx_policy.py", "onnx:"): "an agent's name, a label tables print (never parsed)",
     ("trinity_env/web/catalogue.py", "onnx:"): "a folder model's label, its file's stem (never parsed)",
-    ("trinity_env/agents/registry.py", "file:"): "a hint in an error line, naming what to type",
+    ("trinity_env/agents/spec.py", "file:"): "a hint in an error line, naming what to type",
     ("trinity_env/provenance.py", "file:"): "a score card's label of a policy, by its file's name (never parsed)",
 }
 """Places that write ``NAME:{value}`` as a label or a message, never as a spec to be read; each says why."""
 
 
 NAMED = {"FILE_PREFIX": "file:", "STATE_DICT": "state_dict"}
-"""The registry's constants for spec names (``f"{FILE_PREFIX}{path}"``, ``f"{STATE_DICT}:{path}"``)."""
+"""The constants for spec names (``f"{FILE_PREFIX}{path}"``, ``f"{STATE_DICT}:{path}"``)."""
 
 
 def _piece(node: ast.expr) -> str | None:
-    """The text an f-string's piece writes, where it is known: a constant's, or a registry constant's."""
+    """The text an f-string's piece writes, where it is known: a constant's, or a spec name's constant."""
     if isinstance(node, ast.Constant):
         return str(node.value)
     if isinstance(node, ast.FormattedValue):
@@ -133,7 +133,7 @@ def _pasted(tree: ast.AST) -> list[tuple[int, str]]:
 
 def test_no_code_pastes_a_value_into_spec_text():
     """Walks every module of the package, the trainers, the scripts and the benchmarks: a spec built from a value
-    goes through ``AgentSpec.of`` or ``registry.format_spec`` (which quote it), so a new place cannot paste one."""
+    goes through ``AgentSpec.of`` or ``spec.format_spec`` (which quote it), so a new place cannot paste one."""
     pasted, seen = [], set()
     for folder in ("trinity_env", "training", "scripts", "benchmarks"):
         for path in sorted((ROOT / folder).rglob("*.py")):
@@ -145,7 +145,7 @@ def test_no_code_pastes_a_value_into_spec_text():
                     pasted.append(f"{where}:{line}: {kind}{{...}}")
     assert not pasted, pasted
     assert seen == {m for m in MESSAGES if (ROOT / m[0]).exists()}, set(MESSAGES) - seen  # no stale exemption
-    assert registry.format_spec is format_spec
+    assert agent_spec.format_spec is format_spec
 
 
 @pytest.mark.parametrize(

@@ -132,7 +132,7 @@ def test_the_spec_is_checked_and_hashed_without_reading_the_file(tmp_path):
         ("{path},trainer=sac", "trainer must be one of ppo, az, got 'sac'"),
         ("{path},trainer=ppo,sims=4", "trainer=ppo plays PPO's raw policy: .* got sims"),
         ("{path},sims=999999", "sims must be"),
-        ("{path},threads=2", "state_dict takes no argument 'threads' \\(it takes trainer, sims"),
+        ("{path},threads=2", "state_dict takes no argument 'threads' \\(it takes path, trainer, sims"),
         ("{path},4", "state_dict .*positional"),
     ],
 )

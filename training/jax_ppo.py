@@ -35,7 +35,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from trinity_env.agents.registry import format_spec
+from trinity_env.agents.spec import format_spec
 from trinity_env.arguments import positive_int
 from trinity_env.core.errors import ArgumentError, WriteError
 from trinity_env.core.writes import atomic_file, write_text

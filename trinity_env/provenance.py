@@ -45,9 +45,9 @@ def source_sha256() -> str:
 def file_sha256(path: str | Path) -> tuple[str, int]:
     """The plain SHA-256 of a regular file's bytes (``sha256sum``'s figure) and its size; ``ArgumentError`` in one
     line for a file that is not there or not a regular file (a pipe or device is never read), one over the
-    checkpoint cap (``registry.MAX_HASHED_BYTES``), or one whose bytes disagree with its size (a ``/proc`` file, a
+    checkpoint cap (``agents.spec.MAX_HASHED_BYTES``), or one whose bytes disagree with its size (a ``/proc`` file, a
     file being written): never more than its size and one byte is read."""
-    from trinity_env.agents.registry import MAX_HASHED_BYTES
+    from trinity_env.agents.spec import MAX_HASHED_BYTES
     from trinity_env.core.paths import open_regular
 
     try:
@@ -100,9 +100,9 @@ def _code_name(function: Any) -> str | None:
 
 def policy_label(who: Any, agent: Any = None) -> str:
     """The card's label of the ``Player`` ``who`` (see the module); ``agent``, its built agent, names code."""
-    from trinity_env.agents import registry
-    from trinity_env.agents.ladder import LEVEL, level_spec
-    from trinity_env.agents.spec import CODE_PREFIX, AgentSpec
+    from trinity_env.agents.ladder import LEVEL
+    from trinity_env.agents.registry import STATE_DICT
+    from trinity_env.agents.spec import CODE_PREFIX, FILE_PREFIX, AgentSpec, ladder_spec, names_path
 
     if not isinstance(who, AgentSpec) or who.name == CODE_PREFIX.rstrip(":"):
         name = _code_name(_function_of(agent)) if agent is not None else None
@@ -110,27 +110,26 @@ def policy_label(who: Any, agent: Any = None) -> str:
             return who.text
         return CODE_PREFIX + name if name is not None else str(who.label)
     if who.name == LEVEL:
-        return policy_label(AgentSpec.parse(level_spec(who.args[0])))
-    if who.name == registry.FILE_PREFIX:
+        return policy_label(ladder_spec(who.factory_keywords["level"]))
+    if who.name == FILE_PREFIX:
         name = file_name(who.path)
-        return name if registry.names_path(name) and not name.startswith(registry.FILE_PREFIX) else "file:" + name
+        return name if names_path(name) and not name.startswith(FILE_PREFIX) else "file:" + name
     args, keywords = list(who.args), dict(who.keywords)
-    if who.name in ("onnx", registry.STATE_DICT, "az"):
+    if who.name in ("onnx", STATE_DICT, "az"):
         if args:
             args[0] = file_name(args[0])
         elif "path" in keywords:
             keywords["path"] = file_name(keywords["path"])
-    words = args + [f"{key}={value}" for key, value in sorted(keywords.items())]
+    words = [str(a) for a in args] + [f"{key}={value}" for key, value in sorted(keywords.items())]
     return who.name + (":" + ",".join(words) if words else "")
 
 
 def policy_files(who: Any, agent: Any = None) -> list[dict[str, Any]]:
     """Every file the policy reads, named and hashed (see the module); ``[]`` for one that reads none."""
-    from trinity_env.agents import registry
     from trinity_env.agents.spec import CODE_PREFIX, AgentSpec
 
     if isinstance(who, AgentSpec) and who.name != CODE_PREFIX.rstrip(":"):
-        paths = registry.spec_files(who.text) or []
+        paths = who.files() or []
     else:
         source = None
         try:

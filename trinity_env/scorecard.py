@@ -256,7 +256,7 @@ def _rating_panel(axis, rows: list[tuple[str, dict[str, Any]]]) -> None:
     pools = [ReferencePool.load(files[rating["pool_name"]]) for _, rating in rows]  # each read once
     for y, ((_, rating), pool) in enumerate(zip(rows, pools, strict=True)):
         axis.scatter(pool.elo, [y] * len(pool.elo), marker="|", s=200, color="grey")
-        for k, (member, elo) in enumerate(zip(pool.agents, pool.elo, strict=True)):
+        for k, (member, elo) in enumerate(zip(pool.labels, pool.elo, strict=True)):
             axis.annotate(
                 member,
                 (elo, y),
@@ -331,7 +331,7 @@ def benchmark(
     them), removed when the card is written (``ScoreCard.write``). The card is the same, played at once or resumed."""
     from trinity_env.agents.spec import AgentSpec, player
     from trinity_env.evaluation import accuracy, endgames, puzzles
-    from trinity_env.evaluation.anchored import pool_for
+    from trinity_env.evaluation.anchored import pools_for
     from trinity_env.evaluation.arena import ARENA_DEFAULTS
     from trinity_env.evaluation.ratings import Share
     from trinity_env.provenance import code_provenance, policy_files, policy_label
@@ -341,7 +341,7 @@ def benchmark(
     who = player(policy)
     if isinstance(who, AgentSpec):  # every build (rating workers, accuracy) re-hashes the files it read
         who = who.pinned()
-    pools = [pool_for(make_config(ARENA_DEFAULTS)), pool_for(make_config(draft="pick"))]  # both read before a game
+    pools = pools_for([make_config(ARENA_DEFAULTS), make_config(draft="pick")])  # both read before a game
     agent = who.build()  # a policy its loader refuses is one line before any games file is made
     read, code = policy_files(who, agent), code_provenance()  # what the card says it measured
     files = games_files(who, plan, seed, pools, games_folder)
@@ -410,7 +410,7 @@ def _rating(
         "interval": ROBUST,
         "pool": POOL_VERSION,
         "pool_name": pool.name,
-        "config": dict(pool.config),
+        "config": pool.config(),
         "opponents": list(anchored.opponents),
         "score": list(anchored.score),
     }

@@ -1,12 +1,12 @@
 """The difficulty ladder: ``level:1`` ... ``level:8``, agents about equally far apart in rating.
 
 ``LADDER`` maps each level to the spec of its agent and ``LEVEL_WORDS`` to a name a new player reads ("casual",
-not ``mcts:25``). ``level:N`` is an agent spec everywhere one is taken (``trinity_env.agents.registry``): it builds
+not ``mcts:25``). ``level:N`` is an agent spec everywhere one is taken (``trinity_env.agents.spec``): it builds
 ``LADDER[N]``'s agent and keeps ``level:N`` as its label. The levels were measured with the arena on dealt hands
 (docs/web.md has the command; ``trinity_env/web/ladder.json`` its output, the ratings the web app shows), and they
 are the reference pool that fixes the rating scale (``trinity_env.evaluation.anchored``, docs/arena.md).
 
-This module imports nothing from the package: the registry and the web app both read it.
+This module imports nothing from the package: the spec grammar and the web app both read it.
 """
 
 from __future__ import annotations

@@ -50,9 +50,8 @@ def _build(args: argparse.Namespace) -> int:
 
     per_count = args.per_count or accuracy.DEFAULT_PER_COUNT
     empty = args.empty or accuracy.DEFAULT_EMPTY
-    agent = args.agent or accuracy.DEFAULT_AGENT
     max_nodes = args.max_nodes or accuracy.DEFAULT_MAX_NODES
-    accuracy.check_build(per_count, empty, agent, max_nodes, args.seed)
+    agent = accuracy.check_build(per_count, empty, args.agent or accuracy.DEFAULT_AGENT, max_nodes, args.seed)
     if not os.path.exists(args.file):
         check_file("FILE", args.file, record=True)
     progress, interrupted = interruptible(
@@ -73,7 +72,7 @@ def _build(args: argparse.Namespace) -> int:
 
 def _score(args: argparse.Namespace) -> int:
     from trinity_env.agents.spec import AgentSpec
-    from trinity_env.evaluation import accuracy, accuracy_report
+    from trinity_env.evaluation import accuracy
 
     players = [AgentSpec.parse(spec, allow_code=args.allow_code) for spec in args.agents]  # checked, not built
     set_file = args.set or str(accuracy.DEFAULT_SET)
@@ -93,11 +92,11 @@ def _score(args: argparse.Namespace) -> int:
         f"{len(positions)} positions from {source(set_file)}: share of moves that keep the exact value "
         "(over positions the mover does not lose) [95% interval]"
     )
-    print(accuracy_report.table(results, expected))
+    print(accuracy.table(results, expected))
     dropped = scored_note(positions, args.limit)
     if dropped:
         print(dropped)
-    heads = accuracy_report.network_table(results)
+    heads = accuracy.network_table(results)
     if heads:
         print("\nnetworks' heads against the exact value (value sign over positions not drawn):")
         print(heads)
@@ -105,10 +104,10 @@ def _score(args: argparse.Namespace) -> int:
         if unbounded:
             print(unbounded_note(unbounded))
     if args.json:
-        write_json(args.json, accuracy_report.summary(results, source(set_file), positions, partial))
+        write_json(args.json, accuracy.summary(results, source(set_file), positions, partial))
         print(f"wrote {args.json}")
     if args.png and results:
-        accuracy_report.plot(results, args.png, expected)
+        accuracy.plot(results, args.png, expected)
         print(f"wrote {args.png}")
     return finish("accuracy", partial, f"accuracy of {len(results)} of {len(args.agents)} agents written")
 

@@ -5,7 +5,7 @@ The package ships YAML files in ``configs/``: decks (``configs/decks/``: ``stand
 ``quick``, ``standard``...). ``resolve`` turns what a caller gives into the file to read, the same
 way for all three (``load_deck``, ``make_config(config=...)`` with its ``deck``/``decks`` keywords,
 ``trinity train NAME`` and ``--config``), and what a name means does not depend on the working
-directory, as for agent specs (``trinity_env.agents.registry``):
+directory, as for agent specs (``trinity_env.agents.spec``):
 
 1. A string with a path separator (``./quick``, ``configs/x.yaml``) or ending in ``.yaml`` or
    ``.yml`` (``mine.yaml``), or a ``pathlib.Path``, is a path: that file is read.

@@ -41,8 +41,9 @@ from typing import Any
 
 import numpy as np
 
-from trinity_env.agents.spec import AgentSpec, parse_recorded, player
+from trinity_env.agents.spec import AgentSpec, player, recorded
 from trinity_env.core import ArgumentError, GameState, Move, PositionError, records
+from trinity_env.core.writes import write_figure
 from trinity_env.evaluation.match import RunInterrupted
 from trinity_env.evaluation.puzzles import agent_move, agent_moves, parse_moves
 from trinity_env.evaluation.ratings import Share
@@ -98,8 +99,9 @@ class Position:
 # ---------------------------------------------------------------------- building
 
 
-def check_build(per_count: int, empty: tuple[int, int], agent: str, max_nodes: int, seed: int) -> None:
-    """Bad arguments of ``build_set`` raise here, before any game is played."""
+def check_build(per_count: int, empty: tuple[int, int], agent: AgentSpec | str, max_nodes: int, seed: int) -> AgentSpec:
+    """Bad arguments of ``build_set`` raise here, before any game is played; the self-play agent's ``AgentSpec``
+    (spec text parsed here, once: ``agents.spec.recorded``)."""
     if isinstance(per_count, bool) or not isinstance(per_count, int) or not 1 <= per_count <= MAX_PER_COUNT:
         raise ArgumentError(f"per_count must be a whole number from 1 to {MAX_PER_COUNT}, got {per_count!r}")
     low, high = empty
@@ -109,7 +111,7 @@ def check_build(per_count: int, empty: tuple[int, int], agent: str, max_nodes: i
         raise ArgumentError(f"max_nodes must be a whole number >= 1, got {max_nodes!r}")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ArgumentError(f"seed must be a whole number >= 0, got {seed!r}")
-    parse_recorded(agent, "a position set's build (trinity accuracy build)")
+    return recorded(agent, "a position set's build (trinity accuracy build)")
 
 
 def game_positions(agent: Agent, seed: int, game: int, empty: tuple[int, int]) -> dict[int, GameState]:
@@ -155,7 +157,7 @@ def build_set(
     *,
     per_count: int = DEFAULT_PER_COUNT,
     empty: tuple[int, int] = DEFAULT_EMPTY,
-    agent: str = DEFAULT_AGENT,
+    agent: AgentSpec | str = DEFAULT_AGENT,
     seed: int = 0,
     max_nodes: int = DEFAULT_MAX_NODES,
     progress: bool = False,
@@ -168,11 +170,10 @@ def build_set(
     the last. Ctrl-C raises ``RunInterrupted`` whose ``partial`` is the progress so far, every finished
     record written.
     """
-    check_build(per_count, empty, agent, max_nodes, seed)
-    pinned = AgentSpec.parse(agent).pinned()  # every build of it holds its files to this hash
+    pinned = check_build(per_count, empty, agent, max_nodes, seed).pinned()  # each build holds its files to this hash
     files = pinned.sha256()  # a file replaced between two runs of a build must not mix two networks' games
     hashed = {} if files is None else {"agent_sha256": files}  # mcts:400 reads no file: the header it always had
-    header = {"format": FORMAT, "agent": agent, **hashed, "seed": seed, "max_nodes": max_nodes}
+    header = {"format": FORMAT, "agent": pinned.text, **hashed, "seed": seed, "max_nodes": max_nodes}
     with records.appending(
         path, header, record_problem, PositionError, what="accuracy record", kind="accuracy set"
     ) as (out, contents):
@@ -488,3 +489,86 @@ def score_agents(
     except KeyboardInterrupt:
         raise RunInterrupted(results) from None
     return results
+
+
+# ---------------------------------------------------------------------- presenting
+
+
+def table(results: Sequence[AgentAccuracy], expected: dict[int, float] | None = None) -> str:
+    """Markdown: moves that keep the value [95% interval], by empty count (rows) and agent (columns), with the
+    positions counted and, given ``expected`` (``random_expectation``), a random mover's share."""
+    counts = sorted({c.empty for r in results for c in r.counts})
+    extra = ["random mover"] if expected else []
+    lines = [
+        "| empty | positions | " + " | ".join([r.agent for r in results] + extra) + " |",
+        "|---:|---:|" + "---|" * (len(results) + len(extra)),
+    ]
+    for empty in counts:
+        totals = {c.moves.total for r in results for c in r.counts if c.empty == empty}
+        cells = [" / ".join(str(t) for t in sorted(totals))]
+        for r in results:
+            row = next((c for c in r.counts if c.empty == empty), None)
+            cells.append(row.moves.text() if row else "-")
+        if expected:
+            cells.append(f"{expected[empty]:.1%}" if empty in expected else "-")
+        lines.append(f"| {empty} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def network_table(results: Sequence[AgentAccuracy]) -> str:
+    """Markdown: for the agents that play a network, the value head and raw policy by empty count."""
+    networks = [r for r in results if any(c.value_sign is not None for c in r.counts)]
+    if not networks:
+        return ""
+    lines = ["| agent | empty | value sign | value MSE | policy top-1 keeps the value |", "|---|---:|---|---:|---|"]
+    for r in networks:
+        for c in r.counts:
+            if c.value_sign is not None:
+                policy = c.policy.text() if c.policy else "-"
+                lines.append(f"| {r.agent} | {c.empty} | {c.value_sign.text()} | {c.value_error:.3f} | {policy} |")
+    return "\n".join(lines)
+
+
+def plot(results: Sequence[AgentAccuracy], path: str | Path, expected: dict[int, float] | None = None) -> None:
+    """Accuracy by empty count, one line per agent with its 95% interval as a band (and a random mover's
+    expected share, dashed, given ``expected``)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(7, 4.2), dpi=110)
+    ax = fig.add_subplot()
+    for r in results:
+        xs = [c.empty for c in r.counts if c.moves.total]
+        shares = [c.moves.value for c in r.counts if c.moves.total]
+        lows = [c.moves.interval[0] for c in r.counts if c.moves.total]
+        highs = [c.moves.interval[1] for c in r.counts if c.moves.total]
+        (line,) = ax.plot(xs, shares, marker="o", ms=3, label=r.agent)
+        ax.fill_between(xs, lows, highs, alpha=0.15, color=line.get_color())
+    if expected:
+        ax.plot(list(expected), list(expected.values()), ls="--", color="#888888", label="random mover")
+    ax.set_xlabel("empty tiles")
+    ax.set_ylabel("moves that keep the exact value")
+    ax.set_ylim(0, 1.0)
+    ax.yaxis.set_major_formatter(matplotlib.ticker.PercentFormatter(1.0))
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="lower left")
+    ax.set_title("Accuracy against perfect play")
+    fig.tight_layout()
+    write_figure(path, fig)
+
+
+def summary(
+    results: Sequence[AgentAccuracy], source: str, positions: Sequence[Position], partial: bool = False
+) -> dict[str, Any]:
+    """The JSON document ``trinity accuracy --json`` writes."""
+    counts = {e: sum(1 for p in positions if p.empty == e) for e in sorted({p.empty for p in positions})}
+    expected = random_expectation(positions)
+    return {
+        "set": source,
+        "positions": {str(e): n for e, n in counts.items()},
+        "partial": partial,
+        "random_mover": {str(e): share for e, share in expected.items()},
+        "agents": [r.to_json() for r in results],
+    }

@@ -69,16 +69,16 @@ class PoolError(TrinityError):
 
 @dataclass(frozen=True)
 class ReferencePool:
-    """Agents (spec strings) with ratings held fixed: ``elo[m]`` is ``agents[m]``'s rating, ``elo_95[m]`` its 95%
-    bootstrap interval from the games that fitted it; ``anchor`` is the agent rated 0, ``config`` the rules the
-    pool's games were played on, ``command`` what made the file, ``name`` the file's stem (``reference_pool``,
-    ``reference_pool_draft``)."""
+    """Agents with ratings held fixed, read from a pool file and parsed once: ``elo[m]`` is ``agents[m]``'s rating
+    (an ``AgentSpec``), ``elo_95[m]`` its 95% bootstrap interval from the games that fitted it; ``anchor`` is the
+    agent rated 0, ``rules`` the rules the pool's games were played on (an ``EnvConfig``), ``command`` what made the
+    file, ``name`` the file's stem (``reference_pool``, ``reference_pool_draft``)."""
 
-    agents: tuple[str, ...]
+    agents: tuple[AgentSpec, ...]
     elo: tuple[float, ...]
     elo_95: tuple[tuple[float, float], ...]
-    anchor: str
-    config: dict[str, Any]
+    anchor: AgentSpec
+    rules: EnvConfig
     games_per_pair: int
     seed: int
     command: str
@@ -86,8 +86,8 @@ class ReferencePool:
 
     @classmethod
     def load(cls, path: str | Path = POOL_FILE) -> ReferencePool:
-        """The pool in ``path`` (JSON, read within ``core.files``' size bound), every field checked; ``PoolError``
-        in one line naming the file and the problem."""
+        """The pool in ``path`` (JSON, read within ``core.files``' size bound), every field checked and its agents
+        and rules parsed; ``PoolError`` in one line naming the file and the problem."""
         data = read_json(path, "reference pool", PoolError)
         if not isinstance(data, dict) or data.get("version") != POOL_VERSION:
             raise PoolError(f"{path}: not a reference pool of version {POOL_VERSION}")
@@ -109,50 +109,51 @@ class ReferencePool:
         if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in counts):
             raise PoolError(f"{path}: games_per_pair and seed must be whole numbers")
         try:
-            make_config(config)
+            rules = make_config(config)
         except (ValueError, TypeError) as err:
             raise PoolError(f"{path}: bad config: {err}") from None
+        try:
+            specs = tuple(AgentSpec.parse(agent) for agent in agents)  # parsed here, once: the pool holds values
+        except ValueError as err:
+            raise PoolError(f"{path}: bad agent: {err}") from None
         return cls(
-            tuple(agents),
+            specs,
             tuple(float(x) for x in elo),
             tuple((float(a), float(b)) for a, b in elo_95),
-            anchor,
-            dict(config),
+            specs[agents.index(anchor)],
+            rules,
             *counts,
             command,
             Path(path).stem,
         )
 
-    def players(self) -> list[AgentSpec]:
-        """The pool's agents as checked specs (``AgentSpec.parse``), none built."""
-        return [AgentSpec.parse(agent) for agent in self.agents]
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """The agents' spec texts, as the pool file, tables and documents name them."""
+        return tuple(agent.label for agent in self.agents)
 
-    def only(self, agents: Sequence[str]) -> ReferencePool:
-        """The pool cut to ``agents`` (in the pool's order), their ratings unchanged: a quicker rating on the same
-        scale, from fewer opponents. One line naming an agent the pool does not hold."""
-        missing = [a for a in agents if a not in self.agents]
-        if missing or not agents:
+    def only(self, agents: Sequence[AgentSpec | str]) -> ReferencePool:
+        """The pool cut to ``agents`` (specs or their texts, kept in the pool's order), their ratings unchanged: a
+        quicker rating on the same scale, from fewer opponents. One line naming an agent the pool does not hold."""
+        wanted = [str(a) for a in agents]
+        missing = [a for a in wanted if a not in self.labels]
+        if missing or not wanted:
             raise ArgumentError(
                 f"the reference pool holds no agent {short(missing[0] if missing else '')}; "
-                f"it holds {', '.join(self.agents)}"
+                f"it holds {', '.join(self.labels)}"
             )
-        keep = [m for m, a in enumerate(self.agents) if a in agents]
-        return ReferencePool(
-            tuple(self.agents[m] for m in keep),
-            tuple(self.elo[m] for m in keep),
-            tuple(self.elo_95[m] for m in keep),
-            self.anchor,
-            self.config,
-            self.games_per_pair,
-            self.seed,
-            self.command,
-            self.name,
+        keep = [m for m, a in enumerate(self.labels) if a in wanted]
+        return replace(
+            self,
+            agents=tuple(self.agents[m] for m in keep),
+            elo=tuple(self.elo[m] for m in keep),
+            elo_95=tuple(self.elo_95[m] for m in keep),
         )
 
-    @property
-    def rules(self) -> EnvConfig:
-        """The rules the pool's games were played on (``config``, parsed)."""
-        return make_config(self.config)
+    def config(self) -> dict[str, Any]:
+        """The rules as the pool file writes them, for a document: the draft mode always, then every other field
+        that differs from the standard rules (``{"draft": "dealt"}``)."""
+        return {"draft": self.rules.draft.value} | self.rules.changes()
 
 
 def _rules(config: EnvConfig) -> EnvConfig:
@@ -164,18 +165,26 @@ def pool_for(config: EnvConfig, files: Mapping[str, str | Path] | None = None) -
     """The reference pool whose games were played on ``config``'s rules (the reward aside), from ``files`` (default
     ``POOL_FILES``: the shipped pools); ``ArgumentError`` in one line naming the rules that have a pool where none
     was fitted on these (hidden hands, random decks, fixed hands, any other change), ``PoolError`` for a bad file."""
+    return pools_for([config], files)[0]
+
+
+def pools_for(configs: Sequence[EnvConfig], files: Mapping[str, str | Path] | None = None) -> list[ReferencePool]:
+    """``pool_for`` each of ``configs``, every pool file read (and its agents parsed) once."""
     files = POOL_FILES if files is None else files
     pools = [ReferencePool.load(path) for path in files.values() if Path(path).is_file()]
-    wanted = _rules(config)
-    for pool in pools:
-        if _rules(pool.rules) == wanted:
-            return pool
-    have = "; ".join(f"{pool.name} ({describe_rules(pool.rules)})" for pool in pools) or "none"
-    missing = [Path(path).name for path in files.values() if not Path(path).is_file()]
-    raise ArgumentError(
-        f"no reference pool was fitted on these rules ({describe_rules(config)}); pools exist for: {have}"
-        + (f" (not found: {', '.join(missing)}; scripts/make_reference_pool.py writes it)" if missing else "")
-    )
+    found = []
+    for config in configs:
+        wanted = _rules(config)
+        pool = next((pool for pool in pools if _rules(pool.rules) == wanted), None)
+        if pool is None:
+            have = "; ".join(f"{pool.name} ({describe_rules(pool.rules)})" for pool in pools) or "none"
+            missing = [Path(path).name for path in files.values() if not Path(path).is_file()]
+            raise ArgumentError(
+                f"no reference pool was fitted on these rules ({describe_rules(config)}); pools exist for: {have}"
+                + (f" (not found: {', '.join(missing)}; scripts/make_reference_pool.py writes it)" if missing else "")
+            )
+        found.append(pool)
+    return found
 
 
 def describe_rules(config: EnvConfig) -> str:
@@ -271,7 +280,7 @@ def games_header(players: Sequence[Player], games_per_opponent: int, seed: int, 
         raise ArgumentError(f"a games file cannot check outside code ({CODE_PREFIX}...): rate it in one run")
     return {
         "format": GAMES_FORMAT,
-        "pool": list(pool.agents),
+        "pool": list(pool.labels),
         "rules": pool.rules.to_dict(),
         "seed": int(seed),
         "games_per_opponent": int(games_per_opponent),
@@ -333,7 +342,7 @@ def rate_all_against_pool(
     who: list[Player] = [player(p) for p in players]
     if games_file is not None:  # its header records the files' hash: every build of them is held to it
         who = [p.pinned() if isinstance(p, AgentSpec) else p for p in who]
-    members = pool.players()
+    members = pool.agents
     env_config: EnvConfig = pool.rules
     games, index = int(games_per_opponent), len(members)
     if workers > 1 and not sendable_players(who, "rate_against_pool"):
@@ -396,7 +405,7 @@ def rate_all_against_pool(
                 elo,
                 low,
                 high,
-                pool.agents,
+                pool.labels,
                 tuple(float(s) for s in score[t]),
                 tuple(int(n) for n in played[t]),
             )
@@ -432,8 +441,8 @@ def anchored_table(ratings: Sequence[AnchoredRating], pool: ReferencePool) -> st
             f"{r.agent:<{width}} | {r.elo:+6.0f} [{r.low:+.0f}, {r.high:+.0f}]".ljust(width + 25) + f" | {sum(r.games)}"
         )
     lines.append(
-        f"On the fixed scale of the reference pool {pool.name} ({describe_rules(pool.rules)}; {pool.anchor} = 0; "
-        f"{len(pool.agents)} agents held fixed)."
+        f"On the fixed scale of the reference pool {pool.name} ({describe_rules(pool.rules)}; "
+        f"{pool.anchor.label} = 0; {len(pool.agents)} agents held fixed)."
     )
     return "\n".join(lines)
 
@@ -446,10 +455,10 @@ def anchored_columns(ratings: Sequence[AnchoredRating]) -> dict[str, Any]:
 def anchored_document(ratings: Sequence[AnchoredRating], pool: ReferencePool) -> dict[str, Any]:
     """The ratings with the pool they were measured against (``anchored.json``): every agent's games and points."""
     return {
-        "pool": dict(zip(pool.agents, pool.elo)),
+        "pool": dict(zip(pool.labels, pool.elo)),
         "pool_name": pool.name,
-        "config": dict(pool.config),
-        "anchor": pool.anchor,
+        "config": pool.config(),
+        "anchor": pool.anchor.label,
         "interval": "95% robust (the results' own spread), the pool's ratings held fixed",
         "ratings": [r.to_json() for r in ratings],
     }
@@ -460,10 +469,9 @@ def pool_markdown(pool: ReferencePool) -> str:
     from trinity_env.agents.ladder import LADDER
 
     levels = {spec: f"level:{level}" for level, spec in LADDER.items()}
-    lines = [f"| level | agent | Elo ({pool.anchor} = 0) | 95% CI |", "|---|---|---|---|"]
-    for agent, elo, (low, high) in zip(pool.agents, pool.elo, pool.elo_95):
-        interval = "the anchor" if agent == pool.anchor else f"[{low:+.0f}, {high:+.0f}]"
-        lines.append(
-            f"| {levels.get(agent, '')} | `{agent}` | {'0' if agent == pool.anchor else f'{elo:+.0f}'} | {interval} |"
-        )
+    lines = [f"| level | agent | Elo ({pool.anchor.label} = 0) | 95% CI |", "|---|---|---|---|"]
+    for agent, elo, (low, high) in zip(pool.labels, pool.elo, pool.elo_95):
+        anchor = agent == pool.anchor.label
+        interval = "the anchor" if anchor else f"[{low:+.0f}, {high:+.0f}]"
+        lines.append(f"| {levels.get(agent, '')} | `{agent}` | {'0' if anchor else f'{elo:+.0f}'} | {interval} |")
     return "\n".join(lines)

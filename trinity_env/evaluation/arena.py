@@ -324,7 +324,7 @@ def check_arena(agents: list, games: int, workers: int | None = None) -> list[Pl
 
     Returns the agents as ``Player`` values (a spec string parsed by ``AgentSpec.parse``), checked and not built:
     their labels are their specs as given (stripped). A built-in name always means the built-in agent and a file
-    or folder is named by a path (``trinity_env.agents.registry``), so a checkpoint is never labelled ``greedy``
+    or folder is named by a path (``trinity_env.agents.spec``), so a checkpoint is never labelled ``greedy``
     because a file ``greedy.pt`` lay in the working directory. A label no replay could hold
     (``core.replay.agent_label``: empty, longer than ``MAX_AGENT_LABEL``, not printable) is refused here, not when
     the first replay is written.

@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from trinity_env.agents.spec import make, parse_recorded, player
+from trinity_env.agents.spec import AgentSpec, player, recorded
 from trinity_env.core import ArgumentError, GameState, Move, Phase, PositionError, TrinityError, records
 from trinity_env.evaluation.endgames import FORMAT as SUITE_FORMAT
 from trinity_env.evaluation.match import RunInterrupted
@@ -98,8 +98,9 @@ def classify(
     return frozenset(solution.best_moves)
 
 
-def check_build(count: int, empty: tuple[int, int], agent: str, max_nodes: int) -> None:
-    """Bad arguments of ``build_puzzles`` raise here, before any game is played."""
+def check_build(count: int, empty: tuple[int, int], agent: AgentSpec | str, max_nodes: int) -> AgentSpec:
+    """Bad arguments of ``build_puzzles`` raise here, before any game is played; the self-play agent's
+    ``AgentSpec`` (spec text parsed here, once: ``agents.spec.recorded``)."""
     if isinstance(count, bool) or not isinstance(count, int) or count < 1:
         raise ArgumentError(f"count must be a whole number >= 1, got {count!r}")
     low, high = empty
@@ -107,7 +108,7 @@ def check_build(count: int, empty: tuple[int, int], agent: str, max_nodes: int) 
         raise ArgumentError(f"empty tiles must be a range within 1-14 (low <= high), got {low}-{high}")
     if isinstance(max_nodes, bool) or not isinstance(max_nodes, int) or max_nodes < 1:
         raise ArgumentError(f"max_nodes must be a whole number >= 1, got {max_nodes!r}")
-    parse_recorded(agent, "a puzzle set's build (trinity puzzles build)")
+    return recorded(agent, "a puzzle set's build (trinity puzzles build)")
 
 
 @dataclass(frozen=True)
@@ -119,13 +120,14 @@ class PuzzleBuild:
 
     count: int
     empty: tuple[int, int] = DEFAULT_EMPTY
-    agent: str = DEFAULT_AGENT
+    agent: AgentSpec | str = DEFAULT_AGENT
+    """Its self-play agent, an ``AgentSpec`` once made (spec text given here is parsed then, once)."""
     seed: int = 0
     max_nodes: int = DEFAULT_MAX_NODES
     max_games: int | None = None
 
     def __post_init__(self) -> None:
-        check_build(self.count, self.empty, self.agent, self.max_nodes)
+        object.__setattr__(self, "agent", check_build(self.count, self.empty, self.agent, self.max_nodes))
 
     @property
     def game_limit(self) -> int:
@@ -136,7 +138,7 @@ class PuzzleBuild:
         """The puzzle file's header naming this build."""
         return {
             "format": FORMAT,
-            "agent": self.agent,
+            "agent": self.agent.text,
             "seed": self.seed,
             "empty": list(self.empty),
             "max_nodes": self.max_nodes,
@@ -176,7 +178,7 @@ def build_puzzles(
     """
     count, empty, agent, seed = build.count, build.empty, build.agent, build.seed
     config = make_config(draft="dealt", open_hands=True)
-    players = (make(agent), make(agent))
+    players = (agent.build(), agent.build())
     solver = Solver()
     seen: set[str] = set()
     report = BuildReport([])
@@ -207,7 +209,7 @@ def build_puzzles(
                             solution = None
                             report.over_budget += 1
                         if solution is not None:
-                            source = {"agent": agent, "seed": seed, "game": game}
+                            source = {"agent": agent.text, "seed": seed, "game": game}
                             puzzle = Puzzle(position, solution, source)
                             report.puzzles.append(puzzle)
                             if on_puzzle is not None:

@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from trinity_env.agents.spec import AgentSpec, recorded
 from trinity_env.core import ArgumentError, GameState, Move
 from trinity_env.core.errors import BudgetExhausted
 from trinity_env.core.locks import locked
@@ -70,16 +71,16 @@ from trinity_env.fast.layout import TILES, Batch
 # ---------------------------------------------------------------------- arguments
 
 
-def check_build(agent: str, seed: int, empty: tuple[int, int], games_per_shard: int) -> tuple[int, int]:
-    """Bad build arguments raise ``ArgumentError`` here (one line), before any game is played."""
-    if not isinstance(agent, str) or not agent:
+def check_build(
+    agent: AgentSpec | str, seed: int, empty: tuple[int, int], games_per_shard: int
+) -> tuple[AgentSpec, tuple[int, int]]:
+    """Bad build arguments raise ``ArgumentError`` here (one line), before any game is played; the self-play agent's
+    ``AgentSpec`` (spec text parsed here, once: ``agents.spec.recorded``) and the empty range."""
+    if not isinstance(agent, AgentSpec) and (not isinstance(agent, str) or not agent):
         raise ArgumentError(f"agent must be an agent spec such as 'mcts:200', got {agent!r}")
     _whole("seed", seed, 0, MAX_SEED)
     _whole("games_per_shard", games_per_shard, 1, MAX_GAMES_PER_SHARD)
-    from trinity_env.agents.spec import parse_recorded
-
-    parse_recorded(agent, "a dataset build (trinity dataset build)")
-    return check_empty(empty)
+    return recorded(agent, "a dataset build (trinity dataset build)"), check_empty(empty)
 
 
 def shard_range(shards: object) -> range:
@@ -255,7 +256,7 @@ def build(
     shards: int | tuple[int, int] | range | None = None,
     *,
     positions: int | None = None,
-    agent: str = DEFAULT_AGENT,
+    agent: AgentSpec | str = DEFAULT_AGENT,
     seed: int = 0,
     empty: tuple[int, int] = DEFAULT_EMPTY,
     games_per_shard: int = DEFAULT_GAMES_PER_SHARD,
@@ -272,7 +273,7 @@ def build(
     (re)built. A folder with a manifest must come from a build with the same parameters. Ctrl-C
     (``KeyboardInterrupt``) stops between or inside shards: every finished shard stays.
     """
-    empty = check_build(agent, seed, empty, games_per_shard)
+    spec, empty = check_build(agent, seed, empty, games_per_shard)
     policy_empty = check_policy_empty(policy_empty, empty)
     max_nodes = check_max_nodes(max_nodes)
     if (shards is None) == (positions is None):
@@ -287,10 +288,8 @@ def build(
         raise ArgumentError(f"{directory}: cannot make the folder ({err.strerror or err})") from None
     if not directory.is_dir():
         raise ArgumentError(f"{directory}: not a folder")
-    from trinity_env.agents.spec import AgentSpec
-
-    pinned = AgentSpec.parse(agent).pinned()  # its every build holds its files to this hash
-    header = _header(agent, seed, empty, games_per_shard, policy_empty, pinned.sha256(), max_nodes)
+    pinned = spec.pinned()  # its every build holds its files to this hash
+    header = _header(spec.text, seed, empty, games_per_shard, policy_empty, pinned.sha256(), max_nodes)
     with locked(directory, ArgumentError, blocking=True):  # the manifest's lock: the folder itself, one file less
         remove_leftovers(directory)  # a killed builder's half shards (never a live builder's)
         if (directory / MANIFEST).exists():
