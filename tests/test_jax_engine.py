@@ -231,6 +231,26 @@ def test_step_is_pgx_own_step():
         states = mine
 
 
+def test_pgx_hook_moves_by_the_step_own_rules(monkeypatch):
+    """Pgx's hook ``_step`` makes its move through the rules ``step`` uses (``rules.advance`` and the mask of its
+    words), not a second path: with ``rules.apply`` and ``rules.legal_mask`` gone, ``pgx.core.Env.step`` still
+    equals ``step`` on legal and illegal actions."""
+    pgx_core = pytest.importorskip("pgx.core")
+    env = TrinityTowers(draft="dealt", reward="margin")
+    states = jax.jit(jax.vmap(env.init))(jax.random.split(jax.random.PRNGKey(5), 8))
+    actions = jnp.argmax(states.legal_action_mask, axis=-1).at[0].set(3)  # a pick during the play: illegal
+    from trinity_env.jax import rules
+
+    def gone(*args, **kwargs):
+        raise AssertionError("a second path through the rules")
+
+    monkeypatch.setattr(rules, "apply", gone)
+    monkeypatch.setattr(rules, "legal_mask", gone)
+    theirs = jax.jit(jax.vmap(lambda s, a: pgx_core.Env.step(env, s, a)))(states, actions)
+    assert _tree_equal(jax.jit(jax.vmap(env.step))(states, actions), theirs)
+    assert float(theirs.rewards[0, int(states.current_player[0])]) == -1.0
+
+
 def test_pgx_api_test_batch_passes_as_it_is():
     api_test = pytest.importorskip("pgx._src.api_test")
     api_test.api_test_batch(TrinityTowers(), num=10)

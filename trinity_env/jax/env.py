@@ -140,29 +140,25 @@ class TrinityTowers(_Env):
 
     def step(self, state: State, action, key=None) -> State:
         """Pgx's ``Env.step`` in effect (``tests/test_jax_engine.py`` compares the two), fused: Pgx's three
-        ``lax.cond`` each become a select of the whole state under ``vmap``; here each field is selected once."""
+        ``lax.cond`` each become a select of the whole state under ``vmap``; here each field is selected once. The
+        move itself is ``_moved``'s, as in Pgx's hook ``_step``."""
         del key  # everything random happens at init
         action = jnp.asarray(action, jnp.int32)
         done = state.terminated | state.truncated
-        in_range = (action >= 0) & (action < NUM_ACTIONS)
-        offered = in_range & state.legal_action_mask[jnp.clip(action, 0, NUM_ACTIONS - 1)]
+        offered = _offered(state, action)
         illegal = ~done & ~offered
-        before = state._x
-        after, words, mask_words = rules.advance(before, action, ~done & offered)
+        moved, words = self._moved(state, action, ~done & offered)
         mover = state.current_player
         penalty = jnp.where(jnp.arange(2) == mover, -1.0, 1.0).astype(jnp.float32)
-        rewards = jnp.where(illegal, penalty, jnp.where(done, 0.0, self._rewards(before, after)))
-        terminated = jnp.where(done, state.terminated, illegal | (after.phase == OVER))
-        mask = jnp.where(done, state.legal_action_mask, terminated | rules.mask_of(*mask_words))
-        current = jnp.where(done | illegal, mover, after.to_move.astype(jnp.int32))
-        return state.replace(
+        terminated = jnp.where(done, state.terminated, illegal | moved.terminated)
+        current = jnp.where(done | illegal, mover, moved.current_player)
+        return moved.replace(
             current_player=current,
-            observation=rules.observation(after, words, current, self.config.open_hands),
-            rewards=rewards,
+            observation=rules.observation(moved._x, words, current, self.config.open_hands),
+            rewards=jnp.where(illegal, penalty, jnp.where(done, 0.0, moved.rewards)),
             terminated=terminated,
-            legal_action_mask=mask,
+            legal_action_mask=jnp.where(done, state.legal_action_mask, terminated | moved.legal_action_mask),
             _step_count=state._step_count + (~done).astype(jnp.int32),
-            _x=after,
         )
 
     def observe(self, state: State, player_id=None):
@@ -233,16 +229,24 @@ class TrinityTowers(_Env):
     def _step(self, state: State, action, key) -> State:
         """Pgx's hook, for ``pgx.Env.step`` (which ``step`` fuses): a state not over, any action id 0-255."""
         del key
+        action = jnp.asarray(action, jnp.int32)
+        return self._moved(state, action, _offered(state, action))[0]
+
+    def _moved(self, state: State, action, legal):
+        """The state after the mover's ``action`` where ``legal`` (else the same game): its mover, rewards, end and
+        mask (all True once over), with the rules' words of the game after it (for its observation, which it leaves
+        as it was, as it does the step count). The one move of both ``step`` and ``_step``."""
         before = state._x
-        legal = jnp.any(state.legal_action_mask & (jnp.arange(NUM_ACTIONS) == action))
-        after = rules.apply(before, action, legal)
-        return state.replace(
+        after, words, mask_words = rules.advance(before, action, legal)
+        over = after.phase == OVER
+        moved = state.replace(
             current_player=after.to_move.astype(jnp.int32),
             rewards=self._rewards(before, after),
-            terminated=after.phase == OVER,
-            legal_action_mask=rules.legal_mask(after),
+            terminated=over,
+            legal_action_mask=over | rules.mask_of(*mask_words),
             _x=after,
         )
+        return moved, words
 
     def _rewards(self, before: Game, after: Game):
         """Both seats' rewards for the move from ``before`` to ``after`` (the core's reward module's rule)."""
@@ -257,6 +261,12 @@ class TrinityTowers(_Env):
 
     def _observe(self, state: State, player_id):
         return rules.observe(state._x, player_id, self.config.open_hands)
+
+
+def _offered(state: State, action):
+    """Whether ``state``'s mask offers ``action`` (an id outside 0-255 is not offered)."""
+    in_range = (action >= 0) & (action < NUM_ACTIONS)
+    return in_range & state.legal_action_mask[jnp.clip(action, 0, NUM_ACTIONS - 1)]
 
 
 def state_of(game: Game, step_count: int = 0) -> State:
