@@ -25,13 +25,10 @@ from trinity_env.evaluation.accuracy import (
     AgentAccuracy,
     build_set,
     load_set,
-    network_table,
-    plot,
     random_expectation,
     score_agents,
-    summary,
-    table,
 )
+from trinity_env.evaluation.accuracy_report import network_table, plot, summary, table
 
 AGENTS = ["greedy", "mcts:400", "mcts:1600", "mcts:6400", "ppo-standard", "az-standard:sims=0", "az-standard"]
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "accuracy"

@@ -13,7 +13,7 @@ sides); training draws from the first ``size`` positions of the other games.
 Each run trains one fresh network (``VARIANTS``) for ``--steps`` minibatch steps (AdamW 1e-3,
 weight decay 1e-4, batch 256, one torch thread, seeded) on two losses: the value's squared error
 against the exact value, and, where the best moves are recorded, the policy's negative log of the
-probability it gives to the set of value-keeping moves. Every ``--eval-every`` steps the run is scored
+probability it gives to the set of value-keeping moves. Every ``--eval-every-steps`` steps the run is scored
 on the held-out positions (at most ``--held-out`` of each empty count): the value's sign against the
 exact value, and whether the raw policy's first choice keeps the value (at 4-9 empty, where the
 dataset records it), by empty count, and the value's sign on as many of the run's own training positions (a fixed
@@ -192,7 +192,7 @@ def cpu_seconds() -> float:
     return times.user + times.system
 
 
-def run(variant: str, size: int, data: Targets, steps: int, eval_every: int, seed: int) -> dict:
+def run(variant: str, size: int, data: Targets, steps: int, eval_every_steps: int, seed: int) -> dict:
     """Train ``variant`` on the first ``size`` training positions for ``steps`` steps; its curve."""
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
@@ -220,7 +220,7 @@ def run(variant: str, size: int, data: Targets, steps: int, eval_every: int, see
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
-        if step % eval_every == 0 or step == steps:
+        if step % eval_every_steps == 0 or step == steps:
             point = {
                 "step": step,
                 "cpu_seconds": round(cpu_seconds() - start, 1),
@@ -309,7 +309,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--variants", default=",".join(VARIANTS), help=f"comma-separated, of: {', '.join(VARIANTS)}")
     parser.add_argument("--steps", type=int, default=6000, help="learner steps a run (batch 256)")
-    parser.add_argument("--eval-every", type=int, default=1000, help="steps between held-out evaluations")
+    parser.add_argument("--eval-every-steps", type=int, default=1000, help="steps between held-out evaluations")
     parser.add_argument("--held-out", type=int, default=3000, help="held-out positions of each empty count, at most")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
@@ -348,7 +348,7 @@ def main(argv: list[str] | None = None) -> None:
             continue
         done.add(size)
         for variant in variants:
-            runs.append(run(variant, size, data, args.steps, args.eval_every, args.seed))
+            runs.append(run(variant, size, data, args.steps, args.eval_every_steps, args.seed))
             runs[-1] |= {
                 "dataset_positions": len(positions),
                 "shards": None if args.shards is None else shard_text(args.shards),

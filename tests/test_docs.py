@@ -292,7 +292,8 @@ def test_the_alphazero_targets_quote_the_million_step_best_responses():
 
 def test_the_accuracy_page_shows_the_tables_the_benchmark_drew_from_its_json_for_every_agent():
     from benchmarks.accuracy import AGENTS
-    from trinity_env.evaluation.accuracy import AgentAccuracy, network_table, table
+    from trinity_env.evaluation.accuracy import AgentAccuracy
+    from trinity_env.evaluation.accuracy_report import network_table, table
 
     page = (ROOT / "docs" / "accuracy.md").read_text(encoding="utf-8")
     document = json.loads((ROOT / "docs" / "accuracy" / "accuracy.json").read_text(encoding="utf-8"))

@@ -132,7 +132,7 @@ def results(tmp_path_factory):
     replay (each small)."""
     from trinity_env import scorecard
     from trinity_env.agents.spec import make
-    from trinity_env.evaluation import accuracy
+    from trinity_env.evaluation import accuracy, accuracy_report
     from trinity_env.evaluation.arena import round_robin
     from trinity_env.evaluation.balance import run_balance
     from trinity_env.evaluation.ratings import Share
@@ -167,7 +167,7 @@ def results(tmp_path_factory):
         "benchmark": lambda out: card.write(out),
         "review --json": lambda out: review.write_json(out / "review.json"),
         "review --png": lambda out: review.plot(out / "review.png"),
-        "accuracy --png": lambda out: accuracy.plot([scored], out / "accuracy.png"),
+        "accuracy --png": lambda out: accuracy_report.plot([scored], out / "accuracy.png"),
         "play --save": lambda out: replay.save(out / "game.json"),
     }
 

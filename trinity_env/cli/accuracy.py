@@ -72,7 +72,7 @@ def _build(args: argparse.Namespace) -> int:
 
 def _score(args: argparse.Namespace) -> int:
     from trinity_env.agents.spec import AgentSpec
-    from trinity_env.evaluation import accuracy
+    from trinity_env.evaluation import accuracy, accuracy_report
 
     players = [AgentSpec.parse(spec, allow_code=args.allow_code) for spec in args.agents]  # checked, not built
     set_file = args.set or str(accuracy.DEFAULT_SET)
@@ -92,11 +92,11 @@ def _score(args: argparse.Namespace) -> int:
         f"{len(positions)} positions from {source(set_file)}: share of moves that keep the exact value "
         "(over positions the mover does not lose) [95% interval]"
     )
-    print(accuracy.table(results, expected))
+    print(accuracy_report.table(results, expected))
     dropped = scored_note(positions, args.limit)
     if dropped:
         print(dropped)
-    heads = accuracy.network_table(results)
+    heads = accuracy_report.network_table(results)
     if heads:
         print("\nnetworks' heads against the exact value (value sign over positions not drawn):")
         print(heads)
@@ -104,10 +104,10 @@ def _score(args: argparse.Namespace) -> int:
         if unbounded:
             print(unbounded_note(unbounded))
     if args.json:
-        write_json(args.json, accuracy.summary(results, source(set_file), positions, partial))
+        write_json(args.json, accuracy_report.summary(results, source(set_file), positions, partial))
         print(f"wrote {args.json}")
     if args.png and results:
-        accuracy.plot(results, args.png, expected)
+        accuracy_report.plot(results, args.png, expected)
         print(f"wrote {args.png}")
     return finish("accuracy", partial, f"accuracy of {len(results)} of {len(args.agents)} agents written")
 
