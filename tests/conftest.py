@@ -23,3 +23,29 @@ def client():
     from web_client import small_client
 
     return small_client()
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _the_shipped_accuracy_set_read_once_a_process():
+    """``accuracy.load_set`` of the shipped set reads and checks it once a test process, not once a call: every
+    score card, the accuracy command and the docs' snippets read it (5,506 positions, about 10 s a read on 2 busy
+    cores) to keep its first few per count. Its ``Position`` values are frozen and each caller gets a list of its
+    own; it is read again if its size or mtime changes, and any other file is read as before."""
+    from trinity_env.evaluation import accuracy
+
+    read, shipped = accuracy.load_set, os.path.realpath(accuracy.DEFAULT_SET)
+    kept: dict[tuple[int, int], list] = {}
+
+    def load_set(path=accuracy.DEFAULT_SET):
+        if os.path.realpath(path) != shipped:
+            return read(path)
+        stat = os.stat(shipped)
+        key = (stat.st_size, stat.st_mtime_ns)
+        if key not in kept:
+            kept.clear()
+            kept[key] = read(path)
+        return list(kept[key])
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(accuracy, "load_set", load_set)
+        yield

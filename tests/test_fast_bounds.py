@@ -364,6 +364,13 @@ def _finished_then_restart(games: FastGames, call, row: int) -> None:
     games.restart([row])
 
 
+def test_fuzz_bad_arguments():
+    """The fuzz below in this process, on the compiled (warm) kernels: every bad argument refused in one line,
+    nothing changed. The run with numba's bounds checks on compiles the engine afresh: make test-e2e."""
+    fuzz(60)
+
+
+@pytest.mark.e2e  # compiles the whole engine afresh with bounds checks (about a minute on 2 busy cores): make test-e2e
 def test_fuzz_bad_arguments_with_numba_bounds_checks(tmp_path):
     env = {**os.environ, "NUMBA_BOUNDSCHECK": "1", "NUMBA_CACHE_DIR": str(tmp_path / "numba")}
     body = f"""
