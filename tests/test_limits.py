@@ -4,8 +4,6 @@ allocated or a run folder claimed: each case the red team found (issue 39) is on
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -180,23 +178,28 @@ def test_solve_openings_tables_are_within_the_budget(capsys, monkeypatch, tmp_pa
         ("ppo", "quick", "torch_threads: 100000", "field 'torch_threads': 100,000 is more"),
     ],
 )
-def test_training_configs_past_the_machine_are_refused_before_the_run_folder(trainer, config, field, words, tmp_path):
-    """Through ``trinity train``: one line, exit 2, and no run folder (the run used to claim it, then die "out of
-    memory" or start 300 solver processes)."""
+def test_training_configs_past_the_machine_are_refused_before_the_run_folder(
+    trainer, config, field, words, tmp_path, monkeypatch, capsys
+):
+    """Through ``trinity train`` (in this process; the command's exit status through a fresh interpreter is
+    test_cli_grammar's and test_cli_newcomer's): one line, exit 2, and no run folder (the run used to claim it, then
+    die "out of memory" or start 300 solver processes)."""
     pytest.importorskip("torch")
+    from training import run_folder
+
     path = tmp_path / f"{config}-big.yaml"
     path.write_text(_with(config, field))
+    assert f"trainer: {trainer}" in path.read_text()  # the shipped config names its trainer
     run = tmp_path / "run"
-    done = subprocess.run(
-        [sys.executable, "-m", "trinity_env.cli", "train", str(path), "--trainer", trainer, "--run", str(run)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=tmp_path,
-        env=os.environ | {MEMORY_VARIABLE: ""},
-    )
-    lines = done.stderr.strip().splitlines()
-    assert done.returncode == 2 and len(lines) == 1, done.stderr
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv(MEMORY_VARIABLE, "")
+    monkeypatch.setattr(run_folder, "_take", lambda *args: pytest.fail("the run folder was claimed: a run started"))
+    try:
+        status = main(["train", str(path), "--run", str(run)])
+    except SystemExit as stop:  # the trainer's own command line ends with its status
+        status = stop.code
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert status == 2 and len(lines) == 1, lines
     assert words in lines[0] and ("memory budget" in lines[0] or "more than this machine" in lines[0]), lines[0]
     assert not run.exists(), "the run folder is not claimed"
 
