@@ -511,12 +511,15 @@ def test_ctrl_c_stops_a_long_solve(tmp_path):
         stderr=subprocess.PIPE,
     )
     with reaped(proc):
-        time.sleep(3)  # imported and searching
+        seen = []  # imported and searching: its progress line, after a second of search (a fixed wait of 3 s
+        while not seen or not seen[-1].startswith(b"trinity solve: searching"):  # was still importing at load 11)
+            assert proc.poll() is None, b"".join(seen)
+            seen.append(proc.stderr.readline())
         sent = time.monotonic()
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130 and time.monotonic() - sent < 10
-    lines = err.decode().splitlines()
+    lines = (b"".join(seen) + err).decode().splitlines()
     if lines and lines[0].startswith("preparing the exact solver"):  # loading the cache was slow (a busy machine)
         lines = lines[2:] if len(lines) > 1 and lines[1].startswith("ready (") else lines[1:]
     lines = [line for line in lines if not line.startswith("trinity solve: searching")]  # its progress line
