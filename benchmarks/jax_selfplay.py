@@ -7,7 +7,8 @@ the wall time from the start (the compile, the training and the evaluations so f
 steps and self-play games then, the win shares with their 95% Wilson intervals, the compile time, and the
 self-play rate (games and learner steps per second of training, the compile and evaluations apart). The load
 averages before and after are kept: on a shared machine every figure is low in proportion. The policy is
-written to ``--run`` as ``policy.onnx`` for ``trinity benchmark --agent onnx:RUN/policy.onnx --protocol quick``.
+written to ``--run`` (the benchmark's own run folder, replaced each time) as ``policy.onnx`` for
+``trinity benchmark --agent onnx:RUN/policy.onnx --protocol quick``.
 
 Usage: python -m benchmarks.jax_selfplay [--json docs/jax/selfplay.json] [--run runs/jax-selfplay]
 """
@@ -24,10 +25,11 @@ import jax
 
 from benchmarks import load_average, write_result
 from training.jax_ppo import JaxPPOConfig, train
+from trinity_env.evaluation.ratings import SHARE_KEYS, Share
 
 
 def measure(config: JaxPPOConfig, run: Path) -> dict:
-    summary = train(config, run, log=lambda line: print(line, flush=True))
+    summary = train(config, run, log=lambda line: print(line, flush=True), overwrite=True)  # a run of its own
     reached = summary["reached_target"]
     device = jax.devices()[0]
     return {
@@ -53,8 +55,7 @@ def measure(config: JaxPPOConfig, run: Path) -> dict:
 
 
 def _share(result: dict) -> str:
-    low, high = result["interval_95"]
-    return f"{result['share']:.1%} [{low:.1%}, {high:.1%}]"
+    return Share.from_json({key: result[key] for key in SHARE_KEYS}).text()
 
 
 def main(argv: list[str] | None = None) -> None:

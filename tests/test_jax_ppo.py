@@ -142,20 +142,89 @@ def test_the_learner_always_sees_its_own_turn_and_the_results_of_its_games():
     assert finished > 30  # a dealt game lasts 8 of the learner's moves at most
 
 
-def test_an_update_is_deterministic_for_a_seed_and_learns_finite_numbers():
+def test_a_step_and_a_reset_deal_one_batch_of_new_games(monkeypatch):
+    """A restart takes its row of one deal per step (a game ends at most once a step), not a new deal in every pass
+    of the opponents' loop: traced, the step and the reset each deal once."""
+    selfplay = make_selfplay(SMALL)
+    deals = []
+    dealt = selfplay.new_games
+    monkeypatch.setattr(selfplay, "new_games", lambda key: deals.append(key) or dealt(key))
+    params = init_params(jax.random.PRNGKey(0), SMALL.hidden, SMALL.layers)
+    games = jax.eval_shape(selfplay.reset, jax.random.PRNGKey(0), params)
+    assert len(deals) == 1
+    actions = jnp.zeros(SMALL.num_envs, jnp.int32)
+    jax.make_jaxpr(selfplay.step)(games, actions, params, jax.random.PRNGKey(1))
+    assert len(deals) == 2
+
+
+def test_an_update_is_deterministic_for_a_seed_and_a_checkpoint_resumes_it_exactly(tmp_path):
+    """Two runs of two updates from one seed end in the same state; the second is saved to ``latest.npz`` after its
+    first update and read back (the whole state: network, Adam, pool, games, key) before its second."""
+    from training.jax_checkpoint import load_checkpoint, save_checkpoint
+
     config = dataclasses.replace(SMALL, share_greedy=0.0)  # greedy's compile is the other test's
     selfplay = make_selfplay(config)
     update = make_update(config, selfplay)
+    template = jax.eval_shape(lambda: initial_state(config, selfplay))
     runs = []
-    for _ in range(2):
+    for resumed in (False, True):
         state = initial_state(config, selfplay)
-        for _ in range(2):
+        for index in range(2):
             state, metrics = update(state)
-        runs.append({name: np.asarray(value) for name, value in state.params.items()})
+            if resumed and index == 0:
+                save_checkpoint(tmp_path / "latest.npz", state, {"steps": config.steps_per_update})
+                state, progress = load_checkpoint(tmp_path / "latest.npz", template)
+                assert progress == {"steps": config.steps_per_update}
+        runs.append(jax.tree_util.tree_map(np.asarray, state))
         assert all(np.isfinite(float(v)) for v in metrics.values())
     before = init_params(jax.random.split(jax.random.PRNGKey(config.seed), 3)[1], config.hidden, config.layers)
-    assert all(np.array_equal(runs[0][name], runs[1][name]) for name in runs[0])
-    assert any(not np.array_equal(runs[0][name], np.asarray(before[name])) for name in runs[0])
+    leaves = [jax.tree_util.tree_leaves(run) for run in runs]
+    assert all(a.dtype == b.dtype and np.array_equal(a, b) for a, b in zip(*leaves, strict=True))
+    assert any(not np.array_equal(runs[0].params[name], np.asarray(before[name])) for name in before)
+
+
+def test_a_checkpoint_not_of_this_run_is_refused_in_one_line(tmp_path):
+    from training.jax_checkpoint import load_checkpoint, save_checkpoint
+    from training.run_folder import RunFolderError
+
+    template = {"a": jax.ShapeDtypeStruct((2, 3), jnp.float32), "b": jax.ShapeDtypeStruct((4,), jnp.int32)}
+    path = tmp_path / "latest.npz"
+    save_checkpoint(path, {"a": np.ones((2, 3), np.float32), "b": np.arange(5, dtype=np.int32)}, {})
+    with pytest.raises(RunFolderError, match=r"entry leaf_001 is int32\[5\], this run's state has int32\[4\]$"):
+        load_checkpoint(path, template)
+    np.savez(path, leaf_000=np.zeros(3))
+    with pytest.raises(RunFolderError, match="holds 1 entries, not this run's training state"):
+        load_checkpoint(path, template)
+
+
+def test_a_second_trainer_on_the_run_folder_is_refused_in_one_line(tmp_path, capsys):
+    """The trainer claims its run folder as every trainer does: while one holds it, a second is refused at once."""
+    import threading
+
+    from training.jax_ppo import main
+    from training.run_folder import claim
+
+    config = tmp_path / "small.yaml"
+    config.write_text("total_steps: 96\nnum_envs: 12\nrollout_steps: 4\nminibatches: 2\neval_games: 8\n")
+    held, done = threading.Event(), threading.Event()
+
+    def hold():
+        with claim(tmp_path / "run", SMALL, "jax_ppo"):
+            held.set()
+            done.wait(120)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        assert held.wait(30)
+        with pytest.raises(SystemExit) as stop:
+            main(["--config", str(config), "--run", str(tmp_path / "run")])
+    finally:
+        done.set()
+        holder.join()
+    assert stop.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert "is in use by jax_ppo" in err and "one trainer per run folder" in err and "\n" not in err, err
 
 
 def test_the_onnx_file_computes_the_network_and_plays_as_an_onnx_agent(tmp_path):
@@ -187,13 +256,25 @@ def test_a_bad_config_is_one_line():
     assert JaxPPOConfig.load(ROOT / "configs" / "train" / "jax-quick.yaml").total_steps > 0
 
 
+def test_an_evaluation_result_holds_the_project_share():
+    from training.jax_eval import Result
+    from trinity_env.evaluation.ratings import Share
+
+    result = Result("greedy", wins=250, draws=10, losses=140)
+    assert result.share == Share(255, 400) and result.games == 400
+    assert (
+        result.to_dict() == {"opponent": "greedy", "wins": 250, "draws": 10, "losses": 140} | Share(255, 400).to_json()
+    )
+    assert result.line() == f"vs greedy {Share(255, 400).text()} (250-10-140)"
+
+
 def test_trinity_train_runs_the_jax_trainer_for_jax_configs(tmp_path, capsys):
     from trinity_env.cli import main
 
     with pytest.raises(SystemExit) as stop:  # the trainer's own command line: its one line, status 2
         main(["train", "jax-quick", "--resume", "--run", str(tmp_path / "run")])
     assert stop.value.code == 2
-    assert "trinity train: error: the jax trainer does not resume a run" in capsys.readouterr().err
+    assert "trinity train: error: nothing to resume: " in capsys.readouterr().err
     assert main(["train", "jax-quick", "--total-games", "5", "--run", str(tmp_path / "run")]) == 2
     assert "its budget is --total-steps N" in capsys.readouterr().err
     assert not (tmp_path / "run").exists()
@@ -217,6 +298,12 @@ def test_ctrl_c_stops_after_an_update_and_writes_the_policy(tmp_path):
     params = load_params(tmp_path / "run" / "params.npz")
     assert set(params) == set(init_params(jax.random.PRNGKey(0), 128, 2))
     assert (tmp_path / "run" / "policy.onnx").is_file() and (tmp_path / "run" / "summary.json").is_file()
+    # --resume continues from latest.npz: one more update to a budget just past where it stopped
+    done = int(output.split("stopped after update ")[1].split(":")[0])
+    again = [*command, "--resume", "--total-steps", str((done + 1) * 16 * 4)]
+    resumed = subprocess.run(again, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert f"after update {done} " in resumed.stdout and f"update {done + 1}/{done + 1}:" in resumed.stdout
 
 
 @pytest.mark.slow

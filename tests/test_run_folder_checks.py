@@ -27,6 +27,7 @@ TRAINERS = {
     "alphazero": None,
     "alphazero_ray": "ray",
     "rllib_selfplay": "ray",
+    "jax_ppo": "jax",
 }
 """Every module of ``training/`` that claims a run folder, and the extra it needs (skipped without it)."""
 

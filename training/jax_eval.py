@@ -4,8 +4,8 @@
 of ``games / 2`` deals (decks, hands and the first mover, all drawn by ``env.init`` from one key) is played
 twice, the policy in seat 0 and then in seat 1, so neither the deal nor the seat favours a side. The policy
 plays greedily (its legal action with the highest logit, as ``trinity benchmark`` plays an ONNX policy).
-The result counts wins, draws and losses; ``share`` is (wins + draws / 2) / games with its 95% Wilson
-interval (``trinity_env.evaluation.ratings.wilson_interval``).
+The result counts wins, draws and losses; its ``share`` is the project's ``Share`` of (wins + draws / 2) of the
+games, with its 95% Wilson interval (``trinity_env.evaluation.ratings``).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from functools import partial
 import jax
 import jax.numpy as jnp
 
-from trinity_env.evaluation.ratings import wilson_interval
+from trinity_env.evaluation.ratings import Share
 from trinity_env.jax.players import greedy_action, random_action
 
 OPPONENTS = ("random", "greedy")
@@ -24,6 +24,9 @@ OPPONENTS = ("random", "greedy")
 
 @dataclass(frozen=True)
 class Result:
+    """A policy's games against ``opponent``: its wins, draws and losses; ``share`` is the project's one share type
+    (``ratings.Share``: a draw counts half a win, with its 95% Wilson interval)."""
+
     opponent: str
     wins: int
     draws: int
@@ -34,28 +37,16 @@ class Result:
         return self.wins + self.draws + self.losses
 
     @property
-    def share(self) -> float:
-        return (self.wins + self.draws / 2) / self.games
-
-    @property
-    def interval(self) -> tuple[float, float]:
-        return wilson_interval(self.wins + self.draws / 2, self.games)
+    def share(self) -> Share:
+        return Share(self.wins + self.draws / 2, self.games)
 
     def line(self) -> str:
-        low, high = self.interval
-        return f"vs {self.opponent} {self.share:.1%} [{low:.1%}, {high:.1%}] ({self.wins}-{self.draws}-{self.losses})"
+        return f"vs {self.opponent} {self.share.text()} ({self.wins}-{self.draws}-{self.losses})"
 
     def to_dict(self) -> dict:
-        low, high = self.interval
-        return {
-            "opponent": self.opponent,
-            "games": self.games,
-            "wins": self.wins,
-            "draws": self.draws,
-            "losses": self.losses,
-            "share": self.share,
-            "interval_95": [low, high],
-        }
+        """The counts and the share's JSON (``Share.to_json``: hits, total, share, low, high)."""
+        counts = {"opponent": self.opponent, "wins": self.wins, "draws": self.draws, "losses": self.losses}
+        return counts | self.share.to_json()
 
 
 @partial(jax.jit, static_argnames=("policy", "env", "opponent", "games"))

@@ -13,10 +13,13 @@ draw per update), the next share the jitted ``greedy`` player and the rest the j
 are never sampled.
 
 The budget is ``total_steps``: the learner's decisions over all games (a move of the opponent is not counted).
-The same seed gives the same policy. Ctrl-C or SIGTERM stops after the update under way: what finished is
-evaluated and written, then the command exits with 130 (143 after SIGTERM), as the other trainers do. The
-evaluation runs in JAX too (``training.jax_eval``) and the policy is written as an ONNX file built with
-``onnx.helper`` (``training.jax_onnx``) that ``trinity benchmark --agent onnx:FILE`` plays.
+The same seed gives the same policy. The run folder is claimed as every trainer's is (``training.run_folder``: one
+trainer at a time, ``--resume`` and ``--overwrite``); ``latest.npz`` (``training.jax_checkpoint``) holds the whole
+training state every ``snapshot_every_updates`` updates, at each evaluation and at the end, and ``--resume`` continues
+from it exactly: a run stopped and resumed makes the policy the run would have made. Ctrl-C or SIGTERM stops after the
+update under way: what finished is saved, evaluated and written, then the command exits with 130 (143 after SIGTERM),
+as the other trainers do. The evaluation runs in JAX too (``training.jax_eval``) and the policy is written as an
+ONNX file built with ``onnx.helper`` (``training.jax_onnx``) that ``trinity benchmark --agent onnx:FILE`` plays.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -37,15 +40,16 @@ import numpy as np
 
 from trinity_env.agents.spec import format_spec
 from trinity_env.arguments import positive_int
-from trinity_env.core.errors import ArgumentError, WriteError
 from trinity_env.core.writes import atomic_file, write_text
 from trinity_env.core.zips import open_zip
 from trinity_env.spec.config import make_config
 
 from .config import TrainConfigError, YAMLConfig
+from .jax_checkpoint import CHECKPOINT, load_checkpoint, save_checkpoint
 from .jax_eval import OPPONENTS, Result, evaluate
 from .jax_onnx import export_onnx
 from .jax_selfplay import Games, SelfPlay, init_params, policy_fn
+from .run_folder import RunFolderError, claim
 from .session import GracefulStop, TrainingInterrupted, run_command
 
 
@@ -87,6 +91,11 @@ class JaxPPOConfig(YAMLConfig):
     stop_at_target: bool = False
     """Stop at the first evaluation that clears both targets (else train the whole budget)."""
     env: dict = field(default_factory=lambda: {"draft": "dealt"})
+
+    resume_may_change: ClassVar[frozenset[str]] = frozenset(
+        {"total_steps", "eval_games", "eval_every_steps", "target_random", "target_greedy", "stop_at_target"}
+    )
+    """How long to train and the evaluations; with ``anneal``, a new ``total_steps`` re-plans the rest of the rate."""
 
     def check(self, source: str = "config") -> None:
         self._check_common(source)
@@ -311,26 +320,60 @@ def _evaluate_all(config: JaxPPOConfig, selfplay: SelfPlay, params) -> dict[str,
 
 
 def _cleared(config: JaxPPOConfig, results: dict[str, Result]) -> bool:
-    return results["random"].share >= config.target_random and results["greedy"].share >= config.target_greedy
+    return (
+        results["random"].share.value >= config.target_random and results["greedy"].share.value >= config.target_greedy
+    )
 
 
-def train(config: JaxPPOConfig, out: str | Path | None = None, log=print) -> dict[str, Any]:
-    """Train for ``config.total_steps`` (or to the target, or to Ctrl-C), evaluate, and write into ``out`` (if
-    given) ``policy.onnx``, ``params.npz`` and ``summary.json``; returns the summary."""
-    out = Path(out) if out is not None else None
-    if out is not None and out.exists() and not out.is_dir():
-        raise ArgumentError(f"output folder {out} is a file")
+def train(
+    config: JaxPPOConfig, out: str | Path | None = None, log=print, *, resume: bool = False, overwrite: bool = False
+) -> dict[str, Any]:
+    """Train for ``config.total_steps`` (or to the target, or to Ctrl-C), evaluate, and write into the run folder
+    ``out`` (if given) ``policy.onnx``, ``params.npz``, ``summary.json`` and the checkpoint ``latest.npz``; returns the
+    summary. ``out`` is claimed as every trainer claims its run folder (``training.run_folder``: one trainer at a
+    time, a fresh start needs an empty folder); ``resume`` continues its run from ``latest.npz`` exactly, ``overwrite``
+    deletes it and starts again."""
+    if out is None:
+        return _train(config, None, log, resuming=False)
+    with claim(out, config, "jax_ppo", resume=resume, overwrite=overwrite, checkpoint=CHECKPOINT) as folder:
+        return _train(config, folder.path, log, resuming=folder.resuming)
+
+
+def _resumed(config: JaxPPOConfig, selfplay: SelfPlay, path: Path) -> tuple[TrainState, dict[str, Any]]:
+    """The training state and progress of the checkpoint ``path`` (``RunFolderError`` in one line if it is not one)."""
+    template = jax.eval_shape(lambda: initial_state(config, selfplay))
+    state, progress = load_checkpoint(path, template)
+    kinds = {"steps": int, "games": int, "history": list, "reached_target": (dict, type(None))}
+    if set(progress) != set(kinds) or not all(isinstance(progress[k], kind) for k, kind in kinds.items()):
+        raise RunFolderError(f"cannot resume from {path}: its progress is not this trainer's ({', '.join(kinds)})")
+    return state, progress
+
+
+def _train(config: JaxPPOConfig, out: Path | None, log, resuming: bool) -> dict[str, Any]:
     started = time.monotonic()
     selfplay = make_selfplay(config)
-    train_state = initial_state(config, selfplay)
+    progress = {"steps": 0, "games": 0, "history": [], "reached_target": None}
+    if resuming:
+        train_state, progress = _resumed(config, selfplay, out / CHECKPOINT)
+        log(f"resuming {out} after update {int(train_state.update)} ({progress['steps']:,} steps)")
+    else:
+        train_state = initial_state(config, selfplay)
     update = make_update(config, selfplay)
-    history: list[dict[str, Any]] = []
-    steps = games = compile_steps = compile_games = 0
-    compiled_at = reached_at = results = None
-    last_print = eval_at = evaluating = running = 0.0
+    history: list[dict[str, Any]] = progress["history"]
+    steps, games, reached_at = progress["steps"], progress["games"], progress["reached_target"]
+    compile_steps, compile_games = steps, games
+    compiled_at = results = None
+    eval_at = history[-1]["steps"] if history else 0
+    last_print = evaluating = running = 0.0
+
+    def save() -> None:  # latest.npz: the state after this update, and what came of the run so far
+        if out is not None:
+            counts = {"steps": steps, "games": games, "history": history, "reached_target": reached_at}
+            save_checkpoint(out / CHECKPOINT, train_state, counts)
+
     stop = GracefulStop()
     with stop.installed():
-        for index in range(config.updates):
+        for index in range(int(train_state.update), config.updates):
             train_state, metrics = update(train_state)
             metrics = {name: float(value) for name, value in metrics.items()}  # waits for the update
             steps += config.steps_per_update
@@ -361,9 +404,13 @@ def train(config: JaxPPOConfig, out: str | Path | None = None, log=print) -> dic
                     reached_at = history[-1]
                     if config.stop_at_target:
                         break
+                save()
+            elif (index + 1) % config.snapshot_every_updates == 0:
+                save()
             if stop.requested:
                 log(f"stopped after update {index + 1}: evaluating and writing what finished")
                 break
+        save()
         trained_s = time.monotonic() - started
         with stop.interruptible():
             final = results or _evaluate_all(config, selfplay, train_state.params)
@@ -385,10 +432,6 @@ def train(config: JaxPPOConfig, out: str | Path | None = None, log=print) -> dic
         "final": {name: result.to_dict() for name, result in final.items()},
     }
     if out is not None:
-        try:
-            out.mkdir(parents=True, exist_ok=True)
-        except OSError as err:
-            raise WriteError(f"cannot create {out}: {err.strerror or err}") from None
         params = {name: np.asarray(value) for name, value in train_state.params.items()}
         export_onnx(params, config.layers, out / "policy.onnx")
         with atomic_file(out / "params.npz") as handle:  # the write door: whole or untouched
@@ -397,7 +440,9 @@ def train(config: JaxPPOConfig, out: str | Path | None = None, log=print) -> dic
         onnx = out / "policy.onnx"
         log(f"wrote {onnx} (trinity benchmark --agent {format_spec('onnx', [str(onnx)])}), params.npz, summary.json")
     if stop.requested:
-        kept = f"the policy of {steps:,} steps is in {out}" if out is not None else f"trained {steps:,} steps"
+        kept = (
+            f"the policy of {steps:,} steps is in {out} (--resume continues it)" if out else f"trained {steps:,} steps"
+        )
         raise TrainingInterrupted(kept)
     return summary
 
@@ -420,15 +465,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--total-steps", type=positive_int, default=None, metavar="N", help="the budget, over the config's"
     )
-    parser.add_argument("--resume", action="store_true", help="refused: this trainer does not resume a run")
-    parser.add_argument("--overwrite", action="store_true", help="accepted: the run's files are always replaced")
+    parser.add_argument("--resume", action="store_true", help="continue the run in --run from its latest.npz")
+    parser.add_argument("--overwrite", action="store_true", help="delete the run in --run and start again")
 
     def body(args: argparse.Namespace) -> None:
-        if args.resume:
-            raise ArgumentError("the jax trainer does not resume a run: start it again (same seed, same policy)")
         budget = {"total_steps": args.total_steps} if args.total_steps is not None else {}
         config = JaxPPOConfig.load(args.config, budget)
-        train(config, args.run, log=lambda line: print(line, flush=True))
+        train(config, args.run, lambda line: print(line, flush=True), resume=args.resume, overwrite=args.overwrite)
 
     run_command(parser, body, argv)
 

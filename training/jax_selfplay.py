@@ -112,10 +112,11 @@ class SelfPlay:
             self._init(jax.random.split(init_key, n)), jax.random.bernoulli(seat_key, 0.5, (n,)).astype(jnp.int32)
         )
 
-    def _opponents_move(self, games: Games, opponent, key, done):
-        """Let the opponents move until the learner is to move in every game, a finished game restarted at once:
-        returns the games, the learner's reward from these moves and whether its game ended (or ``done`` had: no
-        reward of a game restarted since counts)."""
+    def _opponents_move(self, games: Games, fresh: Games, opponent, key, done):
+        """Let the opponents move until the learner is to move in every game, a finished game restarted at once from
+        ``fresh`` (its row: a game just dealt does not end before the learner's turn, so each game ends at most once
+        here): returns the games, the learner's reward from these moves and whether its game ended (or ``done`` had:
+        no reward of a game restarted since counts)."""
         n = self.num_envs
         rows = jnp.arange(n)
 
@@ -124,12 +125,11 @@ class SelfPlay:
 
         def body(carry):
             games, reward, done, key = carry
-            key, act_key, new_key = jax.random.split(key, 3)
+            key, act_key = jax.random.split(key)
             moving = waiting(games)
             after = self._step(games.state, self.opponent_actions(opponent, games.state, act_key))
             ended = moving & after.terminated
             reward = reward + jnp.where(moving & ~done, after.rewards[rows, games.seat], 0.0)
-            fresh = self.new_games(new_key)
             state = _where(moving, _where(ended, fresh.state, after), games.state)
             games = Games(state, jnp.where(ended, fresh.seat, games.seat))
             return games, reward, done | ended, key
@@ -139,13 +139,15 @@ class SelfPlay:
         return games, reward, done
 
     def reset(self, key, opponent) -> Games:
-        """New games, at the learner's turn in each."""
+        """New games, at the learner's turn in each (the deal's own games stand in for restarts: none ends here)."""
         new_key, move_key = jax.random.split(key)
-        games, _, _ = self._opponents_move(self.new_games(new_key), opponent, move_key, jnp.zeros(self.num_envs, bool))
-        return games
+        games = self.new_games(new_key)
+        return self._opponents_move(games, games, opponent, move_key, jnp.zeros(self.num_envs, bool))[0]
 
     def step(self, games: Games, actions, opponent, key):
-        """The learner's ``actions``, then the opponents' moves (and restarts): ``(games, reward, done)``."""
+        """The learner's ``actions``, then the opponents' moves (and restarts): ``(games, reward, done)``. One batch of
+        new games is dealt per step: a game the learner's move ends restarts from its row, and so does a game the
+        opponents' moves end (a game ends at most once a step)."""
         new_key, move_key = jax.random.split(key)
         rows = jnp.arange(self.num_envs)
         after = self._step(games.state, actions)
@@ -153,5 +155,5 @@ class SelfPlay:
         ended = after.terminated
         fresh = self.new_games(new_key)
         games = Games(_where(ended, fresh.state, after), jnp.where(ended, fresh.seat, games.seat))
-        games, later, done = self._opponents_move(games, opponent, move_key, ended)
+        games, later, done = self._opponents_move(games, fresh, opponent, move_key, ended)
         return games, reward + later, done

@@ -1,6 +1,6 @@
 """One trainer per run folder: the lock, the start / resume / overwrite rules, the config check.
 
-Every trainer (``fast_ppo``, ``selfplay_ppo``, ``rllib_selfplay``) opens its run folder with
+Every trainer (``fast_ppo``, ``selfplay_ppo``, ``rllib_selfplay``, ``jax_ppo``) opens its run folder with
 ``claim`` before it writes anything there:
 
 - **one trainer at a time**: the trainer holds ``RUN/run.lock`` locked (``trinity_env.core.locks``: POSIX
@@ -78,6 +78,10 @@ RUN_FILES = frozenset(
         "iterations.jsonl",
         "checkpoint",
         "progress.json",  # rllib_selfplay
+        "latest.npz",
+        "params.npz",
+        "policy.onnx",
+        "summary.json",  # jax_ppo
     }
 )
 """What trainers write in a run folder: what ``--overwrite`` may delete (with ``*.tmp`` leftovers)."""
@@ -208,7 +212,7 @@ def _check_resume(path: Path, config: YAMLConfig) -> None:
         )
 
 
-CHECKPOINTS = ("latest.pt", "best.pt", "latest.zip", "best.zip", "progress.json")
+CHECKPOINTS = ("latest.pt", "best.pt", "latest.zip", "best.zip", "progress.json", "latest.npz")
 """Files a trainer resumes or plays from: a run holding any of them is never started again by ``--resume``."""
 
 
