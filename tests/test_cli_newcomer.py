@@ -129,7 +129,7 @@ def _ppo_config(tmp_path: Path) -> Path:
     from trainer_runs import PPO_FOUR_UPDATES
 
     config = tmp_path / "tiny.yaml"
-    config.write_text(json.dumps(PPO_FOUR_UPDATES | {"eval_endgames": True}))  # JSON is YAML
+    config.write_text(json.dumps({"trainer": "ppo"} | PPO_FOUR_UPDATES | {"eval_endgames": True}))  # JSON is YAML
     return config
 
 
@@ -166,7 +166,9 @@ def test_the_alphazero_bar_ends_in_a_figure_not_a_comma(tmp_path):
     from trainer_runs import AZ_TWO_ITERATIONS
 
     config = tmp_path / "az.yaml"
-    config.write_text(json.dumps(AZ_TWO_ITERATIONS | {"eval_every_games": 16}))  # its bar before any evaluation
+    config.write_text(
+        json.dumps({"trainer": "alphazero"} | AZ_TWO_ITERATIONS | {"eval_every_games": 16})
+    )  # no eval yet
     done = trinity("train", str(config), "--run", str(tmp_path / "run"), timeout=300)
     assert done.returncode == 0, done.stderr
     _check_az_bars(done.stderr)

@@ -27,9 +27,9 @@ AZ_TINY = AZ_TWO_ITERATIONS
 HEADER = "steps,seconds,measure,rate,low,high"
 
 
-def _config_file(tmp_path: Path, fields: dict, name: str = "tiny.yaml") -> str:
+def _config_file(tmp_path: Path, fields: dict, name: str = "tiny.yaml", trainer: str = "ppo") -> str:
     path = tmp_path / name
-    path.write_text(yaml.safe_dump(fields))
+    path.write_text(yaml.safe_dump({"trainer": trainer} | fields))
     return str(path)
 
 
@@ -128,26 +128,61 @@ def test_resuming_a_finished_run_says_so_at_once_and_total_steps_extends_it(tmp_
         (["--total-steps", "0"], "expected a whole number >= 1, got '0'", None),
         (["--total-steps", "1_000"], "expected a whole number >= 1, got '1_000'", None),
         (
-            ["--total-steps", "5", "--trainer", "alphazero"],
+            ["--total-steps", "5", "trainer: alphazero"],
             "--total-steps does not apply to the alphazero trainer; its budget is --total-games N",
             None,
         ),
-        (["--total-steps", "5", "--trainer", "rllib"], "--total-steps does not apply to the rllib trainer", None),
+        (["--total-steps", "5", "trainer: rllib"], "--total-steps does not apply to the rllib trainer", None),
     ],
 )
 def test_the_budget_options_are_strict_and_the_wrong_one_is_refused(tmp_path, capsys, argv, message, trainer_message):
+    """``trainer: X`` in ``argv`` is the config's field, not an option."""
     from trinity_env.cli import main as trinity
 
-    config, run = _config_file(tmp_path, TINY), tmp_path / "run"
+    trainer = next((word.split(": ")[1] for word in argv if word.startswith("trainer: ")), "ppo")
+    argv = [word for word in argv if not word.startswith("trainer: ")]
+    config, run = _config_file(tmp_path, TINY, trainer=trainer), tmp_path / "run"
     assert trinity(["train", config, "--run", str(run), "--resume", *argv]) == 2
     (line,) = capsys.readouterr().err.strip().splitlines()
     assert message in line
     assert not run.exists()  # refused before anything was written
-    if "--trainer" not in argv:
+    if trainer == "ppo":
         with pytest.raises(SystemExit) as exit_:  # the trainer's own command line refuses it too
             ppo_main(["--config", config, "--run", str(run), *argv])
         assert exit_.value.code == 2 and (trainer_message or message) in capsys.readouterr().err
         assert not run.exists()
+
+
+def test_trinity_train_takes_the_trainer_from_the_config_and_guesses_none(tmp_path, capsys):
+    """The config's ``trainer:`` field chooses the trainer: a config named like AlphaZero's that names none is refused
+    in one line naming the field and the choices (the file's name was once taken for it), before any run folder."""
+    from training.config import TRAINERS, trainer_of
+    from trinity_env.cli import main as trinity
+
+    shipped = {
+        name: trainer_of(name) for name in ("quick", "standard", "az-quick", "az-standard", "rllib", "jax-quick")
+    }
+    assert shipped == {
+        "quick": "ppo",
+        "standard": "ppo",
+        "az-quick": "alphazero",
+        "az-standard": "alphazero",
+        "rllib": "rllib",
+        "jax-quick": "jax",
+    }
+    assert set(shipped.values()) == set(TRAINERS)
+    bare, run = tmp_path / "az-mine.yaml", tmp_path / "run"
+    bare.write_text(yaml.safe_dump(AZ_TINY))
+    assert trinity(["train", str(bare), "--run", str(run)]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert "names none in its trainer: field: give one of ppo, alphazero, rllib, jax" in line and not run.exists()
+    assert trinity(["train", "quick", "--trainer", "alphazero", "--run", str(run)]) == 2
+    assert "--trainer is now the config's trainer: field" in capsys.readouterr().err and not run.exists()
+    other = _config_file(tmp_path, TINY, "other.yaml", trainer="alphazero")  # PPO's fields, another trainer named
+    with pytest.raises(SystemExit) as exit_:
+        ppo_main(["--config", other, "--run", str(run)])
+    assert exit_.value.code == 2 and "field 'trainer' is 'alphazero'; this trainer is ppo" in capsys.readouterr().err
+    assert TrainConfig.from_dict({"trainer": "ppo"} | TINY) == TrainConfig.from_dict(TINY)  # not a field of the run
 
 
 def test_the_command_line_budget_applies_to_the_configs_that_have_the_field():
@@ -163,7 +198,7 @@ def test_the_command_line_budget_applies_to_the_configs_that_have_the_field():
 def test_alphazero_prints_its_evaluations_says_when_finished_and_total_games_extends_it(tmp_path, capsys):
     from training.alphazero import main as az_main
 
-    config, run = _config_file(tmp_path, AZ_TINY), tmp_path / "run"
+    config, run = _config_file(tmp_path, AZ_TINY, trainer="alphazero"), tmp_path / "run"
     az_main(["--config", config, "--run", str(run)])
     out = capsys.readouterr().out
     assert "8 games (" in out and "16 games (" in out  # printed as they happened (alphazero's default)
@@ -185,7 +220,7 @@ def test_alphazero_stop_at_ends_a_part_where_it_says_and_resume_goes_on_as_if_un
 
     from training.alphazero import main as az_main
 
-    config = _config_file(tmp_path, AZ_TINY)
+    config = _config_file(tmp_path, AZ_TINY, trainer="alphazero")
     az_main(["--config", config, "--run", str(tmp_path / "unbroken")])
     az_main(["--config", config, "--run", str(tmp_path / "parts"), "--stop-at", "8"])
     assert "stopped by --stop-at after 8 of 16 games: --resume continues it" in capsys.readouterr().out

@@ -127,7 +127,7 @@ def test_trinity_train_runs_a_config_from_the_wheel(unpacked_wheel, tmp_path):
     )
     assert probe.returncode == 0 and str(unpacked_wheel) in probe.stdout, probe.stderr
     config = tmp_path / "tiny.yaml"
-    config.write_text(yaml.safe_dump(TINY))
+    config.write_text(yaml.safe_dump({"trainer": "ppo"} | TINY))
     result = _run_from_wheel(unpacked_wheel, tmp_path, "train", str(config), "--run", "runs/tiny")
     assert result.returncode == 0, result.stderr[-2000:]
     assert (tmp_path / "runs" / "tiny" / "best.pt").is_file()

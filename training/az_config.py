@@ -38,6 +38,7 @@ class AZConfig(TrainerFields):
     """The config of ``training.alphazero`` (``configs/train/az-quick.yaml``, ``az-standard.yaml``): the fields of
     ``TrainerFields`` (the seed and the evaluation) and these."""
 
+    trainer: ClassVar[str] = "alphazero"
     total_games: int = 20_000
     """Self-play games to train for: the schedule. Training runs ``ceil(total_games / games_per_iteration)``
     iterations of self-play and learning."""

@@ -40,6 +40,26 @@ BUDGETS = {"total_steps": "learner steps", "total_games": "self-play games"}
 and ``AZConfig``'s."""
 
 
+TRAINERS = ("ppo", "alphazero", "rllib", "jax")
+"""The trainers ``trinity train`` runs, by the name a config's ``trainer:`` field gives (``configs/train/*.yaml``):
+PPO on the fast engine, AlphaZero, RLlib's PPO and PPO in JAX."""
+TRAINER_FIELD = "trainer"
+"""The field that names a config's trainer: read by ``trinity train`` (``trainer_of``), checked by the config class
+it is given to (``YAMLConfig.trainer``), never a field of the run (its ``config.json`` does not hold it)."""
+
+
+def trainer_of(name_or_path: str | Path, error: type[Exception] = TrainConfigError) -> str:
+    """The trainer a training config names in its ``trainer:`` field (``TRAINERS``); ``error`` in one line naming the
+    field and the choices for a config that names none or another."""
+    path = resolve(name_or_path, "train", error)
+    data = load_yaml(path, "training config", error)
+    trainer = data.get(TRAINER_FIELD) if isinstance(data, dict) else None
+    if trainer not in TRAINERS:
+        got = "names none" if trainer is None else f"names {short(trainer)}"
+        raise error(f"training config {path} {got} in its {TRAINER_FIELD}: field: give one of {', '.join(TRAINERS)}")
+    return trainer
+
+
 BOUNDS: dict[str, Callable[[Any], bool]] = {
     "at least 1": lambda value: value >= 1,
     "above 0": lambda value: value > 0,
@@ -51,6 +71,10 @@ BOUNDS: dict[str, Callable[[Any], bool]] = {
 
 class YAMLConfig:
     """Loading and checking for the training configs: YAML in, typed and validated fields out."""
+
+    trainer: ClassVar[str | None] = None
+    """The ``TRAINERS`` name of the trainer this config is for: a YAML file's ``trainer:`` field must give it when
+    it gives one (``trinity train`` reads it to choose the trainer)."""
 
     resume_may_change: ClassVar[frozenset[str]] = frozenset()
     """Fields that may differ from the run's ``config.json`` when a run is resumed (see ``training.run_folder``)."""
@@ -109,8 +133,17 @@ class YAMLConfig:
     @classmethod
     def from_dict(cls, data: dict[str, Any], source: str = "config"):
         """A checked config from a mapping of fields (missing fields keep their defaults; a ``retired`` name is refused
-        naming the new one)."""
+        naming the new one). A ``trainer:`` field (``TRAINER_FIELD``) must name this config's trainer; it is not a
+        field of the config."""
         cls.refuse_retired(data, source)
+        if TRAINER_FIELD in data:
+            data = dict(data)
+            named = data.pop(TRAINER_FIELD)
+            if named not in TRAINERS or (cls.trainer is not None and named != cls.trainer):
+                expected = cls.trainer or f"one of {', '.join(TRAINERS)}"
+                raise TrainConfigError(
+                    f"{source}: field {TRAINER_FIELD!r} is {short(named)}; this trainer is {expected}"
+                )
         known = {f.name for f in fields(cls)}
         unknown = set(data) - known
         if unknown:
@@ -317,6 +350,8 @@ class PPOFields(TrainerFields):
 class TrainConfig(PPOFields):
     """The config of ``fast_ppo`` and ``selfplay_ppo`` (``configs/train/quick.yaml``, ``standard.yaml``): the fields
     of ``PPOFields`` and these."""
+
+    trainer: ClassVar[str] = "ppo"
 
     total_steps: int = 1_000_000
     """Learner decisions to train for (each game contributes only the learner's moves): the schedule.

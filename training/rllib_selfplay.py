@@ -65,6 +65,8 @@ class RLlibConfig(PPOFields):
     learner; ``seed`` also seeds RLlib, ``.debugging(seed=...)``; ``iterations.jsonl`` is written beside
     ``metrics.csv`` whatever ``tensorboard`` says) and these."""
 
+    trainer: ClassVar[str] = "rllib"
+
     resume_may_change: ClassVar[frozenset[str]] = EVALUATION_FIELDS | {
         "eval_every_iterations",
         "iterations",

@@ -1,5 +1,7 @@
 """``trinity train``: train an agent by self-play from a shipped config or a YAML file (the train extra; the
-trainers live in ``training/``, whose command lines this one dispatches to)."""
+trainers live in ``training/``, whose command lines this one dispatches to). The config names its trainer in its
+``trainer:`` field (``ppo``, ``alphazero``, ``rllib`` or ``jax``; ``training.config.trainer_of``): a config that
+names none is refused in one line naming the field and the choices, never guessed from its file's name."""
 
 from __future__ import annotations
 
@@ -29,12 +31,6 @@ def add(commands: argparse._SubParsersAction) -> None:
     train.add_argument(
         "--run", dest="run_folder", type=folder_path, default=None, help="the run folder (default runs/CONFIG)"
     )
-    train.add_argument(
-        "--trainer",
-        choices=["ppo", "alphazero", "rllib", "jax"],
-        default=None,
-        help="default: alphazero for az-* configs, rllib for rllib* configs, jax for jax* configs, else ppo",
-    )
     again = train.add_mutually_exclusive_group()
     again.add_argument("--resume", action="store_true", help="continue the run in RUN")
     again.add_argument("--overwrite", action="store_true", help="delete the run in RUN and start again")
@@ -62,6 +58,7 @@ def add(commands: argparse._SubParsersAction) -> None:
     )
     add_workers(train, "AlphaZero on Ray: self-play actors, on the cluster", shown=1, cluster=True)
     renamed(train, "--actors", instead="--workers N")
+    renamed(train, "--trainer", instead="the config's trainer: field (ppo, alphazero, rllib or jax)")
     train.set_defaults(run=run)
 
 
@@ -72,8 +69,7 @@ def run(args: argparse.Namespace) -> None:
         resolve(args.config, "train", ArgumentError)
     package = trainers()
     name = Path(args.config).stem if args.config.endswith((".yaml", ".yml")) else args.config
-    prefixes = {"az": "alphazero", "rllib": "rllib", "jax": "jax"}
-    trainer = args.trainer or next((t for prefix, t in prefixes.items() if name.startswith(prefix)), "ppo")
+    trainer = importlib.import_module(f"{package.__name__}.config").trainer_of(args.config, ArgumentError)
     modules = {"alphazero": "alphazero", "rllib": "rllib_selfplay", "ppo": "fast_ppo", "jax": "jax_ppo"}
     budgets = {"ppo": "--total-steps", "alphazero": "--total-games", "jax": "--total-steps"}  # rllib: its iterations
     for option, value in (("--total-steps", args.total_steps), ("--total-games", args.total_games)):
