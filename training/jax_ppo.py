@@ -58,6 +58,7 @@ class JaxPPOConfig(YAMLConfig):
     """The trainer's fields, read as every trainer's config is (``YAMLConfig``: ``load`` through the strict YAML door,
     ``from_dict`` refusing an unknown field or a bad value in one line)."""
 
+    trainer: ClassVar[str] = "jax"
     seed: int = 0
     total_steps: int = 1_000_000
     """The learner's decisions to train for, over all games."""
