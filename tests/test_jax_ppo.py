@@ -183,7 +183,7 @@ def test_an_update_is_deterministic_for_a_seed_and_a_checkpoint_resumes_it_exact
     first update and read back (the whole state: network, Adam, pool, games, key) before its second."""
     from training.jax_checkpoint import load_checkpoint, save_checkpoint
 
-    config = QUICK
+    config = QUICK  # the trainer's own update and reset: compiled once, here and in its run
     selfplay = make_selfplay(config)
     update = make_update(config, selfplay)
     template = jax.eval_shape(lambda: initial_state(config, selfplay))
