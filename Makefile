@@ -72,12 +72,13 @@ test-lowest:
 	.venv-lowest/bin/python -m pip install --quiet -e . "pettingzoo==1.23.0" pytest hypothesis
 	.venv-lowest/bin/python -m pytest -q -p no:cacheprovider tests/test_env_aec.py tests/test_layers.py tests/test_copy_and_pickle.py tests/test_render.py
 
-## test-jax: the JAX engine (the jax extra: jax, jaxlib, pgx; torch held at 2.13.0) against the core move by move, the invariant suite's JAX cases, Pgx's API test, and the players and shipped networks in JAX against the agents and torch, in .venv-jax (not in CI: its tests ran about 18 minutes on 2 loaded cores, and the self-play trainer's about 11 more, docs/jax.md; the slow ones, -m slow, run by hand)
+## test-jax: install the jax extra (jax, jaxlib, pgx; torch held at 2.13.0) in .venv-jax and run the JAX engine against the core move by move (the invariant suite's JAX cases, the Hypothesis fuzz, vmapped batches against games played one by one), Pgx's API test, the players and shipped networks in JAX against the agents and torch, and the self-play trainer's tests with jax-quick trained to its bar (e2e); CI runs it. Each function is compiled once a run: XLA's compilation cache (.venv-jax/xla-cache, 256 MB at most; remove it for a cold run) hands the trainer's run the update its tests compiled. The slow ones (-m slow) run by hand
 .PHONY: test-jax
+JAX_CACHE := JAX_COMPILATION_CACHE_DIR=$(CURDIR)/.venv-jax/xla-cache JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS=0 JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES=0 JAX_COMPILATION_CACHE_MAX_SIZE=268435456
 test-jax:
 	$(PYTHON) -m venv .venv-jax
 	.venv-jax/bin/python -m pip install --quiet -e ".[dev,jax]" "torch==2.13.0"
-	.venv-jax/bin/python -m pytest -q -p no:cacheprovider --durations=5 -m "not slow" tests/test_jax*.py tests/test_invariants.py -k "jax"
+	$(JAX_CACHE) .venv-jax/bin/python -m pytest -q -p no:cacheprovider --durations=15 -m "not slow" tests/test_jax*.py tests/test_invariants.py -k "jax"
 
 ## test-web: the web app's tests, in a real headless Chromium too (installs Debian's chromium and chromium-driver if missing, and the web extra with Playwright; never downloads a browser of Playwright's)
 .PHONY: test-web
