@@ -152,7 +152,8 @@ def test_bad_a_limits_are_refused_before_any_game():
 
 def test_solved_openings_travel_with_the_report_and_are_shown_beside_the_studies(tmp_path):
     from trinity_env.evaluation.balance import BalanceReport
-    from trinity_env.evaluation.openings import LateGame, file_summary, solve_openings
+    from trinity_env.evaluation.openings import LateGame, solve_openings
+    from trinity_env.evaluation.openings_summary import file_summary
 
     out = tmp_path / "deals.jsonl"
     solve_openings(range(5), 10**9, out, table_bits=16, deal=LateGame(9), progress=False)
@@ -172,7 +173,8 @@ def test_solved_openings_travel_with_the_report_and_are_shown_beside_the_studies
 
 def test_the_perfect_play_line_bounds_the_share_over_all_deals_when_some_are_unsolved(tmp_path):
     from trinity_env.evaluation.balance import BalanceReport
-    from trinity_env.evaluation.openings import LateGame, file_summary, solve_openings
+    from trinity_env.evaluation.openings import LateGame, solve_openings
+    from trinity_env.evaluation.openings_summary import file_summary
 
     out = tmp_path / "deals.jsonl"
     solve_openings(range(4), 10**9, out, table_bits=16, deal=LateGame(9), progress=False)

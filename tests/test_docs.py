@@ -156,7 +156,8 @@ def test_the_balance_prose_quotes_the_measured_study():
 
 def _openings_sentence(path: Path) -> str:
     """What docs/balance.md says of the solved-openings file: counts only (too few deals for a share)."""
-    from trinity_env.evaluation.openings import file_summary, read_records
+    from trinity_env.evaluation.openings_file import read_records
+    from trinity_env.evaluation.openings_summary import file_summary
 
     summary, seeds = file_summary(path), sorted(read_records(path))
     budgets = " and ".join(f"{b:,}" for b in summary["budget_nodes"])

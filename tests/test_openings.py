@@ -23,17 +23,9 @@ from trinity_env.agents.spec import make
 from trinity_env.core import ArgumentError, GameState, Move
 from trinity_env.evaluation import openings
 from trinity_env.evaluation.match import play_game
-from trinity_env.evaluation.openings import (
-    LateGame,
-    dealt_game,
-    file_summary,
-    mover_tile,
-    read_records,
-    solve_deal,
-    solve_openings,
-    summarise,
-    summary_text,
-)
+from trinity_env.evaluation.openings import LateGame, dealt_game, solve_deal, solve_openings
+from trinity_env.evaluation.openings_file import read_records
+from trinity_env.evaluation.openings_summary import file_summary, mover_tile, summarise, summary_text
 from trinity_env.evaluation.ratings import wilson_interval
 from trinity_env.search.solver import Solver, SolverBudgetError
 from trinity_env.spec.config import make_config

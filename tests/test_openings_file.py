@@ -21,7 +21,8 @@ from openings_common import BIG, BITS, CLI_SCRIPT, LATE, records_in, run_cli, wi
 
 from trinity_env.evaluation import openings, openings_file
 from trinity_env.evaluation.match import RunInterrupted
-from trinity_env.evaluation.openings import LateGame, OpeningsError, read_records, solve_openings
+from trinity_env.evaluation.openings import LateGame, solve_openings
+from trinity_env.evaluation.openings_file import OpeningsError, read_records
 
 # ---------------------------------------------------------------------- the file
 

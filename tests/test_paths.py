@@ -232,7 +232,7 @@ def test_reading_refuses_a_nul_and_unseekable_files(bad):
 def test_the_openings_reader_is_bounded(bad):
     """``read_records`` (``trinity balance --openings``, the resumed ``solve-openings --records``) reads through the
     door: /dev/zero was read until memory ran out."""
-    from trinity_env.evaluation.openings import OpeningsError, read_records
+    from trinity_env.evaluation.openings_file import OpeningsError, read_records
 
     for kind in ("fifo", "device", "folder"):
         with pytest.raises(OpeningsError, match="cannot read solved-openings file"):

@@ -49,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
     check_balance(agents, args.games, tuple(args.a_limits), args.workers)
     solved = None
     if args.openings:
-        from trinity_env.evaluation.openings import file_summary
+        from trinity_env.evaluation.openings_summary import file_summary
 
         solved = file_summary(args.openings)  # a file that is not one is refused before any game
     check_folder("--out", args.out, OUTPUT_FILES)

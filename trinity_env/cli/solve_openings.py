@@ -81,7 +81,7 @@ def add(commands: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from contextlib import nullcontext
 
-    from trinity_env.evaluation import openings
+    from trinity_env.evaluation import openings, openings_file, openings_summary
     from trinity_env.integrations.ray_cluster import check_ray_address, ray_cluster
     from trinity_env.search.solver import TABLE_SLOT_BYTES
 
@@ -104,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
         )
     check_file("--records", args.records, record=True)
     if os.path.exists(args.records):
-        openings.read_records(args.records)  # a file that is not one is refused before any work
+        openings_file.read_records(args.records)  # a file that is not one is refused before any work
     if args.json:
         check_file("--json", args.json)
     cluster = nullcontext(None)
@@ -131,7 +131,7 @@ def run(args: argparse.Namespace) -> int:
     )
     if run.cut:
         print(f"{args.records}: its last line, cut short when a run was killed, was dropped")
-    print(openings.summary_text(summary, args.records))
+    print(openings_summary.summary_text(summary, args.records))
     if args.json:
         write_json(args.json, summary | {"file": args.records})
         print(f"wrote {args.json}")

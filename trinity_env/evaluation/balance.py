@@ -12,7 +12,7 @@ with Wilson 95% intervals.
 - the domino: how often it fires, and how often it fires in the game's last placement,
   the one that decided it;
 - beside the first mover's share between agents, the same under perfect play when a file of
-  solved openings is given (``trinity solve-openings``; ``openings.file_summary``): how many
+  solved openings is given (``trinity solve-openings``; ``openings_summary.file_summary``): how many
   dealt games the player who places first wins with best play from both sides.
 
 Agents must draft differently from game to game for the card figures to mean anything:
@@ -144,7 +144,7 @@ class BalanceReport:
 
     ``games`` is the number of games per study asked for; each study's ``"games"`` counts those
     played. ``partial``: the run was interrupted, and the studies hold the games finished by then.
-    ``openings``: the summary of a solved-openings file (``openings.file_summary``), reported beside
+    ``openings``: the summary of a solved-openings file (``openings_summary.file_summary``), reported beside
     the studies' first-mover shares; ``None`` when none was given.
     """
 
@@ -305,7 +305,7 @@ def run_balance(
     """Self-play ``games`` games per study: each agent (any policy: the module) under the standard rules, and the
     first agent at each A limit (the standard limit's games are shared with the first study).
 
-    ``openings``: a solved-openings summary (``openings.file_summary``) to report beside the studies.
+    ``openings``: a solved-openings summary (``openings_summary.file_summary``) to report beside the studies.
     Interrupted (Ctrl-C), it stops at once and raises ``RunInterrupted`` whose ``partial`` is the
     report of the games finished so far (``partial=True``).
     """
