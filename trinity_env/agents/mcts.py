@@ -25,6 +25,7 @@ import numpy as np
 from trinity_env.agents.baselines import check_count, check_number, check_seed, strongest_pick
 from trinity_env.agents.view import decode, determinise
 from trinity_env.core import ArgumentError, GameState, PositionError
+from trinity_env.core.rules import StrEnum
 from trinity_env.fast import kernels
 from trinity_env.fast.layout import IN_HAND, PLAYED, Batch
 from trinity_env.search.mcts import BRANCHING, Tree, child_with_action, run_search, search_rows
@@ -49,6 +50,14 @@ class SearchReport:
     reused: bool
 
 
+class DraftRule(StrEnum):
+    """How an ``MCTSAgent`` drafts (its spec's ``draft=``): ``STRONGEST`` by the baselines' strongest-card rule,
+    ``SEARCH`` by search over the determinisations. Members are strings, so a spec keeps its text."""
+
+    STRONGEST = "strongest"
+    SEARCH = "search"
+
+
 class MCTSAgent(Agent):
     """UCT search: ``simulations`` per move, exploration constant ``c``, ``worlds`` determinisations."""
 
@@ -58,18 +67,18 @@ class MCTSAgent(Agent):
         c: float = 0.7,
         worlds: int = 8,
         seed: int | None = None,
-        draft: str = "strongest",
+        draft: DraftRule | str = DraftRule.STRONGEST,
         greed: float = 0.5,
-    ) -> tuple[int, float, int, int | None, str, float]:
+    ) -> tuple[int, float, int, int | None, DraftRule, float]:
         """The arguments as the agent keeps them, or a one-line ``ArgumentError`` naming the first one past its
         bound; nothing is allocated (an ``AgentSpec`` is checked with this before any agent is built)."""
         simulations = check_count("mcts", "simulations", simulations, 1, MAX_SIMULATIONS)
         c = check_number("mcts", "c", c, 0.0, MAX_C)
         worlds = check_count("mcts", "worlds", worlds, 1, MAX_WORLDS)
         seed = check_seed("mcts", seed)
-        if draft not in ("strongest", "search"):
+        if not isinstance(draft, str) or draft not in tuple(DraftRule):
             raise ArgumentError(f"mcts draft must be 'strongest' or 'search', got {draft!r}")
-        return simulations, c, worlds, seed, draft, check_number("mcts", "greed", greed, 0.0, 1.0)
+        return simulations, c, worlds, seed, DraftRule(draft), check_number("mcts", "greed", greed, 0.0, 1.0)
 
     def __init__(
         self,
@@ -78,7 +87,7 @@ class MCTSAgent(Agent):
         worlds: int = 8,
         seed: int | None = None,
         reuse: bool = True,
-        draft: str = "strongest",
+        draft: DraftRule | str = DraftRule.STRONGEST,
         greed: float = 0.5,
     ):
         # every argument against its bound first, before the tree is allocated (see MAX_SIMULATIONS...)
@@ -112,7 +121,7 @@ class MCTSAgent(Agent):
         if legal.size == 1:
             self._after_move = None
             return int(legal[0])
-        if self.draft == "strongest" and observation["observation"][0]:
+        if self.draft is DraftRule.STRONGEST and observation["observation"][0]:
             return strongest_pick(observation)
         if view.complete:
             return self._search_one_tree(view.batch)
