@@ -67,3 +67,12 @@ def test_a_reference_pool_holds_its_agents_parsed_once(parses, tmp_path):
     parses.clear()
     rating = anchored.rate_against_pool(AgentSpec.parse("greedy"), 2, workers=1, pool=pool.only(["random", "greedy"]))
     assert rating.opponents == ("random", "greedy") and parses == Counter({"greedy": 1})  # the line above's, only
+
+
+def test_the_arena_parses_each_agent_once_and_each_pool_member_once(parses, tmp_path, monkeypatch):
+    """``trinity arena --anchored``: the agents named on the command line, and the pool of the games' rules."""
+    monkeypatch.setattr(anchored, "POOL_FILES", small_pools(tmp_path))
+    parses.clear()  # writing the pools read them back
+    argv = ["arena", "--agents", "random", "mcts:2", "--games", "2", "--workers", "1", "--anchored"]
+    assert main([*argv, "--out", str(tmp_path / "out"), "--quiet"]) == 0
+    assert parses == Counter({"random": 3, "mcts:2": 1, "greedy": 2})  # random: named, and a member of each pool file

@@ -56,19 +56,27 @@ def _tactics() -> None:
     tactical_batch(FastGames(2, seed=0).observations())
 
 
-def _agents(*specs: str) -> Callable[[], None]:
-    def play() -> None:
-        from trinity_env.agents import make
-        from trinity_env.spec.config import make_config
-        from trinity_env.spec.observation import observation_dict
+def _play(*agents: object) -> None:
+    """One move each of ``agents`` in a dealt game: every kernel they run is compiled."""
+    from trinity_env.spec.config import make_config
+    from trinity_env.spec.observation import observation_dict
 
-        state = make_config(draft="dealt").new_game(random.Random(0))
-        for spec in specs:
-            agent = make(spec)
-            agent.reset(0)
-            state = state.apply(agent.act(observation_dict(state, state.to_move, True), state))
+    state = make_config(draft="dealt").new_game(random.Random(0))
+    for agent in agents:
+        agent.reset(0)
+        state = state.apply(agent.act(observation_dict(state, state.to_move, True), state))
 
-    return play
+
+def _baselines() -> None:
+    from trinity_env.agents.baselines import GreedyAgent, LookaheadAgent
+
+    _play(GreedyAgent(), LookaheadAgent())
+
+
+def _mcts() -> None:
+    from trinity_env.agents.mcts import MCTSAgent
+
+    _play(MCTSAgent(simulations=16))
 
 
 def _az_search() -> None:
@@ -98,8 +106,8 @@ FAMILIES: dict[str, Callable[[], None]] = {
     "fast engine": _engine,
     "vector env": _vector_env,
     "tactical features": _tactics,
-    "baselines": _agents("greedy", "lookahead"),
-    "MCTS": _agents("mcts:16"),
+    "baselines": _baselines,
+    "MCTS": _mcts,
     "AlphaZero search": _az_search,
     "exact solver": _solver,
 }
