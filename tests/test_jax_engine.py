@@ -95,6 +95,21 @@ def runner(name: str) -> Runner:
     return Runner(**CONFIGS[name])
 
 
+BATCH = 8
+"""The vmapped tests' one batch size (the hook's test's too): each config's batched functions compile once."""
+
+
+@functools.cache
+def batched(name: str):
+    """Config ``name``'s ``init`` and ``step`` under ``vmap``, jitted once."""
+    env = runner(name).env
+    return jax.jit(jax.vmap(env.init)), jax.jit(jax.vmap(env.step))
+
+
+def _rows(states) -> list[np.ndarray]:
+    return [np.asarray(leaf) for leaf in jax.tree_util.tree_leaves(states)]
+
+
 @pytest.mark.parametrize("name", sorted(CONFIGS))
 def test_games_match_the_core_move_by_move(name):
     run, rng = runner(name), random.Random(name)
@@ -135,9 +150,9 @@ def _tree_equal(a, b) -> bool:
 
 @pytest.mark.parametrize("name", ["pick", "dealt-margin", "random-decks"])
 def test_vmapped_batches_equal_the_same_games_played_one_by_one(name):
-    run, batch = runner(name), 5
+    run, batch = runner(name), BATCH
     keys = jax.random.split(jax.random.PRNGKey(42), batch)
-    init, step = jax.jit(jax.vmap(run.env.init)), jax.jit(jax.vmap(run.env.step))
+    init, step = batched(name)
     states = init(keys)
     singles = [run.init(k) for k in keys]
     rng = np.random.default_rng(0)
@@ -145,9 +160,10 @@ def test_vmapped_batches_equal_the_same_games_played_one_by_one(name):
         masks = np.asarray(states.legal_action_mask)
         actions = np.array([rng.choice(np.flatnonzero(m)) for m in masks])
         states = step(states, jnp.asarray(actions))
-        singles = [run.step(s, a) for s, a in zip(singles, actions)]
+        singles = [run.step(s, int(a)) for s, a in zip(singles, actions)]  # a Python int, as play's
+        rows = _rows(states)
         for b in range(batch):
-            assert _tree_equal(jax.tree_util.tree_map(lambda x, b=b: x[b], states), singles[b])
+            assert all(np.array_equal(row[b], leaf) for row, leaf in zip(rows, _rows(singles[b]), strict=True))
     assert bool(states.terminated.all())
 
 
@@ -162,9 +178,9 @@ def test_a_key_deals_the_same_game_and_different_keys_differ():
 def test_dealt_hands_are_drawn_uniformly_from_the_legal_hands():
     """The count of A cards follows the number of legal hands holding it (the core's rule), and within each kind
     every deck card is dealt as often: 8,192 dealt hands, bounds far outside sampling noise."""
-    run = runner("dealt-margin")
-    states = jax.jit(jax.vmap(run.env.init))(jax.random.split(jax.random.PRNGKey(1), 8192))
-    status = np.asarray(states._x.status)[:, 0]  # player 0's hands
+    run, (init, _) = runner("dealt-margin"), batched("dealt-margin")
+    keys = np.asarray(jax.random.split(jax.random.PRNGKey(1), 8192)).reshape(-1, BATCH, 2)
+    status = np.concatenate([np.asarray(init(k)._x.status)[:, 0] for k in keys])  # player 0's hands
     core = to_state(run.init(jax.random.PRNGKey(0)))
     a_card = np.array([card.is_a_card for card in core.decks[0]])
     assert ((status == 1).sum(axis=1) == 8).all()
@@ -215,20 +231,20 @@ def test_illegal_and_out_of_range_actions_end_the_game_as_pgx_has_it():
 
 def test_step_is_pgx_own_step():
     """``TrinityTowers.step`` against ``pgx.core.Env.step`` itself on the same states and actions, legal,
-    illegal and after the end, in a batch."""
+    illegal and after the end, in batches: 64 games, 20 actions each."""
     pgx_core = pytest.importorskip("pgx.core")
-    run = runner("dealt-margin")
-    ours = jax.jit(jax.vmap(run.env.step))
+    run, (init, ours) = runner("dealt-margin"), batched("dealt-margin")
     theirs = jax.jit(jax.vmap(lambda s, a: pgx_core.Env.step(run.env, s, a)))
-    states = jax.jit(jax.vmap(run.env.init))(jax.random.split(jax.random.PRNGKey(3), 64))
     rng = np.random.default_rng(3)
-    for _ in range(20):
-        masks = np.asarray(states.legal_action_mask)
-        legal = np.array([rng.choice(np.flatnonzero(m)) for m in masks])
-        actions = jnp.asarray(np.where(rng.random(64) < 0.05, rng.integers(0, 256, 64), legal))
-        mine = ours(states, actions)
-        assert _tree_equal(mine, theirs(states, actions))
-        states = mine
+    for keys in jax.random.split(jax.random.PRNGKey(3), 64).reshape(-1, BATCH, 2):
+        states = init(keys)
+        for _ in range(20):
+            masks = np.asarray(states.legal_action_mask)
+            legal = np.array([rng.choice(np.flatnonzero(m)) for m in masks])
+            actions = jnp.asarray(np.where(rng.random(BATCH) < 0.05, rng.integers(0, 256, BATCH), legal))
+            mine = ours(states, actions)
+            assert _tree_equal(mine, theirs(states, actions))
+            states = mine
 
 
 def test_pgx_hook_moves_by_the_step_own_rules(monkeypatch):
@@ -334,7 +350,7 @@ import jax
 from trinity_env.jax import TrinityTowers, to_state
 env = TrinityTowers(draft="dealt", reward="margin")
 step = jax.jit(env.step)
-state = env.init(jax.random.PRNGKey(0))
+state = jax.jit(env.init)(jax.random.PRNGKey(0))
 core, rng = to_state(state), random.Random(0)
 while not core.is_over:
     action = rng.choice(core.legal_actions())
