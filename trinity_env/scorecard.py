@@ -90,6 +90,9 @@ class ScoreCard:
     games_files: list[Path] = field(default_factory=list, repr=False, compare=False)
     """The files its rating games were kept in (``benchmark``'s ``games_folder``): removed once ``write`` has
     written the card, never before."""
+    pools: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    """The reference pools its ratings were measured against, by name (``benchmark``'s, read once): the plot draws
+    them; a card read back from JSON reads them again from the shipped files."""
 
     def to_json(self) -> dict[str, Any]:
         from trinity_env.provenance import code_provenance
@@ -220,7 +223,7 @@ class ScoreCard:
         axis.set_title("against perfect play", fontsize=10)
         axis.grid(alpha=0.3)
         axis.legend(loc="lower left", fontsize=8)
-        _rating_panel(ratings, [("dealt hands", self.rating), ("with the draft", self.rating_draft)])
+        _rating_panel(ratings, [("dealt hands", self.rating), ("with the draft", self.rating_draft)], self.pools)
         figure.suptitle(
             f"{self.agent}\n(benchmark {BENCHMARK_VERSION}, {self.protocol.name} protocol, seed {self.seed})"
         )
@@ -247,13 +250,14 @@ class ScoreCard:
         return paths
 
 
-def _rating_panel(axis, rows: list[tuple[str, dict[str, Any]]]) -> None:
+def _rating_panel(axis, rows: list[tuple[str, dict[str, Any]]], known: dict[str, Any]) -> None:
     """Each rating with its interval on its own line, above the ratings of the pool members it was fitted against
-    (grey, named): where the policy stands on the fixed scale."""
+    (grey, named): where the policy stands on the fixed scale. ``known``: the pools already read, by name; any other
+    is read from the shipped files."""
     from trinity_env.evaluation.anchored import POOL_FILES, ReferencePool
 
     files = {Path(file).stem: file for file in POOL_FILES.values()}
-    pools = [ReferencePool.load(files[rating["pool_name"]]) for _, rating in rows]  # each read once
+    pools = [known.get(rating["pool_name"]) or ReferencePool.load(files[rating["pool_name"]]) for _, rating in rows]
     for y, ((_, rating), pool) in enumerate(zip(rows, pools, strict=True)):
         axis.scatter(pool.elo, [y] * len(pool.elo), marker="|", s=200, color="grey")
         for k, (member, elo) in enumerate(zip(pool.labels, pool.elo, strict=True)):
@@ -291,6 +295,7 @@ def reference_accuracy(per_count: int, seed: int) -> dict[str, dict[int, float]]
     """The card plot's reference lines, by empty tiles, on the positions its accuracy is measured on (the first
     ``per_count`` of each count in the shipped set): ``random (expected)``, the share of legal moves that keep the
     value, averaged (what a uniformly random mover expects), and ``greedy``'s share, played with ``seed``."""
+    from trinity_env.agents.baselines import GreedyAgent
     from trinity_env.evaluation import accuracy
 
     positions = accuracy.first_per_count(accuracy.load_set(), per_count)
@@ -298,7 +303,7 @@ def reference_accuracy(per_count: int, seed: int) -> dict[str, dict[int, float]]
     for item in positions:
         if item.counts_for_moves:
             expected.setdefault(item.empty, []).append(len(item.best_moves) / item.legal_moves)
-    greedy = accuracy.score_agent("greedy", positions, seed)
+    greedy = accuracy.score_agent(GreedyAgent(), positions, seed)  # the agent as a value: no spec text to read
     return {
         "random (expected)": {empty: sum(shares) / len(shares) for empty, shares in sorted(expected.items())},
         "greedy": {row.empty: row.moves.hits / row.moves.total for row in greedy.counts if row.moves.total},
@@ -370,6 +375,7 @@ def benchmark(
             **Share(found.points, found.games).to_json(),  # a draw is half a point: kept
         }
     card.games_files = [file for file in files if file is not None]
+    card.pools = {pool.name: pool for pool in pools}
     return card
 
 
