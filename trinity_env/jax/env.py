@@ -30,7 +30,7 @@ from trinity_env.core.rewards import result_rewards
 from trinity_env.core.writes import write_text
 from trinity_env.jax import rules
 from trinity_env.jax.rules import DRAFT, IN_HAND, OVER, PLAY, UNPICKED, Game, dataclass
-from trinity_env.spec.config import RANDOM_DECK, SAME_DECK, EnvConfig, make_config
+from trinity_env.spec.config import RANDOM_DECK, SAME_DECK, DraftMode, EnvConfig, make_config
 
 try:
     from pgx.core import Env as _Env
@@ -90,7 +90,7 @@ class TrinityTowers(_Env):
                 self._fixed[p, list(hand)] = IN_HAND
         with_a, without_a = cards_with_side_sum(RANDOM_DECK_SIDE_SUM)
         self._pools = np.array(with_a, np.int8), np.array(without_a, np.int8)
-        self._fixed_deal = self.config.draft != "dealt" and all(d is not None for d in self._decks)
+        self._fixed_deal = self.config.draft is not DraftMode.DEALT and all(d is not None for d in self._decks)
         """Whether only the first mover is drawn at ``init`` (fixed decks, no dealt hands)."""
         self._starts: list | None = None
         """The two possible starts (by first mover) of a fixed deal, as numpy trees, built at the first ``init``."""
@@ -176,7 +176,7 @@ class TrinityTowers(_Env):
             first = jax.random.bernoulli(first_key).astype(jnp.int8)
         else:
             first = jnp.int8(int(config.first_player))
-        if config.draft == "dealt":
+        if config.draft is DraftMode.DEALT:
             keys = jax.random.split(hand_keys, 2)
             status = jnp.stack([_random_hand(keys[p], decks[p], config.max_a_cards) for p in (0, 1)])
         else:
@@ -185,14 +185,14 @@ class TrinityTowers(_Env):
 
     def _fixed_status(self):
         """The slots' statuses at the start where no hand is dealt: all unpicked (the draft) or the fixed hands."""
-        if self.config.draft == "pick":
+        if self.config.draft is DraftMode.PICK:
             return jnp.full((2, DECK_SIZE), UNPICKED, jnp.int8)
         return jnp.asarray(self._fixed)
 
     def _start(self, decks, status, first) -> State:
         """The state at the start of a game with these decks, statuses and first mover (no observation yet)."""
         config = self.config
-        drafting = config.draft == "pick"
+        drafting = config.draft is DraftMode.PICK
         game = Game(
             decks=decks,
             status=status,
