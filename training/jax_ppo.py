@@ -345,7 +345,8 @@ def _resumed(config: JaxPPOConfig, selfplay: SelfPlay, path: Path) -> tuple[Trai
     template = jax.eval_shape(lambda: initial_state(config, selfplay))
     state, progress = load_checkpoint(path, template)
     kinds = {"steps": int, "games": int, "history": list, "reached_target": (dict, type(None))}
-    if set(progress) != set(kinds) or not all(isinstance(progress[k], kind) for k, kind in kinds.items()):
+    fits = set(progress) == set(kinds) and all(isinstance(progress[k], kind) for k, kind in kinds.items())
+    if not fits or not all(isinstance(h, dict) and isinstance(h.get("steps"), int) for h in progress["history"]):
         raise RunFolderError(f"cannot resume from {path}: its progress is not this trainer's ({', '.join(kinds)})")
     return state, progress
 
@@ -374,7 +375,8 @@ def _train(config: JaxPPOConfig, out: Path | None, log, resuming: bool) -> dict[
 
     stop = GracefulStop()
     with stop.installed():
-        for index in range(int(train_state.update), config.updates):
+        at_target = reached_at is not None and config.stop_at_target  # the run had stopped at its target
+        for index in range(config.updates if at_target else int(train_state.update), config.updates):
             train_state, metrics = update(train_state)
             metrics = {name: float(value) for name, value in metrics.items()}  # waits for the update
             steps += config.steps_per_update
