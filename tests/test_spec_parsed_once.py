@@ -1,6 +1,7 @@
 """A spec's text is parsed once a process, where it enters, on every path: the builds (``trinity accuracy build``,
-``trinity puzzles build``, ``trinity dataset build``), the score card and the reference pool hand the ``AgentSpec``
-down; nothing below reads the text again (the arena's own test, in ``test_agent_spec.py``, counts its builds).
+``trinity puzzles build``, ``trinity dataset build``), the score card, the reference pool, the arena, the balance lab
+and a review hand the ``AgentSpec`` down; nothing below reads the text again (``test_agent_spec.py`` counts the
+arena's builds). A pool file's members are parsed once a file read, and each file is read once.
 
 Before: ``accuracy build`` parsed its agent three times (the command's check, ``build_set``'s check, the build), the
 puzzle build three (its check and two ``make``), the dataset build twice, and ``ReferencePool.players()`` parsed the
@@ -9,6 +10,7 @@ pool's texts again at every call."""
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 
 import pytest
 from pools import small_pools
@@ -16,6 +18,8 @@ from pools import small_pools
 from trinity_env.agents.spec import AgentSpec
 from trinity_env.cli import main
 from trinity_env.evaluation import anchored
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture
@@ -77,3 +81,16 @@ def test_the_arena_parses_each_agent_once_and_each_pool_member_once(parses, tmp_
     argv = ["arena", "--agents", "random", "mcts:2", "--games", "2", "--workers", "1", "--anchored"]
     assert main([*argv, "--out", str(tmp_path / "out"), "--quiet"]) == 0
     assert parses == Counter({"random": 3, "mcts:2": 1, "greedy": 2})  # random: named, and a member of each pool file
+
+
+def test_the_balance_lab_parses_each_agent_once(parses, tmp_path):
+    argv = ["balance", "--games", "2", "--agents", "greedy", "mcts:2", "--a-limits", "3", "--workers", "1"]
+    assert main([*argv, "--out", str(tmp_path / "out"), "--quiet"]) == 0
+    assert parses == Counter({"greedy": 1, "mcts:2": 1})
+
+
+def test_a_review_parses_its_agent_once(parses, tmp_path, capsys):
+    replay = ROOT / "examples" / "replays" / "mcts_vs_mcts.json"
+    argv = ["review", str(replay), "--agent", "mcts:2", "--max-nodes", "2000", "--json", str(tmp_path / "r.json")]
+    assert main([*argv, "--quiet"]) == 0
+    assert parses == Counter({"mcts:2": 1})
