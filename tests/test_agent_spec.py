@@ -52,6 +52,8 @@ def test_build_makes_what_make_makes(text):
         ("az:no/such/file.pt", "no checkpoint at"),
         ("az-standard:sims=-1", "sims must be a whole number"),
         ("az-standard:sims=40000,worlds=64", "worlds x sims"),
+        ("az-standard:search=puct", "az-standard's argument search= is now mode="),
+        ("az-standard:mode=beam", "mode must be one of puct, gumbel, got 'beam'"),
         ("ppo-standard:sample=maybe", "sample must be none, all or draft"),
         ("./no/such/run", "no checkpoint at"),
         ("x" * 2000, "at most 1000 characters"),

@@ -42,6 +42,13 @@ def _text(name: str, text: str) -> str:
     return text
 
 
+def _search_mode(name: str, text: str) -> Any:
+    """``az``'s ``mode=``: a ``SearchMode`` (``ValueError`` naming the modes for any other text)."""
+    from trinity_env.search.az.action_selection import SearchMode  # numba: only for a spec that names a mode
+
+    return SearchMode.parse(text, name)
+
+
 def _level(name: str, text: str) -> int:
     level_spec(text)  # 1 ... 8, else one line listing the levels
     return int(text)
@@ -49,8 +56,8 @@ def _level(name: str, text: str) -> int:
 
 Arguments = dict[str, tuple[str, Callable[[str, str], Any]]]
 """Spec names to (the factory's keyword, the parser of the text): the one place where a spec's short name (``az``'s
-``sims``, ``search``, ``considered``) differs from the keyword it sets (``simulations``, ``mode``,
-``max_considered``). Defaults are declared once, in the constructors."""
+``sims``, ``considered``) differs from the keyword it sets (``simulations``, ``max_considered``). Defaults are
+declared once, in the constructors."""
 
 MCTS_ARGUMENTS: Arguments = {
     "simulations": ("simulations", spec_int),
@@ -66,10 +73,13 @@ AZ_ARGUMENTS: Arguments = {
     "solver": ("solver", spec_int),
     "worlds": ("worlds", spec_int),
     "seed": ("seed", spec_int),
-    "search": ("mode", _text),
+    "mode": ("mode", _search_mode),
     "considered": ("max_considered", spec_int),
 }
-"""``az:PATH,sims=..,solver=..,worlds=..,seed=..,search=..,considered=..``: spec names and ``AZAgent`` keywords."""
+"""``az:PATH,sims=..,solver=..,worlds=..,seed=..,mode=..,considered=..``: spec names and ``AZAgent`` keywords."""
+RENAMED = {"search": "mode"}
+"""Spec argument names an older version took -> their names now, refused in one line naming the new one (``az``'s
+``search=`` is ``mode=``, as ``AZAgent`` and ``BatchedSearch`` call it)."""
 _PATH: Arguments = {"path": ("path", _text)}
 SHIPPED_ARGUMENTS: Arguments = {"sample": ("sample", _text), "seed": ("seed", spec_int)}
 """A shipped PPO policy's (``ppo-standard:sample=draft,seed=3``): how it samples and its seed."""
@@ -99,6 +109,8 @@ def typed(name: str, args: list[str], keywords: dict[str, str]) -> tuple[tuple, 
     if len(args) > len(positional):
         raise TypeError(f"{name} takes {len(positional)} bare argument(s): too many positional arguments")
     for key in keywords:
+        if key in RENAMED and RENAMED[key] in table:
+            raise TypeError(f"{name}'s argument {key}= is now {RENAMED[key]}=")
         if key not in table:
             raise TypeError(f"{name} takes no argument {short(key)} (it takes {', '.join(table) or 'none'})")
         if key in positional[: len(args)]:
