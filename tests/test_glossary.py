@@ -28,6 +28,7 @@ RETIRED = {
     "the bare training key snapshot_every (now snapshot_every_steps or _iterations)": re.compile(
         r"""(?m)^\s*snapshot_every\s*:|["']snapshot_every["']\s*:\s*\d|\bsnapshot_every\s*=|\.snapshot_every\b"""
     ),
+    "the az spec's search= (now mode=)": re.compile(r"""\baz(?:-standard)?:[^\s"'`]*[:,]search="""),
     "RLlib's max_league (now pool_size, as PPO's)": re.compile(
         r"""(?m)^\s*max_league\s*:|["']max_league["']\s*:\s*\d|\bmax_league\s*=|\.max_league\b"""
     ),
@@ -171,6 +172,8 @@ def test_the_training_package_has_no_class_named_replay():
         "if iteration % config.snapshot_every == 0:",
         "max_league: 8",
         "versions=min(versions, config.max_league),",
+        'make("az-standard:sims=64,search=puct")',
+        "az:runs/x,search=gumbel",
     ],
 )
 def test_the_retired_name_patterns_find_what_they_are_for(text):
@@ -189,6 +192,8 @@ def test_the_retired_name_patterns_find_what_they_are_for(text):
         "snapshot_every_steps: 200000",
         'retired = {"snapshot_every": "snapshot_every_iterations", "max_league": "pool_size"}',
         "pool_size: 8",
+        "az-standard:sims=64,mode=puct",
+        "mcts:200,draft=search",
     ],
 )
 def test_the_retired_name_patterns_leave_the_names_in_use_alone(text):
