@@ -8,7 +8,10 @@ ends (the standard rules, the draft included: picks count as steps as placements
   fresh keys);
 - ``connect_four``: Pgx's own env, in the same harness (pgx 2.6.0's ``pgx.make("connect_four")``);
 - ``numba``: ``FastGames.step(FastGames.random_actions(...))``, the numba engine's lockstep API as the
-  trainers use it (seeded random legal actions, the same restarts).
+  trainers use it (seeded random legal actions, the same restarts);
+- ``loop_256`` and ``loop_7``: the harness alone, on a game that does nothing (``NoGame``: a mask of 256 or 7
+  actions, all legal, a game of 10 steps), so each engine's figure can be read apart from the loop's own cost: the
+  random draw reads the whole mask, 256 entries for this game against ``connect_four``'s 7.
 
 For the JAX engines the compile time is measured apart (``jit(...).lower(...).compile()``) and the
 timed calls run the compiled function. Each figure is the best of ``--repeats`` timings of at least
@@ -34,6 +37,7 @@ import numpy as np
 from benchmarks import load_average, write_result
 from trinity_env.fast import FastGames
 from trinity_env.jax import TrinityTowers
+from trinity_env.jax.rules import dataclass
 
 SIZES = (1, 256, 4096, 65536)
 STEPS_PER_CALL = 1 << 16
@@ -76,6 +80,34 @@ def _player(env) -> Callable:
         return states, key
 
     return play
+
+
+@dataclass
+class NoGame:
+    """A game that does nothing, as the harness sees one: a mask of ``actions`` entries (all legal), the end after 10
+    steps, a first-mover bit drawn at ``init`` as both games draw theirs, and the last action (kept, so the draw is
+    not compiled away)."""
+
+    legal_action_mask: jax.Array
+    terminated: jax.Array
+    steps: jax.Array
+    first: jax.Array
+    action: jax.Array
+
+
+class NoGameEnv:
+    """``init``/``step`` of ``NoGame`` with ``actions`` actions: the harness's own cost, an engine's taken away."""
+
+    def __init__(self, actions: int):
+        self.actions = actions
+
+    def init(self, key) -> NoGame:
+        no = jnp.int32(0)
+        return NoGame(jnp.ones(self.actions, jnp.bool_), jnp.bool_(False), no, jax.random.bernoulli(key), no)
+
+    def step(self, state: NoGame, action) -> NoGame:
+        steps = state.steps + 1
+        return state.replace(steps=steps, terminated=steps >= 10, action=jnp.asarray(action, jnp.int32))
 
 
 def time_jax(env, size: int, seconds: float, repeats: int) -> dict[str, float]:
@@ -123,7 +155,12 @@ def time_numba(size: int, seconds: float, repeats: int) -> dict[str, float]:
 def measure(sizes: tuple[int, ...], seconds: float, repeats: int) -> dict:
     import pgx
 
-    engines = {"jax": TrinityTowers(), "connect_four": pgx.make("connect_four")}
+    engines = {
+        "jax": TrinityTowers(),
+        "connect_four": pgx.make("connect_four"),
+        "loop_256": NoGameEnv(256),
+        "loop_7": NoGameEnv(7),
+    }
     rows = []
     for size in sizes:
         row: dict = {"batch": size, "numba": time_numba(size, seconds, repeats)}
@@ -144,14 +181,18 @@ def measure(sizes: tuple[int, ...], seconds: float, repeats: int) -> dict:
     }
 
 
-HEADER = "| batch | JAX engine steps/s | compile s | Pgx connect_four steps/s | compile s | numba FastGames steps/s |"
+HEADER = (
+    "| batch | JAX engine steps/s | compile s | Pgx connect_four steps/s | compile s | numba FastGames steps/s "
+    "| the loop alone, 256 / 7 actions |"
+)
 
 
 def _line(row: dict) -> str:
     return (
         f"| {row['batch']:,} | {row['jax']['steps_per_second']:,} | {row['jax']['compile_s']} | "
         f"{row['connect_four']['steps_per_second']:,} | {row['connect_four']['compile_s']} | "
-        f"{row['numba']['steps_per_second']:,} |"
+        f"{row['numba']['steps_per_second']:,} | "
+        f"{row['loop_256']['steps_per_second']:,} / {row['loop_7']['steps_per_second']:,} |"
     )
 
 
@@ -167,7 +208,7 @@ def main(argv: list[str] | None = None) -> None:
     before = load_average()
     print(f"random-move steps/s, standard rules with the draft, on {jax.devices()[0].device_kind}; load {before}")
     print(HEADER)
-    print("|---:|---:|---:|---:|---:|---:|")
+    print("|---:|---:|---:|---:|---:|---:|---:|")
     result = measure(tuple(args.sizes), args.seconds, args.repeats)
     result["load_average_before"], result["load_average_after"] = before, load_average()
     print(f"load average before: {before}; after: {result['load_average_after']} ({os.cpu_count()} cores)")
