@@ -156,11 +156,12 @@ def test_the_budget_options_are_strict_and_the_wrong_one_is_refused(tmp_path, ca
 def test_trinity_train_takes_the_trainer_from_the_config_and_guesses_none(tmp_path, capsys):
     """The config's ``trainer:`` field chooses the trainer: a config named like AlphaZero's that names none is refused
     in one line naming the field and the choices (the file's name was once taken for it), before any run folder."""
-    from training.config import TRAINERS, trainer_of
+    from training.config import TRAINERS, read_config
     from trinity_env.cli import main as trinity
 
     shipped = {
-        name: trainer_of(name) for name in ("quick", "standard", "az-quick", "az-standard", "rllib", "jax-quick")
+        name: read_config(name).trainer()
+        for name in ("quick", "standard", "az-quick", "az-standard", "rllib", "jax-quick")
     }
     assert shipped == {
         "quick": "ppo",
@@ -183,6 +184,31 @@ def test_trinity_train_takes_the_trainer_from_the_config_and_guesses_none(tmp_pa
         ppo_main(["--config", other, "--run", str(run)])
     assert exit_.value.code == 2 and "field 'trainer' is 'alphazero'; this trainer is ppo" in capsys.readouterr().err
     assert TrainConfig.from_dict({"trainer": "ppo"} | TINY) == TrainConfig.from_dict(TINY)  # not a field of the run
+
+
+def test_trinity_train_reads_its_config_once_and_hands_the_trainer_typed_values(tmp_path, monkeypatch, capsys):
+    """``trinity train`` reads the YAML file once, builds the typed config once and calls the trainer's ``run`` with it
+    and a ``RunRequest``: no command line is rebuilt for the trainer's own argparse to parse again."""
+    import training.config
+    import training.fast_ppo
+    from training.session import RunRequest
+    from trinity_env.cli import main as trinity
+
+    path = _config_file(tmp_path, TINY, "mine.yaml", trainer="ppo")
+    reads, loads, calls = [], [], []
+    read = training.config.load_yaml
+    monkeypatch.setattr(training.config, "load_yaml", lambda *a, **k: reads.append(a[0]) or read(*a, **k))
+    load = training.config.YAMLConfig.load.__func__
+    monkeypatch.setattr(
+        training.config.YAMLConfig, "load", classmethod(lambda cls, *a, **k: loads.append(a[0]) or load(cls, *a, **k))
+    )
+    monkeypatch.setattr(training.fast_ppo, "run", lambda config, request: calls.append((config, request)))
+    monkeypatch.setattr(training.fast_ppo, "main", lambda argv=None: pytest.fail(f"a command line rebuilt: {argv}"))
+    assert trinity(["train", str(path), "--run", str(tmp_path / "run"), "--total-steps", "4096"]) == 0
+    assert [str(read) for read in reads] == [str(path)] and len(loads) == 1
+    ((config, request),) = calls
+    assert config == TrainConfig.from_dict(TINY | {"total_steps": 4096})
+    assert request == RunRequest(str(path), tmp_path / "run", resume=False, overwrite=False)
 
 
 def test_the_command_line_budget_applies_to_the_configs_that_have_the_field():

@@ -73,7 +73,7 @@ from .labelling import Labeller
 from .replay_buffer import ReplayBuffer
 from .report import format_results, label, plot_learning_curve
 from .run_folder import claim
-from .session import command_line_budget, run_command, trainer_parser
+from .session import RunRequest, command_line_budget, run_command, trainer_parser
 from .skeleton import TrainingRun
 
 # ------------------------------------------------------------------------------ training
@@ -298,26 +298,32 @@ def add_stop_at_argument(parser: argparse.ArgumentParser) -> None:
 
 
 def _command(args: argparse.Namespace) -> None:
-    config = AZConfig.load(args.config, budget=command_line_budget(args))
-    run_and_report(args, config, train, "alphazero")
+    run(AZConfig.load(args.config, budget=command_line_budget(args)), RunRequest.from_args(args), args.stop_at)
 
 
-def run_and_report(args: argparse.Namespace, config: AZConfig, trainer: Callable[..., list[dict]], title: str) -> None:
+def run(config: AZConfig, request: RunRequest, stop_at: int | None = None) -> None:
+    """Train in ``request.run`` and print how the run stands: what the command line and ``trinity train`` run."""
+    run_and_report(request, config, train, "alphazero", stop_at)
+
+
+def run_and_report(
+    request: RunRequest, config: AZConfig, trainer: Callable[..., list[dict]], title: str, stop_at: int | None = None
+) -> None:
     """Claim the run folder, train with ``trainer`` (``train``'s signature), and print how the run stands."""
-    with claim(args.run, config, "alphazero", resume=args.resume, overwrite=args.overwrite) as folder:
-        history = trainer(config, folder.path, resume=args.resume, overwrite=args.overwrite, stop_at=args.stop_at)
+    with claim(request.run, config, "alphazero", resume=request.resume, overwrite=request.overwrite) as folder:
+        history = trainer(config, folder.path, resume=request.resume, overwrite=request.overwrite, stop_at=stop_at)
         last = history[-1]
         if last["games"] < config.total_games:
-            at_stop = args.stop_at and last["games"] >= args.stop_at
+            at_stop = stop_at and last["games"] >= stop_at
             reason = "--stop-at" if at_stop else f"max_minutes ({config.max_minutes})"
             print(f"stopped by {reason} after {last['games']:,} of {config.total_games:,} games: --resume continues it")
         print(f"after {last['games']:,} games ({last['seconds'] / 60:.1f} min), {config.eval_games} games each:")
         print(format_results(last["results"]))
-        print(f"report: {write_report(folder.path, history, f'{title}, config {args.config}')}")
+        print(f"report: {write_report(folder.path, history, f'{title}, config {request.config_name}')}")
 
 
 if __name__ == "__main__":
     main()
 
 
-__all__ = ["Backend", "evaluate", "main", "run_and_report", "train", "write_report"]
+__all__ = ["Backend", "evaluate", "main", "run", "run_and_report", "train", "write_report"]

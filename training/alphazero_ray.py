@@ -51,7 +51,7 @@ from .alphazero import Backend, add_stop_at_argument, run_and_report, train
 from .az_config import AZConfig
 from .az_selfplay import SelfPlay, make_search, play_games
 from .labelling import LabellingError, _warm_up, split
-from .session import command_line_budget, run_command, trainer_parser
+from .session import RunRequest, command_line_budget, run_command, trainer_parser
 
 LOCAL = "local"
 """``--ray local`` (or ``--ray`` alone): a cluster started in this process on this machine's cores."""
@@ -314,9 +314,15 @@ def check_actors(config: AZConfig, actors: int) -> None:
 
 def _command(args: argparse.Namespace) -> None:
     config = AZConfig.load(args.config, budget=command_line_budget(args))
-    check_actors(config, args.actors)  # before the run folder is claimed
-    trainer = partial(train_on_ray, address=args.ray, actors=args.actors)
-    run_and_report(args, config, trainer, "alphazero on Ray")
+    run(config, RunRequest.from_args(args), args.ray, args.actors, args.stop_at)
+
+
+def run(config: AZConfig, request: RunRequest, address: str, actors: int, stop_at: int | None = None) -> None:
+    """Train on the Ray cluster at ``address`` with ``actors`` self-play actors: what the command line and ``trinity
+    train --ray`` run."""
+    check_actors(config, actors)  # before the run folder is claimed
+    trainer = partial(train_on_ray, address=address, actors=actors)
+    run_and_report(request, config, trainer, "alphazero on Ray", stop_at)
 
 
 if __name__ == "__main__":

@@ -48,16 +48,34 @@ TRAINER_FIELD = "trainer"
 it is given to (``YAMLConfig.trainer``), never a field of the run (its ``config.json`` does not hold it)."""
 
 
-def trainer_of(name_or_path: str | Path, error: type[Exception] = TrainConfigError) -> str:
-    """The trainer a training config names in its ``trainer:`` field (``TRAINERS``); ``error`` in one line naming the
-    field and the choices for a config that names none or another."""
-    path = resolve(name_or_path, "train", error)
-    data = load_yaml(path, "training config", error)
-    trainer = data.get(TRAINER_FIELD) if isinstance(data, dict) else None
-    if trainer not in TRAINERS:
-        got = "names none" if trainer is None else f"names {short(trainer)}"
-        raise error(f"training config {path} {got} in its {TRAINER_FIELD}: field: give one of {', '.join(TRAINERS)}")
-    return trainer
+@dataclass(frozen=True)
+class ConfigFile:
+    """A training config file read once (``read_config``): where it is and its mapping of fields, as written."""
+
+    path: Path
+    data: dict[str, Any]
+
+    def trainer(self, error: type[Exception] = TrainConfigError) -> str:
+        """The trainer the file names in its ``trainer:`` field (``TRAINERS``); ``error`` in one line naming the field
+        and the choices for a file that names none or another."""
+        trainer = self.data.get(TRAINER_FIELD)
+        if trainer not in TRAINERS:
+            got = "names none" if trainer is None else f"names {short(trainer)}"
+            raise error(
+                f"training config {self.path} {got} in its {TRAINER_FIELD}: field: give one of {', '.join(TRAINERS)}"
+            )
+        return trainer
+
+
+def read_config(name_or_path: str | Path, error: type[TrinityError] = TrainConfigError) -> ConfigFile:
+    """The training config ``configs/train/NAME.yaml`` (a bare name always means the shipped one, whatever the working
+    directory holds) or at a path (``./mine``, ``x.yaml``), read once; ``error`` for a file that is missing, not YAML
+    or not a mapping of fields."""
+    path = resolve(name_or_path, "train", error)  # a bare name is always the shipped one
+    data = load_yaml(path, "training config", error) or {}
+    if not isinstance(data, dict):
+        raise error(f"training config {path}: expected a mapping of fields, got {type(data).__name__}")
+    return ConfigFile(Path(path), data)
 
 
 BOUNDS: dict[str, Callable[[Any], bool]] = {
@@ -104,17 +122,13 @@ class YAMLConfig:
     ``pool_size``, as PPO's; AlphaZero's ``threads`` is ``torch_threads``."""
 
     @classmethod
-    def load(cls, name_or_path: str | Path, budget: dict[str, int] | None = None, **overrides: Any):
-        """The config in ``configs/train/NAME.yaml`` (a bare name always means the shipped one, whatever the working
-        directory holds) or at a path (``./mine``, ``x.yaml``), with ``overrides`` on top, and ``budget``
-        (``BUDGETS`` fields: the command line's ``--total-steps``/``--total-games``) over both; a budget field
-        this config lacks is refused naming the option it takes instead."""
+    def load(cls, config: str | Path | ConfigFile, budget: dict[str, int] | None = None, **overrides: Any):
+        """The config of a file (``read_config``'s name or path, or the ``ConfigFile`` it read), with ``overrides`` on
+        top, and ``budget`` (``BUDGETS`` fields: the command line's ``--total-steps``/``--total-games``) over both; a
+        budget field this config lacks is refused naming the option it takes instead."""
         overrides = cls._budget_fields(budget or {}) | overrides
-        path = resolve(name_or_path, "train", TrainConfigError)  # a bare name is always the shipped one
-        data = load_yaml(path, "training config", TrainConfigError) or {}
-        if not isinstance(data, dict):
-            raise TrainConfigError(f"training config {path}: expected a mapping of fields, got {type(data).__name__}")
-        source = str(path)
+        file = config if isinstance(config, ConfigFile) else read_config(config)
+        data, source = file.data, str(file.path)
         cls.refuse_retired(data, source)
         cls.refuse_retired(overrides, source)
         return cls.from_dict(data | overrides, source=source)

@@ -54,7 +54,7 @@ from .env_state import env_state, load_env_state
 from .evaluation import Results, evaluate_agent, history_from_json
 from .report import format_results, write_report
 from .run_folder import claim
-from .session import command_line_budget, run_command, trainer_parser
+from .session import RunRequest, command_line_budget, run_command, trainer_parser
 from .skeleton import TrainingRun
 
 RANDOM, GREEDY = -1, -2
@@ -321,10 +321,15 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _command(args: argparse.Namespace) -> None:
-    config = TrainConfig.load(args.config, budget=command_line_budget(args))
+    run(TrainConfig.load(args.config, budget=command_line_budget(args)), RunRequest.from_args(args))
+
+
+def run(config: TrainConfig, request: RunRequest) -> None:
+    """Train in ``request.run`` (claimed), evaluate ``best.pt`` again on fresh games and write the report: what the
+    command line and ``trinity train`` run, with the config each read once."""
     # the folder stays claimed until the report is written
-    with claim(args.run, config, "fast_ppo", resume=args.resume, overwrite=args.overwrite) as folder:
-        history = train(config, folder.path, resume=args.resume, overwrite=args.overwrite)
+    with claim(request.run, config, "fast_ppo", resume=request.resume, overwrite=request.overwrite) as folder:
+        history = train(config, folder.path, resume=request.resume, overwrite=request.overwrite)
         last = history[-1]
         if last["steps"] < config.total_steps:
             print(
@@ -341,7 +346,7 @@ def _command(args: argparse.Namespace) -> None:
         final = {"steps": int(payload["steps"]), "seconds": last["seconds"], "results": results}
         print(f"best.pt (from step {final['steps']:,}) on fresh games:")
         print(format_results(final["results"]))
-        print(f"report: {write_report(folder.path, history, f'fast_ppo, config {args.config}', final)}")
+        print(f"report: {write_report(folder.path, history, f'fast_ppo, config {request.config_name}', final)}")
 
 
 if __name__ == "__main__":

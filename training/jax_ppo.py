@@ -50,7 +50,7 @@ from .jax_eval import OPPONENTS, Result, evaluate
 from .jax_onnx import export_onnx
 from .jax_selfplay import Games, SelfPlay, init_params, policy_fn
 from .run_folder import RunFolderError, claim
-from .session import GracefulStop, TrainingInterrupted, run_command
+from .session import GracefulStop, RunRequest, TrainingInterrupted, run_command
 
 
 @dataclass(frozen=True)
@@ -473,10 +473,15 @@ def main(argv: list[str] | None = None) -> None:
 
     def body(args: argparse.Namespace) -> None:
         budget = {"total_steps": args.total_steps} if args.total_steps is not None else {}
-        config = JaxPPOConfig.load(args.config, budget)
-        train(config, args.run, lambda line: print(line, flush=True), resume=args.resume, overwrite=args.overwrite)
+        run(JaxPPOConfig.load(args.config, budget), RunRequest.from_args(args))
 
     run_command(parser, body, argv)
+
+
+def run(config: JaxPPOConfig, request: RunRequest) -> None:
+    """Train in ``request.run``, evaluate and write the run folder's files: what the command line and ``trinity
+    train`` run."""
+    train(config, request.run, lambda line: print(line, flush=True), resume=request.resume, overwrite=request.overwrite)
 
 
 if __name__ == "__main__":

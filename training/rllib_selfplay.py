@@ -52,7 +52,7 @@ from .config import EVALUATION_FIELDS, PPOFields, TrainConfigError
 from .evaluation import RunLog, evaluate_agent, history_from_json, selection_score
 from .report import format_results, write_report
 from .run_folder import claim
-from .session import GracefulStop, TrainingInterrupted, command_line_budget, run_command, trainer_parser
+from .session import GracefulStop, RunRequest, TrainingInterrupted, command_line_budget, run_command, trainer_parser
 from .skeleton import EVAL_SEED
 
 PROGRESS = "progress.json"
@@ -401,19 +401,24 @@ def _command(args: argparse.Namespace) -> None:
     if args.iterations is not None:
         overrides["iterations"] = args.iterations
     config = RLlibConfig.load(args.config, budget=command_line_budget(args), **overrides)
+    run(config, RunRequest.from_args(args), args.address)
+
+
+def run(config: RLlibConfig, request: RunRequest, address: str | None = None) -> None:
+    """Train on Ray (a local cluster, or the one at ``address``) and write the report: what the command line and
+    ``trinity train`` run."""
     with claim(
-        args.run, config, "rllib_selfplay", resume=args.resume, overwrite=args.overwrite, checkpoint=PROGRESS
+        request.run, config, "rllib_selfplay", resume=request.resume, overwrite=request.overwrite, checkpoint=PROGRESS
     ) as folder:
-        run = folder.path
-        history = train(config, run, address=args.address, resume=args.resume, overwrite=args.overwrite)
-        records = [json.loads(line) for line in (run / "iterations.jsonl").open(encoding="utf-8")]
+        history = train(config, folder.path, address=address, resume=request.resume, overwrite=request.overwrite)
+        records = [json.loads(line) for line in (folder.path / "iterations.jsonl").open(encoding="utf-8")]
         speeds = [record["steps_per_second"] for record in records]
         print(
             f"{history[-1]['env_steps']:,} env steps ({history[-1]['steps']:,} of main's decisions), median "
             f"{np.median(speeds):,.0f} env steps/s with {config.num_env_runners} env runner(s)"
         )
         print(format_results(history[-1]["results"]))
-        print(f"report: {write_report(run, history, f'rllib_selfplay, config {args.config}')}")
+        print(f"report: {write_report(folder.path, history, f'rllib_selfplay, config {request.config_name}')}")
 
 
 if __name__ == "__main__":

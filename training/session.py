@@ -6,7 +6,8 @@
   is simply done again on resume); the trainer saves its latest checkpoint there and raises
   ``TrainingInterrupted``. A second Ctrl-C stops at once, without saving (the checkpoint on
   disk is the previous one, whole: checkpoints are written atomically).
-- ``run_command``: parses the arguments and runs the trainer; a bad config, run folder or
+- ``run_command``: parses the arguments and runs the trainer (``run_trainer``: what ``trinity train`` calls with
+  the config it read once and a ``RunRequest``, no command line rebuilt); a bad config, run folder or
   checkpoint prints one line and exits with status 2, a file that cannot be written (a full
   disk) one line and status 1, an interrupt one line and status 130 (143 after SIGTERM).
   ``--resume`` on a run that already reached its budget says so in one line and exits with
@@ -22,6 +23,8 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import dataclass
+from pathlib import Path
 
 from trinity_env.agents.policy import CheckpointError
 from trinity_env.arguments import positive_int
@@ -115,31 +118,59 @@ def command_name(prog: str) -> Iterator[None]:
         _command_name.reset(token)
 
 
+@dataclass(frozen=True)
+class RunRequest:
+    """What a command line asks of a run, typed once: the config's name as given (the report's title), the run
+    folder, and whether to continue it (``resume``) or start it again (``overwrite``)."""
+
+    config_name: str
+    run: Path
+    resume: bool = False
+    overwrite: bool = False
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> RunRequest:
+        """The request of a trainer's own command line (``add_run_arguments``'s options)."""
+        return cls(str(args.config), Path(args.run), bool(getattr(args, "resume", False)), bool(args.overwrite))
+
+
 def run_command(parser: argparse.ArgumentParser, body: Callable[[argparse.Namespace], None], argv=None) -> None:
-    """Parse ``argv`` and run ``body``; expected failures end in one line on stderr and exit status 2 (bad input), 1 (a
-    file not written) or 128 + the stopping signal (130 after Ctrl-C, 143 after SIGTERM), each line starting with the
-    command's name (``command_name``'s, else the parser's)."""
+    """Parse ``argv`` and run ``body`` (``run_trainer``'s exits and one-line messages), each line starting with the
+    command's name (``command_name``'s, else the parser's); a bad argument is argparse's one line and status 2."""
     parser.prog = _command_name.get() or parser.prog
     parser.error = lambda message: parser.exit(EXIT_USAGE, f"{parser.prog}: error: {message}\n")  # one line, no usage
     args = parser.parse_args(argv)
+    run_trainer(parser.prog, lambda: body(args))
+
+
+def run_trainer(prog: str, body: Callable[[], None]) -> None:
+    """Run ``body`` (load a config, claim a run folder, train); expected failures end in one line on stderr starting
+    with ``prog`` and exit status 2 (bad input), 1 (a file not written) or 128 + the stopping signal (130 after
+    Ctrl-C, 143 after SIGTERM)."""
+    prog = _command_name.get() or prog
     _stopped_by[0] = EXIT_INTERRUPTED - 128
     token = _command_line.set(True)
     try:
-        body(args)
+        body()
     except RunFinished as done:
         print(one_line(done), flush=True)
     except TrainingInterrupted as stop:
-        print(f"{parser.prog}: interrupted: {one_line(stop)}", file=sys.stderr)
+        print(f"{prog}: interrupted: {one_line(stop)}", file=sys.stderr)
         sys.exit(128 + _stopped_by[0])
     except KeyboardInterrupt:
-        print(f"{parser.prog}: interrupted (the checkpoints on disk are the last ones saved)", file=sys.stderr)
+        print(f"{prog}: interrupted (the checkpoints on disk are the last ones saved)", file=sys.stderr)
         sys.exit(128 + _stopped_by[0])
     except (TrainConfigError, RunFolderError, CheckpointError, ArgumentError) as err:
-        parser.exit(EXIT_USAGE, f"{parser.prog}: error: {one_line(err)}\n")
+        _exit(EXIT_USAGE, f"{prog}: error: {one_line(err)}")
     except WriteError as err:
-        parser.exit(EXIT_WRITE_FAILED, f"{parser.prog}: error: {one_line(err)} (the last checkpoint is kept)\n")
+        _exit(EXIT_WRITE_FAILED, f"{prog}: error: {one_line(err)} (the last checkpoint is kept)")
     finally:
         _command_line.reset(token)
+
+
+def _exit(status: int, line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+    sys.exit(status)
 
 
 def command_line_budget(args: argparse.Namespace) -> dict[str, int]:

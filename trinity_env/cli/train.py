@@ -1,7 +1,9 @@
 """``trinity train``: train an agent by self-play from a shipped config or a YAML file (the train extra; the
 trainers live in ``training/``, whose command lines this one dispatches to). The config names its trainer in its
-``trainer:`` field (``ppo``, ``alphazero``, ``rllib`` or ``jax``; ``training.config.trainer_of``): a config that
-names none is refused in one line naming the field and the choices, never guessed from its file's name."""
+``trainer:`` field (``ppo``, ``alphazero``, ``rllib`` or ``jax``; ``training.config.ConfigFile.trainer``): a config
+that names none is refused in one line naming the field and the choices, never guessed from its file's name. The file
+is read once, its typed config built once and handed to the trainer's ``run`` with a ``RunRequest``: no command line
+is rebuilt for the trainer to parse again."""
 
 from __future__ import annotations
 
@@ -69,8 +71,10 @@ def run(args: argparse.Namespace) -> None:
         resolve(args.config, "train", ArgumentError)
     package = trainers()
     name = Path(args.config).stem if args.config.endswith((".yaml", ".yml")) else args.config
-    trainer = importlib.import_module(f"{package.__name__}.config").trainer_of(args.config, ArgumentError)
+    file = importlib.import_module(f"{package.__name__}.config").read_config(args.config, ArgumentError)
+    trainer = file.trainer(ArgumentError)
     modules = {"alphazero": "alphazero", "rllib": "rllib_selfplay", "ppo": "fast_ppo", "jax": "jax_ppo"}
+    config_types = {"alphazero": "AZConfig", "rllib": "RLlibConfig", "ppo": "TrainConfig", "jax": "JaxPPOConfig"}
     budgets = {"ppo": "--total-steps", "alphazero": "--total-games", "jax": "--total-steps"}  # rllib: its iterations
     for option, value in (("--total-steps", args.total_steps), ("--total-games", args.total_games)):
         if value is not None and budgets.get(trainer) != option:
@@ -90,12 +94,16 @@ def run(args: argparse.Namespace) -> None:
             importlib.import_module("ray.rllib" if trainer == "rllib" else "ray")
     except ModuleNotFoundError as err:
         raise TrinityError(f"training needs the {extra} extra (pip install 'trinity-towers[{extra}]'): {err}") from None
-    argv = ["--config", args.config, "--run", args.run_folder or f"runs/{name}"]
-    argv += ["--resume"] * args.resume + ["--overwrite"] * args.overwrite
-    for option, value in (("--total-steps", args.total_steps), ("--total-games", args.total_games)):
-        argv += [option, str(value)] if value is not None else []
-    if on_ray:
-        argv += ["--ray", args.ray or "local", "--actors", str(args.workers or 1)]  # the Ray trainer's own option
     session = importlib.import_module(f"{package.__name__}.session")
-    with session.command_name("trinity train"):  # the trainer's messages start with this command's name
-        module.main(argv)
+    request = session.RunRequest(args.config, Path(args.run_folder or f"runs/{name}"), args.resume, args.overwrite)
+    given = {"total_steps": args.total_steps, "total_games": args.total_games}
+    budget = {field: value for field, value in given.items() if value is not None}
+
+    def body() -> None:
+        config = getattr(module, config_types[trainer]).load(file, budget=budget)
+        if on_ray:
+            module.run(config, request, args.ray or "local", args.workers or 1)
+        else:
+            module.run(config, request)
+
+    session.run_trainer("trinity train", body)  # the trainer's messages start with this command's name
