@@ -13,7 +13,7 @@ thread each) and on two (both on two threads), and prints the load average, sinc
 machine may be shared: a loaded machine gives lower figures.
 
 ``--reference`` times the same search (one thread) with the board network's fast evaluation
-(``trinity_env.agents.board_fast``) in float32 (``fast``), with bfloat16 round products where this processor
+(``trinity_env.agents.networks.board_fast``) in float32 (``fast``), with bfloat16 round products where this processor
 multiplies bfloat16 natively and with int8 ones where it has VNNI and onnxruntime is installed, and with the
 network's torch forward pass (the reference), alternately in the same run, best of ``--repeats``, in wall-clock and
 in CPU time (this process's: on a shared machine the CPU time counts only the time the search had a core), and
@@ -46,8 +46,8 @@ from trinity_env.agents.az import (
     load_network,
     make_network,
 )
-from trinity_env.agents.board_network import BoardNetwork
-from trinity_env.agents.precision import NATIVE_BFLOAT16, NATIVE_INT8, installed, search_precision
+from trinity_env.agents.networks.board_network import BoardNetwork
+from trinity_env.agents.networks.precision import NATIVE_BFLOAT16, NATIVE_INT8, installed, search_precision
 from trinity_env.fast.games import FastGames
 from trinity_env.search.az import BatchedSearch
 

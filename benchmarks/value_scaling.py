@@ -40,8 +40,8 @@ import torch
 from benchmarks import load_average
 from training.pretrain import Targets, losses, policy_loss, score
 from trinity_env.agents.az import make_network
-from trinity_env.agents.board_network import BoardNetwork
-from trinity_env.agents.tactics import FEATURES, tactical_features
+from trinity_env.agents.networks.board_network import BoardNetwork
+from trinity_env.agents.networks.tactics import FEATURES, tactical_features
 from trinity_env.agents.view import observation_blocks
 from trinity_env.core import ArgumentError
 from trinity_env.core.board import TILES

@@ -21,7 +21,7 @@ random player and the win rate is printed. The defaults are a smoke-test budget 
 against random.
 
 ``--export policy.onnx`` writes the trained actor as an ONNX file every evaluation tool takes
-(``trinity benchmark --agent onnx:policy.onnx``; ``trinity_env.agents.onnx_policy.export_policy``).
+(``trinity benchmark --agent onnx:policy.onnx``; ``trinity_env.agents.loaders.onnx_policy.export_policy``).
 
 Usage: python examples/cleanrl_ppo.py [--total-timesteps N] [--num-envs E] [--eval-games G] [--seed S] [--export PATH]
 """
@@ -242,7 +242,7 @@ def main(argv: list[str] | None = None) -> float:
     envs.close()
 
     if args.export:
-        from trinity_env.agents.onnx_policy import export_policy
+        from trinity_env.agents.loaders.onnx_policy import export_policy
 
         print(f"wrote {export_policy(agent.actor, args.export)}")  # float32 observation [B, 339] -> logits [B, 256]
     rate = evaluate(agent, args.eval_games, seed=args.seed + 10_000, draft=args.draft)

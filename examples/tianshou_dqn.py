@@ -77,8 +77,9 @@ class QValues(torch.nn.Module):
 
 
 def export(policy: DiscreteQLearningPolicy, path: str) -> str:
-    """The learner's Q-network written to ``path`` as ONNX (``trinity_env.agents.onnx_policy.export_policy``)."""
-    from trinity_env.agents.onnx_policy import export_policy
+    """The learner's Q-network written to ``path`` as ONNX
+    (``trinity_env.agents.loaders.onnx_policy.export_policy``)."""
+    from trinity_env.agents.loaders.onnx_policy import export_policy
 
     return str(export_policy(QValues(policy.model), path))
 

@@ -18,7 +18,7 @@ import shutil
 from pathlib import Path
 
 from trinity_env.agents import make
-from trinity_env.agents.policy import load_checkpoint, save_checkpoint
+from trinity_env.agents.networks.ppo_network import load_checkpoint, save_checkpoint
 from trinity_env.agents.registry import SHIPPED_DIR
 from trinity_env.evaluation.arena import round_robin
 from trinity_env.evaluation.endgames import DEFAULT_SUITE, load_suite, score_agent

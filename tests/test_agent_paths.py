@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def _policy_checkpoint(path: Path) -> Path:
     pytest.importorskip("torch")
-    from trinity_env.agents.policy import PolicyNetwork, save_checkpoint
+    from trinity_env.agents.networks.ppo_network import PolicyNetwork, save_checkpoint
 
     path.parent.mkdir(parents=True, exist_ok=True)
     save_checkpoint(path, PolicyNetwork(8, 1))

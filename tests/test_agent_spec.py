@@ -8,7 +8,7 @@ import pickle
 import pytest
 
 from trinity_env.agents import registry
-from trinity_env.agents.checkpoint import CheckpointError
+from trinity_env.agents.loaders.checkpoint import CheckpointError
 from trinity_env.agents.mcts import MCTSAgent
 from trinity_env.agents.spec import AgentSpec, Player, make, player
 from trinity_env.core import ArgumentError
@@ -129,7 +129,7 @@ def test_the_arena_checks_without_building_and_builds_each_agent_once_a_process(
 def test_an_onnx_policy_is_named_by_onnx_path_and_plays_in_the_arena(tmp_path):
     torch = pytest.importorskip("torch")
     pytest.importorskip("onnxruntime")
-    from trinity_env.agents.onnx_policy import OnnxPolicyAgent, export_policy
+    from trinity_env.agents.loaders.onnx_policy import OnnxPolicyAgent, export_policy
     from trinity_env.evaluation.arena import round_robin
 
     torch.manual_seed(0)

@@ -16,8 +16,8 @@ from trainer_runs import AZ_TWO_ITERATIONS
 
 from trinity_env.agents import make
 from trinity_env.agents.az import AZAgent, AZNetwork, load_network, save_network
-from trinity_env.agents.policy import CheckpointError
-from trinity_env.agents.tactics import tactical_features
+from trinity_env.agents.networks.ppo_network import CheckpointError
+from trinity_env.agents.networks.tactics import tactical_features
 from trinity_env.core import GameState
 from trinity_env.envs import make_config
 from trinity_env.fast.convert import from_states

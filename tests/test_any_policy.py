@@ -30,7 +30,7 @@ def one(observation: np.ndarray, mask: np.ndarray) -> int:
 def onnx_spec(tmp_path_factory) -> str:
     torch = pytest.importorskip("torch")
     pytest.importorskip("onnxruntime")
-    from trinity_env.agents.onnx_policy import export_policy
+    from trinity_env.agents.loaders.onnx_policy import export_policy
 
     module = torch.nn.Linear(339, 256, bias=False)
     with torch.no_grad():

@@ -62,9 +62,9 @@ class LinearAgent(Agent):
 def files(tmp_path_factory):
     """The policy's ONNX export, a checkpoint of the project's own (tiny) network, a bare ``state_dict`` of a (tiny)
     AlphaZero board network, and a module of outside code."""
-    from trinity_env.agents.board_network import BoardNetwork
-    from trinity_env.agents.onnx_policy import export_policy
-    from trinity_env.agents.policy import PolicyNetwork, save_checkpoint
+    from trinity_env.agents.loaders.onnx_policy import export_policy
+    from trinity_env.agents.networks.board_network import BoardNetwork
+    from trinity_env.agents.networks.ppo_network import PolicyNetwork, save_checkpoint
 
     folder = tmp_path_factory.mktemp("policies")
     module = torch.nn.Linear(339, 256, bias=False)
@@ -212,7 +212,7 @@ def test_the_web_apps_list(kind, kinds):
 
 
 def test_the_web_list_refuses_a_name_already_listed_and_takes_an_onnx_folder(files, tmp_path):
-    from trinity_env.agents.checkpoint import CheckpointError
+    from trinity_env.agents.loaders.checkpoint import CheckpointError
     from trinity_env.core import ArgumentError
     from trinity_env.web.catalogue import catalog, onnx_folder
 

@@ -1,8 +1,8 @@
-"""The board network's fast evaluation (trinity_env.agents.board_fast): it gives the torch forward pass's logits and
-values to float rounding on real positions (placements, drafts, empty boards, hidden hands; one position and
-batches past a chunk), and the search plays the same moves with it. With bfloat16 products and with int8 ones:
-within their stated tolerances of the forward pass, and the search's moves agree; the int8 path loads no torch; the
-precision is chosen by the processor's flags and the libraries installed, and the search uses the fastest but
+"""The board network's fast evaluation (trinity_env.agents.networks.board_fast): it gives the torch forward pass's
+logits and values to float rounding on real positions (placements, drafts, empty boards, hidden hands; one position and
+batches past a chunk), and the search plays the same moves with it. With bfloat16 products and with int8 ones: within
+their stated tolerances of the forward pass, and the search's moves agree; the int8 path loads no torch; the precision
+is chosen by the processor's flags and the libraries installed, and the search uses the fastest but
 bfloat16."""
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ import numpy as np
 import pytest
 import torch
 
-from trinity_env.agents import precision
 from trinity_env.agents.az import BoardNetwork, evaluator, forward_evaluator, load_network, numpy_evaluator
-from trinity_env.agents.board_fast import CHUNK, FastBoardEvaluator
-from trinity_env.agents.board_int8 import WEIGHT_LEVELS, Int8Linear, quantize_columns
-from trinity_env.agents.precision import (
+from trinity_env.agents.networks import precision
+from trinity_env.agents.networks.board_fast import CHUNK, FastBoardEvaluator
+from trinity_env.agents.networks.board_int8 import WEIGHT_LEVELS, Int8Linear, quantize_columns
+from trinity_env.agents.networks.precision import (
     BFLOAT16_LOGIT_TOLERANCE,
     BFLOAT16_VALUE_TOLERANCE,
     INT8_LOGIT_TOLERANCE,
@@ -261,7 +261,7 @@ def test_the_int8_path_loads_no_torch(shipped, tmp_path):
     script = f"""
 import sys
 import numpy as np
-from trinity_env.agents.board_fast import FastBoardEvaluator
+from trinity_env.agents.networks.board_fast import FastBoardEvaluator
 weights = dict(np.load({str(tmp_path / "weights.npz")!r}))
 positions = np.load({str(tmp_path / "positions.npz")!r})
 logits, values = FastBoardEvaluator(weights, {shipped.layers}, {shipped.tactics}, "int8")(

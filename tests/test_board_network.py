@@ -1,6 +1,6 @@
-"""The board network (trinity_env.agents.board_network): its numpy path equals its torch one, its structure holds
-(hands are sets, tiles see their neighbours), its size is known before it is built, its checkpoints round-trip
-and name their architecture, and the AlphaZero trainer trains and resumes it."""
+"""The board network (trinity_env.agents.networks.board_network): its numpy path equals its torch one, its structure
+holds (hands are sets, tiles see their neighbours), its size is known before it is built, its checkpoints round-trip and
+name their architecture, and the AlphaZero trainer trains and resumes it."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import torch
 
 from trinity_env.agents import make
 from trinity_env.agents.az import AZNetwork, BoardNetwork, load_network, make_network, numpy_evaluator, save_network
-from trinity_env.agents.checkpoint import PARAMETERS, CheckpointError, network_size_problem
+from trinity_env.agents.loaders.checkpoint import PARAMETERS, CheckpointError, network_size_problem
 from trinity_env.core import ArgumentError, GameState
 from trinity_env.core.actions import DECK_SIZE
 from trinity_env.core.board import TILES

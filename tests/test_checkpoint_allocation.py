@@ -23,7 +23,7 @@ import torch
 from trinity_env.agents import make
 from trinity_env.agents.az import FORMAT as AZ_FORMAT
 from trinity_env.agents.az import AZNetwork, load_network, save_network
-from trinity_env.agents.checkpoint import (
+from trinity_env.agents.loaders.checkpoint import (
     MAX_HIDDEN,
     MAX_LAYERS,
     MAX_PARAMETERS,
@@ -32,8 +32,8 @@ from trinity_env.agents.checkpoint import (
     network_size_problem,
     read_torch,
 )
-from trinity_env.agents.policy import FORMAT, PolicyNetwork, load_checkpoint
-from trinity_env.agents.sb3 import load_policy
+from trinity_env.agents.loaders.sb3 import load_policy
+from trinity_env.agents.networks.ppo_network import FORMAT, PolicyNetwork, load_checkpoint
 from trinity_env.spec.observation import OBSERVATION_SIZE
 
 MEMORY_LIMIT_MB = 200
@@ -295,10 +295,10 @@ def test_refused_loads_stay_under_200_mb(tmp_path, clean_zip):
     with_member(clean_zip, tmp_path / "views.zip", "policy.pth", pth_bytes(state))
     deflate_bomb(clean_zip, tmp_path / "bomb.zip", 1 << 30)
     cases = {
-        "views.pt": "from trinity_env.agents.policy import load_checkpoint as load",
+        "views.pt": "from trinity_env.agents.networks.ppo_network import load_checkpoint as load",
         "az-views.pt": "from trinity_env.agents.az import load_network as load",
-        "views.zip": "from trinity_env.agents.sb3 import load_policy as load",
-        "bomb.zip": "from trinity_env.agents.sb3 import load_policy as load",
+        "views.zip": "from trinity_env.agents.loaders.sb3 import load_policy as load",
+        "bomb.zip": "from trinity_env.agents.loaders.sb3 import load_policy as load",
     }
     for name, setup in cases.items():
         growth, output = peak_growth(tmp_path, f"import torch\n{setup}", f"load({str(tmp_path / name)!r})")
@@ -309,7 +309,7 @@ def test_refused_loads_stay_under_200_mb(tmp_path, clean_zip):
     torch.save(real, tmp_path / "real.pt")
     growth, output = peak_growth(
         tmp_path,
-        "import torch\nfrom trinity_env.agents.checkpoint import read_torch",
+        "import torch\nfrom trinity_env.agents.loaders.checkpoint import read_torch",
         f"x = read_torch({str(tmp_path / 'real.pt')!r}); x['value.bias'].add_(1)",
     )
     assert "LOADED" in output and growth > 0.9 * big * 4 / 2**20, output
@@ -375,7 +375,8 @@ def test_an_az_run_folder_falls_back_from_a_refused_best_to_latest(tmp_path):
 
 
 def test_the_security_page_states_the_limits_in_force():
-    from trinity_env.agents import az, checkpoint, mcts, sb3
+    from trinity_env.agents import az, mcts
+    from trinity_env.agents.loaders import checkpoint, sb3
     from trinity_env.core import files
     from trinity_env.web import store
 

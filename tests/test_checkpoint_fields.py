@@ -9,12 +9,13 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from trinity_env.agents import az, policy  # noqa: E402
-from trinity_env.agents.checkpoint import CheckpointError  # noqa: E402
+from trinity_env.agents import az  # noqa: E402
+from trinity_env.agents.loaders.checkpoint import CheckpointError  # noqa: E402
+from trinity_env.agents.networks import ppo_network  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = sorted([*(ROOT / "trinity_env" / "agents" / "data").glob("*.pt"), *(ROOT / "docs").glob("**/*.pt")])
-LOADERS = {policy.FORMAT: policy.load_checkpoint, az.FORMAT: az.load_network}
+LOADERS = {ppo_network.FORMAT: ppo_network.load_checkpoint, az.FORMAT: az.load_network}
 
 
 def test_the_shipped_checkpoints_are_the_ones_expected():

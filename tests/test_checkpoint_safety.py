@@ -23,9 +23,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from trinity_env.agents import make
-from trinity_env.agents.checkpoint import MAX_HIDDEN, MAX_LAYERS
-from trinity_env.agents.policy import FORMAT, CheckpointError, NetworkAgent, PolicyNetwork, load_checkpoint
-from trinity_env.agents.sb3 import SB3PolicyAgent, load_policy
+from trinity_env.agents.loaders.checkpoint import MAX_HIDDEN, MAX_LAYERS
+from trinity_env.agents.loaders.sb3 import SB3PolicyAgent, load_policy
+from trinity_env.agents.networks.ppo_network import (
+    FORMAT,
+    CheckpointError,
+    NetworkAgent,
+    PolicyNetwork,
+    load_checkpoint,
+)
 from trinity_env.core import TrinityError
 
 sb3_contrib = pytest.importorskip("sb3_contrib")

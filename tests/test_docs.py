@@ -508,7 +508,7 @@ def test_the_architecture_picture_draws_the_layers_the_tests_enforce():
 def test_the_security_page_states_the_web_process_and_onnx_limits_in_force():
     """docs/security.md quotes the limits the code holds (the checkpoint, YAML and agent limits are
     tests/test_checkpoint_allocation.py's): a limit changed in the code and not on the page fails here."""
-    from trinity_env.agents import onnx_check
+    from trinity_env.agents.loaders import onnx_check
     from trinity_env.core import files, limits
     from trinity_env.web import limits as web
     from trinity_env.web import schema, store

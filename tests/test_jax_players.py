@@ -80,8 +80,8 @@ def test_the_shipped_networks_in_jax_equal_torch_within_1e_5(name):
     against the numba kernel's too): values within 1e-5, logits within 1e-5 of each logit's size (at least 1)."""
     torch = pytest.importorskip("torch", reason="reading the checkpoint needs torch (the train extra)")
     from trinity_env.agents.az import load_network
-    from trinity_env.agents.policy import load_checkpoint
-    from trinity_env.agents.tactics import tactical_features as numba_tactics
+    from trinity_env.agents.networks.ppo_network import load_checkpoint
+    from trinity_env.agents.networks.tactics import tactical_features as numba_tactics
     from trinity_env.jax.networks import board_network, mlp_network, tactical_features
 
     path = Path(__file__).resolve().parents[1] / "trinity_env" / "agents" / "data" / f"{name}.pt"

@@ -252,7 +252,7 @@ def test_a_second_trainer_on_the_run_folder_is_refused_in_one_line(tmp_path, cap
 def test_the_onnx_file_computes_the_network_and_plays_as_an_onnx_agent(tmp_path):
     onnxruntime = pytest.importorskip("onnxruntime")
     from training.jax_onnx import export_onnx
-    from trinity_env.agents.onnx_policy import OnnxPolicyAgent
+    from trinity_env.agents.loaders.onnx_policy import OnnxPolicyAgent
 
     params = _noisy_params()
     path = export_onnx({k: np.asarray(v) for k, v in params.items()}, 2, tmp_path / "policy.onnx")

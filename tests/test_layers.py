@@ -39,6 +39,8 @@ CASES = {
     "trinity_env.search.solver": {"torch", "ray"} | _above("search"),
     "trinity_env.search.mcts": {"torch", "ray"} | _above("search"),
     "trinity_env.agents": {"torch", "ray"} | _above("agents"),
+    "trinity_env.agents.networks": {"torch", "ray"} | _above("agents"),  # its modules are imported by name
+    "trinity_env.agents.loaders": {"torch", "ray", "onnx", "onnxruntime"} | _above("agents"),
     "trinity_env.evaluation.arena": {"torch", "ray", "training", "trinity_env.cli"},
 }
 

@@ -128,9 +128,9 @@ def _public_signatures():
 _NOT_MOVES = {
     ("trinity_env/provenance.py", "file_sha256"),  # (digest, size)
     ("trinity_env/integrations/ray_cluster.py", "check_ray_address"),  # (host, port)
-    ("trinity_env/agents/onnx_check.py", "check_contract"),  # an ONNX input's (name, size)
-    ("trinity_env/agents/onnx_check.py", "CheckedModel.observation"),
-    ("trinity_env/agents/onnx_check.py", "CheckedModel.mask"),
+    ("trinity_env/agents/loaders/onnx_check.py", "check_contract"),  # an ONNX input's (name, size)
+    ("trinity_env/agents/loaders/onnx_check.py", "CheckedModel.observation"),
+    ("trinity_env/agents/loaders/onnx_check.py", "CheckedModel.mask"),
 }
 
 

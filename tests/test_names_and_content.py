@@ -20,7 +20,7 @@ import pytest
 import trinity_env
 from training.config import TrainConfig, TrainConfigError
 from trinity_env.agents import AgentSpecError
-from trinity_env.agents.checkpoint import CheckpointError
+from trinity_env.agents.loaders.checkpoint import CheckpointError
 from trinity_env.core import DeckError, load_deck
 from trinity_env.core.shipped import config_root
 from trinity_env.spec.config import ConfigError, make_config
@@ -130,7 +130,7 @@ def test_a_proc_file_as_an_agent_is_one_error_line(path):
 
 def _checkpoint(path: Path, hidden: int = 8) -> Path:
     pytest.importorskip("torch")
-    from trinity_env.agents.policy import PolicyNetwork, save_checkpoint
+    from trinity_env.agents.networks.ppo_network import PolicyNetwork, save_checkpoint
 
     path.parent.mkdir(parents=True, exist_ok=True)
     save_checkpoint(path, PolicyNetwork(hidden, 1))

@@ -20,9 +20,9 @@ torch = pytest.importorskip("torch")
 
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
-from trinity_env.agents import onnx_check  # noqa: E402
-from trinity_env.agents.checkpoint import CheckpointError  # noqa: E402
-from trinity_env.agents.onnx_policy import OnnxPolicyAgent, OnnxPolicyError, export_policy  # noqa: E402
+from trinity_env.agents.loaders import onnx_check  # noqa: E402
+from trinity_env.agents.loaders.checkpoint import CheckpointError  # noqa: E402
+from trinity_env.agents.loaders.onnx_policy import OnnxPolicyAgent, OnnxPolicyError, export_policy  # noqa: E402
 from trinity_env.evaluation.match import seat_swapped_points  # noqa: E402
 from trinity_env.spec.agent import RandomAgent  # noqa: E402
 from trinity_env.spec.config import make_config  # noqa: E402
@@ -352,7 +352,7 @@ _BOMBS = r"""
 import json, resource, sys
 import numpy as np
 from onnx import TensorProto, helper, numpy_helper
-from trinity_env.agents.onnx_policy import OnnxPolicyAgent, OnnxPolicyError
+from trinity_env.agents.loaders.onnx_policy import OnnxPolicyAgent, OnnxPolicyError
 
 def ld(field, data):
     size, varint = len(data), b""

@@ -19,8 +19,8 @@ torch = pytest.importorskip("torch")
 
 from trinity_env import scorecard  # noqa: E402
 from trinity_env.agents import registry  # noqa: E402
-from trinity_env.agents.checkpoint import CheckpointError  # noqa: E402
-from trinity_env.agents.policy import PolicyNetwork, save_checkpoint  # noqa: E402
+from trinity_env.agents.loaders.checkpoint import CheckpointError  # noqa: E402
+from trinity_env.agents.networks.ppo_network import PolicyNetwork, save_checkpoint  # noqa: E402
 from trinity_env.agents.spec import AgentSpec  # noqa: E402
 from trinity_env.evaluation import accuracy, anchored  # noqa: E402
 from trinity_env.evaluation import solved_build as sb  # noqa: E402

@@ -16,9 +16,9 @@ torch = pytest.importorskip("torch")
 
 from trinity_env.agents import make, registry  # noqa: E402
 from trinity_env.agents.az import AZAgent, evaluator, make_network, save_network  # noqa: E402
-from trinity_env.agents.checkpoint import CheckpointError  # noqa: E402
+from trinity_env.agents.loaders.checkpoint import CheckpointError  # noqa: E402
+from trinity_env.agents.networks.ppo_network import PolicyNetwork, save_checkpoint  # noqa: E402
 from trinity_env.agents.outputs import PROBE_POSITIONS, output_problem, probe, probe_positions  # noqa: E402
-from trinity_env.agents.policy import PolicyNetwork, save_checkpoint  # noqa: E402
 from trinity_env.agents.spec_arguments import PARAMETERS  # noqa: E402
 from trinity_env.cli import main  # noqa: E402
 

@@ -268,7 +268,7 @@ def test_self_play_starts_from_the_pretrained_network(tmp_path):
     from training.alphazero import initial_network
     from training.az_config import AZConfig, pretrained_weights
     from trinity_env.agents.az import save_network
-    from trinity_env.agents.policy import CheckpointError
+    from trinity_env.agents.networks.ppo_network import CheckpointError
 
     torch.manual_seed(5)
     pretrained = make_network("board", 16, 1, True)
@@ -294,7 +294,7 @@ def test_a_missing_initial_network_is_refused_before_the_run_folder_is_touched(t
 
     from training.alphazero import train
     from training.az_config import AZConfig
-    from trinity_env.agents.policy import CheckpointError
+    from trinity_env.agents.networks.ppo_network import CheckpointError
 
     config = AZConfig.from_dict(AZ_TWO_ITERATIONS | {"network": "board", "initial_network": str(tmp_path / "no.pt")})
     with pytest.raises(CheckpointError, match=r"no\.pt"):

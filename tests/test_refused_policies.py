@@ -10,7 +10,7 @@ pytest.importorskip("sb3_contrib", reason="the train extra is not installed")
 torch = pytest.importorskip("torch", reason="the train extra is not installed")
 
 from trinity_env.agents import make  # noqa: E402
-from trinity_env.agents.checkpoint import CheckpointError  # noqa: E402
+from trinity_env.agents.loaders.checkpoint import CheckpointError  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -107,7 +107,7 @@ def test_main_is_the_batched_trainers_network_and_saves_as_its_checkpoint(tmp_pa
     from ray.rllib.core.columns import Columns
 
     from trinity_env.agents import make
-    from trinity_env.agents.policy import save_checkpoint
+    from trinity_env.agents.networks.ppo_network import save_checkpoint
     from trinity_env.integrations.rllib import TrinityPPOModule, observation_space
 
     env = TrinityTowersMultiAgentEnv({"draft": "dealt"})

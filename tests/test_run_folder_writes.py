@@ -30,7 +30,7 @@ from trainer_runs import PPO_ONE_UPDATE, saved_when_interrupted
 
 from training.config import TrainConfig
 from training.run_folder import LOCK, RunFolderError, claim
-from trinity_env.agents.policy import PolicyNetwork, load_checkpoint, save_checkpoint
+from trinity_env.agents.networks.ppo_network import PolicyNetwork, load_checkpoint, save_checkpoint
 from trinity_env.core import writes
 from trinity_env.core.errors import WriteError
 from trinity_env.core.stops import signals_held, stops_handled_by
@@ -331,7 +331,7 @@ def test_a_stop_inside_an_sb3_save_waits_for_a_whole_file(tmp_path, monkeypatch,
     from sb3_contrib import MaskablePPO
 
     from training.selfplay_ppo import save_model
-    from trinity_env.agents.sb3 import load_policy
+    from trinity_env.agents.loaders.sb3 import load_policy
     from trinity_env.cli.common import stop_on_signals
     from trinity_env.envs.single_agent import TrinityTowersEnv
 

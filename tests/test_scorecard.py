@@ -48,7 +48,7 @@ def outside(tmp_path_factory):
     pytest.importorskip("onnxruntime")
     from sb3_contrib import MaskablePPO
 
-    from trinity_env.agents.onnx_policy import export_policy
+    from trinity_env.agents.loaders.onnx_policy import export_policy
     from trinity_env.envs.single_agent import TrinityTowersEnv
 
     folder = tmp_path_factory.mktemp("outside")

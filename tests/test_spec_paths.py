@@ -86,9 +86,9 @@ def test_serve_offers_an_onnx_file_whose_name_holds_a_comma(tmp_path):
 SPEC_KINDS = {"onnx", "az", "state_dict", "file"}
 """The spec names a path follows (``f"onnx:{path}"`` is what the walk looks for)."""
 MESSAGES = {
-    ("trinity_env/agents/state_dict.py", "state_dict:"): "a hint in an error line, naming what to type",
-    ("trinity_env/agents/checkpoint.py", "state_dict:"): "a hint in an error line, naming what to type",
-    ("trinity_env/agents/onnx_policy.py", "onnx:"): "an agent's name, a label tables print (never parsed)",
+    ("trinity_env/agents/loaders/state_dict.py", "state_dict:"): "a hint in an error line, naming what to type",
+    ("trinity_env/agents/loaders/checkpoint.py", "state_dict:"): "a hint in an error line, naming what to type",
+    ("trinity_env/agents/loaders/onnx_policy.py", "onnx:"): "an agent's name, a label tables print (never parsed)",
     ("trinity_env/web/catalogue.py", "onnx:"): "a folder model's label, its file's stem (never parsed)",
     ("trinity_env/agents/spec.py", "file:"): "a hint in an error line, naming what to type",
     ("trinity_env/provenance.py", "file:"): "a score card's label of a policy, by its file's name (never parsed)",

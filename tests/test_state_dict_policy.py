@@ -16,12 +16,12 @@ from test_checkpoint_safety import Payload, real_observations
 
 from trinity_env.agents import make
 from trinity_env.agents.az import AZAgent, AZNetwork
-from trinity_env.agents.board_network import BoardNetwork
-from trinity_env.agents.checkpoint import MAX_HIDDEN, MAX_LAYERS, CheckpointError
-from trinity_env.agents.policy import NetworkAgent, PolicyNetwork
+from trinity_env.agents.loaders.checkpoint import MAX_HIDDEN, MAX_LAYERS, CheckpointError
+from trinity_env.agents.loaders.state_dict import NetworkShape, load_state_dict
+from trinity_env.agents.networks.board_network import BoardNetwork
+from trinity_env.agents.networks.ppo_network import NetworkAgent, PolicyNetwork
 from trinity_env.agents.registry import AgentSpecError
 from trinity_env.agents.spec import AgentSpec
-from trinity_env.agents.state_dict import NetworkShape, load_state_dict
 from trinity_env.cli import main
 
 NETWORKS = {
@@ -86,7 +86,7 @@ def test_a_state_dict_plays_exactly_as_the_network_it_came_from(kind, tmp_path, 
 def test_every_load_says_in_one_line_what_the_file_is_played_as(tmp_path, positions):
     """A ReLU MLP under PPO's names is read as PPO's Tanh network and plays other moves: keys and shapes cannot
     show it, so the load says what it assumes and where such a network goes instead (issue 51)."""
-    from trinity_env.agents.network import MLPNetwork
+    from trinity_env.agents.networks.network import MLPNetwork
 
     torch.manual_seed(3)
     relu = trained_like(MLPNetwork(8, 2, activation="relu", bounded_value=False, orthogonal_policy=True))

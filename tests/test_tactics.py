@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from trinity_env.agents.tactics import tactical_features
+from trinity_env.agents.networks.tactics import tactical_features
 from trinity_env.core import LANE_TILES, decode_action, tile_coords
 from trinity_env.spec.observation import encode_observation
 
@@ -47,7 +47,7 @@ def test_the_domino_feature_never_misses_a_chain():
 
 
 def test_the_network_gives_the_same_logits_with_features_passed_in():
-    from trinity_env.agents.policy import PolicyNetwork
+    from trinity_env.agents.networks.ppo_network import PolicyNetwork
     from trinity_env.spec.observation import action_mask
 
     torch.manual_seed(0)

@@ -24,7 +24,7 @@ from trainer_runs import PPO_FOUR_UPDATES, saved_when_interrupted
 from training.config import TrainConfig
 from training.env_state import env_state, load_env_state
 from training.fast_ppo import train
-from trinity_env.agents.policy import CheckpointError, load_checkpoint
+from trinity_env.agents.networks.ppo_network import CheckpointError, load_checkpoint
 from trinity_env.fast.vector_env import TrinityTowersVectorEnv
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -139,7 +139,7 @@ def test_ctrl_c_saves_and_the_resumed_run_is_the_uninterrupted_run(tmp_path):
 
 def test_a_checkpoint_from_before_exact_resumes_is_refused_in_one_line(tmp_path):
     """Its games were not saved, so the run cannot go on as it would have: refused, not continued on new games."""
-    from trinity_env.agents.policy import CheckpointError, save_checkpoint
+    from trinity_env.agents.networks.ppo_network import CheckpointError, save_checkpoint
 
     config = TrainConfig.from_dict(TINY | {"total_steps": 768})
     train(config, tmp_path, progress=False, stop_at=512)

@@ -13,7 +13,7 @@ from training.config import TrainConfig, TrainConfigError
 from training.fast_ppo import train
 from training.report import write_report
 from trinity_env.agents import make
-from trinity_env.agents.policy import CheckpointError, PolicyNetwork, load_checkpoint
+from trinity_env.agents.networks.ppo_network import CheckpointError, PolicyNetwork, load_checkpoint
 from trinity_env.envs import make_config
 from trinity_env.evaluation.match import play_game
 
@@ -292,7 +292,7 @@ def test_selfplay_ppo_trains_checkpoints_resumes_and_evaluates(tmp_path):
 
 
 def test_network_agents_sample_only_what_they_are_told():
-    from trinity_env.agents.policy import NetworkAgent
+    from trinity_env.agents.networks.ppo_network import NetworkAgent
     from trinity_env.core import GameState
     from trinity_env.spec.observation import action_mask, encode_observation
 

@@ -19,7 +19,7 @@ from training.evaluation import read_metrics
 from training.fast_ppo import main as ppo_main
 from training.fast_ppo import train
 from training.skeleton import evaluation_line
-from trinity_env.agents.policy import load_checkpoint
+from trinity_env.agents.networks.ppo_network import load_checkpoint
 from trinity_env.core import TrinityError
 
 TINY = PPO_FOUR_UPDATES

@@ -61,9 +61,9 @@ def _readers(tmp_path: Path) -> dict[str, object]:
     """Every reader of a zip a user may hand over, each a call on a crowded file; a new reader belongs here."""
     from trinity_env.agents import make
     from trinity_env.agents.az import load_network
-    from trinity_env.agents.checkpoint import read_torch
-    from trinity_env.agents.policy import load_checkpoint
-    from trinity_env.agents.sb3 import load_policy
+    from trinity_env.agents.loaders.checkpoint import read_torch
+    from trinity_env.agents.loaders.sb3 import load_policy
+    from trinity_env.agents.networks.ppo_network import load_checkpoint
     from trinity_env.evaluation.solved_positions import read_shard
 
     data = crowded_zip(OVER)
@@ -135,8 +135,8 @@ def test_two_million_empty_members_are_refused_in_bounded_memory(tmp_path):
     (tmp_path / "crowded.pt").write_bytes(data)
     (tmp_path / "crowded.zip").write_bytes(data)
     cases = {
-        "crowded.pt": "from trinity_env.agents.policy import load_checkpoint as load",
-        "crowded.zip": "from trinity_env.agents.sb3 import load_policy as load",
+        "crowded.pt": "from trinity_env.agents.networks.ppo_network import load_checkpoint as load",
+        "crowded.zip": "from trinity_env.agents.loaders.sb3 import load_policy as load",
     }
     for name, setup in cases.items():
         growth, output = peak_growth(tmp_path, f"import torch\n{setup}", f"load({str(tmp_path / name)!r})")

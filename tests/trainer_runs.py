@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from training.run_folder import LOCK
-from trinity_env.agents.policy import load_checkpoint
+from trinity_env.agents.networks.ppo_network import load_checkpoint
 
 _PPO = {"num_games": 16, "rollout_steps": 16, "tensorboard": False, "env": {"draft": "dealt"}}  # 256 steps an update
 

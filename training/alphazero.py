@@ -59,7 +59,7 @@ import torch
 from tqdm import tqdm
 
 from trinity_env.agents.az import AZAgent, AZModel, make_network, save_network
-from trinity_env.agents.policy import CheckpointError
+from trinity_env.agents.networks.ppo_network import CheckpointError
 from trinity_env.agents.ppo import torch_threads
 from trinity_env.arguments import positive_int
 from trinity_env.core.writes import write_text

@@ -19,8 +19,8 @@ from trinity_env.agents.az import (
     load_network,
     resolve_checkpoint,
 )
-from trinity_env.agents.policy import CheckpointError
-from trinity_env.agents.precision import installed
+from trinity_env.agents.networks.ppo_network import CheckpointError
+from trinity_env.agents.networks.precision import installed
 from trinity_env.search.az import SearchMode
 from trinity_env.search.az.tree import Trees
 from trinity_env.search.solver import TABLE_BITS, TABLE_SLOT_BYTES
@@ -65,7 +65,7 @@ class AZConfig(TrainerFields):
     visited (Gumbel samples through its Gumbel noise instead)."""
     network: str = "mlp"
     """The network's architecture (``trinity_env.agents.az.NETWORKS``): ``mlp``, a ReLU MLP on the flat
-    observation, or ``board``, built on the board's structure (``trinity_env.agents.board_network``)."""
+    observation, or ``board``, built on the board's structure (``trinity_env.agents.networks.board_network``)."""
     hidden: int = 256
     """Width of the network's hidden layers (``board``: of every embedding)."""
     layers: int = 2
@@ -73,7 +73,8 @@ class AZConfig(TrainerFields):
     tactics: bool = True
     """Give each placement's logit a learned function of its tactical features (captures, domino, lanes)."""
     precision: str = "float32"
-    """The products of the board network's evaluation in self-play's search (``trinity_env.agents.board_fast``):
+    """The products of the board network's evaluation in self-play's search
+    (``trinity_env.agents.networks.board_fast``):
     ``float32`` (the forward pass's figures to float rounding, the same on every processor to that rounding),
     ``int8`` (the rounds' products in int8 through onnxruntime, within ``INT8_LOGIT_TOLERANCE``: faster than
     float32 where the processor has VNNI, by what ``benchmarks.az --reference`` measures),

@@ -13,7 +13,7 @@ import torch
 from torch.optim import AdamW
 
 from trinity_env.agents.az import AZModel, load_network, save_network
-from trinity_env.agents.policy import CheckpointError
+from trinity_env.agents.networks.ppo_network import CheckpointError
 from trinity_env.fast.tactics import tactical_batch
 
 from .az_config import AZConfig

@@ -213,7 +213,7 @@ class YAMLConfig:
     def _check_network(self, source: str, network: str = "mlp") -> None:
         """``hidden`` and ``layers`` of a ``network`` within the size limits the checkpoint loaders apply (one table
         for both)."""
-        from trinity_env.agents.checkpoint import MAX_HIDDEN, MAX_LAYERS, network_size_problem
+        from trinity_env.agents.loaders.checkpoint import MAX_HIDDEN, MAX_LAYERS, network_size_problem
 
         problem = network_size_problem(self.hidden, self.layers, network)
         if problem is None:
@@ -435,7 +435,7 @@ class TrainConfig(PPOFields):
                 f"{source}: num_games * rollout_steps must split into {self.minibatches} minibatches"
             )
         self._check_processes(source, ("torch_threads",))
-        from trinity_env.agents.checkpoint import PARAMETERS
+        from trinity_env.agents.loaders.checkpoint import PARAMETERS
         from trinity_env.agents.ppo import Rollout
         from trinity_env.spec.observation import OBSERVATION_SIZE
 

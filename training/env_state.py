@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from trinity_env.agents.policy import CheckpointError
+from trinity_env.agents.networks.ppo_network import CheckpointError
 
 SKIP = frozenset({"games", "opponent"})
 """Attributes handled elsewhere: the games get their own entry, the opponent pool saves itself."""

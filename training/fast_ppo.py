@@ -36,7 +36,13 @@ import torch
 from torch.optim import Adam
 from tqdm import tqdm
 
-from trinity_env.agents.policy import CheckpointError, NetworkAgent, PolicyNetwork, load_checkpoint, save_checkpoint
+from trinity_env.agents.networks.ppo_network import (
+    CheckpointError,
+    NetworkAgent,
+    PolicyNetwork,
+    load_checkpoint,
+    save_checkpoint,
+)
 from trinity_env.agents.ppo import (
     Rollout,
     collect_rollout,

@@ -2,7 +2,7 @@
 
 ``export_onnx(params, layers, path)`` writes ``MLPNetwork``'s forward pass (``trinity_env.jax.networks.mlp_apply``
 with a tanh body, tactical features and a bounded value) as a straight-line graph of standard operators, the
-contract of ``trinity_env.agents.onnx_policy``: input ``observation`` int8 ``[batch, 339]``, outputs ``logits``
+contract of ``trinity_env.agents.loaders.onnx_policy``: input ``observation`` int8 ``[batch, 339]``, outputs ``logits``
 float32 ``[batch, 256]`` (unmasked: the player reads only the legal ones) and ``value`` float32 ``[batch]`` in
 [-1, 1]. The per-placement tactical features (``networks.tactical_features``) are built from the observation with
 constant gathers, comparisons and sums. tests/test_jax_ppo.py holds the file's outputs to the JAX network's.

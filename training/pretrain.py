@@ -16,8 +16,8 @@ stops at the next step and writes the network so far (exit 130 or 143), so nothi
 dataset, config and seed give the same weights on one machine.
 
 The network's shape is held to the one size table the trainers' configs and every loader use
-(``trinity_env.agents.checkpoint.network_size_problem``) before anything is built or read: nothing trainable here is
-unloadable. Like the trainers, a run keeps its whole state (network, optimiser, random states, curve) in
+(``trinity_env.agents.loaders.checkpoint.network_size_problem``) before anything is built or read: nothing trainable
+here is unloadable. Like the trainers, a run keeps its whole state (network, optimiser, random states, curve) in
 ``OUT``'s resume file (``resume_path``: ``board-128x2.resume.pt`` beside ``board-128x2.pt``), written atomically every
 ``--checkpoint-every-steps`` steps and when it stops or ends, so a killed run loses at most the steps since then;
 ``--resume`` goes on from it (a larger ``--steps`` extends a finished run) and ends on the same weights as a run
@@ -40,7 +40,7 @@ import numpy as np
 import torch
 
 from trinity_env.agents.az import NETWORKS, AZModel, load_network, make_network, save_network
-from trinity_env.agents.checkpoint import MAX_HIDDEN, MAX_LAYERS, CheckpointError, network_size_problem
+from trinity_env.agents.loaders.checkpoint import MAX_HIDDEN, MAX_LAYERS, CheckpointError, network_size_problem
 from trinity_env.agents.ppo import torch_threads
 from trinity_env.arguments import non_negative_int, positive_int, whole_number
 from trinity_env.core import ArgumentError

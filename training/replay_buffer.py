@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from trinity_env.agents.policy import CheckpointError
+from trinity_env.agents.networks.ppo_network import CheckpointError
 from trinity_env.fast.layout import Batch
 from trinity_env.spec.observation import OBSERVATION_SIZE
 

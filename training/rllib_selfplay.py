@@ -293,7 +293,7 @@ def _train(
     import ray
     from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS
 
-    from trinity_env.agents.policy import NetworkAgent, save_checkpoint
+    from trinity_env.agents.networks.ppo_network import NetworkAgent, save_checkpoint
 
     state = (
         _load_progress(run)

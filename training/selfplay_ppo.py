@@ -30,8 +30,8 @@ from stable_baselines3.common.callbacks import BaseCallback
 from tqdm import tqdm
 
 from trinity_env.agents.baselines import GreedyAgent
+from trinity_env.agents.loaders.sb3 import SB3PolicyAgent
 from trinity_env.agents.ppo import torch_threads
-from trinity_env.agents.sb3 import SB3PolicyAgent
 from trinity_env.core import GameState
 from trinity_env.core.writes import atomic_file
 from trinity_env.envs.single_agent import TrinityTowersEnv

@@ -26,7 +26,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 
-from trinity_env.agents.policy import CheckpointError
+from trinity_env.agents.networks.ppo_network import CheckpointError
 from trinity_env.arguments import positive_int
 from trinity_env.core.errors import ArgumentError, WriteError
 from trinity_env.core.files import one_line

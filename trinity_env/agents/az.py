@@ -2,10 +2,10 @@
 
 An AlphaZero network maps the observation (int8 [339], ``docs/observation.md``) to 256 action
 logits and a value in [-1, 1] for the observer. Two architectures (``NETWORKS``, a checkpoint's
-``network`` field): ``AZNetwork``, the ReLU preset of ``trinity_env.agents.network``'s MLP, and
-``BoardNetwork`` (``trinity_env.agents.board_network``), built on the board's structure; with
+``network`` field): ``AZNetwork``, the ReLU preset of ``trinity_env.agents.networks.network``'s MLP, and
+``BoardNetwork`` (``trinity_env.agents.networks.board_network``), built on the board's structure; with
 ``tactics`` each placement's logit also gets a learned function of its tactical features
-(``trinity_env.agents.tactics``). ``numpy_evaluator`` runs either in plain numpy, the agent's
+(``trinity_env.agents.networks.tactics``). ``numpy_evaluator`` runs either in plain numpy, the agent's
 fast path for its small batches.
 
 ``AZAgent`` plays it: with ``simulations=0`` the network's most likely legal action, otherwise
@@ -18,7 +18,7 @@ summed improved policy. ``solver=K`` plays the exact solver's move when at most 
 empty and everything is visible.
 
 Checkpoints are ``torch.save`` files of plain tensors and numbers, checked on a dry run that
-builds no tensor (``trinity_env.agents.checkpoint``: fields, names, shapes, sizes, storages),
+builds no tensor (``trinity_env.agents.loaders.checkpoint``: fields, names, shapes, sizes, storages),
 then read with ``torch.load(weights_only=True)`` (no code in a file can run), the weights cast
 to float32 and checked finite, and the network's outputs held to every policy's contract on a probe batch of real
 positions (``trinity_env.agents.outputs``: finite legal logits, values in [-1, 1]; again on every evaluation in
@@ -36,13 +36,13 @@ from typing import Any
 import numpy as np
 import torch
 
-from trinity_env.agents import checkpoint
 from trinity_env.agents.baselines import check_count, check_number, check_seed
-from trinity_env.agents.board_network import BoardNetwork, board_numpy_evaluator
-from trinity_env.agents.checkpoint import CheckpointError, best_else_latest
-from trinity_env.agents.network import MLPNetwork
+from trinity_env.agents.loaders import checkpoint
+from trinity_env.agents.loaders.checkpoint import CheckpointError, best_else_latest
+from trinity_env.agents.networks.board_network import BoardNetwork, board_numpy_evaluator
+from trinity_env.agents.networks.network import MLPNetwork
+from trinity_env.agents.networks.precision import PRECISIONS, search_precision
 from trinity_env.agents.outputs import checked, probe
-from trinity_env.agents.precision import PRECISIONS, search_precision
 from trinity_env.agents.view import decode, determinise
 from trinity_env.core import ArgumentError, GameState, PositionError
 from trinity_env.core.actions import DECK_SIZE
@@ -143,7 +143,7 @@ def numpy_evaluator(network: AZModel):
 
 def save_network(path: str | Path, network: AZModel, extra: dict[str, Any] | None = None) -> None:
     """Write the network (and ``extra`` tensors and numbers) atomically, never through a link: a crash or a full
-    disk leaves the old file (``trinity_env.agents.checkpoint.save_network``)."""
+    disk leaves the old file (``trinity_env.agents.loaders.checkpoint.save_network``)."""
     checkpoint.save_network(path, network, FORMAT, extra)
 
 
@@ -151,7 +151,7 @@ def load_network(path: str | Path) -> tuple[AZModel, dict[str, Any]]:
     """The network of an ``az`` checkpoint and the whole payload; ``CheckpointError`` names the file and the fault.
 
     Checked on a dry run before any tensor is built, then read weights-only, the weights cast to float32 and
-    checked finite (``trinity_env.agents.checkpoint.load_network``)."""
+    checked finite (``trinity_env.agents.loaders.checkpoint.load_network``)."""
     return checkpoint.load_network(path, NETWORKS, FORMAT, "az")
 
 

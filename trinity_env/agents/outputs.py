@@ -24,7 +24,7 @@ from functools import cache
 
 import numpy as np
 
-from trinity_env.agents.checkpoint import CheckpointError
+from trinity_env.agents.loaders.checkpoint import CheckpointError
 
 PROBE_POSITIONS = 48
 """Positions in the probe batch: drafts and placements of random games of the default rules, seen by either seat."""

@@ -22,8 +22,8 @@ import torch
 from torch import nn
 from torch.optim import Adam
 
-from trinity_env.agents.policy import PolicyNetwork
-from trinity_env.agents.tactics import tactical_features
+from trinity_env.agents.networks.ppo_network import PolicyNetwork
+from trinity_env.agents.networks.tactics import tactical_features
 
 if TYPE_CHECKING:
     from trinity_env.fast.vector_env import TrinityTowersVectorEnv

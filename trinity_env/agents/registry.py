@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from trinity_env.agents.baselines import GreedyAgent, LookaheadAgent, check_seed
-from trinity_env.agents.checkpoint import CheckpointError, best_else_latest
+from trinity_env.agents.loaders.checkpoint import CheckpointError, best_else_latest
 from trinity_env.agents.mcts import MCTSAgent
 from trinity_env.core import TrinityError
 from trinity_env.core.files import one_line, short
@@ -37,7 +37,7 @@ AZ_STANDARD = "az-standard"
 """The shipped AlphaZero agent (``training/alphazero.py``, ``configs/train/az-standard.yaml``)."""
 STATE_DICT = "state_dict"
 """``state_dict:PATH,trainer=ppo|az,sims=N``: a bare torch ``state_dict`` of one of the project's networks, which
-network and its size read from its keys and shapes (``trinity_env.agents.state_dict``)."""
+network and its size read from its keys and shapes (``trinity_env.agents.loaders.state_dict``)."""
 SHIPPED_DIR = Path(str(resources.files("trinity_env.agents") / "data"))
 
 
@@ -62,9 +62,10 @@ def _az_standard(**keywords: Any) -> Agent:
 
 
 def _onnx(path: str, threads: int = 1) -> Agent:
-    """``onnx:PATH,threads=N``: a policy exported to ONNX from any framework (``trinity_env.agents.onnx_policy``, the
-    ``onnx`` extra), checked by what loading it would allocate before onnxruntime sees it; its raw policy plays."""
-    from trinity_env.agents.onnx_policy import OnnxPolicyAgent
+    """``onnx:PATH,threads=N``: a policy exported to ONNX from any framework
+    (``trinity_env.agents.loaders.onnx_policy``, the ``onnx`` extra), checked by what loading it would allocate before
+    onnxruntime sees it; its raw policy plays."""
+    from trinity_env.agents.loaders.onnx_policy import OnnxPolicyAgent
 
     return OnnxPolicyAgent.from_file(path, threads=threads)
 
@@ -73,7 +74,7 @@ def _state_dict(path: str, trainer: str | None = None, **search: Any) -> Agent:
     """``state_dict:PATH,trainer=ppo|az,sims=N``: a bare ``state_dict`` of a project network (the ``train`` extra):
     its raw policy, or an AlphaZero network's search with ``sims=N`` and ``az:``'s other arguments."""
     try:
-        from trinity_env.agents.state_dict import state_dict_agent
+        from trinity_env.agents.loaders.state_dict import state_dict_agent
     except ImportError:
         raise AgentSpecError("state_dict policies need torch: install the train extra") from None
     return state_dict_agent(path, trainer, **search)
@@ -96,18 +97,18 @@ AGENTS: dict[str, Callable[..., Agent]] = {
 def _load_file(path: Path, spec: str, sample: str, seed: int | None) -> Agent:
     """The agent of one checkpoint file: a ``.zip`` (weights only, never unpickled) or a ``.pt``."""
     try:
-        from trinity_env.agents.policy import CheckpointError
+        from trinity_env.agents.networks.ppo_network import CheckpointError
     except ImportError:
         what = "an SB3 checkpoint" if path.suffix == ".zip" else "a checkpoint"
         raise AgentSpecError(f"{spec!r} is {what}: install the train extra (torch) to play it") from None
     refuse_special(path, CheckpointError)
     if path.suffix == ".zip":
         try:
-            from trinity_env.agents.sb3 import SB3PolicyAgent
+            from trinity_env.agents.loaders.sb3 import SB3PolicyAgent
         except ImportError:
             raise AgentSpecError(f"{spec!r} is an SB3 checkpoint: install the train extra to play it") from None
         return SB3PolicyAgent.from_zip(path)
-    from trinity_env.agents.policy import NetworkAgent
+    from trinity_env.agents.networks.ppo_network import NetworkAgent
 
     return NetworkAgent.from_checkpoint(path, sample=sample, seed=check_seed(spec, seed))
 
@@ -121,7 +122,7 @@ def _run_folder(folder: Path, spec: str, sample: str, seed: int | None) -> Agent
     counts as damaged.
     """
     try:
-        from trinity_env.agents.policy import CheckpointError
+        from trinity_env.agents.networks.ppo_network import CheckpointError
     except ImportError:
         raise AgentSpecError(f"{spec!r} is a run folder: install the train extra (torch) to play it") from None
     suffix = ".pt" if any(os.path.exists(folder / f"{n}.pt") for n in ("best", "latest")) else ".zip"
@@ -137,8 +138,8 @@ def _checkpoint(spec: str, sample: str = "none", seed: int | None = None) -> Age
     folder (its best checkpoint, else its latest); ``sample``: none | all | draft (see ``NetworkAgent``).
 
     Loading runs no code from the file: ``.pt`` files are read with ``weights_only=True`` and
-    ``.zip`` files for their weights and plain JSON only (``trinity_env.agents.policy``,
-    ``trinity_env.agents.sb3``); a bad file raises ``CheckpointError`` naming it.
+    ``.zip`` files for their weights and plain JSON only (``trinity_env.agents.networks.ppo_network``,
+    ``trinity_env.agents.loaders.sb3``); a bad file raises ``CheckpointError`` naming it.
     """
     path = Path(spec)
     if path.is_dir() and path.suffix not in (".pt", ".zip"):

@@ -51,8 +51,8 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from trinity_env.agents import registry
-from trinity_env.agents.checkpoint import MAX_CHECKPOINT_BYTES, CheckpointError
 from trinity_env.agents.ladder import LEVEL, level_spec
+from trinity_env.agents.loaders.checkpoint import MAX_CHECKPOINT_BYTES, CheckpointError
 from trinity_env.agents.registry import AZ_STANDARD, STATE_DICT, AgentSpecError
 from trinity_env.agents.spec_arguments import check, factory_keywords, typed
 from trinity_env.core import ArgumentError

@@ -136,7 +136,7 @@ def check(name: str, keywords: dict[str, Any]) -> str | None:
             raise ValueError(f"state_dict needs a file: {STATE_DICT}:PATH[,trainer=ppo|az][,sims=N]")
         try:
             from trinity_env.agents.az import AZAgent
-            from trinity_env.agents.state_dict import TRAINERS
+            from trinity_env.agents.loaders.state_dict import TRAINERS
         except ImportError:
             raise AgentSpecError(f"{name} agents need torch: install the train extra") from None
         trainer = keywords.pop("trainer", None)
@@ -156,7 +156,7 @@ def check(name: str, keywords: dict[str, Any]) -> str | None:
         if keywords.get("path") is None:
             raise ValueError("onnx needs a model file: onnx:PATH[,threads=N]")
         if "threads" in keywords:
-            from trinity_env.agents.onnx_policy import check_threads  # the limits table's bound, as the agent's
+            from trinity_env.agents.loaders.onnx_policy import check_threads  # the limits table's bound, as the agent's
 
             check_threads(keywords["threads"])
         return keywords["path"]

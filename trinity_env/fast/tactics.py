@@ -6,7 +6,7 @@ lane the opponent holds four tiles of, and the two players' counts in that lane.
 deterministic function of the observation (nothing hidden is read), exact for direct
 captures; the domino count ignores overlaps. The capture test is the engine's
 (``kernels.beats`` over ``NEIGHBOUR``). The policy networks (PPO's and AlphaZero's) read these
-through ``trinity_env.agents.tactics``; the AlphaZero search evaluates them without torch.
+through ``trinity_env.agents.networks.tactics``; the AlphaZero search evaluates them without torch.
 """
 
 from __future__ import annotations

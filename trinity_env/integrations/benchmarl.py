@@ -31,7 +31,8 @@ player_1's policy, and its mean return. The task's ``log_info`` adds the same fi
 **The export** (``export_actor``). BenchMARL's MLP actor is TorchRL's ``MultiAgentMLP``, whose weights live apart
 from its layers; ``export_actor`` rebuilds the plain torch network of one group (the observation, written from the
 mover's point of view, to the 256 logits, or Q-values for IQL) and writes it as an ONNX file of
-``trinity_env.agents.onnx_policy``'s contract: float32 ``observation`` [batch, 339] in, ``logits`` [batch, 256] out.
+``trinity_env.agents.loaders.onnx_policy``'s contract: float32 ``observation`` [batch, 339] in, ``logits`` [batch,
+256] out.
 The project's ``onnx:`` spec plays it greedily (the legal action with the highest output), which is what BenchMARL's
 actor plays with deterministic actions (MAPPO's masked categorical's mode, IQL's greedy masked Q-value).
 """
@@ -61,8 +62,8 @@ from torchrl.modules.models.multiagent import MultiAgentMLP
 from tqdm import tqdm
 
 import trinity_env
-from trinity_env.agents.checkpoint import ACTIONS
-from trinity_env.agents.onnx_policy import export_policy
+from trinity_env.agents.loaders.checkpoint import ACTIONS
+from trinity_env.agents.loaders.onnx_policy import export_policy
 from trinity_env.core import ArgumentError
 from trinity_env.core.board import TILES
 from trinity_env.core.decks import DECK_SIZE

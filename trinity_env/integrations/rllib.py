@@ -36,7 +36,7 @@ from ray.rllib.core.rl_module.torch import TorchRLModule
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
 from ray.tune.registry import register_env
 
-from trinity_env.agents.policy import PolicyNetwork
+from trinity_env.agents.networks.ppo_network import PolicyNetwork
 from trinity_env.agents.spec import make
 from trinity_env.core import GameState, IllegalMoveError
 from trinity_env.core.checks import describe_value, is_int

@@ -6,8 +6,8 @@ checked finite; it needs torch, the train extra) and returns ``(params, apply)``
 mask)`` gives one position's masked logits (illegal actions at -1e9) and value, as ``BoardNetwork.forward``
 does, with the tactical features computed in JAX from the observation as ``trinity_env.fast.tactics`` computes
 them. ``jax.vmap`` it for a batch. ``mlp_network(path)`` does the same for a PPO checkpoint (default: the shipped
-``ppo-standard``; ``trinity_env.agents.policy.load_checkpoint``). tests/test_jax_players.py holds both to torch
-within 1e-5 (of each logit's size).
+``ppo-standard``; ``trinity_env.agents.networks.ppo_network.load_checkpoint``). tests/test_jax_players.py holds
+both to torch within 1e-5 (of each logit's size).
 """
 
 from __future__ import annotations
@@ -156,7 +156,7 @@ def mlp_apply(params: dict, observation, mask, *, layers: int, activation: str, 
 
 def mlp_network(path: str | Path = SHIPPED_PPO) -> tuple[dict[str, Any], Any]:
     """``(params, apply)`` of a PPO checkpoint's MLP (default: the shipped ``ppo-standard``)."""
-    from trinity_env.agents.policy import load_checkpoint  # torch, only here
+    from trinity_env.agents.networks.ppo_network import load_checkpoint  # torch, only here
 
     network, _ = load_checkpoint(path)
     params = {name: jnp.asarray(t.detach().numpy()) for name, t in network.state_dict().items()}

@@ -1,6 +1,6 @@
 """A policy-value network that sees the board: tiles with their neighbours' facing sides, hands as sets, lanes.
 
-Why: the flat MLP (``trinity_env.agents.network``) must learn from 339 numbers which of a tile's sides
+Why: the flat MLP (``trinity_env.agents.networks.network``) must learn from 339 numbers which of a tile's sides
 faces which neighbour, separately for each of the 15 tiles and 16 deck slots. Here the game's
 structure is built in:
 
@@ -19,10 +19,10 @@ structure is built in:
   its [B, 16, 15, hidden] temporaries made the network several times slower than the MLP on a CPU.)
   With ``tactics`` each placement's logit also
   gets the learned function of its tactical features that ``MLPNetwork`` has
-  (``trinity_env.agents.tactics``), under the same parameter names (``placement.0``, ``placement.2``).
+  (``trinity_env.agents.networks.tactics``), under the same parameter names (``placement.0``, ``placement.2``).
 
 ``board_numpy_evaluator`` runs the same network in plain numpy (float32) for the search's batches,
-computing only the legal actions' logits (``trinity_env.agents.board_fast.FastBoardEvaluator``); the search
+computing only the legal actions' logits (``trinity_env.agents.networks.board_fast.FastBoardEvaluator``); the search
 layer never sees torch.
 """
 
@@ -34,8 +34,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from trinity_env.agents.board_fast import FastBoardEvaluator
-from trinity_env.agents.tactics import FEATURES, tactical_features
+from trinity_env.agents.networks.board_fast import FastBoardEvaluator
+from trinity_env.agents.networks.tactics import FEATURES, tactical_features
 from trinity_env.agents.view import observation_blocks
 from trinity_env.core.board import LANES, NEIGHBOURS, POSITIONS, TILES
 from trinity_env.spec.observation import (
@@ -161,7 +161,7 @@ class BoardNetwork(nn.Module):
 
 def board_numpy_evaluator(network: BoardNetwork, precision: str = "float32") -> FastBoardEvaluator:
     """The same evaluation as the network's forward pass in numpy and numba (float32 by default, or another of
-    ``precision.PRECISIONS``), doing only what the search reads (``trinity_env.agents.board_fast``): no torch
+    ``precision.PRECISIONS``), doing only what the search reads (``trinity_env.agents.networks.board_fast``): no torch
     overhead per operation, no work on illegal actions."""
     weights = {key: tensor.detach().numpy() for key, tensor in network.state_dict().items()}
     return FastBoardEvaluator(weights, network.layers, network.tactics, precision)

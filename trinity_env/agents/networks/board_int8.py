@@ -1,6 +1,6 @@
 """The board network's layers with int8 products (``FastBoardEvaluator``'s ``int8`` precision).
 
-A round's product ``h @ [own | around]`` (``trinity_env.agents.board_fast``) is most of the evaluation's work. Here
+A round's product ``h @ [own | around]`` (``board_fast``) is most of the evaluation's work. Here
 its inputs are 8-bit integers and it sums in int32 (onnxruntime's ``MatMulInteger``: VNNI's ``vpdpbusd``, four
 times float32's multiply-adds per instruction, where the processor has it):
 

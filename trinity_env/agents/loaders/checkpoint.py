@@ -105,7 +105,7 @@ def mlp_parameters(hidden: int, layers: int) -> int:
 
 
 def board_parameters(hidden: int, layers: int) -> int:
-    """Weights of a ``BoardNetwork`` (``trinity_env.agents.board_network``) of width ``hidden`` with ``layers``
+    """Weights of a ``BoardNetwork`` (``trinity_env.agents.networks.board_network``) of width ``hidden`` with ``layers``
     rounds of message passing, its tactics head (65 weights) left out as ``mlp_parameters`` leaves it."""
     h = hidden
     tiles = (TILE_FEATURES + 16) * h + h + TILES * h + layers * (2 * h * h + h)  # own entries, 4 a neighbouring side

@@ -1,6 +1,6 @@
 """The board network's forward pass for the search, in numpy and numba, doing only the work the search reads.
 
-``BoardNetwork`` (``trinity_env.agents.board_network``) gives 256 logits and a value per position; the search
+``BoardNetwork`` (``trinity_env.agents.networks.board_network``) gives 256 logits and a value per position; the search
 reads the logits of the legal actions only. ``FastBoardEvaluator`` computes the same numbers as the network's
 forward pass (in float32 to float rounding: the sums are taken in another order) and skips the rest:
 
@@ -20,7 +20,7 @@ forward pass (in float32 to float rounding: the sums are taken in another order)
 - **Empty boards.** A position with an empty board (every draft position, and the first placement) has the
   same tile embeddings whatever the hands: they are computed once, when the evaluator is built.
 - **Precision** (``PRECISIONS``). ``float32``: numpy's BLAS, the forward pass's figures to float rounding.
-  ``int8`` (``trinity_env.agents.board_int8``): the rounds' products (most of the work) take 8-bit inputs with a
+  ``int8`` (``board_int8``): the rounds' products (most of the work) take 8-bit inputs with a
   scale per row and per weight column and sum in int32 (onnxruntime's ``MatMulInteger``: VNNI's four multiply-adds
   per byte lane), about four times float32's products per second (measured), within ``INT8_LOGIT_TOLERANCE`` /
   ``INT8_VALUE_TOLERANCE`` of the forward pass; every other layer stays float32. ``bfloat16``: the rounds'
@@ -28,7 +28,7 @@ forward pass (in float32 to float rounding: the sums are taken in another order)
   ``BFLOAT16_LOGIT_TOLERANCE`` / ``BFLOAT16_VALUE_TOLERANCE``; once numba's OpenMP threads have run in the process
   (the search on two threads), each torch product waits on them, about 10x slower (measured), unless the process
   started with ``OMP_WAIT_POLICY=PASSIVE`` or numba's ``workqueue`` threading layer. The precisions' tolerances and
-  which one this processor multiplies fastest are ``trinity_env.agents.precision``'s.
+  which one this processor multiplies fastest are ``trinity_env.agents.networks.precision``'s.
 
 The float32 and int8 paths import no torch: the weights come in as numpy arrays (``BoardNetwork.state_dict``'s
 names).
@@ -41,7 +41,7 @@ from collections.abc import Mapping
 import numpy as np
 from numba import njit
 
-from trinity_env.agents.precision import PRECISIONS
+from trinity_env.agents.networks.precision import PRECISIONS
 from trinity_env.core.actions import DECK_SIZE
 from trinity_env.core.board import LANES, NEIGHBOURS, POSITIONS, TILES
 from trinity_env.fast.tactics import tactical_batch
@@ -346,7 +346,7 @@ class FastBoardEvaluator:
         if precision == "int8":  # the rounds' products and the placement's card layer (3x faster, measured); the
             # trunk's layers and heads stay float32: in int8 the search chose float32's move in 91-95% of positions
             # instead of 98% (measured), the trunk's first layer's inputs of several scales lost most
-            from trinity_env.agents.board_int8 import Int8Linear, Int8Rounds
+            from trinity_env.agents.networks.board_int8 import Int8Linear, Int8Rounds
 
             self._rounds = Int8Rounds(self.rounds, NEIGHBOUR_TILES)
             self.place_card = Int8Linear(self.place_card)

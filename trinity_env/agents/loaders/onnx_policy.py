@@ -19,7 +19,7 @@ otherwise it is refused in one line naming the expected names. The model is play
 legal action with the highest logit (ties: the lowest action id).
 
 **Safety.** A file is checked by what loading it would read, allocate and build before any
-onnxruntime session exists (``trinity_env.agents.onnx_check``: a regular file within a size cap,
+onnxruntime session exists (``trinity_env.agents.loaders.onnx_check``: a regular file within a size cap,
 the protobuf's fields counted before parsing, no external data, standard operators only and no
 control flow, every tensor's declared size and bytes, every intermediate shape known and bounded
 by ONNX's strict shape inference run in a memory-limited child process). The session is then built
@@ -43,9 +43,9 @@ from typing import Any
 
 import numpy as np
 
-from trinity_env.agents import onnx_check
-from trinity_env.agents.checkpoint import ACTIONS
-from trinity_env.agents.onnx_check import BOOL, FLOAT, INT8, CheckedModel, OnnxPolicyError
+from trinity_env.agents.loaders import onnx_check
+from trinity_env.agents.loaders.checkpoint import ACTIONS
+from trinity_env.agents.loaders.onnx_check import BOOL, FLOAT, INT8, CheckedModel, OnnxPolicyError
 from trinity_env.agents.outputs import check_outputs, probe_positions
 from trinity_env.core import ArgumentError, GameState, PositionError
 from trinity_env.core.files import cut, one_line

@@ -26,7 +26,7 @@ value. So a file is read here in steps, each bounding the next (``check_model``)
    multiply-adds of a position at most ``MAX_OPERATIONS`` and of a run (a fixed batch's whole batch)
    at most ``MAX_RUN_OPERATIONS``: what onnxruntime would allocate folding constants at session
    creation and spend running a batch.
-5. **The contract** (``trinity_env.agents.onnx_policy``): the names, types and shapes of the inputs
+5. **The contract** (``trinity_env.agents.loaders.onnx_policy``): the names, types and shapes of the inputs
    and outputs.
 
 Only then does ``onnx_policy`` build an ``onnxruntime.InferenceSession``, from ``CheckedModel.data``
@@ -49,7 +49,7 @@ from typing import Any
 
 import numpy as np
 
-from trinity_env.agents.checkpoint import ACTIONS, CheckpointError
+from trinity_env.agents.loaders.checkpoint import ACTIONS, CheckpointError
 from trinity_env.core.files import cut, one_line
 from trinity_env.core.paths import name_problem, open_regular
 from trinity_env.spec.observation import OBSERVATION_SIZE
@@ -313,7 +313,7 @@ def check_graph(name: str, model: Any) -> None:
         if node.op_type not in OPERATORS:
             raise OnnxPolicyError(
                 f"ONNX file {name}: {where}: the operator {cut(node.op_type)!r} is not one a policy "
-                "may use (trinity_env.agents.onnx_check.OPERATORS lists them)"
+                "may use (trinity_env.agents.loaders.onnx_check.OPERATORS lists them)"
             )
         for attribute in node.attribute:
             if attribute.HasField("g") or len(attribute.graphs):

@@ -1,7 +1,7 @@
-"""PPO's policies: its network (a preset of ``trinity_env.agents.network.MLPNetwork``), its checkpoints,
+"""PPO's network (a preset of ``trinity_env.agents.networks.network.MLPNetwork``), its checkpoints,
 and an agent that plays one.
 
-What is safe to load: a ``.pt`` checkpoint is first read dry (``trinity_env.agents.checkpoint``:
+What is safe to load: a ``.pt`` checkpoint is first read dry (``trinity_env.agents.loaders.checkpoint``:
 no tensor is built, every storage and view is checked against the bytes the file really
 holds), its fields checked strictly: ``format``, ``hidden`` and ``layers`` (ints, not bools,
 floats or strings, inside the shared size limits), ``network`` (``"mlp"``), ``tactics`` (a
@@ -26,8 +26,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from trinity_env.agents.checkpoint import CheckpointError, int_field, load_network, save_network
-from trinity_env.agents.network import MLPNetwork
+from trinity_env.agents.loaders.checkpoint import CheckpointError, int_field, load_network, save_network
+from trinity_env.agents.networks.network import MLPNetwork
 from trinity_env.agents.outputs import checked, probe
 from trinity_env.core import GameState
 from trinity_env.core.actions import DECK_SIZE
@@ -43,7 +43,7 @@ class PolicyNetwork(MLPNetwork):
     orthogonally at gain 0.01, an unbounded value) from the observation to 256 action logits and a value.
 
     With ``tactics``, each placement's logit also gets a learned function of its tactical
-    features (``trinity_env.agents.tactics``: captures, domino, lane completion, blocks).
+    features (``trinity_env.agents.networks.tactics``: captures, domino, lane completion, blocks).
     """
 
     def __init__(self, hidden: int = 256, layers: int = 2, tactics: bool = False):
@@ -52,7 +52,7 @@ class PolicyNetwork(MLPNetwork):
 
 def save_checkpoint(path: str | Path, network: PolicyNetwork, extra: dict[str, Any] | None = None) -> None:
     """Write the network (and ``extra`` tensors and numbers) atomically, never through a link: a crash or a full
-    disk leaves the old file (``trinity_env.agents.checkpoint.save_network``)."""
+    disk leaves the old file (``trinity_env.agents.loaders.checkpoint.save_network``)."""
     save_network(path, network, FORMAT, extra)
 
 
@@ -60,7 +60,7 @@ def load_checkpoint(path: str | Path) -> tuple[PolicyNetwork, dict[str, Any]]:
     """The network of a checkpoint and the whole payload; ``CheckpointError`` says what is wrong.
 
     Checked on a dry run before any tensor is built, then read with ``weights_only=True`` (no code in it can
-    run): see the module's docstring and ``trinity_env.agents.checkpoint.load_network``.
+    run): see the module's docstring and ``trinity_env.agents.loaders.checkpoint.load_network``.
     """
     return load_network(path, {"mlp": PolicyNetwork}, FORMAT, "policy", validate_extra=_steps)
 

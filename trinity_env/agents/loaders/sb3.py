@@ -15,7 +15,7 @@ never does. It reads, and checks, only:
   ``share_features_extractor`` (a pickled ``activation_fn`` or feature extractor is refused:
   the network is built with SB3's default ``Tanh``);
 - ``policy.pth`` (at most its bound in bytes, however well it compresses), first on a dry run
-  that builds no tensor (``trinity_env.agents.checkpoint``), then with
+  that builds no tensor (``trinity_env.agents.loaders.checkpoint``), then with
   ``torch.load(..., weights_only=True)``: a dict of floating-point tensors, finite as float32,
   whose names and shapes are those of that network for this game's 339 observation values and
   256 actions, within the shared size limits (the layer widths are read from the tensor shapes
@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from trinity_env.agents.checkpoint import (
+from trinity_env.agents.loaders.checkpoint import (
     MAX_HIDDEN,
     MAX_LAYERS,
     MAX_PARAMETERS,
@@ -255,7 +255,7 @@ def _read_weights(path: Path, content: bytes) -> tuple[dict[str, Any], tuple[int
     """The float32 weights of ``policy.pth`` and the widths of its policy and value MLPs.
 
     Names, dtypes, shapes and the layer chain are checked on the dry run's description, within the shared size
-    limits, before any tensor is built (``trinity_env.agents.checkpoint``)."""
+    limits, before any tensor is built (``trinity_env.agents.loaders.checkpoint``)."""
     name = f"{path}: the zip's 'policy.pth'"
     widths: list[tuple[int, ...]] = []
 

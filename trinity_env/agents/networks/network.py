@@ -4,13 +4,13 @@
 ``OBSERVATION_HIGH``, through ``layers`` hidden layers of width ``hidden`` to a policy head (256
 logits, illegal actions at -1e9) and a value head that share that body. With ``tactics`` each
 placement's logit also gets a learned function of its tactical features
-(``trinity_env.agents.tactics``: captures, domino, lane completion, blocks). Its presets:
-PPO's ``PolicyNetwork`` (``trinity_env.agents.policy``: Tanh, the policy head initialised
+(``trinity_env.agents.networks.tactics``: captures, domino, lane completion, blocks). Its presets:
+PPO's ``PolicyNetwork`` (``trinity_env.agents.networks.ppo_network``: Tanh, the policy head initialised
 orthogonally at gain 0.01, an unbounded value) and AlphaZero's ``AZNetwork``
 (``trinity_env.agents.az``: ReLU, default initialisation, a value in [-1, 1] through tanh).
 
 The parameters are named alike in every preset (``body.N``, ``policy``, ``value``,
-``placement.0`` and ``placement.2``), so the checkpoints of both (``trinity_env.agents.checkpoint``)
+``placement.0`` and ``placement.2``), so the checkpoints of both (``trinity_env.agents.loaders.checkpoint``)
 are described by ``hidden``, ``layers`` and ``tactics`` alone.
 """
 
@@ -22,7 +22,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from trinity_env.agents.tactics import FEATURES, tactical_features
+from trinity_env.agents.networks.tactics import FEATURES, tactical_features
 from trinity_env.core.actions import DECK_SIZE
 from trinity_env.spec.observation import OBSERVATION_HIGH, OBSERVATION_SIZE
 
@@ -43,7 +43,7 @@ class MLPNetwork(nn.Module):
     """
 
     architecture: ClassVar[str] = "mlp"
-    """The name checkpoints give it (their ``network`` field; ``trinity_env.agents.checkpoint``)."""
+    """The name checkpoints give it (their ``network`` field; ``trinity_env.agents.loaders.checkpoint``)."""
 
     def __init__(
         self,

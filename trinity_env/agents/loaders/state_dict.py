@@ -1,15 +1,15 @@
 """``state_dict:PATH``: a bare torch ``state_dict`` of one of the project's networks, played as that network.
 
 A file written by ``torch.save(network.state_dict(), path)`` holds the weights and nothing else: no ``format``,
-``hidden``, ``layers`` or ``tactics`` field (the project's own checkpoints, ``trinity_env.agents.checkpoint``,
+``hidden``, ``layers`` or ``tactics`` field (the project's own checkpoints, ``trinity_env.agents.loaders.checkpoint``,
 carry them). Which network it is and its size are read here from its keys and tensor shapes alone:
 
-- an MLP (``body.0.weight`` ``[hidden, 339]``, ``body.2.weight``... one per layer, ``policy.weight`` ``[256,
-  hidden]``, ``value.weight`` ``[1, hidden]``): PPO's ``PolicyNetwork`` (``trinity_env.agents.policy``: Tanh, an
-  unbounded value) or AlphaZero's ``AZNetwork`` (``trinity_env.agents.az``: ReLU, a value in [-1, 1]). The two
-  have the same keys and shapes, so the spec says which: ``trainer=ppo`` or ``trainer=az``;
+- an MLP (``body.0.weight`` ``[hidden, 339]``, ``body.2.weight``... one per layer, ``policy.weight`` ``[256, hidden]``,
+  ``value.weight`` ``[1, hidden]``): PPO's ``PolicyNetwork`` (``trinity_env.agents.networks.ppo_network``: Tanh, an
+  unbounded value) or AlphaZero's ``AZNetwork`` (``trinity_env.agents.az``: ReLU, a value in [-1, 1]). The two have the
+  same keys and shapes, so the spec says which: ``trainer=ppo`` or ``trainer=az``;
 - AlphaZero's board network (``tile.weight`` ``[hidden, 22]``, ``where`` ``[15, hidden]``, ``rounds.N.weight``
-  one per layer; ``trinity_env.agents.board_network``);
+  one per layer; ``trinity_env.agents.networks.board_network``);
 - either with ``tactics`` when it holds the tactical head (``placement.0.weight``...).
 
 The size found is checked against the shared limits, the network of that size built on the meta device and the
@@ -39,8 +39,7 @@ from typing import Any
 import torch
 
 from trinity_env.agents.az import NETWORKS, AZAgent
-from trinity_env.agents.board_network import TILE_INPUTS
-from trinity_env.agents.checkpoint import (
+from trinity_env.agents.loaders.checkpoint import (
     CheckpointError,
     TensorInfo,
     check_state_dict,
@@ -48,7 +47,8 @@ from trinity_env.agents.checkpoint import (
     network_size_problem,
     read_torch,
 )
-from trinity_env.agents.policy import NetworkAgent, PolicyNetwork
+from trinity_env.agents.networks.board_network import TILE_INPUTS
+from trinity_env.agents.networks.ppo_network import NetworkAgent, PolicyNetwork
 from trinity_env.core.board import TILES
 from trinity_env.spec.agent import Agent
 from trinity_env.spec.observation import OBSERVATION_HIGH, OBSERVATION_SIZE
