@@ -44,8 +44,8 @@ TRAINERS = ("ppo", "alphazero", "rllib", "jax")
 """The trainers ``trinity train`` runs, by the name a config's ``trainer:`` field gives (``configs/train/*.yaml``):
 PPO on the fast engine, AlphaZero, RLlib's PPO and PPO in JAX."""
 TRAINER_FIELD = "trainer"
-"""The field that names a config's trainer: read by ``trinity train`` (``trainer_of``), checked by the config class
-it is given to (``YAMLConfig.trainer``), never a field of the run (its ``config.json`` does not hold it)."""
+"""The field that names a config's trainer: read by ``trinity train`` (``ConfigFile.trainer``), checked by the config
+class it is given to (``YAMLConfig.trainer``), never a field of the run (its ``config.json`` does not hold it)."""
 
 
 @dataclass(frozen=True)
