@@ -350,7 +350,7 @@ def test_a_run_killed_outright_resumes_from_its_last_checkpoint(tmp_path):
     ("field", "value", "message"),
     [
         ("simulations", 0, "'simulations' must be at least 1"),
-        ("search", "beam", "'search' must be one of"),
+        ("mode", "beam", "'mode' must be one of"),
         ("solver_empty", 13, "'solver_empty' must be between 0 and 12"),
         ("learning_rate", 0.0, "'learning_rate' must be above 0"),
         ("hidden", True, "'hidden' must be int"),

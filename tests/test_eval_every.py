@@ -88,14 +88,11 @@ def test_metrics_csv_is_rewritten_on_resume_from_the_history_s_own_unit(tmp_path
 
 
 UNITS = ("_steps", "_games", "_iterations", "_updates")
-WAITING = {"checkpoint_every"}
-"""AlphaZero's ``checkpoint_every`` (iterations) keeps its name while the pre-trained run that resumes from a
-``config.json`` saying it is still training (scripts/rebuild_pretrained.sh): a rename refuses that resume."""
 
 
 @pytest.mark.parametrize("config", NEW, ids=lambda c: c.__name__)
 def test_every_interval_field_names_its_unit(config):
-    intervals = [name for name in config().to_dict() if "_every" in name and name not in WAITING]
+    intervals = [name for name in config().to_dict() if "_every" in name]
     assert intervals and all(name.endswith(UNITS) for name in intervals), intervals
 
 
@@ -105,11 +102,13 @@ def test_every_interval_field_names_its_unit(config):
         (TrainConfig, "snapshot_every", "snapshot_every_steps"),
         (RLlibConfig, "snapshot_every", "snapshot_every_iterations"),
         (RLlibConfig, "max_league", "pool_size"),
+        (AZConfig, "checkpoint_every", "checkpoint_every_iterations"),
+        (AZConfig, "search", "mode"),
     ],
 )
 def test_a_renamed_field_is_refused_in_one_line_naming_its_name_now(config, old, new, tmp_path):
     """``snapshot_every`` counted steps in PPO and iterations in RLlib; RLlib's ``max_league`` is PPO's
-    ``pool_size``."""
+    ``pool_size``; AlphaZero's ``checkpoint_every`` counted iterations, and its ``search`` is the az spec's ``mode``."""
     assert new in config().to_dict() and old not in config().to_dict()
     written = tmp_path / "old.yaml"
     written.write_text(f"seed: 0\n{old}: 8\n")

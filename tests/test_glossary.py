@@ -29,6 +29,12 @@ RETIRED = {
         r"""(?m)^\s*snapshot_every\s*:|["']snapshot_every["']\s*:\s*\d|\bsnapshot_every\s*=|\.snapshot_every\b"""
     ),
     "the az spec's search= (now mode=)": re.compile(r"""\baz(?:-standard)?:[^\s"'`]*[:,]search="""),
+    "AlphaZero's bare training key checkpoint_every (now checkpoint_every_iterations)": re.compile(
+        r"""(?m)^\s*checkpoint_every\s*:|["']checkpoint_every["']\s*:\s*\d|\bcheckpoint_every\s*=|\.checkpoint_every\b"""
+    ),
+    "AlphaZero's training key search (now mode, as the az spec's)": re.compile(
+        r"""(?m)^\s*search\s*:\s*(?:gumbel|puct)\b|["']search["']\s*:\s*["'](?:gumbel|puct)|\bconfig\.search\b"""
+    ),
     "RLlib's max_league (now pool_size, as PPO's)": re.compile(
         r"""(?m)^\s*max_league\s*:|["']max_league["']\s*:\s*\d|\bmax_league\s*=|\.max_league\b"""
     ),
@@ -102,7 +108,8 @@ def test_the_glossary_names_are_the_ones_the_code_uses():
     assert ARENA_DEFAULTS["draft"] == "dealt"
     assert AZ_ARGUMENTS["sims"][0] == "simulations"  # the az spec's sims sets simulations: both listed as they are
     assert "simulations" in inspect.signature(MCTSAgent.check_arguments).parameters
-    for retired in ("random", "eval_every", "Replay", "snapshot_every", "max_league", "describe", "as_agent"):
+    retired_names = ("random", "eval_every", "Replay", "snapshot_every", "max_league", "describe", "as_agent")
+    for retired in (*retired_names, "checkpoint_every"):
         assert any(f"`{retired}`" in row[3] for row in _rows()), f"the glossary says what replaced {retired!r}"
 
 

@@ -237,7 +237,7 @@ def test_without_workers_the_trainer_is_bit_for_bit_what_it_was(tmp_path):
             else "f0e0958797596cf14237ae3e395cc73be018e76ec18cb7d97e75a9e4aa83ad82",
         ),
         "puct": (
-            TINY | {"solver_empty": 8, "search": "puct", "total_games": 16, "eval_every_games": 16, "replay_size": 40},
+            TINY | {"solver_empty": 8, "mode": "puct", "total_games": 16, "eval_every_games": 16, "replay_size": 40},
             "62b9b097140c79b7f9982954ae4f931ccab7cc2fc50fe60516d0105de071c21e"
             if amx
             else "d297f2653874ebccfa7d8a1c1cd90b27d120248a2fa08fa9e6b959ce142edb85",

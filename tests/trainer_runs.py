@@ -33,7 +33,7 @@ AZ_TWO_ITERATIONS = {
     "batch_size": 16,
     "replay_size": 400,
     "solver_empty": 4,
-    "checkpoint_every": 1,
+    "checkpoint_every_iterations": 1,
     "eval_every_games": 8,
     "eval_games": 2,
     "eval_simulations": 2,

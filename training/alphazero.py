@@ -13,8 +13,8 @@ learner and the checkpoint (``training.az_learner``).
   picks) or with hidden hands a determinisation of its observation (``agents.view``). The
   network plays both seats; first movers are random (``first_player: random``), and a share
   ``draft_share`` of the games starts with the draft.
-- **Targets.** The policy target is Gumbel's improved policy (``search: gumbel``) or the
-  root visit distribution (``search: puct``); the value target is the game's result for
+- **Targets.** The policy target is Gumbel's improved policy (``mode: gumbel``) or the
+  root visit distribution (``mode: puct``); the value target is the game's result for
   the mover (mixed with the search's root value by ``root_value_weight``), replaced by the
   exact solver's value (``Solver().value``) where at most ``solver_empty`` tiles are empty
   in an open-hand play phase.
@@ -35,7 +35,7 @@ steps, evaluations), so a seed gives the same weights on any machine with the sa
 build (``torch_threads`` fixes torch's thread count); ``max_minutes`` only stops a session early.
 ``latest.pt`` holds everything the rest of the run depends on (network, optimiser, replay
 buffer, random states, evaluation history) and is written atomically every
-``checkpoint_every`` iterations and at each evaluation: a run killed outright loses at most
+``checkpoint_every_iterations`` and at each evaluation: a run killed outright loses at most
 that many iterations, and ``--resume`` continues exactly as the run would have gone on. The run plumbing (log,
 evaluation schedule, ``best.pt``, stops) is ``training.skeleton``'s.
 
@@ -203,7 +203,7 @@ def _train_loop(
             labeller.submit(replay.awaiting.positions, replay.awaiting.games)
         bar = tqdm(total=training.total, initial=state.games, disable=not progress, desc="alphazero", unit="game")
         while True:
-            due = state.iterations % config.checkpoint_every == 0 and not training.saved()
+            due = state.iterations % config.checkpoint_every_iterations == 0 and not training.saved()
             if training.evaluate_save_or_stop(due):
                 break
             started = time.perf_counter()

@@ -49,7 +49,7 @@ class AZConfig(TrainerFields):
     """Games played in lockstep by one iteration (the search's batch: one forward pass evaluates a leaf of each)."""
     simulations: int = 32
     """Search simulations per move in self-play."""
-    search: SearchMode = SearchMode.GUMBEL
+    mode: SearchMode = SearchMode.GUMBEL
     """``gumbel`` (Gumbel root sampling, sequential halving, the improved policy as target) or ``puct``
     (AlphaZero: Dirichlet noise at the root, visit counts as target)."""
     max_considered: int = 16
@@ -113,7 +113,7 @@ class AZConfig(TrainerFields):
     torch_threads: int = 1
     """torch's intra-op threads while training (fixed, so that results do not depend on the machine's core count).
     Spelt ``threads`` before: that name is refused naming this one (``retired``)."""
-    checkpoint_every: int = 1
+    checkpoint_every_iterations: int = 1
     """Iterations between two ``latest.pt`` (what a killed run may lose)."""
     eval_every_games: int = 5_000
     """Self-play games between evaluations (and at the last game)."""
@@ -136,7 +136,7 @@ class AZConfig(TrainerFields):
         "total_games",
         "max_minutes",
         "eval_simulations",
-        "checkpoint_every",
+        "checkpoint_every_iterations",
         "eval_accuracy",
         "initial_network",
     }
@@ -151,8 +151,14 @@ class AZConfig(TrainerFields):
             return (old > 0) == (new > 0)
         return YAMLConfig.resume_equivalent(name, old, new)
 
-    retired: ClassVar[dict[str, str]] = {"eval_every": "eval_every_games", "threads": "torch_threads"}
-    """``threads`` is ``TrainConfig``'s ``torch_threads``: one spelling for both trainers."""
+    retired: ClassVar[dict[str, str]] = {
+        "eval_every": "eval_every_games",
+        "threads": "torch_threads",
+        "checkpoint_every": "checkpoint_every_iterations",
+        "search": "mode",
+    }
+    """``threads`` is ``TrainConfig``'s ``torch_threads``: one spelling for both trainers; ``search`` is ``mode``, as
+    the az spec and ``BatchedSearch`` call the root rule; ``checkpoint_every`` names its unit."""
 
     def check(self, source: str = "config") -> None:
         super().check(source)
@@ -169,7 +175,7 @@ class AZConfig(TrainerFields):
                 "batch_size",
                 "replay_size",
                 "torch_threads",
-                "checkpoint_every",
+                "checkpoint_every_iterations",
                 "eval_every_games",
             ),
         )

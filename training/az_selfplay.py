@@ -66,7 +66,7 @@ def make_search(config: AZConfig, games: int | None = None) -> BatchedSearch:
     return BatchedSearch(
         games or config.games_per_iteration,
         config.simulations,
-        mode=config.search,
+        mode=config.mode,
         max_considered=config.max_considered,
         c_puct=config.c_puct,
         open_hands=config.env.open_hands,
@@ -118,9 +118,9 @@ def play_games(
             rng,
             gumbel_scale=1.0,
             noise_alpha=config.dirichlet_alpha,
-            noise_fraction=config.noise_fraction if config.search == SearchMode.PUCT else 0.0,
+            noise_fraction=config.noise_fraction if config.mode == SearchMode.PUCT else 0.0,
         )
-        if config.search == SearchMode.GUMBEL:
+        if config.mode == SearchMode.GUMBEL:
             actions, targets = result.action.copy(), result.policy
         else:
             visits = result.visits.astype(np.float64)

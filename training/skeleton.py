@@ -9,7 +9,7 @@ A trainer's loop then reads::
 
     with TrainingRun(folder, config, state, "steps", ...) as run, run.running():
         while True:
-            due = ...  # the trainer's own reasons to checkpoint (snapshots, checkpoint_every)
+            due = ...  # the trainer's own reasons to checkpoint (snapshots, checkpoint_every_iterations)
             if run.evaluate_save_or_stop(due):  # evaluate if due, checkpoint, then: stop here?
                 break
             ...  # one iteration of the algorithm, which advances state.steps
@@ -135,8 +135,8 @@ class TrainingRun:
 
     def evaluate_save_or_stop(self, due: bool) -> bool:
         """What a trainer's loop does before each iteration: evaluate when an evaluation is due, checkpoint when
-        ``due`` (the trainer's own reasons: a snapshot, ``checkpoint_every``) or after an evaluation; then whether to
-        end the loop (``should_stop``)."""
+        ``due`` (the trainer's own reasons: a snapshot, ``checkpoint_every_iterations``) or after an evaluation; then
+        whether to end the loop (``should_stop``)."""
         if self.evaluation_due():
             self.evaluate()
             due = True
