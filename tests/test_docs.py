@@ -508,7 +508,7 @@ def test_the_architecture_picture_draws_the_layers_the_tests_enforce():
 def test_the_security_page_states_the_web_process_and_onnx_limits_in_force():
     """docs/security.md quotes the limits the code holds (the checkpoint, YAML and agent limits are
     tests/test_checkpoint_allocation.py's): a limit changed in the code and not on the page fails here."""
-    from trinity_env.agents.loaders import onnx_check
+    from trinity_env.agents.loaders import onnx_check, onnx_file
     from trinity_env.core import files, limits
     from trinity_env.web import limits as web
     from trinity_env.web import schema, store
@@ -528,8 +528,8 @@ def test_the_security_page_states_the_web_process_and_onnx_limits_in_force():
         f"within {web.HEADER_SECONDS:g} s is closed",
         f"at most {limits.PROCESSES_PER_CPU} per CPU",
         f"up to {files.MAX_INPUT_BYTES >> 20} MiB",
-        f"at most {onnx_check.MAX_ONNX_BYTES >> 20} MiB",
-        f"past {onnx_check.MAX_FIELDS:,} fields or {onnx_check.MAX_PACKED_VALUES:,} packed integers",
+        f"at most {onnx_file.MAX_ONNX_BYTES >> 20} MiB",
+        f"past {onnx_file.MAX_FIELDS:,} fields or {onnx_file.MAX_PACKED_VALUES:,} packed integers",
         f"more than 2^{onnx_check.MAX_OPERATIONS.bit_length() - 1} multiply-adds a position",
     ]
     missing = [phrase for phrase in stated if phrase not in page]

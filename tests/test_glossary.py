@@ -48,7 +48,7 @@ RETIRED_DEFINITIONS = {
     "one_line": {"trinity_env/core/files.py"},
     "describe": set(),
     "check_count": {"trinity_env/agents/baselines.py"},
-    "int_field": {"trinity_env/agents/loaders/checkpoint.py"},
+    "int_field": {"trinity_env/agents/loaders/network_checkpoint.py"},
     "game_seed": {"trinity_env/evaluation/arena.py"},
 }
 """Function names that had several meanings (issue 53) and the one module each may still define them in (none: the

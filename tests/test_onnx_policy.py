@@ -20,7 +20,7 @@ torch = pytest.importorskip("torch")
 
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
-from trinity_env.agents.loaders import onnx_check  # noqa: E402
+from trinity_env.agents.loaders import onnx_check, onnx_file  # noqa: E402
 from trinity_env.agents.loaders.checkpoint import CheckpointError  # noqa: E402
 from trinity_env.agents.loaders.onnx_policy import OnnxPolicyAgent, OnnxPolicyError, export_policy  # noqa: E402
 from trinity_env.evaluation.match import seat_swapped_points  # noqa: E402
@@ -293,7 +293,7 @@ def test_a_truncated_file_a_pipe_a_folder_and_a_file_over_the_cap_are_one_line(t
         OnnxPolicyAgent.from_file(tmp_path)
     with pytest.raises(OnnxPolicyError, match="No such file"):
         OnnxPolicyAgent.from_file(tmp_path / "missing.onnx")
-    monkeypatch.setattr(onnx_check, "MAX_ONNX_BYTES", len(whole) - 1)
+    monkeypatch.setattr(onnx_file, "MAX_ONNX_BYTES", len(whole) - 1)
     with pytest.raises(OnnxPolicyError, match=f"too large \\({len(whole)} bytes"):
         OnnxPolicyAgent.from_file(tmp_path / "policy.onnx")
 

@@ -87,7 +87,7 @@ SPEC_KINDS = {"onnx", "az", "state_dict", "file"}
 """The spec names a path follows (``f"onnx:{path}"`` is what the walk looks for)."""
 MESSAGES = {
     ("trinity_env/agents/loaders/state_dict.py", "state_dict:"): "a hint in an error line, naming what to type",
-    ("trinity_env/agents/loaders/checkpoint.py", "state_dict:"): "a hint in an error line, naming what to type",
+    ("trinity_env/agents/loaders/network_checkpoint.py", "state_dict:"): "a hint in an error line, naming what to type",
     ("trinity_env/agents/loaders/onnx_policy.py", "onnx:"): "an agent's name, a label tables print (never parsed)",
     ("trinity_env/web/catalogue.py", "onnx:"): "a folder model's label, its file's stem (never parsed)",
     ("trinity_env/agents/spec.py", "file:"): "a hint in an error line, naming what to type",

@@ -306,7 +306,7 @@ def run_settings(args: argparse.Namespace, config: PretrainConfig, positions: So
 
 def save_state(path: Path, network: AZModel, snapshot: Snapshot, settings: dict, steps: int) -> None:
     """The run's state in ``path`` (an az checkpoint with the rest as extra fields), atomically
-    (``checkpoint.save_network``: the one write door), never through a link."""
+    (``network_checkpoint.save_network``: the one write door), never through a link."""
     progress = snapshot.progress
     extra = {
         "pretrain_steps": progress.step,

@@ -45,9 +45,9 @@ def source_sha256() -> str:
 def file_sha256(path: str | Path) -> tuple[str, int]:
     """The plain SHA-256 of a regular file's bytes (``sha256sum``'s figure) and its size; ``ArgumentError`` in one
     line for a file that is not there or not a regular file (a pipe or device is never read), one over the
-    checkpoint cap (``agents.spec.MAX_HASHED_BYTES``), or one whose bytes disagree with its size (a ``/proc`` file, a
-    file being written): never more than its size and one byte is read."""
-    from trinity_env.agents.spec import MAX_HASHED_BYTES
+    checkpoint cap (``agents.spec_hash.MAX_HASHED_BYTES``), or one whose bytes disagree with its size (a ``/proc``
+    file, a file being written): never more than its size and one byte is read."""
+    from trinity_env.agents.spec_hash import MAX_HASHED_BYTES
     from trinity_env.core.paths import open_regular
 
     try:

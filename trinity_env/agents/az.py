@@ -37,8 +37,9 @@ import numpy as np
 import torch
 
 from trinity_env.agents.baselines import check_count, check_number, check_seed
-from trinity_env.agents.loaders import checkpoint
-from trinity_env.agents.loaders.checkpoint import CheckpointError, best_else_latest
+from trinity_env.agents.loaders import network_checkpoint
+from trinity_env.agents.loaders.checkpoint import CheckpointError
+from trinity_env.agents.loaders.network_checkpoint import best_else_latest
 from trinity_env.agents.networks.board_network import BoardNetwork, board_numpy_evaluator
 from trinity_env.agents.networks.network import MLPNetwork
 from trinity_env.agents.networks.precision import PRECISIONS, search_precision
@@ -143,16 +144,16 @@ def numpy_evaluator(network: AZModel):
 
 def save_network(path: str | Path, network: AZModel, extra: dict[str, Any] | None = None) -> None:
     """Write the network (and ``extra`` tensors and numbers) atomically, never through a link: a crash or a full
-    disk leaves the old file (``trinity_env.agents.loaders.checkpoint.save_network``)."""
-    checkpoint.save_network(path, network, FORMAT, extra)
+    disk leaves the old file (``trinity_env.agents.loaders.network_checkpoint.save_network``)."""
+    network_checkpoint.save_network(path, network, FORMAT, extra)
 
 
 def load_network(path: str | Path) -> tuple[AZModel, dict[str, Any]]:
     """The network of an ``az`` checkpoint and the whole payload; ``CheckpointError`` names the file and the fault.
 
     Checked on a dry run before any tensor is built, then read weights-only, the weights cast to float32 and
-    checked finite (``trinity_env.agents.loaders.checkpoint.load_network``)."""
-    return checkpoint.load_network(path, NETWORKS, FORMAT, "az")
+    checked finite (``trinity_env.agents.loaders.network_checkpoint.load_network``)."""
+    return network_checkpoint.load_network(path, NETWORKS, FORMAT, "az")
 
 
 def check_network(name: str, network: AZModel, precision: str = "float32") -> None:

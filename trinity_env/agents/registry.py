@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from trinity_env.agents.baselines import GreedyAgent, LookaheadAgent, check_seed
-from trinity_env.agents.loaders.checkpoint import CheckpointError, best_else_latest
+from trinity_env.agents.loaders.checkpoint import CheckpointError
+from trinity_env.agents.loaders.network_checkpoint import best_else_latest
 from trinity_env.agents.mcts import MCTSAgent
 from trinity_env.core import TrinityError
 from trinity_env.core.files import one_line, short

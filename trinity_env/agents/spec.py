@@ -52,12 +52,13 @@ from typing import Any, Protocol, runtime_checkable
 
 from trinity_env.agents import registry
 from trinity_env.agents.ladder import LEVEL, level_spec
-from trinity_env.agents.loaders.checkpoint import MAX_CHECKPOINT_BYTES, CheckpointError
+from trinity_env.agents.loaders.checkpoint import CheckpointError
 from trinity_env.agents.registry import AZ_STANDARD, STATE_DICT, AgentSpecError
 from trinity_env.agents.spec_arguments import check, factory_keywords, typed
+from trinity_env.agents.spec_hash import hash_file, run_files
 from trinity_env.core import ArgumentError
 from trinity_env.core.files import short
-from trinity_env.core.paths import open_regular, refuse_special
+from trinity_env.core.paths import refuse_special
 from trinity_env.spec.agent import Agent
 
 MAX_SPEC_CHARACTERS = 1000
@@ -368,7 +369,7 @@ class AgentSpec:
         path = Path(self.path)
         if self.name in (FILE_PREFIX, "az") and path.is_dir() and path.suffix not in (".pt", ".zip"):
             pt = self.name == "az" or any(os.path.exists(path / f"{n}.pt") for n in ("best", "latest"))
-            return _run_files(path, ".pt" if pt else ".zip")
+            return run_files(path, ".pt" if pt else ".zip")
         if self.name == "az" and not path.suffix and not path.exists() and os.path.exists(f"{path}.pt"):
             return [Path(f"{path}.pt")]
         return [path]
@@ -386,7 +387,7 @@ class AgentSpec:
             return None
         digest = hashlib.sha256()
         for path in files:
-            _hash_file(path, self.text, digest)
+            hash_file(path, self.text, digest)
         return digest.hexdigest()
 
     def pinned(self) -> AgentSpec:
@@ -423,53 +424,6 @@ def _working_directory_on_path() -> None:
     here = os.path.realpath(os.getcwd())
     if all(os.path.realpath(entry or os.curdir) != here for entry in sys.path):
         sys.path.append(here)
-
-
-# ---------------------------------------------------------------------- the files a spec reads
-
-MAX_HASHED_BYTES = MAX_CHECKPOINT_BYTES
-"""The most bytes ``AgentSpec.sha256`` reads of one file: the most a checkpoint is read at."""
-
-
-def _run_files(folder: Path, suffix: str) -> list[Path]:
-    """A run folder's ``best`` and ``latest`` of ``suffix`` that are there; neither is one ``CheckpointError`` line."""
-    files = [folder / f"{n}{suffix}" for n in ("best", "latest") if os.path.lexists(folder / f"{n}{suffix}")]
-    if not files:
-        raise CheckpointError(f"no checkpoint in the run folder {folder}: no best{suffix} or latest{suffix}")
-    return files
-
-
-def _hash_file(path: Path, spec: str, digest: Any) -> None:
-    """Feed ``path``'s size and bytes to ``digest``; a file that is not a plain, bounded, readable file is one
-    ``CheckpointError`` line (a named pipe or device is refused without blocking, as every loader does)."""
-    try:
-        handle, kind, size = open_regular(path)
-    except FileNotFoundError:
-        raise CheckpointError(f"no checkpoint at {path} (agent {short(spec)})") from None
-    except OSError as err:
-        raise registry.unreadable(spec, err) from None
-    if handle is None:
-        raise CheckpointError(f"{path} is {kind}, not a checkpoint file (agent {short(spec)})")
-    if size > MAX_HASHED_BYTES:
-        handle.close()
-        raise CheckpointError(f"{path} is over {MAX_HASHED_BYTES:,} bytes, the most a checkpoint is read at")
-    digest.update(f"{path.name}\x00{size}\x00".encode())
-    read = 0
-    try:
-        with handle:  # never past the size its stat gave (+1 to notice more): a /proc file's 0 says nothing
-            while read <= size:
-                block = handle.read(min(1 << 20, size + 1 - read))
-                if not block:
-                    break
-                digest.update(block)
-                read += len(block)
-    except OSError as err:
-        raise registry.unreadable(spec, err) from None
-    if read != size:
-        got = "more" if read > size else f"{read:,}"
-        raise CheckpointError(
-            f"{path} does not hold the {size:,} bytes its stat gives ({got} read): a /proc file or one being written"
-        )
 
 
 # ---------------------------------------------------------------------- the doors

@@ -45,7 +45,8 @@ import numpy as np
 
 from trinity_env.agents.loaders import onnx_check
 from trinity_env.agents.loaders.checkpoint import ACTIONS
-from trinity_env.agents.loaders.onnx_check import BOOL, FLOAT, INT8, CheckedModel, OnnxPolicyError
+from trinity_env.agents.loaders.onnx_check import BOOL, FLOAT, INT8, CheckedModel
+from trinity_env.agents.loaders.onnx_file import OnnxPolicyError, import_onnx
 from trinity_env.agents.outputs import check_outputs, probe_positions
 from trinity_env.core import ArgumentError, GameState, PositionError
 from trinity_env.core.files import cut, one_line
@@ -70,7 +71,7 @@ _ORT_TYPES = {INT8: "tensor(int8)", FLOAT: "tensor(float)", BOOL: "tensor(bool)"
 def make_session(checked: CheckedModel, threads: int = 1) -> Any:
     """An onnxruntime session of a checked model (CPU, ``threads`` threads), its inputs and outputs checked again
     and one batch of each checked size run; else one ``OnnxPolicyError`` line."""
-    _, onnxruntime = onnx_check.import_onnx()
+    _, onnxruntime = import_onnx()
     options = onnxruntime.SessionOptions()
     options.intra_op_num_threads = options.inter_op_num_threads = threads
     options.log_severity_level = 3

@@ -26,7 +26,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from trinity_env.agents.loaders.checkpoint import CheckpointError, int_field, load_network, save_network
+from trinity_env.agents.loaders.checkpoint import CheckpointError
+from trinity_env.agents.loaders.network_checkpoint import int_field, load_network, save_network
 from trinity_env.agents.networks.network import MLPNetwork
 from trinity_env.agents.outputs import checked, probe
 from trinity_env.core import GameState
@@ -52,7 +53,7 @@ class PolicyNetwork(MLPNetwork):
 
 def save_checkpoint(path: str | Path, network: PolicyNetwork, extra: dict[str, Any] | None = None) -> None:
     """Write the network (and ``extra`` tensors and numbers) atomically, never through a link: a crash or a full
-    disk leaves the old file (``trinity_env.agents.loaders.checkpoint.save_network``)."""
+    disk leaves the old file (``trinity_env.agents.loaders.network_checkpoint.save_network``)."""
     save_network(path, network, FORMAT, extra)
 
 
@@ -60,7 +61,7 @@ def load_checkpoint(path: str | Path) -> tuple[PolicyNetwork, dict[str, Any]]:
     """The network of a checkpoint and the whole payload; ``CheckpointError`` says what is wrong.
 
     Checked on a dry run before any tensor is built, then read with ``weights_only=True`` (no code in it can
-    run): see the module's docstring and ``trinity_env.agents.loaders.checkpoint.load_network``.
+    run): see the module's docstring and ``trinity_env.agents.loaders.network_checkpoint.load_network``.
     """
     return load_network(path, {"mlp": PolicyNetwork}, FORMAT, "policy", validate_extra=_steps)
 
