@@ -131,7 +131,7 @@ class RunRequest:
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> RunRequest:
         """The request of a trainer's own command line (``add_run_arguments``'s options)."""
-        return cls(str(args.config), Path(args.run), bool(getattr(args, "resume", False)), bool(args.overwrite))
+        return cls(str(args.config), Path(args.run), args.resume, args.overwrite)
 
 
 def run_command(parser: argparse.ArgumentParser, body: Callable[[argparse.Namespace], None], argv=None) -> None:

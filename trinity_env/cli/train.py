@@ -96,8 +96,7 @@ def run(args: argparse.Namespace) -> None:
         raise TrinityError(f"training needs the {extra} extra (pip install 'trinity-towers[{extra}]'): {err}") from None
     session = importlib.import_module(f"{package.__name__}.session")
     request = session.RunRequest(args.config, Path(args.run_folder or f"runs/{name}"), args.resume, args.overwrite)
-    given = {"total_steps": args.total_steps, "total_games": args.total_games}
-    budget = {field: value for field, value in given.items() if value is not None}
+    budget = session.command_line_budget(args)  # trinity train's --total-steps/--total-games, as the trainers read them
 
     def body() -> None:
         config = getattr(module, config_types[trainer]).load(file, budget=budget)
