@@ -96,17 +96,13 @@ def weights_digest(checkpoint: Path) -> str:
     """Every tensor of a checkpoint's network, in name order: equal digests are equal weights, bit for bit."""
     import torch
 
-    payload = torch.load(checkpoint, map_location="cpu", weights_only=True)
-    for key in ("model", "network", "state_dict", "policy"):
-        if isinstance(payload, dict) and isinstance(payload.get(key), dict):
-            payload = payload[key]
-            break
+    weights = torch.load(checkpoint, map_location="cpu", weights_only=True)["model"]  # both trainers' one format
+    if not weights:
+        raise SystemExit(f"{checkpoint}: no weights in its 'model' field")
     digest = hashlib.sha256()
-    for name in sorted(payload):
-        value = payload[name]
-        if isinstance(value, torch.Tensor):
-            digest.update(name.encode())
-            digest.update(value.detach().contiguous().numpy().tobytes())
+    for name in sorted(weights):
+        digest.update(name.encode())
+        digest.update(weights[name].detach().contiguous().numpy().tobytes())
     return digest.hexdigest()
 
 
